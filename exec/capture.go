@@ -1,0 +1,99 @@
+package exec
+
+import "sync"
+
+// capture is an io.Writer that keeps at most max bytes of a stream: all of
+// it when it fits, otherwise its first half and its last half, so that
+// memory stays bounded however much a command prints and both the start of
+// the output and the error at its end survive.
+type capture struct {
+	max      int
+	stream   Stream
+	onOutput func(Stream, []byte)
+
+	// mu protects the following.
+	mu    sync.Mutex
+	buf   []byte // the whole stream while it fits; then its head
+	tail  []byte // ring buffer of the last bytes once the stream overflowed
+	w     int    // next write position in tail
+	full  bool   // the ring has wrapped at least once
+	total int64
+}
+
+func newCapture(max int, stream Stream, onOutput func(Stream, []byte)) *capture {
+	if max <= 0 {
+		max = DefaultMaxOutput
+	}
+	return &capture{max: max, stream: stream, onOutput: onOutput}
+}
+
+// Write never fails: output beyond the cap is counted and dropped.
+func (c *capture) Write(p []byte) (int, error) {
+	if c.onOutput != nil {
+		c.onOutput(c.stream, p)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total += int64(len(p))
+	if c.tail == nil {
+		if len(c.buf)+len(p) <= c.max {
+			c.buf = append(c.buf, p...)
+			return len(p), nil
+		}
+		// Overflow: keep the first half as the head and move the rest of
+		// what we have into the tail ring.
+		head := c.max / 2
+		c.tail = make([]byte, c.max-head)
+		if len(c.buf) >= head {
+			rest := c.buf[head:]
+			c.buf = c.buf[:head:head]
+			c.ringWrite(rest)
+		} else {
+			k := head - len(c.buf)
+			c.buf = append(c.buf, p[:k]...)
+			p = p[k:]
+		}
+	}
+	c.ringWrite(p)
+	return len(p), nil
+}
+
+func (c *capture) ringWrite(p []byte) {
+	n := len(c.tail)
+	if len(p) >= n {
+		copy(c.tail, p[len(p)-n:])
+		c.w = 0
+		c.full = true
+		return
+	}
+	k := copy(c.tail[c.w:], p)
+	if k < len(p) {
+		copy(c.tail, p[k:])
+		c.full = true
+	}
+	c.w = (c.w + len(p)) % n
+	if c.w == 0 {
+		c.full = true
+	}
+}
+
+// output returns what was kept.
+func (c *capture) output() Output {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tail == nil {
+		return Output{Data: c.buf, Total: c.total}
+	}
+	data := make([]byte, 0, len(c.buf)+len(c.tail))
+	data = append(data, c.buf...)
+	if c.full {
+		data = append(data, c.tail[c.w:]...)
+	}
+	data = append(data, c.tail[:c.w]...)
+	return Output{
+		Data:    data,
+		Total:   c.total,
+		Dropped: c.total - int64(len(data)),
+		Head:    len(c.buf),
+	}
+}

@@ -1,0 +1,80 @@
+package exec
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestCaptureFits(t *testing.T) {
+	c := newCapture(10, Stdout, nil)
+	c.Write([]byte("hello"))
+	c.Write([]byte("world"))
+	out := c.output()
+	if string(out.Data) != "helloworld" || out.Total != 10 || out.Dropped != 0 {
+		t.Fatalf("got %+v", out)
+	}
+}
+
+func TestCaptureHeadAndTail(t *testing.T) {
+	tests := []struct {
+		name   string
+		max    int
+		writes []string
+		want   string
+	}{
+		{"one big write", 6, []string{"abcdefghij"}, "abchij"},
+		{"byte by byte", 6, []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, "abchij"},
+		{"overflow on second", 4, []string{"abc", "defg"}, "abfg"},
+		{"odd cap", 5, []string{"0123456789"}, "01789"},
+		{"wraps exactly", 4, []string{"ab", "cd", "ef", "gh"}, "abgh"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCapture(tt.max, Stdout, nil)
+			var all []byte
+			for _, w := range tt.writes {
+				c.Write([]byte(w))
+				all = append(all, w...)
+			}
+			out := c.output()
+			if string(out.Data) != tt.want {
+				t.Errorf("Data = %q, want %q", out.Data, tt.want)
+			}
+			if out.Total != int64(len(all)) || out.Dropped != int64(len(all)-len(tt.want)) {
+				t.Errorf("Total %d Dropped %d", out.Total, out.Dropped)
+			}
+			if out.Head != tt.max/2 {
+				t.Errorf("Head = %d, want %d", out.Head, tt.max/2)
+			}
+		})
+	}
+}
+
+// TestCaptureProperty checks against a reference: the kept data is always
+// the stream's first max/2 bytes and its last max-max/2 bytes.
+func TestCaptureProperty(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 2000; i++ {
+		max := 1 + r.IntN(64)
+		c := newCapture(max, Stderr, nil)
+		var all []byte
+		for n := r.IntN(20); n > 0; n-- {
+			p := make([]byte, r.IntN(40))
+			for j := range p {
+				p[j] = byte('a' + r.IntN(26))
+			}
+			c.Write(p)
+			all = append(all, p...)
+		}
+		out := c.output()
+		want := all
+		if len(all) > max {
+			head := max / 2
+			want = append(append([]byte{}, all[:head]...), all[len(all)-(max-head):]...)
+		}
+		if !bytes.Equal(out.Data, want) {
+			t.Fatalf("max %d, stream %q: got %q want %q", max, all, out.Data, want)
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// DefaultMaxOutput is the per-stream output cap used when none is set: 1 MiB.
+const DefaultMaxOutput = 1 << 20
+
+// DefaultGrace is how long a process group has between SIGTERM and SIGKILL.
+const DefaultGrace = 2 * time.Second
+
+// Sentinel errors. A command that ran and exited non-zero is not an error.
+var (
+	// ErrNoCommand means the Command had neither Shell nor Argv.
+	ErrNoCommand = errors.New("exec: no command given")
+	// ErrBothForms means the Command had both Shell and Argv.
+	ErrBothForms = errors.New("exec: shell command and argv are exclusive")
+)
+
+// Runner runs one command to completion. Local and remote executors
+// implement it; the gateway's tools only see this interface.
+//
+// Run returns an error only when the command could not run at all (bad
+// request, missing program, dial failure, context cancelled before start).
+// A command that started and then exited non-zero, was killed by a signal or
+// timed out is a Result with a nil error.
+type Runner interface {
+	Run(ctx context.Context, cmd Command) (Result, error)
+}
+
+// Command is one request to run a program.
+type Command struct {
+	// Shell is a command line run by the target's shell (bash -c, else sh -c).
+	// Exactly one of Shell and Argv is set.
+	Shell string
+	// Argv is an exact argument vector, run without a shell.
+	Argv []string
+	// Dir is the working directory. If empty, the runner's default is used
+	// (the gateway's working directory locally, the login directory remotely).
+	Dir string
+	// Env is merged over the runner's base environment.
+	Env map[string]string
+	// Stdin is fed to the process. If nil, the process reads an empty input.
+	Stdin io.Reader
+	// Timeout bounds the run. If zero, only ctx bounds it.
+	Timeout time.Duration
+	// Sudo runs the command through `sudo -n` (never prompting).
+	Sudo bool
+	// MaxOutput caps each of stdout and stderr while they stream. If zero,
+	// DefaultMaxOutput is used. The result keeps the first and the last
+	// parts of a longer stream and counts what it dropped.
+	MaxOutput int
+	// OnOutput, if set, is called with each chunk as it arrives, before
+	// capping, from the goroutine reading that stream. It must not retain p.
+	OnOutput func(stream Stream, p []byte)
+}
+
+// Validate reports whether c is well formed.
+func (c *Command) Validate() error {
+	switch {
+	case c.Shell == "" && len(c.Argv) == 0:
+		return ErrNoCommand
+	case c.Shell != "" && len(c.Argv) > 0:
+		return ErrBothForms
+	case len(c.Argv) > 0 && c.Argv[0] == "":
+		return fmt.Errorf("exec: argv[0] is empty: %w", ErrNoCommand)
+	}
+	for k := range c.Env {
+		if !validEnvName(k) {
+			return &EnvNameError{Name: k}
+		}
+	}
+	return nil
+}
+
+// Stream names an output stream.
+type Stream int
+
+// The output streams.
+const (
+	Stdout Stream = iota + 1
+	Stderr
+)
+
+func (s Stream) String() string {
+	switch s {
+	case Stdout:
+		return "stdout"
+	case Stderr:
+		return "stderr"
+	}
+	return fmt.Sprintf("Stream(%d)", int(s))
+}
+
+// Result is what a command did.
+type Result struct {
+	// Route says where the command ran: "local", or the SSH route.
+	Route string
+	// ExitCode is the process's exit status, or -1 if it was killed by a
+	// signal.
+	ExitCode int
+	// Signal names the signal that ended the process ("SIGKILL"), if any.
+	Signal string
+	// Duration is the wall time from start to exit.
+	Duration time.Duration
+	// TimedOut is set when the Command's Timeout ended the run.
+	TimedOut bool
+	// Canceled is set when the caller's context ended the run.
+	Canceled bool
+	// Stdout and Stderr hold the captured output, capped.
+	Stdout, Stderr Output
+}
+
+// Output is one captured stream.
+type Output struct {
+	// Data is what was kept: the whole stream, or its head and tail.
+	Data []byte
+	// Total is how many bytes the stream carried.
+	Total int64
+	// Dropped is how many bytes were left out of Data, from the middle.
+	Dropped int64
+	// Head is, when Dropped > 0, the length of Data's head part; the tail
+	// starts at Head. Zero otherwise.
+	Head int
+}
+
+// Truncated reports whether any output was dropped.
+func (r *Result) Truncated() bool { return r.Stdout.Dropped > 0 || r.Stderr.Dropped > 0 }
+
+// EnvNameError reports an environment variable name that is not a portable
+// shell identifier.
+type EnvNameError struct{ Name string }
+
+func (e *EnvNameError) Error() string {
+	return fmt.Sprintf("exec: invalid environment variable name %q (want [A-Za-z_][A-Za-z0-9_]*)", e.Name)
+}
+
+func validEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,266 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Local runs commands on this machine.
+//
+// Each command runs in its own process group. When the Command's Timeout
+// passes or the context ends, the whole group gets SIGTERM and, Grace later,
+// SIGKILL, so that no grandchild survives. A Local is safe for concurrent
+// use; its fields must not change after the first Run.
+type Local struct {
+	// Env is the base environment, as "KEY=value" pairs. If nil, the
+	// gateway's own environment is used. Either way, variables for which
+	// Private reports true are removed before the Command's Env is merged.
+	Env []string
+	// Private reports whether a base environment variable belongs to the
+	// gateway and must not reach a child (tokens, secrets). If nil, every
+	// variable whose name starts with "RIGOUT_" is private.
+	Private func(name string) bool
+	// Shell is the program that runs Command.Shell with "-c". If empty,
+	// bash is used when it is on PATH, else /bin/sh.
+	Shell string
+	// Grace is the time between SIGTERM and SIGKILL. If zero, DefaultGrace.
+	Grace time.Duration
+	// Drain is how long output is still read after the process exits while
+	// a background descendant holds the pipes open. If zero, 250ms.
+	Drain time.Duration
+
+	shellOnce sync.Once
+	shell     string
+	envOnce   sync.Once
+	env       map[string]string
+}
+
+var _ Runner = (*Local)(nil)
+
+// Run runs cmd and waits for it. See Runner for the error contract.
+func (l *Local) Run(ctx context.Context, cmd Command) (Result, error) {
+	res := Result{Route: "local", ExitCode: -1}
+	if err := cmd.Validate(); err != nil {
+		return res, err
+	}
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("exec: not started: %w", err)
+	}
+	argv := cmd.Argv
+	if cmd.Shell != "" {
+		argv = []string{l.shellPath(), "-c", cmd.Shell}
+	}
+	if cmd.Sudo {
+		argv = append([]string{"sudo", "-n", "--"}, argv...)
+	}
+	path, err := osexec.LookPath(argv[0])
+	if err != nil {
+		return res, fmt.Errorf("exec: %w", err)
+	}
+
+	c := &osexec.Cmd{
+		Path:        path,
+		Args:        argv,
+		Dir:         cmd.Dir,
+		Env:         l.environ(cmd.Env),
+		Stdin:       cmd.Stdin,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	stdout := newCapture(cmd.MaxOutput, Stdout, cmd.OnOutput)
+	stderr := newCapture(cmd.MaxOutput, Stderr, cmd.OnOutput)
+	c.Stdout, c.Stderr = stdout, stderr
+	// Output pipes are closed this long after the process exits even if a
+	// background descendant still holds them, so Wait cannot hang.
+	c.WaitDelay = l.drain()
+
+	if cmd.Dir != "" {
+		if fi, err := os.Stat(cmd.Dir); err != nil {
+			return res, fmt.Errorf("exec: working directory: %w", err)
+		} else if !fi.IsDir() {
+			return res, fmt.Errorf("exec: working directory %s is not a directory", cmd.Dir)
+		}
+	}
+
+	start := time.Now()
+	if err := c.Start(); err != nil {
+		return res, fmt.Errorf("exec: start %s: %w", argv[0], err)
+	}
+	pgid := c.Process.Pid
+
+	// The watcher ends the process group when the timeout passes or the
+	// caller's context ends, and stops as soon as the process has exited.
+	exited := make(chan struct{})
+	var why stopReason
+	var watch sync.WaitGroup
+	watch.Go(func() {
+		why = l.watch(ctx, cmd.Timeout, pgid, exited)
+	})
+
+	waitErr := c.Wait()
+	res.Duration = time.Since(start)
+	close(exited)
+	watch.Wait()
+
+	res.Stdout, res.Stderr = stdout.output(), stderr.output()
+	res.TimedOut = why == stopTimeout
+	res.Canceled = why == stopCanceled
+	if st, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+		res.ExitCode = -1
+		res.Signal = signalName(st.Signal())
+	} else if c.ProcessState != nil {
+		res.ExitCode = c.ProcessState.ExitCode()
+	}
+	var exitErr *osexec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, osexec.ErrWaitDelay) {
+		return res, fmt.Errorf("exec: wait: %w", waitErr)
+	}
+	// Whatever the leader did, nothing of the group may outlive a timeout
+	// or a cancellation.
+	if why != stopNone {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	return res, nil
+}
+
+type stopReason int
+
+const (
+	stopNone stopReason = iota
+	stopTimeout
+	stopCanceled
+)
+
+// watch waits for the process to exit, the timeout to pass or ctx to end.
+// On the latter two it sends SIGTERM to the group, then SIGKILL after the
+// grace period if the leader is still running.
+func (l *Local) watch(ctx context.Context, timeout time.Duration, pgid int, exited <-chan struct{}) stopReason {
+	var timer <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		timer = t.C
+	}
+	var why stopReason
+	select {
+	case <-exited:
+		return stopNone
+	case <-timer:
+		why = stopTimeout
+	case <-ctx.Done():
+		why = stopCanceled
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	grace := time.NewTimer(l.grace())
+	defer grace.Stop()
+	select {
+	case <-exited:
+	case <-grace.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	return why
+}
+
+func (l *Local) grace() time.Duration {
+	if l.Grace > 0 {
+		return l.Grace
+	}
+	return DefaultGrace
+}
+
+func (l *Local) drain() time.Duration {
+	if l.Drain > 0 {
+		return l.Drain
+	}
+	return 250 * time.Millisecond
+}
+
+func (l *Local) shellPath() string {
+	l.shellOnce.Do(func() {
+		l.shell = l.Shell
+		if l.shell != "" {
+			return
+		}
+		if p, err := osexec.LookPath("bash"); err == nil {
+			l.shell = p
+			return
+		}
+		l.shell = "/bin/sh"
+	})
+	return l.shell
+}
+
+// environ returns the child's environment: the base without private
+// variables, with extra merged over it, sorted for determinism.
+func (l *Local) environ(extra map[string]string) []string {
+	l.envOnce.Do(func() {
+		base := l.Env
+		if base == nil {
+			base = os.Environ()
+		}
+		private := l.Private
+		if private == nil {
+			private = func(name string) bool { return strings.HasPrefix(name, "RIGOUT_") }
+		}
+		l.env = make(map[string]string, len(base))
+		for _, kv := range base {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" || private(k) {
+				continue
+			}
+			l.env[k] = v
+		}
+	})
+	out := make([]string, 0, len(l.env)+len(extra))
+	for k, v := range l.env {
+		if _, ok := extra[k]; !ok {
+			out = append(out, k+"="+v)
+		}
+	}
+	for k, v := range extra {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGPIPE:
+		return "SIGPIPE"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	case syscall.SIGBUS:
+		return "SIGBUS"
+	case syscall.SIGFPE:
+		return "SIGFPE"
+	case syscall.SIGILL:
+		return "SIGILL"
+	case syscall.SIGUSR1:
+		return "SIGUSR1"
+	case syscall.SIGUSR2:
+		return "SIGUSR2"
+	case syscall.SIGALRM:
+		return "SIGALRM"
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}
