@@ -1,0 +1,361 @@
+// Package rigout assembles the gateway: one registry of MCP tools, one
+// middleware chain around every call, and the built-in tools that run
+// commands through package exec.
+//
+// See doc.go for an overview.
+package rigout
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/rigout/rigout/exec"
+)
+
+// Version is the gateway's version, reported by initialize and /health.
+const Version = "0.1.0"
+
+// Defaults used when the corresponding Config field is zero.
+const (
+	DefaultTimeout    = 30 * time.Second
+	DefaultMaxTimeout = time.Hour
+)
+
+// Sentinel errors.
+var (
+	// ErrDuplicateTool means a tool with the same name is registered.
+	ErrDuplicateTool = errors.New("rigout: duplicate tool name")
+	// ErrClosed means the gateway was closed.
+	ErrClosed = errors.New("rigout: gateway closed")
+)
+
+// Config configures a Gateway. The zero value is a valid configuration: a
+// gateway named "rigout" with the built-in tools running commands locally.
+type Config struct {
+	// Name is the server name reported to clients. If empty, "rigout".
+	Name string
+	// Version is the server version reported to clients. If empty, Version.
+	Version string
+	// Instructions are sent to clients at initialize. If empty, a short
+	// default describing the built-in tools is used.
+	Instructions string
+	// Logger receives operator logs. If nil, logs are discarded.
+	Logger *slog.Logger
+
+	// Local runs commands on this machine. If nil, a zero exec.Local.
+	Local exec.Runner
+	// WorkDir is the working directory of local commands that name none.
+	// If empty, the gateway process's working directory.
+	WorkDir string
+	// DefaultTimeout applies to commands that set none. If zero,
+	// DefaultTimeout (30s).
+	DefaultTimeout time.Duration
+	// MaxTimeout is the longest timeout a caller may ask for. If zero,
+	// DefaultMaxTimeout (1h).
+	MaxTimeout time.Duration
+	// MaxOutput caps each output stream of a command, in bytes. If zero,
+	// exec.DefaultMaxOutput (1 MiB).
+	MaxOutput int
+
+	// NoBuiltinTools leaves the registry empty for an embedder that
+	// registers only its own tools.
+	NoBuiltinTools bool
+	// Tools are registered after the built-in tools.
+	Tools []Tool
+	// Middleware wraps every tool call inside the gateway's own chain
+	// (after recovery, observation and argument validation), outermost
+	// first.
+	Middleware []Middleware
+
+	// Now returns the current time. If nil, time.Now.
+	Now func() time.Time
+}
+
+func (c *Config) setDefaults() error {
+	if c.Name == "" {
+		c.Name = "rigout"
+	}
+	if c.Version == "" {
+		c.Version = Version
+	}
+	if c.Instructions == "" {
+		c.Instructions = defaultInstructions
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Local == nil {
+		c.Local = &exec.Local{}
+	}
+	if c.WorkDir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("rigout: working directory: %w", err)
+		}
+		c.WorkDir = wd
+	}
+	if c.DefaultTimeout <= 0 {
+		c.DefaultTimeout = DefaultTimeout
+	}
+	if c.MaxTimeout <= 0 {
+		c.MaxTimeout = DefaultMaxTimeout
+	}
+	if c.DefaultTimeout > c.MaxTimeout {
+		return fmt.Errorf("rigout: DefaultTimeout %v exceeds MaxTimeout %v", c.DefaultTimeout, c.MaxTimeout)
+	}
+	if c.MaxOutput <= 0 {
+		c.MaxOutput = exec.DefaultMaxOutput
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return nil
+}
+
+const defaultInstructions = "rigout runs commands for you on this machine. " +
+	"Use execute_command with a shell `command` or an exact `argv`; " +
+	"results give the exit code, stdout and stderr. Destructive commands are refused by policy."
+
+// Gateway is an MCP server whose tools reach machines. Build it with New,
+// serve MCPServer() with package transport, and Close it when done.
+//
+// A Gateway is safe for concurrent use. Several gateways with different
+// configurations can live in one process: a Gateway holds all its state.
+type Gateway struct {
+	cfg   Config
+	log   *slog.Logger
+	srv   *server.MCPServer
+	chain []Middleware
+
+	// mu protects the following.
+	mu     sync.RWMutex
+	tools  map[string]*registered
+	order  []string
+	closed bool
+}
+
+// registered is a tool with its compiled schemas and its composed handler.
+type registered struct {
+	tool    Tool
+	input   *argSchema
+	handler Handler
+}
+
+// New builds a gateway from cfg. cfg is copied; later changes to it have no
+// effect.
+func New(cfg Config) (*Gateway, error) {
+	c := cfg
+	c.Tools = slices.Clone(cfg.Tools)
+	c.Middleware = slices.Clone(cfg.Middleware)
+	if err := c.setDefaults(); err != nil {
+		return nil, err
+	}
+	g := &Gateway{
+		cfg:   c,
+		log:   c.Logger,
+		tools: make(map[string]*registered),
+	}
+	g.srv = server.NewMCPServer(c.Name, c.Version,
+		server.WithToolCapabilities(true),
+		server.WithLogging(),
+		server.WithInstructions(c.Instructions),
+	)
+	// The chain, outermost first. Later issues insert scopes, rate limits
+	// and the audit ledger here.
+	g.chain = append([]Middleware{g.recoverPanics, g.observe, g.checkArgs}, c.Middleware...)
+
+	var tools []Tool
+	if !c.NoBuiltinTools {
+		tools = g.builtinTools()
+	}
+	tools = append(tools, c.Tools...)
+	for _, t := range tools {
+		if err := g.Register(t); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// MCPServer returns the mcp-go server that serves this gateway's tools, for
+// package transport or an embedder's own transport.
+func (g *Gateway) MCPServer() *server.MCPServer { return g.srv }
+
+// Config returns a copy of the gateway's configuration, with defaults
+// applied.
+func (g *Gateway) Config() Config { return g.cfg }
+
+// Close releases the gateway's resources. Calls after Close fail.
+func (g *Gateway) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	return nil
+}
+
+var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_\-.]{1,64}$`)
+
+// Register adds a tool to the registry. It is an error to register a name
+// twice, a tool without a handler or risk class, or an invalid schema.
+// Tools registered while the gateway serves are announced to clients with
+// notifications/tools/list_changed.
+func (g *Gateway) Register(t Tool) error {
+	if !toolNameRE.MatchString(t.Name) {
+		return fmt.Errorf("rigout: invalid tool name %q (want 1-64 of [A-Za-z0-9_.-])", t.Name)
+	}
+	if t.Handler == nil {
+		return fmt.Errorf("rigout: tool %s has no handler", t.Name)
+	}
+	if t.Risk < ReadOnly || t.Risk > Privileged {
+		return fmt.Errorf("rigout: tool %s has no risk class", t.Name)
+	}
+	if t.Description == "" {
+		return fmt.Errorf("rigout: tool %s has no description", t.Name)
+	}
+	if t.InputSchema == nil {
+		t.InputSchema = emptyObjectSchema
+	}
+	input, err := compileSchema(t.Name, "input", t.InputSchema)
+	if err != nil {
+		return err
+	}
+	if t.OutputSchema != nil {
+		if _, err := compileSchema(t.Name, "output", t.OutputSchema); err != nil {
+			return err
+		}
+	}
+	r := &registered{tool: t, input: input}
+	h := t.Handler
+	for _, m := range slices.Backward(g.chain) {
+		h = m(h)
+	}
+	r.handler = h
+
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return ErrClosed
+	}
+	if _, dup := g.tools[t.Name]; dup {
+		g.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrDuplicateTool, t.Name)
+	}
+	g.tools[t.Name] = r
+	g.order = append(g.order, t.Name)
+	g.mu.Unlock()
+
+	g.srv.AddTool(mcpTool(&r.tool), g.dispatch(r))
+	return nil
+}
+
+// Tools returns the registered tools in registration order.
+func (g *Gateway) Tools() []Tool {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	out := make([]Tool, 0, len(g.order))
+	for _, n := range g.order {
+		out = append(out, g.tools[n].tool)
+	}
+	return out
+}
+
+// mcpTool converts a registry row into mcp-go's tool definition.
+func mcpTool(t *Tool) mcp.Tool {
+	mt := mcp.Tool{
+		Name:            t.Name,
+		Title:           t.Title,
+		Description:     t.Description,
+		RawInputSchema:  t.InputSchema,
+		RawOutputSchema: t.OutputSchema,
+		Annotations:     annotations(t),
+	}
+	return mt
+}
+
+func annotations(t *Tool) mcp.ToolAnnotation {
+	yes, no := true, false
+	a := mcp.ToolAnnotation{Title: t.Title, OpenWorldHint: &yes}
+	switch t.Risk {
+	case ReadOnly:
+		a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint = &yes, &no, &yes
+	case Mutating:
+		a.ReadOnlyHint, a.DestructiveHint = &no, &yes
+	default:
+		a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint = &no, &yes, &no
+	}
+	return a
+}
+
+// dispatch adapts a registered tool to mcp-go: it builds the Call and runs
+// the composed chain. Errors become error results, so a tool failure is
+// never a protocol error.
+func (g *Gateway) dispatch(r *registered) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		call := &Call{
+			Tool:    &r.tool,
+			Request: req,
+			ID:      newCallID(),
+			Started: g.cfg.Now(),
+		}
+		g.mu.RLock()
+		closed := g.closed
+		g.mu.RUnlock()
+		if closed {
+			return ErrorResult("rigout is shutting down; %s did not run", r.tool.Name), nil
+		}
+		args, err := decodeArgs(req.Params.Arguments)
+		if err != nil {
+			call.Outcome.Status = "invalid"
+			return ErrorResult("invalid arguments for %s: %v", r.tool.Name, err), nil
+		}
+		call.Args = args
+		res, err := r.handler(ctx, call)
+		if err != nil {
+			return ErrorResult("%s failed: %v", r.tool.Name, err), nil
+		}
+		if res == nil {
+			return ErrorResult("%s returned no result", r.tool.Name), nil
+		}
+		return res, nil
+	}
+}
+
+// decodeArgs turns the request's arguments into a map: nil becomes empty,
+// anything but a JSON object is refused.
+func decodeArgs(raw any) (map[string]any, error) {
+	switch a := raw.(type) {
+	case nil:
+		return map[string]any{}, nil
+	case map[string]any:
+		return a, nil
+	case json.RawMessage:
+		var m map[string]any
+		if err := json.Unmarshal(a, &m); err != nil {
+			return nil, fmt.Errorf("arguments must be a JSON object: %w", err)
+		}
+		if m == nil {
+			m = map[string]any{}
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("arguments must be a JSON object, got %T", raw)
+}
+
+func newCallID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

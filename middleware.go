@@ -1,0 +1,106 @@
+package rigout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/rigout/rigout/validate"
+)
+
+// recoverPanics turns a panicking handler into an error result. The stack
+// goes to the operator's log, not to the client.
+func (g *Gateway) recoverPanics(next Handler) Handler {
+	return func(ctx context.Context, call *Call) (res *mcp.CallToolResult, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				g.log.LogAttrs(ctx, slog.LevelError, "tool panicked",
+					slog.String("tool", call.Tool.Name),
+					slog.String("call", call.ID),
+					slog.String("panic", fmt.Sprint(p)),
+					slog.String("stack", string(debug.Stack())))
+				call.Outcome.Status = "error"
+				call.Outcome.Error = "internal error"
+				res, err = ErrorResult("internal error in %s (call %s); the operator's log has details", call.Tool.Name, call.ID), nil
+			}
+		}()
+		return next(ctx, call)
+	}
+}
+
+// observe times every call, settles its outcome and logs it. Error texts
+// are redacted before anyone sees them.
+func (g *Gateway) observe(next Handler) Handler {
+	return func(ctx context.Context, call *Call) (*mcp.CallToolResult, error) {
+		res, err := next(ctx, call)
+		if err != nil {
+			var argErr *ArgumentError
+			if errors.As(err, &argErr) && call.Outcome.Status == "" {
+				call.Outcome.Status = "invalid"
+			}
+			res = ErrorResult("%s", validate.Redact(err.Error()))
+			err = nil
+		}
+		settle(&call.Outcome, res)
+		d := g.cfg.Now().Sub(call.Started)
+		level := slog.LevelInfo
+		if call.Outcome.Status != "ok" {
+			level = slog.LevelWarn
+		}
+		g.log.LogAttrs(ctx, level, "tool call",
+			slog.String("tool", call.Tool.Name),
+			slog.String("call", call.ID),
+			slog.String("status", call.Outcome.Status),
+			slog.Duration("duration", d),
+			slog.String("route", call.Outcome.Route),
+			slog.String("rule", call.Outcome.Rule))
+		return res, err
+	}
+}
+
+// settle fills in the outcome's status and error from the result when the
+// handler did not.
+func settle(o *Outcome, res *mcp.CallToolResult) {
+	if res == nil {
+		if o.Status == "" {
+			o.Status = "error"
+		}
+		return
+	}
+	if o.Status == "" {
+		if res.IsError {
+			o.Status = "error"
+		} else {
+			o.Status = "ok"
+		}
+	}
+	if res.IsError && o.Error == "" {
+		for _, c := range res.Content {
+			if t, ok := c.(mcp.TextContent); ok {
+				o.Error = firstLine(t.Text, 300)
+				break
+			}
+		}
+	}
+}
+
+// checkArgs refuses arguments that do not satisfy the tool's input schema,
+// naming the argument at fault, before the handler runs.
+func (g *Gateway) checkArgs(next Handler) Handler {
+	return func(ctx context.Context, call *Call) (*mcp.CallToolResult, error) {
+		g.mu.RLock()
+		r := g.tools[call.Tool.Name]
+		g.mu.RUnlock()
+		if r != nil {
+			if err := r.input.check(call.Tool.Name, call.Args); err != nil {
+				call.Outcome.Status = "invalid"
+				return nil, err
+			}
+		}
+		return next(ctx, call)
+	}
+}

@@ -1,0 +1,306 @@
+package rigout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/validate"
+)
+
+// builtinTools returns the gateway's own tools, in the order tools/list
+// shows them.
+func (g *Gateway) builtinTools() []Tool {
+	return []Tool{g.executeCommandTool()}
+}
+
+const executeCommandDescription = "Run a command and return its exit code, stdout and stderr. " +
+	"Give `command` (a bash command line) or `argv` (exact arguments, no shell). " +
+	"Output is capped per stream (head and tail kept). Destructive commands are refused by policy."
+
+var executeCommandInput = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "minLength": 1, "description": "Shell command line, run by bash -c."},
+    "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "Exact argument vector, run without a shell. Use instead of command."},
+    "host": {"type": "string", "description": "Where to run. Default: local."},
+    "working_directory": {"type": "string", "description": "Working directory; ~ is the home directory."},
+    "environment": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Extra environment variables."},
+    "stdin": {"type": "string", "description": "Text fed to standard input."},
+    "timeout": {"type": "integer", "minimum": 1, "description": "Seconds before the command is killed. Default 30."},
+    "use_sudo": {"type": "boolean", "description": "Run through sudo -n (never prompts)."},
+    "bypass_security": {"type": "boolean", "description": "Skip the command policy; only for tokens allowed to."}
+  },
+  "additionalProperties": false
+}`)
+
+var executeCommandOutput = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "host": {"type": "string"},
+    "route": {"type": "string"},
+    "exit_code": {"type": "integer"},
+    "signal": {"type": "string"},
+    "timed_out": {"type": "boolean"},
+    "duration_ms": {"type": "integer"},
+    "stdout": {"type": "string"},
+    "stderr": {"type": "string"},
+    "stdout_bytes": {"type": "integer"},
+    "stderr_bytes": {"type": "integer"},
+    "stdout_dropped": {"type": "integer"},
+    "stderr_dropped": {"type": "integer"}
+  },
+  "required": ["host", "route", "exit_code", "timed_out", "duration_ms", "stdout", "stderr"]
+}`)
+
+func (g *Gateway) executeCommandTool() Tool {
+	return Tool{
+		Name:         "execute_command",
+		Description:  executeCommandDescription,
+		InputSchema:  executeCommandInput,
+		OutputSchema: executeCommandOutput,
+		Risk:         Exec,
+		Handler:      g.executeCommand,
+	}
+}
+
+// executeArgs are execute_command's arguments.
+type executeArgs struct {
+	Command          string            `json:"command"`
+	Argv             []string          `json:"argv"`
+	Host             string            `json:"host"`
+	WorkingDirectory string            `json:"working_directory"`
+	Environment      map[string]string `json:"environment"`
+	Stdin            *string           `json:"stdin"`
+	Timeout          int64             `json:"timeout"`
+	UseSudo          bool              `json:"use_sudo"`
+	BypassSecurity   bool              `json:"bypass_security"`
+}
+
+// commandResult is execute_command's structuredContent.
+type commandResult struct {
+	Host          string `json:"host"`
+	Route         string `json:"route"`
+	ExitCode      int    `json:"exit_code"`
+	Signal        string `json:"signal,omitempty"`
+	TimedOut      bool   `json:"timed_out"`
+	DurationMS    int64  `json:"duration_ms"`
+	Stdout        string `json:"stdout"`
+	Stderr        string `json:"stderr"`
+	StdoutBytes   int64  `json:"stdout_bytes"`
+	StderrBytes   int64  `json:"stderr_bytes"`
+	StdoutDropped int64  `json:"stdout_dropped,omitempty"`
+	StderrDropped int64  `json:"stderr_dropped,omitempty"`
+}
+
+func (g *Gateway) executeCommand(ctx context.Context, call *Call) (*mcp.CallToolResult, error) {
+	var a executeArgs
+	if err := call.Bind(&a); err != nil {
+		return nil, err
+	}
+	switch {
+	case a.Command == "" && len(a.Argv) == 0:
+		call.Outcome.Status = "invalid"
+		return ErrorResult("execute_command needs `command` (a shell command line) or `argv` (an argument array)"), nil
+	case a.Command != "" && len(a.Argv) > 0:
+		call.Outcome.Status = "invalid"
+		return ErrorResult("execute_command takes `command` or `argv`, not both"), nil
+	}
+	host := a.Host
+	if host == "" {
+		host = "local"
+	}
+	call.Outcome.Host = host
+
+	timeout := g.cfg.DefaultTimeout
+	if a.Timeout > 0 {
+		timeout = time.Duration(a.Timeout) * time.Second
+		if timeout > g.cfg.MaxTimeout || a.Timeout > int64(g.cfg.MaxTimeout/time.Second) {
+			call.Outcome.Status = "invalid"
+			return ErrorResult("timeout %ds exceeds this gateway's maximum of %ds", a.Timeout, int64(g.cfg.MaxTimeout/time.Second)), nil
+		}
+	}
+
+	runner, route, err := g.route(host)
+	if err != nil {
+		call.Outcome.Status = "error"
+		return ErrorResult("%v", err), nil
+	}
+	call.Outcome.Route = route
+
+	cmd := exec.Command{
+		Shell:     a.Command,
+		Argv:      a.Argv,
+		Env:       a.Environment,
+		Timeout:   timeout,
+		Sudo:      a.UseSudo,
+		MaxOutput: g.cfg.MaxOutput,
+	}
+	if a.Stdin != nil {
+		cmd.Stdin = strings.NewReader(*a.Stdin)
+	}
+	if route == "local" {
+		dir, err := g.localDir(a.WorkingDirectory)
+		if err != nil {
+			call.Outcome.Status = "invalid"
+			return ErrorResult("%v", err), nil
+		}
+		cmd.Dir = dir
+	} else {
+		cmd.Dir = a.WorkingDirectory
+	}
+
+	res, err := runner.Run(ctx, cmd)
+	if err != nil {
+		call.Outcome.Status = "error"
+		return ErrorResult("could not run on %s: %v", host, err), nil
+	}
+	return g.commandResult(call, host, describeCommand(a), res), nil
+}
+
+// route resolves the host argument to a runner. Until SSH lands, only this
+// machine is reachable.
+func (g *Gateway) route(host string) (exec.Runner, string, error) {
+	switch strings.ToLower(host) {
+	case "local", "self", "localhost", "127.0.0.1", "::1":
+		return g.cfg.Local, "local", nil
+	}
+	return nil, "", fmt.Errorf("unknown host %q: this gateway runs commands only on this machine (host \"local\")", host)
+}
+
+// localDir resolves a working directory for a local command: empty means the
+// gateway's working directory, ~ and ~/x the home directory, a relative path
+// is taken from the gateway's working directory.
+func (g *Gateway) localDir(dir string) (string, error) {
+	switch {
+	case dir == "":
+		return g.cfg.WorkDir, nil
+	case dir == "~" || strings.HasPrefix(dir, "~/"):
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("working_directory %q: no home directory: %w", dir, err)
+		}
+		dir = filepath.Join(home, dir[1:])
+	case !filepath.IsAbs(dir):
+		dir = filepath.Join(g.cfg.WorkDir, dir)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("working_directory %q does not exist", dir)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("working_directory %q is not a directory", dir)
+	}
+	return dir, nil
+}
+
+// describeCommand renders the command as the caller gave it: the shell line,
+// or the argv quoted for a POSIX shell.
+func describeCommand(a executeArgs) string {
+	if a.Command != "" {
+		return a.Command
+	}
+	parts := make([]string, len(a.Argv))
+	for i, s := range a.Argv {
+		q, err := syntax.Quote(s, syntax.LangBash)
+		if err != nil {
+			q = fmt.Sprintf("%q", s)
+		}
+		parts[i] = q
+	}
+	return strings.Join(parts, " ")
+}
+
+// commandResult turns an exec.Result into the tool result: text for the
+// model, structuredContent for programs, and the outcome for the ledger.
+func (g *Gateway) commandResult(call *Call, host, command string, res exec.Result) *mcp.CallToolResult {
+	o := &call.Outcome
+	exit := res.ExitCode
+	o.ExitCode = &exit
+	o.Signal = res.Signal
+	o.StdoutBytes, o.StderrBytes = res.Stdout.Total, res.Stderr.Total
+	o.Truncated = res.Truncated()
+
+	stdout, stderr := outputText(res.Stdout), outputText(res.Stderr)
+	failed := res.ExitCode != 0 || res.TimedOut || res.Canceled
+	switch {
+	case res.TimedOut:
+		o.Status = "timeout"
+	case res.Canceled:
+		o.Status = "canceled"
+	case failed:
+		o.Status = "error"
+	default:
+		o.Status = "ok"
+	}
+
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "$ %s\n", firstLine(command, 500))
+	fmt.Fprintf(&sb, "host: %s (via %s)\n", host, res.Route)
+	switch {
+	case res.TimedOut:
+		fmt.Fprintf(&sb, "timed out after %s: the process group was killed (%s)\n", res.Duration.Round(time.Millisecond), res.Signal)
+	case res.Canceled:
+		fmt.Fprintf(&sb, "canceled after %s: the process group was killed (%s)\n", res.Duration.Round(time.Millisecond), res.Signal)
+	case res.Signal != "":
+		fmt.Fprintf(&sb, "killed by %s after %s\n", res.Signal, res.Duration.Round(time.Millisecond))
+	default:
+		fmt.Fprintf(&sb, "exit code: %d (%s)\n", res.ExitCode, res.Duration.Round(time.Millisecond))
+	}
+	if stdout == "" && stderr == "" {
+		sb.WriteString("(no output)\n")
+	}
+	if stdout != "" {
+		sb.WriteString("\nstdout:\n")
+		sb.WriteString(stdout)
+		if !strings.HasSuffix(stdout, "\n") {
+			sb.WriteByte('\n')
+		}
+	}
+	if stderr != "" {
+		sb.WriteString("\nstderr:\n")
+		sb.WriteString(stderr)
+		if !strings.HasSuffix(stderr, "\n") {
+			sb.WriteByte('\n')
+		}
+	}
+
+	return &mcp.CallToolResult{
+		Content: []mcp.Content{mcp.NewTextContent(sb.String())},
+		StructuredContent: commandResult{
+			Host:          host,
+			Route:         res.Route,
+			ExitCode:      res.ExitCode,
+			Signal:        res.Signal,
+			TimedOut:      res.TimedOut,
+			DurationMS:    res.Duration.Milliseconds(),
+			Stdout:        stdout,
+			Stderr:        stderr,
+			StdoutBytes:   res.Stdout.Total,
+			StderrBytes:   res.Stderr.Total,
+			StdoutDropped: res.Stdout.Dropped,
+			StderrDropped: res.Stderr.Dropped,
+		},
+		IsError: failed,
+	}
+}
+
+// outputText renders one captured stream: cleaned, redacted, and with a
+// marker where the cap dropped the middle.
+func outputText(o exec.Output) string {
+	if o.Dropped == 0 {
+		return validate.Redact(cleanText(o.Data))
+	}
+	head := validate.Redact(cleanText(o.Data[:o.Head]))
+	tail := validate.Redact(cleanText(o.Data[o.Head:]))
+	return fmt.Sprintf("%s\n[… %d bytes dropped: output over the cap keeps its first %d and last %d bytes …]\n%s",
+		head, o.Dropped, o.Head, len(o.Data)-o.Head, tail)
+}

@@ -1,0 +1,22 @@
+// Package transport serves a gateway's MCP server over stdio and streamable
+// HTTP, with the limits an exposed server needs.
+//
+// # Overview
+//
+// [ServeStdio] speaks newline-delimited JSON-RPC on a reader and a writer.
+// Every message is bounded ([StdioConfig.MaxFrame]); a longer line is
+// answered with a parse error and the server keeps serving.
+//
+// [HTTP] serves the MCP endpoint (default /mcp), GET /health and any extra
+// routes. In front of the MCP endpoint, in this order: the body cap (413 and
+// nothing runs), the Guard (Host and Origin checks), then Auth (bearer
+// tokens). Stateless mode answers GET and DELETE with 405 and a JSON body;
+// stateful mode binds each protocol session to the principal that opened
+// it. [HTTP.Serve] drains in-flight calls on shutdown, within a bound.
+//
+// # Usage
+//
+//	t := transport.NewHTTP(gw.MCPServer(), transport.HTTPConfig{Auth: front.RequireBearer})
+//	ln, _ := net.Listen("tcp", "127.0.0.1:8765")
+//	err := t.Serve(ctx, ln) // returns after ctx is done and calls drained
+package transport

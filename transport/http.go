@@ -1,0 +1,437 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Defaults used when the corresponding HTTPConfig field is zero.
+const (
+	DefaultPath              = "/mcp"
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = time.Minute
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultShutdownTimeout   = 10 * time.Second
+	DefaultSessionIdleTTL    = time.Hour
+)
+
+// HTTPConfig configures an HTTP transport. The zero value serves /mcp in
+// stateful mode with no authentication: put an auth front in Auth before
+// exposing it.
+type HTTPConfig struct {
+	// Name and Version are reported by /health.
+	Name, Version string
+	// Path is the MCP endpoint. If empty, DefaultPath.
+	Path string
+	// Stateless serves every POST on its own and answers GET and DELETE on
+	// the MCP endpoint with 405 and an explanatory JSON body.
+	Stateless bool
+	// MaxBody caps request bodies, in bytes; a larger body gets 413 and
+	// nothing runs. If zero, DefaultMaxFrame.
+	MaxBody int64
+
+	// Guard wraps every route except /health, before anything else runs:
+	// the place for Host and Origin checks. If nil, requests pass.
+	Guard func(http.Handler) http.Handler
+	// Auth wraps the MCP endpoint, after Guard: the place for bearer
+	// authentication. If nil, requests pass.
+	Auth func(http.Handler) http.Handler
+	// Routes are extra handlers (OAuth, metadata, connection file), mounted
+	// behind the body cap and Guard, by ServeMux pattern.
+	Routes map[string]http.Handler
+	// SessionOwner names the principal of a request. Protocol sessions are
+	// bound to the principal that created them: another principal using the
+	// same session ID gets 404. If nil, every request has the same owner.
+	SessionOwner func(r *http.Request) string
+	// Health, if set, adds fields to the /health body; a field "ok": false
+	// marks the server degraded (503).
+	Health func() map[string]any
+	// Context, if set, derives the context of every MCP request.
+	Context func(ctx context.Context, r *http.Request) context.Context
+
+	// Timeouts. If zero, the Default* values above.
+	ReadHeaderTimeout, ReadTimeout, IdleTimeout, ShutdownTimeout time.Duration
+	// SessionIdleTTL ends protocol sessions idle this long. If zero,
+	// DefaultSessionIdleTTL.
+	SessionIdleTTL time.Duration
+
+	// Logger receives operator logs. If nil, logs are discarded.
+	Logger *slog.Logger
+	// Now returns the current time. If nil, time.Now.
+	Now func() time.Time
+}
+
+func (c *HTTPConfig) setDefaults() {
+	if c.Name == "" {
+		c.Name = "rigout"
+	}
+	if c.Path == "" {
+		c.Path = DefaultPath
+	}
+	if !strings.HasPrefix(c.Path, "/") {
+		c.Path = "/" + c.Path
+	}
+	if c.MaxBody <= 0 {
+		c.MaxBody = DefaultMaxFrame
+	}
+	if c.Guard == nil {
+		c.Guard = func(h http.Handler) http.Handler { return h }
+	}
+	if c.Auth == nil {
+		c.Auth = func(h http.Handler) http.Handler { return h }
+	}
+	if c.SessionOwner == nil {
+		c.SessionOwner = func(*http.Request) string { return "" }
+	}
+	if c.ReadHeaderTimeout <= 0 {
+		c.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.SessionIdleTTL <= 0 {
+		c.SessionIdleTTL = DefaultSessionIdleTTL
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// HTTP serves an MCP server over streamable HTTP, with /health and any
+// extra routes. Build it with NewHTTP; serve it with Serve or mount
+// Handler in your own server. Close it when done.
+type HTTP struct {
+	cfg      HTTPConfig
+	mcp      *server.StreamableHTTPServer
+	sessions *sessionStore
+	handler  http.Handler
+}
+
+// NewHTTP builds the HTTP transport for srv. cfg is copied.
+func NewHTTP(srv *server.MCPServer, cfg HTTPConfig) *HTTP {
+	c := cfg
+	c.Routes = maps.Clone(cfg.Routes)
+	c.setDefaults()
+	h := &HTTP{cfg: c}
+	opts := []server.StreamableHTTPOption{
+		server.WithEndpointPath(c.Path),
+		server.WithStreamableHTTPLogger(c.Logger),
+	}
+	if c.Context != nil {
+		opts = append(opts, server.WithHTTPContextFunc(c.Context))
+	}
+	if c.Stateless {
+		opts = append(opts, server.WithStateLess(true))
+	} else {
+		h.sessions = newSessionStore(c.Now)
+		opts = append(opts,
+			server.WithSessionIdManagerResolver(sessionResolver{store: h.sessions, owner: c.SessionOwner}),
+			server.WithSessionIdleTTL(c.SessionIdleTTL))
+	}
+	h.mcp = server.NewStreamableHTTPServer(srv, opts...)
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", h.health)
+	mux.Handle("GET /{$}", http.HandlerFunc(h.root))
+	guarded := func(next http.Handler) http.Handler { return h.limitBody(c.Guard(next)) }
+	mux.Handle(c.Path, guarded(c.Auth(http.HandlerFunc(h.serveMCP))))
+	for pattern, route := range c.Routes {
+		mux.Handle(pattern, guarded(route))
+	}
+	mux.Handle("/", http.HandlerFunc(notFound))
+	h.handler = mux
+	return h
+}
+
+// Handler returns the transport's root handler.
+func (h *HTTP) Handler() http.Handler { return h.handler }
+
+// Serve accepts connections on ln until ctx is done, then shuts down
+// gracefully: it stops accepting, lets in-flight calls finish for up to
+// ShutdownTimeout, then cancels what is left (which kills running commands)
+// and closes every connection. It returns nil after a shutdown caused by ctx.
+func (h *HTTP) Serve(ctx context.Context, ln net.Listener) error {
+	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelBase()
+	srv := &http.Server{
+		Handler:           h.handler,
+		ReadHeaderTimeout: h.cfg.ReadHeaderTimeout,
+		ReadTimeout:       h.cfg.ReadTimeout,
+		IdleTimeout:       h.cfg.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(h.cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("transport: serve: %w", err)
+	case <-ctx.Done():
+	}
+	h.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "shutting down: draining in-flight calls",
+		slog.Duration("timeout", h.cfg.ShutdownTimeout))
+	drain, cancelDrain := context.WithTimeout(context.Background(), h.cfg.ShutdownTimeout)
+	defer cancelDrain()
+	// Listening streams never end on their own; close them so Shutdown
+	// waits only for calls.
+	_ = h.mcp.Shutdown(drain)
+	if err := srv.Shutdown(drain); err != nil {
+		h.cfg.Logger.LogAttrs(context.Background(), slog.LevelWarn, "shutdown timed out: cancelling remaining calls")
+		cancelBase()
+		// Give cancelled commands a moment to be killed and answered.
+		grace, cancelGrace := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancelGrace()
+		if err := srv.Shutdown(grace); err != nil {
+			_ = srv.Close()
+		}
+	}
+	<-served
+	return nil
+}
+
+// Close ends the transport's background work.
+func (h *HTTP) Close() error {
+	return h.mcp.Shutdown(context.Background())
+}
+
+// serveMCP handles the MCP endpoint: method checks, then mcp-go.
+func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodGet, http.MethodDelete:
+		if h.cfg.Stateless {
+			w.Header().Set("Allow", "POST")
+			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{
+				"error":   "method_not_allowed",
+				"message": "Stateless mode: use POST " + h.cfg.Path,
+			})
+			return
+		}
+	default:
+		allow := "GET, POST, DELETE"
+		if h.cfg.Stateless {
+			allow = "POST"
+		}
+		w.Header().Set("Allow", allow)
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{
+			"error":   "method_not_allowed",
+			"message": r.Method + " is not supported on " + h.cfg.Path + "; use " + allow,
+		})
+		return
+	}
+	h.mcp.ServeHTTP(w, r)
+}
+
+// limitBody reads a request body up to MaxBody before anything else runs:
+// a larger one gets 413 and nothing is executed. POST bodies on the MCP
+// endpoint must also be valid UTF-8 and must not be JSON-RPC batches, which
+// the protocol no longer allows.
+func (h *HTTP) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.ContentLength > h.cfg.MaxBody {
+			h.tooLarge(w)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBody))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				h.tooLarge(w)
+				return
+			}
+			writeRPCError(w, http.StatusBadRequest, -32700, "could not read the request body: "+err.Error())
+			return
+		}
+		if r.Method == http.MethodPost && r.URL.Path == h.cfg.Path {
+			if !utf8.Valid(body) {
+				writeRPCError(w, http.StatusBadRequest, -32700, "request body is not valid UTF-8")
+				return
+			}
+			if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+				writeRPCError(w, http.StatusBadRequest, -32600, "JSON-RPC batches are not supported: send one message per request")
+				return
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (h *HTTP) tooLarge(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	writeRPCError(w, http.StatusRequestEntityTooLarge, -32600,
+		fmt.Sprintf("request body exceeds the limit of %d bytes", h.cfg.MaxBody))
+}
+
+func (h *HTTP) health(w http.ResponseWriter, _ *http.Request) {
+	body := map[string]any{
+		"ok":      true,
+		"name":    h.cfg.Name,
+		"version": h.cfg.Version,
+		"ts":      h.cfg.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+	}
+	if h.cfg.Health != nil {
+		maps.Copy(body, h.cfg.Health())
+	}
+	status := http.StatusOK
+	if ok, _ := body["ok"].(bool); !ok {
+		status = http.StatusServiceUnavailable
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, status, body)
+}
+
+func (h *HTTP) root(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintf(w, "%s MCP gateway\nMCP endpoint: %s (streamable HTTP)\nHealth: /health\n", h.cfg.Name, h.cfg.Path)
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusNotFound, map[string]string{"error": "not_found", "message": "no route for " + r.URL.Path})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
+	writeJSON(w, status, map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error":   map[string]any{"code": code, "message": msg},
+	})
+}
+
+// sessionStore holds the protocol sessions of a stateful transport, each
+// bound to the principal that opened it.
+type sessionStore struct {
+	now func() time.Time
+
+	// mu protects the following.
+	mu       sync.Mutex
+	sessions map[string]string // session ID → owner
+	order    []string          // creation order, for eviction
+}
+
+// maxSessions bounds the store; the oldest session is evicted beyond it.
+const maxSessions = 10000
+
+func newSessionStore(now func() time.Time) *sessionStore {
+	return &sessionStore{now: now, sessions: make(map[string]string)}
+}
+
+// sessionResolver gives mcp-go a session manager bound to one request's
+// principal.
+type sessionResolver struct {
+	store *sessionStore
+	owner func(*http.Request) string
+}
+
+func (r sessionResolver) ResolveSessionIdManager(req *http.Request) server.SessionIdManager {
+	owner := ""
+	if req != nil {
+		owner = r.owner(req)
+	}
+	return &ownedSessions{store: r.store, owner: owner, any: req == nil}
+}
+
+// ownedSessions is the session manager for one principal. any is set for
+// mcp-go's background sweeper, which acts for no request.
+type ownedSessions struct {
+	store *sessionStore
+	owner string
+	any   bool
+}
+
+func (o *ownedSessions) Generate() string {
+	id := newSessionID()
+	s := o.store
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sessions[id] = o.owner
+	s.order = append(s.order, id)
+	for len(s.sessions) > maxSessions && len(s.order) > 0 {
+		delete(s.sessions, s.order[0])
+		s.order = s.order[1:]
+	}
+	if len(s.order) > 2*maxSessions {
+		// Forget the IDs of sessions that already ended.
+		live := s.order[:0]
+		for _, id := range s.order {
+			if _, ok := s.sessions[id]; ok {
+				live = append(live, id)
+			}
+		}
+		s.order = live
+	}
+	return id
+}
+
+// errUnknownSession makes mcp-go answer 404, which tells the client to
+// start a new session.
+var errUnknownSession = errors.New("transport: unknown session")
+
+func (o *ownedSessions) Validate(id string) (bool, error) {
+	s := o.store
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	owner, ok := s.sessions[id]
+	if !ok || (!o.any && owner != o.owner) {
+		return false, errUnknownSession
+	}
+	return false, nil
+}
+
+func (o *ownedSessions) Terminate(id string) (bool, error) {
+	s := o.store
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	owner, ok := s.sessions[id]
+	if !ok || (!o.any && owner != o.owner) {
+		return false, nil
+	}
+	delete(s.sessions, id)
+	return false, nil
+}
+
+// newSessionID returns 128 random bits in hex: unguessable, visible ASCII.
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
