@@ -207,4 +207,3 @@ func envOr(name, def string) string {
 	}
 	return def
 }
-
