@@ -243,7 +243,7 @@ func (g *Gateway) commandResult(call *Call, host, command string, res exec.Resul
 	}
 
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "$ %s\n", firstLine(command, 500))
+	fmt.Fprintf(&sb, "$ %s\n", validate.Redact(cleanText([]byte(firstLine(command, 500)))))
 	fmt.Fprintf(&sb, "host: %s (via %s)\n", host, res.Route)
 	switch {
 	case res.TimedOut:

@@ -29,6 +29,7 @@ func newCapture(max int, stream Stream, onOutput func(Stream, []byte)) *capture 
 
 // Write never fails: output beyond the cap is counted and dropped.
 func (c *capture) Write(p []byte) (int, error) {
+	n := len(p)
 	if c.onOutput != nil {
 		c.onOutput(c.stream, p)
 	}
@@ -38,7 +39,7 @@ func (c *capture) Write(p []byte) (int, error) {
 	if c.tail == nil {
 		if len(c.buf)+len(p) <= c.max {
 			c.buf = append(c.buf, p...)
-			return len(p), nil
+			return n, nil
 		}
 		// Overflow: keep the first half as the head and move the rest of
 		// what we have into the tail ring.
@@ -55,7 +56,7 @@ func (c *capture) Write(p []byte) (int, error) {
 		}
 	}
 	c.ringWrite(p)
-	return len(p), nil
+	return n, nil
 }
 
 func (c *capture) ringWrite(p []byte) {

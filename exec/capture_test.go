@@ -64,7 +64,9 @@ func TestCaptureProperty(t *testing.T) {
 			for j := range p {
 				p[j] = byte('a' + r.IntN(26))
 			}
-			c.Write(p)
+			if n, err := c.Write(p); n != len(p) || err != nil {
+				t.Fatalf("Write = %d, %v; want %d, nil", n, err, len(p))
+			}
 			all = append(all, p...)
 		}
 		out := c.output()

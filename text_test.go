@@ -1,0 +1,45 @@
+package rigout
+
+import "testing"
+
+func TestCleanText(t *testing.T) {
+	tests := map[string]string{
+		"plain\ttext\n":                 "plain\ttext\n",
+		"crlf\r\nline":                  "crlf\nline",
+		"bare\rcr":                      "bare\ncr",
+		"\x1b[31mred\x1b[0m":            "red",
+		"\x1b[?25l\x1b[2Jcleared":       "cleared",
+		"\x1b]0;title\x07after":         "after",
+		"\x1b]8;;http://x\x1b\\link":    "link",
+		"\x1b(Bcharset":                 "charset",
+		"bell\x07nul\x00del\x7f":        "bell\ufffdnul\ufffddel\ufffd",
+		"bad utf8 \xff\xfe end":         "bad utf8 \ufffd\ufffd end",
+		"c1 \u009b31m":                  "c1 \ufffd31m",
+		"ünïcödé ✓ 日本":                  "ünïcödé ✓ 日本",
+		"trailing escape \x1b":          "trailing escape ",
+		"unterminated osc \x1b]0;never": "unterminated osc ",
+	}
+	for in, want := range tests {
+		if got := cleanText([]byte(in)); got != want {
+			t.Errorf("cleanText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestFirstLine(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"one\ntwo", 10, "one"},
+		{"short", 10, "short"},
+		{"abcdef", 3, "abc…"},
+		{"ééé", 3, "é…"},
+	}
+	for _, tt := range tests {
+		if got := firstLine(tt.in, tt.n); got != tt.want {
+			t.Errorf("firstLine(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}
