@@ -1,0 +1,11 @@
+package transport
+
+import (
+	"io"
+	"log/slog"
+)
+
+// NewFrameLimiter exposes the stdio frame limiter to tests.
+func NewFrameLimiter(r io.Reader, max int) io.Reader {
+	return newFrameLimiter(r, max, slog.New(slog.DiscardHandler))
+}

@@ -1,0 +1,370 @@
+package transport_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/rigout/rigout/transport"
+)
+
+// testServer returns an MCP server with a tool that counts its calls and
+// one that sleeps until its context ends or a second passes.
+func testServer(calls *atomic.Int64) *server.MCPServer {
+	s := server.NewMCPServer("test", "1.0", server.WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("count", mcp.WithDescription("count")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		calls.Add(1)
+		return mcp.NewToolResultText("counted"), nil
+	})
+	s.AddTool(mcp.NewTool("slow", mcp.WithDescription("slow")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-time.After(time.Second):
+			return mcp.NewToolResultText("finished"), nil
+		case <-ctx.Done():
+			return mcp.NewToolResultText("cancelled"), nil
+		}
+	})
+	return s
+}
+
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+func post(t *testing.T, url, body string, hdr map[string]string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func readAll(t *testing.T, r io.Reader) string {
+	t.Helper()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestHealth(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	degraded := false
+	h := transport.NewHTTP(testServer(new(atomic.Int64)), transport.HTTPConfig{
+		Name: "rigout", Version: "9.9", Now: func() time.Time { return now },
+		Health: func() map[string]any {
+			if degraded {
+				return map[string]any{"ok": false, "audit": "degraded"}
+			}
+			return nil
+		},
+	})
+	defer h.Close()
+	ts := httptest.NewServer(h.Handler())
+	defer ts.Close()
+	resp, err := http.Get(ts.URL + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readAll(t, resp.Body)
+	resp.Body.Close()
+	want := `{"name":"rigout","ok":true,"ts":"2026-11-30T12:00:00.000Z","version":"9.9"}` + "\n"
+	if resp.StatusCode != 200 || body != want {
+		t.Errorf("health = %d %s, want %s", resp.StatusCode, body, want)
+	}
+	degraded = true
+	resp, err = http.Get(ts.URL + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = readAll(t, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || !strings.Contains(body, `"audit":"degraded"`) {
+		t.Errorf("degraded health = %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestStatelessRefusesGetAndDelete(t *testing.T) {
+	h := transport.NewHTTP(testServer(new(atomic.Int64)), transport.HTTPConfig{Stateless: true})
+	defer h.Close()
+	ts := httptest.NewServer(h.Handler())
+	defer ts.Close()
+	for _, method := range []string{http.MethodGet, http.MethodDelete, http.MethodPut} {
+		req, _ := http.NewRequest(method, ts.URL+"/mcp", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := readAll(t, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" || !strings.Contains(body, "method_not_allowed") {
+			t.Errorf("%s /mcp = %d Allow=%q %s", method, resp.StatusCode, resp.Header.Get("Allow"), body)
+		}
+	}
+	resp := post(t, ts.URL+"/mcp", initBody, nil)
+	if resp.StatusCode != 200 || resp.Header.Get("Mcp-Session-Id") != "" {
+		t.Errorf("stateless initialize = %d session %q", resp.StatusCode, resp.Header.Get("Mcp-Session-Id"))
+	}
+}
+
+func TestBodyLimitAndMalformedBodies(t *testing.T) {
+	var calls atomic.Int64
+	h := transport.NewHTTP(testServer(&calls), transport.HTTPConfig{MaxBody: 1024, Stateless: true})
+	defer h.Close()
+	ts := httptest.NewServer(h.Handler())
+	defer ts.Close()
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"count","arguments":{"pad":"%s"}}}`
+	hdr := map[string]string{"MCP-Protocol-Version": "2025-11-25"}
+
+	// Just under the cap runs; cap+1 gets 413, by Content-Length and chunked.
+	fits := strings.Replace(call, "%s", strings.Repeat("x", 1024-len(call)+2), 1)
+	if len(fits) != 1024 {
+		t.Fatalf("fixture is %d bytes", len(fits))
+	}
+	if resp := post(t, ts.URL+"/mcp", fits, hdr); resp.StatusCode != 200 {
+		t.Errorf("body at the cap: %d %s", resp.StatusCode, readAll(t, resp.Body))
+	}
+	over := fits + " "
+	if resp := post(t, ts.URL+"/mcp", over, hdr); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("cap+1 bytes: status %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", io.MultiReader(strings.NewReader(over))) // no Content-Length: chunked
+	req.ContentLength = -1
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readAll(t, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(body, "exceeds the limit of 1024 bytes") {
+		t.Errorf("chunked cap+1: %d %s", resp.StatusCode, body)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("tool ran %d times, want 1 (only the body that fit)", n)
+	}
+
+	tests := []struct {
+		name, body string
+		status     int
+		code       string
+	}{
+		{"batch", `[` + strings.Replace(call, "%s", "", 1) + `]`, 400, "-32600"},
+		{"invalid utf-8", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"x\":\"\xff\"}", 400, "-32700"},
+		{"not json", `{"jsonrpc":`, 200, "-32700"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := post(t, ts.URL+"/mcp", tt.body, hdr)
+			body := readAll(t, resp.Body)
+			if resp.StatusCode != tt.status && !(tt.name == "not json" && resp.StatusCode == 400) {
+				t.Errorf("status %d, want %d: %s", resp.StatusCode, tt.status, body)
+			}
+			if !strings.Contains(body, tt.code) {
+				t.Errorf("body %s lacks %s", body, tt.code)
+			}
+		})
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("a malformed body ran the tool: %d calls", n)
+	}
+}
+
+// TestSessionsBoundToPrincipal checks that a protocol session opened by one
+// principal is unknown to another, and unknown IDs get 404.
+func TestSessionsBoundToPrincipal(t *testing.T) {
+	h := transport.NewHTTP(testServer(new(atomic.Int64)), transport.HTTPConfig{
+		SessionOwner: func(r *http.Request) string { return r.Header.Get("X-Test-Principal") },
+	})
+	defer h.Close()
+	ts := httptest.NewServer(h.Handler())
+	defer ts.Close()
+	resp := post(t, ts.URL+"/mcp", initBody, map[string]string{"X-Test-Principal": "alice"})
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || len(sid) < 32 {
+		t.Fatalf("initialize = %d, session %q", resp.StatusCode, sid)
+	}
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	hdr := func(who, id string) map[string]string {
+		return map[string]string{"X-Test-Principal": who, "Mcp-Session-Id": id, "MCP-Protocol-Version": "2025-11-25"}
+	}
+	if resp := post(t, ts.URL+"/mcp", ping, hdr("alice", sid)); resp.StatusCode != 200 {
+		t.Errorf("owner ping = %d", resp.StatusCode)
+	}
+	if resp := post(t, ts.URL+"/mcp", ping, hdr("mallory", sid)); resp.StatusCode != 404 {
+		t.Errorf("other principal with alice's session = %d, want 404", resp.StatusCode)
+	}
+	if resp := post(t, ts.URL+"/mcp", ping, hdr("alice", "0123456789abcdef0123456789abcdef")); resp.StatusCode != 404 {
+		t.Errorf("unknown session = %d, want 404", resp.StatusCode)
+	}
+	// DELETE ends it; the ID is then unknown.
+	req, _ := http.NewRequest(http.MethodDelete, ts.URL+"/mcp", nil)
+	for k, v := range hdr("alice", sid) {
+		req.Header.Set(k, v)
+	}
+	dr, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dr.Body.Close()
+	if resp := post(t, ts.URL+"/mcp", ping, hdr("alice", sid)); resp.StatusCode != 404 {
+		t.Errorf("terminated session = %d, want 404", resp.StatusCode)
+	}
+}
+
+func TestGuardAndAuthOrder(t *testing.T) {
+	var order []string
+	wrap := func(name string, refuse bool) func(http.Handler) http.Handler {
+		return func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				order = append(order, name)
+				if refuse && r.Header.Get("X-Refuse") == name {
+					http.Error(w, name+" refused", http.StatusForbidden)
+					return
+				}
+				next.ServeHTTP(w, r)
+			})
+		}
+	}
+	extra := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { order = append(order, "route") })
+	var calls atomic.Int64
+	h := transport.NewHTTP(testServer(&calls), transport.HTTPConfig{
+		Stateless: true, Guard: wrap("guard", true), Auth: wrap("auth", true),
+		Routes: map[string]http.Handler{"/extra": extra},
+	})
+	defer h.Close()
+	ts := httptest.NewServer(h.Handler())
+	defer ts.Close()
+
+	resp := post(t, ts.URL+"/mcp", initBody, map[string]string{"X-Refuse": "guard"})
+	if resp.StatusCode != 403 || strings.Join(order, ",") != "guard" {
+		t.Errorf("guard refusal: %d, ran %v", resp.StatusCode, order)
+	}
+	order = nil
+	resp = post(t, ts.URL+"/mcp", initBody, map[string]string{"X-Refuse": "auth"})
+	if resp.StatusCode != 403 || strings.Join(order, ",") != "guard,auth" {
+		t.Errorf("auth refusal: %d, ran %v", resp.StatusCode, order)
+	}
+	order = nil
+	if _, err := http.Get(ts.URL + "/extra"); err != nil || strings.Join(order, ",") != "guard,route" {
+		t.Errorf("extra route ran %v (err %v)", order, err)
+	}
+	order = nil
+	if r, err := http.Get(ts.URL + "/health"); err != nil || r.StatusCode != 200 || len(order) != 0 {
+		t.Errorf("health is open: %v %v", order, err)
+	}
+	if r, err := http.Get(ts.URL + "/nope"); err != nil || r.StatusCode != 404 {
+		t.Errorf("unknown route: %v", err)
+	}
+}
+
+// TestServeDrainsInFlightCalls starts a slow call, cancels the server and
+// checks that the call finishes normally and Serve returns.
+func TestServeDrainsInFlightCalls(t *testing.T) {
+	h := transport.NewHTTP(testServer(new(atomic.Int64)), transport.HTTPConfig{Stateless: true, ShutdownTimeout: 5 * time.Second})
+	defer h.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- h.Serve(ctx, ln) }()
+	url := "http://" + ln.Addr().String() + "/mcp"
+	done := make(chan string, 1)
+	go func() {
+		body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		done <- string(b)
+	}()
+	time.Sleep(200 * time.Millisecond) // let the call start
+	cancel()
+	select {
+	case got := <-done:
+		if !strings.Contains(got, "finished") {
+			t.Errorf("in-flight call ended with %q, want it drained to completion", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("in-flight call never finished")
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve = %v", err)
+	}
+	if _, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
+		t.Error("listener still accepting after shutdown")
+	}
+}
+
+func TestServeCancelsCallsThatOutliveTheDrain(t *testing.T) {
+	h := transport.NewHTTP(testServer(new(atomic.Int64)), transport.HTTPConfig{Stateless: true, ShutdownTimeout: 100 * time.Millisecond})
+	defer h.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- h.Serve(ctx, ln) }()
+	done := make(chan string, 1)
+	go func() {
+		body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
+		req, _ := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/mcp", bytes.NewReader([]byte(body)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- "error: " + err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		done <- string(b)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("Serve = %v", err)
+	}
+	if d := time.Since(start); d > 900*time.Millisecond {
+		t.Errorf("shutdown took %v; the slow call should have been cancelled", d)
+	}
+	got := <-done
+	if strings.Contains(got, "finished") {
+		t.Errorf("call ran to completion despite the drain timeout: %s", got)
+	}
+	var v any
+	_ = json.Unmarshal([]byte(got), &v)
+}
