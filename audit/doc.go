@@ -1,0 +1,74 @@
+// Package audit is rigout's tamper-evident audit ledger: an append-only
+// SQLite table of [Event] rows, each chained to the previous one by a
+// SHA-256 hash, written so that an acknowledged record survives a crash.
+//
+// # Overview
+//
+// The write side is the one-method [Recorder] interface, which the gateway's
+// middleware holds; the read side is [Ledger.Query], [Ledger.Stats] and
+// [Ledger.Verify]. [Ledger] implements both on github.com/mattn/go-sqlite3.
+//
+// Durability. The database runs in WAL mode with synchronous=FULL, so a
+// commit is fsynced before [Ledger.Record] returns. One writer goroutine
+// commits every request already queued (up to [Config.MaxBatch] rows) in one
+// transaction, so concurrent callers share an fsync. Record returns only when
+// its own transaction has committed, and returns that commit's error: a
+// caller that gets an error must treat the action as unaudited and refuse
+// it. [Ledger.Healthy] reports the last write's outcome for a health
+// endpoint. Writes ignore the caller's context cancellation.
+//
+// Tamper evidence. Every row stores prev_hash, the row_hash of the row
+// before it (zero for seq 1), and row_hash, SHA-256 over a canonical
+// encoding of all its fields and prev_hash. A head file beside the database
+// records the seq and hash of the last committed row, updated after every
+// commit. [Ledger.Verify] recomputes the chain and names the first row that
+// was edited, deleted, moved to another seq, or cut from the end (the head
+// names a row that is gone). When a writer opens the ledger and finds the
+// head ahead of or different from the database, it appends an
+// audit.head.mismatch event before anything else, so the damage stays on
+// record after the head moves on. The chain proves the ledger consistent
+// with itself and its head; someone who can rewrite both files can rewrite
+// history, so an operator who needs more keeps [VerifyReport.LastHash]
+// somewhere else.
+//
+// Retention. The ledger never deletes rows on its own. [Ledger.Prune]
+// removes the oldest rows and [Ledger.Export] copies rows out; each records
+// itself as an event, and a prune event anchors the shortened chain.
+//
+// Privacy. Arguments are stored as [Ledger.DigestArgs], a keyed hash
+// (HMAC-SHA256 under a per-install secret, first 16 hex digits), so
+// identical calls correlate without a short secret among the arguments being
+// guessable from the digest. With [Config.StoreArgs], caller-redacted
+// argument values are kept as well.
+//
+// Files. Beside the database (audit.db and its -wal and -shm files) the
+// ledger keeps audit.db.key, the HMAC secret, and audit.db.head, the head.
+// All are created owner-only. Deleting the database without its head file
+// makes the next writer record a mismatch.
+//
+// # Usage
+//
+// Open the ledger once per process and hand it to the gateway as a
+// [Recorder]:
+//
+//	l, err := audit.Open(ctx, audit.Config{Path: filepath.Join(stateDir, "audit.db"), Logger: log})
+//	if err != nil {
+//		return err // fail closed: do not serve tools that cannot be audited
+//	}
+//	defer l.Close()
+//
+// For a command, commit an intent row before it starts and a done row after
+// it ends, sharing a CallID; if the intent cannot be recorded, do not run
+// the command:
+//
+//	intent := audit.Event{Type: audit.TypeToolCall, Phase: audit.PhaseIntent, CallID: id,
+//		Principal: tok.Name, Tool: "execute_command", Host: "web1",
+//		ArgsDigest: l.DigestArgs(rawArgs), Status: audit.StatusStarted}
+//	if err := l.Record(ctx, intent); err != nil {
+//		return fmt.Errorf("not run: %w", err)
+//	}
+//
+// Operators read it with [Ledger.Query], [Ledger.Stats] and
+// [Ledger.Verify], or with the rigout audit command. Tools that only read
+// open it with [Config.ReadOnly].
+package audit

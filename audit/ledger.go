@@ -1,0 +1,721 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" database/sql driver
+)
+
+const (
+	defaultMaxBatch    = 256
+	batchWindow        = 5 * time.Millisecond // a batch stops collecting this long after its first request
+	minBusyTimeout     = 5 * time.Second
+	readerConns        = 4
+	digestHexLen       = 16
+	requestQueueLength = 1024
+)
+
+// Config configures a [Ledger]. The zero value is not usable: Path is
+// required. Every other field has a working default.
+type Config struct {
+	// Path is the SQLite database file, usually <state dir>/audit.db.
+	// Required. Its directory is created with mode 0700 if absent; the file
+	// is created with mode 0600.
+	Path string
+
+	// SecretPath is the per-install HMAC key used by [Ledger.DigestArgs]:
+	// 32 random bytes, mode 0600, created atomically if absent. If empty,
+	// Path + ".key" is used.
+	SecretPath string
+
+	// HeadPath is the head file, which records the last committed row so
+	// that [Ledger.Verify] can detect truncation. If empty, Path + ".head"
+	// is used.
+	HeadPath string
+
+	// ReadOnly opens an existing ledger for Query, Stats and Verify only:
+	// nothing is created, migrated or written, and the write methods
+	// return [ErrReadOnly]. Open fails with [ErrNoLedger] if Path does not
+	// exist.
+	ReadOnly bool
+
+	// StoreArgs keeps [Event.Args] (redacted argument values supplied by the
+	// caller). If false, the ledger drops Args and keeps only ArgsDigest.
+	StoreArgs bool
+
+	// MaxBatch caps the rows committed in one transaction. If zero, 256 is
+	// used.
+	MaxBatch int
+
+	// BusyTimeout is how long a write waits for another process holding the
+	// database lock before it fails. If less than 5s, 5s is used.
+	BusyTimeout time.Duration
+
+	// Logger receives operator diagnostics: failed commits, detected
+	// tampering, loose file modes. If nil, logs are discarded.
+	Logger *slog.Logger
+
+	// Now returns the current time, used for events recorded with a zero
+	// Time. If nil, time.Now is used.
+	Now func() time.Time
+
+	// Rand is the source of the HMAC secret when one is created. If nil,
+	// crypto/rand.Reader is used.
+	Rand io.Reader
+}
+
+// Ledger is the tamper-evident audit ledger: an append-only SQLite table in
+// which each row carries the SHA-256 hash of the previous row.
+//
+// A Ledger is safe for concurrent use by multiple goroutines. Writes from all
+// goroutines go through one writer goroutine that commits them in batches,
+// so concurrent callers share an fsync; several processes may also open the
+// same file, and their writes serialise on SQLite's lock. Close stops the
+// writer; it must be called once the Ledger is no longer needed.
+type Ledger struct {
+	path      string
+	headPath  string
+	readOnly  bool
+	storeArgs bool
+	maxBatch  int
+	log       *slog.Logger
+	now       func() time.Time
+	secret    []byte // nil when read-only and no key exists yet
+	rdb       *sql.DB
+	wdb       *sql.DB         // nil when read-only
+	reqs      chan *request   // nil when read-only
+	stopped   chan struct{}   // closed when the writer goroutine returns
+	bg        context.Context // the writer's context; never cancelled
+
+	// mu protects the following. Methods hold it for reading while they use
+	// the databases; Close holds it for writing.
+	mu     sync.RWMutex
+	closed bool
+
+	// wmu serialises write transactions (the writer goroutine's batches and
+	// Prune) and protects the following.
+	wmu    sync.Mutex
+	wconn  *sql.Conn // the one write connection, kept for the Ledger's life
+	ins    *sql.Stmt // insertSQL prepared on wconn
+	head   *headFile
+	hasher *rowHasher
+
+	// healthMu protects the following.
+	healthMu sync.Mutex
+	writeErr error // outcome of the last write; nil when it succeeded
+}
+
+type request struct {
+	ev   Event
+	done chan error
+}
+
+// Open opens the ledger at cfg.Path, creating, migrating and checking it.
+//
+// Unless cfg.ReadOnly is set, Open creates the database, its directory, the
+// HMAC secret and the head file as needed, brings the schema to the current
+// version, and compares the head file with the database. If rows the head
+// records are missing or different, Open logs the fact and appends an
+// [TypeHeadMismatch] event, so [Ledger.Verify] keeps reporting the damage.
+// Open fails if the database cannot be written: the caller must not serve
+// tools it cannot audit.
+func Open(ctx context.Context, cfg Config) (*Ledger, error) {
+	c := cfg
+	if c.Path == "" {
+		return nil, errors.New("audit: Config.Path is required")
+	}
+	path, err := filepath.Abs(c.Path)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	if c.SecretPath == "" {
+		c.SecretPath = path + ".key"
+	}
+	if c.HeadPath == "" {
+		c.HeadPath = path + ".head"
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = defaultMaxBatch
+	}
+	if c.BusyTimeout < minBusyTimeout {
+		c.BusyTimeout = minBusyTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Reader
+	}
+	l := &Ledger{
+		path:      path,
+		headPath:  c.HeadPath,
+		readOnly:  c.ReadOnly,
+		storeArgs: c.StoreArgs,
+		maxBatch:  c.MaxBatch,
+		log:       c.Logger,
+		now:       c.Now,
+		bg:        context.WithoutCancel(ctx),
+		hasher:    newRowHasher(),
+	}
+	if c.ReadOnly {
+		if err := l.openReadOnly(ctx, c); err != nil {
+			return nil, err
+		}
+		return l, nil
+	}
+	if err := l.openReadWrite(ctx, c); err != nil {
+		l.closeHandles()
+		return nil, err
+	}
+	l.reqs = make(chan *request, requestQueueLength)
+	l.stopped = make(chan struct{})
+	go l.run()
+	return l, nil
+}
+
+func (l *Ledger) openReadOnly(ctx context.Context, c Config) error {
+	fi, err := os.Stat(l.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w at %s", ErrNoLedger, l.path)
+	}
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("audit: %s is not a regular file", l.path)
+	}
+	if key, err := loadSecret(c.SecretPath, nil, false); err == nil {
+		l.secret = key
+	}
+	l.rdb, err = openDB(l.path, url.Values{"mode": {"ro"}, "_busy_timeout": {msString(c.BusyTimeout)}})
+	if err != nil {
+		return err
+	}
+	l.rdb.SetMaxOpenConns(readerConns)
+	var v int
+	if err := l.rdb.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		l.rdb.Close()
+		return fmt.Errorf("audit: open %s: %w", l.path, err)
+	}
+	if v > schemaVersion {
+		l.rdb.Close()
+		return &SchemaVersionError{Path: l.path, Found: v, Max: schemaVersion}
+	}
+	if v < schemaVersion {
+		l.rdb.Close()
+		return fmt.Errorf("audit: %s has schema version %d; open it read-write once to migrate it to %d", l.path, v, schemaVersion)
+	}
+	return nil
+}
+
+func (l *Ledger) openReadWrite(ctx context.Context, c Config) error {
+	dir := filepath.Dir(l.path)
+	switch fi, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("audit: create directory: %w", err)
+		}
+		if err := os.Chmod(dir, 0o700); err != nil { // MkdirAll is subject to the umask
+			return fmt.Errorf("audit: create directory: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("audit: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("audit: %s is not a directory", dir)
+	case fi.Mode().Perm()&0o077 != 0:
+		l.log.LogAttrs(ctx, slog.LevelWarn, "audit directory is accessible by group or others",
+			slog.String("dir", dir), slog.String("mode", fmt.Sprintf("%04o", fi.Mode().Perm())))
+	}
+	if err := createOwnerOnly(ctx, l.log, l.path); err != nil {
+		return err
+	}
+	key, err := loadSecret(c.SecretPath, c.Rand, true)
+	if err != nil {
+		return err
+	}
+	l.secret = key
+
+	l.wdb, err = openDB(l.path, url.Values{
+		"_journal_mode": {"WAL"},
+		"_synchronous":  {"FULL"},
+		"_busy_timeout": {msString(c.BusyTimeout)},
+		"_txlock":       {"immediate"},
+	})
+	if err != nil {
+		return err
+	}
+	l.wdb.SetMaxOpenConns(1)
+	l.wconn, err = l.wdb.Conn(ctx)
+	if err != nil {
+		return &WriteError{Path: l.path, Op: "open", Err: err}
+	}
+	// fullfsync makes SQLite use F_FULLFSYNC on macOS, where fsync does not
+	// flush the drive's cache; elsewhere it has no effect.
+	if _, err := l.wconn.ExecContext(ctx, `PRAGMA fullfsync = ON; PRAGMA checkpoint_fullfsync = ON`); err != nil {
+		return &WriteError{Path: l.path, Op: "configure", Err: err}
+	}
+	var mode string
+	var syncLevel int
+	if err := l.wconn.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		return &WriteError{Path: l.path, Op: "configure", Err: err}
+	}
+	if err := l.wconn.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&syncLevel); err != nil {
+		return &WriteError{Path: l.path, Op: "configure", Err: err}
+	}
+	if mode != "wal" || syncLevel != 2 {
+		return fmt.Errorf("audit: %s: journal_mode=%s synchronous=%d, want wal and 2 (FULL)", l.path, mode, syncLevel)
+	}
+	if err := migrate(ctx, l.wconn, l.path); err != nil {
+		return err
+	}
+	l.ins, err = l.wconn.PrepareContext(ctx, insertSQL)
+	if err != nil {
+		return &WriteError{Path: l.path, Op: "prepare", Err: err}
+	}
+	l.head, err = openHeadFile(c.HeadPath)
+	if err != nil {
+		return err
+	}
+	l.rdb, err = openDB(l.path, url.Values{"mode": {"ro"}, "_busy_timeout": {msString(c.BusyTimeout)}})
+	if err != nil {
+		return err
+	}
+	l.rdb.SetMaxOpenConns(readerConns)
+	// An empty write transaction compares the head with the database and
+	// records a mismatch now rather than at the first call.
+	if err := l.write(func(*chainWriter) error { return nil }); err != nil {
+		return err
+	}
+	return nil
+}
+
+// createOwnerOnly creates the database file with mode 0600 before SQLite
+// writes to it, so its content is never readable by others. It refuses a
+// path that exists but is not a regular file.
+func createOwnerOnly(ctx context.Context, log *slog.Logger, path string) error {
+	fi, err := os.Lstat(path)
+	if err == nil {
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			fi, err = os.Stat(path)
+		}
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			return nil // another process created it first
+		}
+		if err != nil {
+			return &WriteError{Path: path, Op: "create", Err: err}
+		}
+		return f.Close()
+	case err != nil:
+		return fmt.Errorf("audit: %w", err)
+	case !fi.Mode().IsRegular():
+		return &WriteError{Path: path, Op: "open", Err: fmt.Errorf("not a regular file (%s)", fi.Mode().Type())}
+	case fi.Mode().Perm()&0o077 != 0:
+		log.LogAttrs(ctx, slog.LevelWarn, "audit database is accessible by group or others",
+			slog.String("path", path), slog.String("mode", fmt.Sprintf("%04o", fi.Mode().Perm())))
+	}
+	return nil
+}
+
+func openDB(path string, q url.Values) (*sql.DB, error) {
+	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
+	db, err := sql.Open("sqlite3", u.String())
+	if err != nil {
+		return nil, fmt.Errorf("audit: open %s: %w", path, err)
+	}
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("audit: open %s: %w", path, err)
+	}
+	return db, nil
+}
+
+func msString(d time.Duration) string { return fmt.Sprint(d.Milliseconds()) }
+
+// Path returns the absolute path of the database file.
+func (l *Ledger) Path() string { return l.path }
+
+// Record appends e to the ledger and returns once the transaction holding it
+// is committed and fsynced, or with the error that stopped the commit (a
+// [*WriteError] when the disk is full or read-only). ctx's cancellation does
+// not abandon the write.
+//
+// The ledger assigns Seq, sets Time when it is zero, drops Args unless
+// [Config.StoreArgs] is set, and ignores Hash and PrevHash. Types starting
+// with "audit." are reserved for the ledger's own events.
+func (l *Ledger) Record(ctx context.Context, e Event) error {
+	_, err := l.Append(ctx, e)
+	return err
+}
+
+// Append is [Ledger.Record] that also returns the event as stored, with its
+// Seq, Time and hashes.
+func (l *Ledger) Append(ctx context.Context, e Event) (Event, error) {
+	return l.append(context.WithoutCancel(ctx), e, false)
+}
+
+func (l *Ledger) append(_ context.Context, e Event, reserved bool) (Event, error) {
+	if l.readOnly {
+		return Event{}, ErrReadOnly
+	}
+	if err := e.validate(reserved); err != nil {
+		return Event{}, err
+	}
+	if !l.storeArgs {
+		e.Args = ""
+	}
+	if e.ExitCode != nil {
+		code := *e.ExitCode
+		e.ExitCode = &code
+	}
+	e.Seq, e.Hash, e.PrevHash = 0, "", ""
+	if e.Time.IsZero() {
+		e.Time = l.now()
+	}
+	r := &request{ev: e, done: make(chan error, 1)}
+	l.mu.RLock()
+	if l.closed {
+		l.mu.RUnlock()
+		return Event{}, ErrClosed
+	}
+	l.reqs <- r
+	l.mu.RUnlock()
+	if err := <-r.done; err != nil {
+		return Event{}, err
+	}
+	return r.ev, nil
+}
+
+// run is the writer goroutine: it takes the requests already queued (up to
+// MaxBatch, for at most batchWindow), commits them in one transaction and
+// answers each. It never waits for more requests than are queued, so a lone
+// call pays one commit and no delay, and callers that arrive while a commit
+// is being fsynced share the next one.
+func (l *Ledger) run() {
+	defer close(l.stopped)
+	batch := make([]*request, 0, l.maxBatch)
+	for {
+		r, ok := <-l.reqs
+		if !ok {
+			return
+		}
+		batch = append(batch[:0], r)
+		deadline := time.Now().Add(batchWindow)
+	collect:
+		for len(batch) < l.maxBatch && time.Now().Before(deadline) {
+			select {
+			case r, ok := <-l.reqs:
+				if !ok {
+					break collect
+				}
+				batch = append(batch, r)
+			default:
+				break collect
+			}
+		}
+		err := l.write(func(c *chainWriter) error {
+			for _, r := range batch {
+				if err := c.append(&r.ev); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		for i, r := range batch {
+			r.done <- err
+			batch[i] = nil
+		}
+	}
+}
+
+// chainWriter appends rows inside one write transaction.
+type chainWriter struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	ins   *sql.Stmt
+	h     *rowHasher
+	now   func() time.Time
+	seq   int64             // last seq in the chain
+	hash  [sha256.Size]byte // its row hash
+	added int
+}
+
+func (c *chainWriter) append(e *Event) error {
+	e.Seq = c.seq + 1
+	if e.Time.IsZero() {
+		e.Time = c.now()
+	}
+	e.Time = e.Time.UTC()
+	prev := c.hash
+	row := c.h.hash(e, prev)
+	if _, err := c.ins.ExecContext(c.ctx, insertArgs(e, prev[:], row[:])...); err != nil {
+		return err
+	}
+	e.PrevHash, e.Hash = hexHash(prev), hexHash(row)
+	c.seq, c.hash = e.Seq, row
+	c.added++
+	return nil
+}
+
+// write runs fn in one BEGIN IMMEDIATE transaction positioned at the tail of
+// the chain, after checking the chain against the head file, commits, and
+// then advances the head. The returned error is a [*WriteError] for I/O
+// failures; fn's own error is returned as is after a rollback.
+func (l *Ledger) write(fn func(*chainWriter) error) error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	ctx := l.bg
+	err := l.writeLocked(ctx, fn)
+	if err != nil {
+		l.log.LogAttrs(ctx, slog.LevelError, "audit write failed", slog.String("path", l.path), slog.Any("err", err))
+	}
+	return err
+}
+
+func (l *Ledger) writeLocked(ctx context.Context, fn func(*chainWriter) error) error {
+	tx, err := l.wconn.BeginTx(ctx, nil)
+	if err != nil {
+		return l.setHealth(&WriteError{Path: l.path, Op: "begin", Err: err})
+	}
+	defer tx.Rollback()
+	c := &chainWriter{ctx: ctx, tx: tx, ins: tx.StmtContext(ctx, l.ins), h: l.hasher, now: l.now}
+	defer c.ins.Close()
+	var last []byte
+	switch err := tx.QueryRowContext(ctx, `SELECT seq, row_hash FROM events ORDER BY seq DESC LIMIT 1`).Scan(&c.seq, &last); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return l.setHealth(&WriteError{Path: l.path, Op: "read tail", Err: err})
+	default:
+		copy(c.hash[:], last)
+	}
+	if mm, err := l.checkHead(ctx, tx, c); err != nil {
+		return l.setHealth(&WriteError{Path: l.path, Op: "check head", Err: err})
+	} else if mm != nil {
+		if err := c.append(mm); err != nil {
+			return l.setHealth(&WriteError{Path: l.path, Op: "insert", Err: err})
+		}
+		l.log.LogAttrs(ctx, slog.LevelError, "audit ledger does not match its head: rows were truncated or rewritten",
+			slog.String("path", l.path), slog.String("detail", mm.Detail), slog.Int64("seq", mm.Seq))
+	}
+	if err := fn(c); err != nil {
+		var v *validationError
+		if errors.As(err, &v) {
+			return v.err
+		}
+		return l.setHealth(&WriteError{Path: l.path, Op: "insert", Err: err})
+	}
+	if c.added == 0 {
+		return l.setHealth(nil)
+	}
+	if err := tx.Commit(); err != nil {
+		return l.setHealth(&WriteError{Path: l.path, Op: "commit", Err: err})
+	}
+	if err := l.head.write(headRecord{Seq: c.seq, Hash: c.hash}, time.Now(), false); err != nil {
+		// The rows are committed, so their callers get nil; health reports
+		// that truncation after this point would go unseen.
+		l.log.LogAttrs(ctx, slog.LevelError, "audit head not updated", slog.String("path", l.headPath), slog.Any("err", err))
+		l.setHealth(&WriteError{Path: l.headPath, Op: "write head", Err: err})
+		return nil
+	}
+	l.setHealth(nil)
+	return nil
+}
+
+// validationError carries an error from a write callback that is the
+// caller's fault, not the disk's, so it does not mark the ledger unhealthy.
+type validationError struct{ err error }
+
+func (v *validationError) Error() string { return v.err.Error() }
+
+// headMismatch is the Detail of a TypeHeadMismatch event.
+type headMismatch struct {
+	Found       TamperKind `json:"found"` // TamperTruncated, TamperEdited or TamperHeadMissing
+	HeadSeq     int64      `json:"head_seq,omitempty"`
+	HeadHash    string     `json:"head_hash,omitempty"`
+	LastSeq     int64      `json:"last_seq"`
+	LastHash    string     `json:"last_hash,omitempty"`
+	Description string     `json:"description"`
+}
+
+// checkHead compares the head file with the chain as tx sees it. When the
+// chain lacks the rows the head records, it returns the event to append
+// first. On truncation it moves c to continue from the head, so the gap
+// stays visible to Verify and sequence numbers are never reused.
+func (l *Ledger) checkHead(ctx context.Context, tx *sql.Tx, c *chainWriter) (*Event, error) {
+	h, found, err := l.head.read()
+	if err != nil {
+		return nil, err
+	}
+	var mm headMismatch
+	switch {
+	case !found && c.seq == 0:
+		return nil, nil // a new ledger
+	case !found:
+		mm = headMismatch{Found: TamperHeadMissing, LastSeq: c.seq, LastHash: hexHash(c.hash),
+			Description: fmt.Sprintf("the head file %s is missing or unreadable while the ledger holds rows up to seq %d; rows after it may have been removed", l.headPath, c.seq)}
+	case h.Seq > c.seq:
+		mm = headMismatch{Found: TamperTruncated, HeadSeq: h.Seq, HeadHash: hexHash(h.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+			Description: fmt.Sprintf("the head records seq %d but the ledger ends at seq %d: rows %d-%d were removed", h.Seq, c.seq, c.seq+1, h.Seq)}
+		c.seq, c.hash = h.Seq, h.Hash
+	default:
+		var stored []byte
+		err := tx.QueryRowContext(ctx, `SELECT row_hash FROM events WHERE seq = ?`, h.Seq).Scan(&stored)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			if ok, err := prunedThrough(ctx, tx, h.Seq); err != nil || ok {
+				return nil, err
+			}
+			mm = headMismatch{Found: TamperDeleted, HeadSeq: h.Seq, HeadHash: hexHash(h.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+				Description: fmt.Sprintf("the head records seq %d, which is missing from the ledger and was not pruned", h.Seq)}
+		case err != nil:
+			return nil, err
+		case bytes.Equal(stored, h.Hash[:]):
+			return nil, nil
+		default:
+			mm = headMismatch{Found: TamperEdited, HeadSeq: h.Seq, HeadHash: hexHash(h.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+				Description: fmt.Sprintf("row %d differs from the head's record of it: the chain was rewritten", h.Seq)}
+		}
+	}
+	d, _ := json.Marshal(mm)
+	return &Event{Type: TypeHeadMismatch, Status: StatusError, Error: mm.Description, Detail: string(d)}, nil
+}
+
+// prunedThrough reports whether a recorded prune removed seq.
+func prunedThrough(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, seq int64) (bool, error) {
+	rows, err := q.QueryContext(ctx, `SELECT detail FROM events WHERE type = ? ORDER BY seq DESC`, TypePrune)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			return false, err
+		}
+		var p pruneDetail
+		if json.Unmarshal([]byte(d), &p) == nil && p.Rows > 0 && p.LastSeq >= seq {
+			return true, nil
+		}
+	}
+	return false, rows.Err()
+}
+
+func (l *Ledger) setHealth(err error) error {
+	l.healthMu.Lock()
+	l.writeErr = err
+	l.healthMu.Unlock()
+	return err
+}
+
+// Healthy reports whether the ledger can record: nil if the last write
+// committed (or none has been tried since Open succeeded), otherwise the
+// error of the last failed write, [ErrReadOnly] or [ErrClosed]. It does no
+// I/O, so /health may call it on every request.
+func (l *Ledger) Healthy() error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return ErrClosed
+	}
+	if l.readOnly {
+		return ErrReadOnly
+	}
+	l.healthMu.Lock()
+	defer l.healthMu.Unlock()
+	return l.writeErr
+}
+
+// DigestArgs returns the keyed digest stored in [Event.ArgsDigest]: the
+// first 16 hex digits of HMAC-SHA256 of raw under the per-install secret.
+// Identical arguments give identical digests within one install, while a
+// short secret among them cannot be recovered by hashing guesses. raw should
+// be a canonical encoding, such as json.Marshal of the argument map (which
+// sorts keys). It returns "" on a read-only ledger whose secret does not exist.
+func (l *Ledger) DigestArgs(raw []byte) string {
+	if l.secret == nil {
+		return ""
+	}
+	m := hmac.New(sha256.New, l.secret)
+	m.Write(raw)
+	return hex.EncodeToString(m.Sum(nil))[:digestHexLen]
+}
+
+// Close commits the writes already submitted, stops the writer, checkpoints
+// the WAL and closes the files. Writes submitted after Close return
+// [ErrClosed]. Close is idempotent.
+func (l *Ledger) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	if l.reqs != nil {
+		close(l.reqs)
+	}
+	l.mu.Unlock()
+	if l.stopped != nil {
+		<-l.stopped
+	}
+	return l.closeHandles()
+}
+
+func (l *Ledger) closeHandles() error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	var errs []error
+	if l.wconn != nil {
+		// Best effort: fold the WAL back into the database so the files at
+		// rest are small. A reader in another process may prevent it.
+		l.wconn.ExecContext(l.bg, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	}
+	if l.ins != nil {
+		errs = append(errs, l.ins.Close())
+	}
+	if l.wconn != nil {
+		errs = append(errs, l.wconn.Close())
+	}
+	if l.wdb != nil {
+		errs = append(errs, l.wdb.Close())
+	}
+	if l.head != nil {
+		errs = append(errs, l.head.close())
+	}
+	if l.rdb != nil {
+		errs = append(errs, l.rdb.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("audit: close: %w", err)
+	}
+	return nil
+}
+
+// timeFromNS and timeDuration convert stored integers.
+func timeFromNS(ns int64) time.Time       { return time.Unix(0, ns).UTC() }
+func timeDuration(ns int64) time.Duration { return time.Duration(ns) }
+func fmtHash(b []byte) string             { return hex.EncodeToString(b) }

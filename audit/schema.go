@@ -1,0 +1,150 @@
+package audit
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations is the schema history: migrations[i] takes the database from
+// PRAGMA user_version i to i+1. Append; never edit a released entry.
+var migrations = [...]string{
+	// 0 → 1: the events table. seq is the rowid, assigned by the ledger
+	// (never AUTOINCREMENT's guess), so the chain order is the key order.
+	// time_ns and duration_ns are nanoseconds; exit_code is NULL when the
+	// command did not exit; prev_hash and row_hash are 32-byte SHA-256 sums.
+	`CREATE TABLE events (
+		seq          INTEGER PRIMARY KEY,
+		time_ns      INTEGER NOT NULL,
+		type         TEXT    NOT NULL,
+		call_id      TEXT    NOT NULL DEFAULT '',
+		phase        TEXT    NOT NULL DEFAULT '',
+		principal    TEXT    NOT NULL DEFAULT '',
+		transport    TEXT    NOT NULL DEFAULT '',
+		remote_addr  TEXT    NOT NULL DEFAULT '',
+		session      TEXT    NOT NULL DEFAULT '',
+		tool         TEXT    NOT NULL DEFAULT '',
+		host         TEXT    NOT NULL DEFAULT '',
+		route        TEXT    NOT NULL DEFAULT '',
+		decision     TEXT    NOT NULL DEFAULT '',
+		rule         TEXT    NOT NULL DEFAULT '',
+		bypassed     INTEGER NOT NULL DEFAULT 0,
+		exit_code    INTEGER,
+		signal       TEXT    NOT NULL DEFAULT '',
+		duration_ns  INTEGER NOT NULL DEFAULT 0,
+		stdout_bytes INTEGER NOT NULL DEFAULT 0,
+		stderr_bytes INTEGER NOT NULL DEFAULT 0,
+		truncated    INTEGER NOT NULL DEFAULT 0,
+		status       TEXT    NOT NULL DEFAULT '',
+		error        TEXT    NOT NULL DEFAULT '',
+		args_digest  TEXT    NOT NULL DEFAULT '',
+		args         TEXT    NOT NULL DEFAULT '',
+		detail       TEXT    NOT NULL DEFAULT '',
+		prev_hash    BLOB    NOT NULL,
+		row_hash     BLOB    NOT NULL
+	);
+	CREATE INDEX events_time ON events(time_ns);
+	CREATE INDEX events_tool ON events(tool);
+	CREATE INDEX events_call ON events(call_id) WHERE call_id != '';`,
+}
+
+// schemaVersion is the version this build writes.
+const schemaVersion = len(migrations)
+
+// columns lists the stored fields in the order of scanEvent and insertSQL.
+const columns = `seq, time_ns, type, call_id, phase, principal, transport, remote_addr, session,
+	tool, host, route, decision, rule, bypassed, exit_code, signal, duration_ns,
+	stdout_bytes, stderr_bytes, truncated, status, error, args_digest, args, detail,
+	prev_hash, row_hash`
+
+const insertSQL = `INSERT INTO events (` + columns + `) VALUES
+	(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// migrate brings the database to schemaVersion inside one write
+// transaction. A database newer than this build is refused untouched.
+func migrate(ctx context.Context, db *sql.Conn, path string) error {
+	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the writer pool sets _txlock
+	if err != nil {
+		return &WriteError{Path: path, Op: "begin migration", Err: err}
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
+		return fmt.Errorf("audit: read schema version of %s: %w", path, err)
+	}
+	if v > schemaVersion {
+		return &SchemaVersionError{Path: path, Found: v, Max: schemaVersion}
+	}
+	if v == schemaVersion {
+		return nil
+	}
+	for i := v; i < schemaVersion; i++ {
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			return &WriteError{Path: path, Op: fmt.Sprintf("migrate schema %d→%d", i, i+1), Err: err}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
+		return &WriteError{Path: path, Op: "set schema version", Err: err}
+	}
+	if err := tx.Commit(); err != nil {
+		return &WriteError{Path: path, Op: "commit migration", Err: err}
+	}
+	return nil
+}
+
+// scanner is *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+// storedRow is an event as read back, with its raw hashes.
+type storedRow struct {
+	Event
+	prev, hash []byte
+}
+
+func scanEvent(s scanner) (storedRow, error) {
+	var (
+		r        storedRow
+		timeNS   int64
+		exitCode sql.NullInt64
+		durNS    int64
+		bypassed int64
+		trunc    int64
+	)
+	err := s.Scan(&r.Seq, &timeNS, &r.Type, &r.CallID, &r.Phase, &r.Principal, &r.Transport,
+		&r.RemoteAddr, &r.Session, &r.Tool, &r.Host, &r.Route, &r.Decision, &r.Rule, &bypassed,
+		&exitCode, &r.Signal, &durNS, &r.StdoutBytes, &r.StderrBytes, &trunc, &r.Status,
+		&r.Error, &r.ArgsDigest, &r.Args, &r.Detail, &r.prev, &r.hash)
+	if err != nil {
+		return r, err
+	}
+	r.Time = timeFromNS(timeNS)
+	r.Duration = timeDuration(durNS)
+	r.Bypassed = bypassed != 0
+	r.Truncated = trunc != 0
+	if exitCode.Valid {
+		c := int(exitCode.Int64)
+		r.ExitCode = &c
+	}
+	r.PrevHash = fmtHash(r.prev)
+	r.Hash = fmtHash(r.hash)
+	return r, nil
+}
+
+// insertArgs returns the values for insertSQL.
+func insertArgs(e *Event, prev, row []byte) []any {
+	var exit any
+	if e.ExitCode != nil {
+		exit = int64(*e.ExitCode)
+	}
+	return []any{e.Seq, e.Time.UnixNano(), e.Type, e.CallID, e.Phase, e.Principal, e.Transport,
+		e.RemoteAddr, e.Session, e.Tool, e.Host, e.Route, e.Decision, e.Rule, boolInt(e.Bypassed),
+		exit, e.Signal, int64(e.Duration), e.StdoutBytes, e.StderrBytes, boolInt(e.Truncated),
+		e.Status, e.Error, e.ArgsDigest, e.Args, e.Detail, prev, row}
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

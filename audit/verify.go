@@ -1,0 +1,269 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+)
+
+// reorderWindow is how far from its position Verify looks for the seq a
+// row was written with, to tell a moved row from an edited one.
+const reorderWindow = 256
+
+// VerifyReport is the outcome of [Ledger.Verify].
+type VerifyReport struct {
+	Rows     int64        `json:"rows"`                // rows checked
+	FirstSeq int64        `json:"first_seq,omitempty"` // first row present
+	LastSeq  int64        `json:"last_seq,omitempty"`  // last row present
+	LastHash string       `json:"last_hash,omitempty"` // hash of the last row: the value to keep off-box
+	Pruned   int64        `json:"pruned,omitempty"`    // rows before FirstSeq removed by a recorded prune
+	HeadSeq  int64        `json:"head_seq,omitempty"`  // what the head file records; 0 if it is missing
+	HeadHash string       `json:"head_hash,omitempty"`
+	Problem  *TamperError `json:"problem,omitempty"` // the first bad row; nil if the chain is intact
+}
+
+// OK reports whether the chain verified.
+func (r *VerifyReport) OK() bool { return r.Problem == nil }
+
+// pruneDetail is the Detail of a TypePrune event. LastSeq and LastHash
+// anchor the chain: the first row kept has seq LastSeq+1 and prev_hash
+// LastHash.
+type pruneDetail struct {
+	Before   string `json:"before"`
+	Rows     int64  `json:"rows"`
+	FirstSeq int64  `json:"first_seq,omitempty"`
+	LastSeq  int64  `json:"last_seq,omitempty"`
+	LastHash string `json:"last_hash,omitempty"`
+}
+
+// Verify walks the whole chain in one snapshot and checks that every row
+// matches its hash, links to its predecessor, and follows it in sequence;
+// that the first row starts the chain or follows rows removed by a recorded
+// [Ledger.Prune]; and that the row recorded in the head file is present and
+// unchanged. It also reports the damage recorded by any [TypeHeadMismatch]
+// event.
+//
+// It returns the report and, if the chain is broken, a [*TamperError]
+// naming the first bad row (also in report.Problem). Other errors mean the
+// ledger could not be read.
+func (l *Ledger) Verify(ctx context.Context) (VerifyReport, error) {
+	var rep VerifyReport
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return rep, ErrClosed
+	}
+	// The head is read before the snapshot starts: it is written after the
+	// commit it names, so the snapshot contains that row.
+	head, headFound, err := readHeadFile(l.headPath)
+	if err != nil {
+		return rep, err
+	}
+	if headFound {
+		rep.HeadSeq, rep.HeadHash = head.Seq, hexHash(head.Hash)
+	}
+	tx, err := l.rdb.BeginTx(ctx, nil)
+	if err != nil {
+		return rep, fmt.Errorf("audit: verify: %w", err)
+	}
+	defer tx.Rollback()
+	v := verifier{ctx: ctx, tx: tx, h: newRowHasher(), anchors: map[int64][]byte{}}
+	rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM events ORDER BY seq`)
+	if err != nil {
+		return rep, fmt.Errorf("audit: verify: %w", err)
+	}
+	var (
+		prevSeq     int64
+		prevHash    []byte
+		firstPrev   []byte
+		headChecked bool
+	)
+	for rows.Next() {
+		r, err := scanEvent(rows)
+		if err != nil {
+			rows.Close()
+			return rep, fmt.Errorf("audit: verify: %w", err)
+		}
+		selfOK := len(r.prev) == sha256.Size && len(r.hash) == sha256.Size && bytes.Equal(v.rehash(&r, r.Seq), r.hash)
+		switch {
+		case rep.Rows == 0:
+			rep.FirstSeq, firstPrev = r.Seq, r.prev
+		case r.Seq != prevSeq+1:
+			kind, why := TamperDeleted, "no prune records their removal"
+			if mm, ok := mismatchOf(&r); ok && mm.Found == TamperTruncated && mm.LastSeq == prevSeq {
+				kind, why = TamperTruncated, fmt.Sprintf("they were cut from the end of the ledger, as recorded at seq %d", r.Seq)
+			}
+			v.report(prevSeq+1, kind, fmt.Sprintf("rows %s are missing: %s", seqRange(prevSeq+1, r.Seq-1), why))
+		case selfOK && !bytes.Equal(r.prev, prevHash):
+			v.report(prevSeq, TamperEdited, fmt.Sprintf("row %d was rewritten: row %d is chained to a different hash", prevSeq, r.Seq))
+		}
+		if !selfOK && v.wants(r.Seq) {
+			kind, detail := v.classify(&r)
+			v.report(r.Seq, kind, detail)
+		}
+		if selfOK {
+			v.noteEvent(&r)
+		}
+		if headFound && r.Seq == head.Seq {
+			headChecked = true
+			if !bytes.Equal(r.hash, head.Hash[:]) {
+				v.report(r.Seq, TamperEdited, fmt.Sprintf("row %d differs from the head file's record of it: the chain was rewritten from here", r.Seq))
+			}
+		}
+		prevSeq, prevHash = r.Seq, r.hash
+		rep.Rows++
+		rep.LastSeq, rep.LastHash = r.Seq, r.Hash
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return rep, fmt.Errorf("audit: verify: %w", err)
+	}
+
+	switch {
+	case rep.Rows == 0:
+		if headFound {
+			v.report(1, TamperTruncated, fmt.Sprintf("the ledger is empty but the head file records seq %d", head.Seq))
+		}
+	case rep.FirstSeq == 1:
+		if !bytes.Equal(firstPrev, make([]byte, sha256.Size)) {
+			v.report(1, TamperEdited, "row 1 does not start the chain: its previous hash is not zero")
+		}
+	default:
+		if a, ok := v.anchors[rep.FirstSeq]; ok && bytes.Equal(a, firstPrev) {
+			rep.Pruned = rep.FirstSeq - 1
+		} else {
+			start := int64(1)
+			for k := range v.anchors {
+				if k < rep.FirstSeq && k > start {
+					start = k
+				}
+			}
+			v.report(start, TamperDeleted, fmt.Sprintf("rows %s are missing and no prune records their removal", seqRange(start, rep.FirstSeq-1)))
+		}
+	}
+	switch {
+	case rep.Rows == 0:
+	case !headFound:
+		v.report(0, TamperHeadMissing, fmt.Sprintf("the head file %s is missing or unreadable: rows after seq %d may have been removed", l.headPath, rep.LastSeq))
+	case head.Seq > rep.LastSeq:
+		v.report(rep.LastSeq+1, TamperTruncated, fmt.Sprintf("the head file records seq %d but the ledger ends at seq %d: rows %s were removed", head.Seq, rep.LastSeq, seqRange(rep.LastSeq+1, head.Seq)))
+	case head.Seq < rep.FirstSeq:
+		if !v.prunedThrough(head.Seq) {
+			v.report(head.Seq, TamperDeleted, fmt.Sprintf("row %d, recorded in the head file, is missing and no prune records its removal", head.Seq))
+		}
+	case !headChecked:
+		// The row is in a gap, which is already reported.
+	}
+	rep.Problem = v.problem
+	if v.problem != nil {
+		return rep, v.problem
+	}
+	return rep, nil
+}
+
+// verifier holds Verify's state.
+type verifier struct {
+	ctx     context.Context
+	tx      *sql.Tx
+	h       *rowHasher
+	anchors map[int64][]byte // seq → expected prev_hash, from prune events
+	pruned  []int64          // LastSeq of each prune that removed rows
+	problem *TamperError
+}
+
+// report keeps the problem with the lowest seq; a problem with no seq ranks
+// last.
+func (v *verifier) report(seq int64, kind TamperKind, detail string) {
+	if v.wants(seq) {
+		v.problem = &TamperError{Seq: seq, Kind: kind, Detail: detail}
+	}
+}
+
+func (v *verifier) wants(seq int64) bool {
+	return v.problem == nil || seq != 0 && (v.problem.Seq == 0 || seq < v.problem.Seq)
+}
+
+func (v *verifier) rehash(r *storedRow, seq int64) []byte {
+	var prev [sha256.Size]byte
+	copy(prev[:], r.prev)
+	e := r.Event
+	e.Seq = seq
+	sum := v.h.hash(&e, prev)
+	return sum[:]
+}
+
+// classify tells a row written at another seq (moved) from an edited one:
+// a moved row still matches its hash when hashed with its original seq.
+func (v *verifier) classify(r *storedRow) (TamperKind, string) {
+	if len(r.prev) == sha256.Size && len(r.hash) == sha256.Size {
+		candidates := make([]int64, 0, 2*reorderWindow+1)
+		var pred int64
+		if err := v.tx.QueryRowContext(v.ctx, `SELECT seq FROM events WHERE row_hash = ?`, r.prev).Scan(&pred); err == nil {
+			candidates = append(candidates, pred+1)
+		}
+		for d := int64(1); d <= reorderWindow; d++ {
+			candidates = append(candidates, r.Seq-d, r.Seq+d)
+		}
+		for _, seq := range candidates {
+			if seq > 0 && seq != r.Seq && bytes.Equal(v.rehash(r, seq), r.hash) {
+				return TamperReordered, fmt.Sprintf("the row at seq %d was written as seq %d", r.Seq, seq)
+			}
+		}
+	}
+	return TamperEdited, fmt.Sprintf("row %d does not match its hash: a field was changed", r.Seq)
+}
+
+// noteEvent records what the ledger's own events say about the chain.
+func (v *verifier) noteEvent(r *storedRow) {
+	switch r.Type {
+	case TypePrune:
+		var p pruneDetail
+		if json.Unmarshal([]byte(r.Detail), &p) == nil && p.Rows > 0 {
+			if h, err := hex.DecodeString(p.LastHash); err == nil {
+				v.anchors[p.LastSeq+1] = h
+				v.pruned = append(v.pruned, p.LastSeq)
+			}
+		}
+	case TypeHeadMismatch:
+		mm, ok := mismatchOf(r)
+		if !ok {
+			v.report(r.Seq, TamperEdited, fmt.Sprintf("row %d records a head mismatch the ledger cannot parse", r.Seq))
+			return
+		}
+		switch mm.Found {
+		case TamperTruncated, TamperHeadMissing:
+			v.report(mm.LastSeq+1, mm.Found, fmt.Sprintf("%s (recorded at seq %d)", mm.Description, r.Seq))
+		default:
+			v.report(mm.HeadSeq, mm.Found, fmt.Sprintf("%s (recorded at seq %d)", mm.Description, r.Seq))
+		}
+	}
+}
+
+func (v *verifier) prunedThrough(seq int64) bool {
+	for _, last := range v.pruned {
+		if last >= seq {
+			return true
+		}
+	}
+	return false
+}
+
+func mismatchOf(r *storedRow) (headMismatch, bool) {
+	var mm headMismatch
+	if r.Type != TypeHeadMismatch {
+		return mm, false
+	}
+	err := json.Unmarshal([]byte(r.Detail), &mm)
+	return mm, err == nil && mm.Found != ""
+}
+
+func seqRange(a, b int64) string {
+	if a == b {
+		return fmt.Sprint(a)
+	}
+	return fmt.Sprintf("%d-%d", a, b)
+}
