@@ -9,8 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
+
+	"github.com/rigout/rigout/internal/proctest"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -396,13 +397,7 @@ func TestExecuteCommandTimeoutKillsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	pgid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	deadline := time.Now().Add(5 * time.Second)
-	for syscall.Kill(-pgid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("process group %d survived the timeout", pgid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	proctest.WaitGroupGone(t, pgid, 5*time.Second)
 }
 
 func TestExecuteCommandCapsOutput(t *testing.T) {

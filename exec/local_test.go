@@ -9,8 +9,9 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/rigout/rigout/internal/proctest"
 	"time"
 
 	"github.com/rigout/rigout/exec"
@@ -100,11 +101,6 @@ func TestLocalSignal(t *testing.T) {
 	}
 }
 
-// alive reports whether any process of the group still exists.
-func alive(pgid int) bool {
-	return syscall.Kill(-pgid, 0) == nil
-}
-
 func TestLocalTimeoutKillsTheGroup(t *testing.T) {
 	l := &exec.Local{Grace: 200 * time.Millisecond}
 	pidFile := filepath.Join(t.TempDir(), "pid")
@@ -123,13 +119,7 @@ func TestLocalTimeoutKillsTheGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	pgid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	deadline := time.Now().Add(5 * time.Second)
-	for alive(pgid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process group %d survived the timeout", pgid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	proctest.WaitGroupGone(t, pgid, 5*time.Second)
 }
 
 func TestLocalTermIgnoredGetsKill(t *testing.T) {

@@ -1,0 +1,480 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/rigout/rigout/internal/proctest"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	mcptransport "github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// binary is the rigout binary built once for the end-to-end tests.
+var binary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// rigoutBinary builds cmd/rigout into a temporary directory.
+func rigoutBinary(t testing.TB) string {
+	t.Helper()
+	binary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "rigout-e2e-")
+		if err != nil {
+			binary.err = err
+			return
+		}
+		binary.path = filepath.Join(dir, "rigout")
+		out, err := osexec.Command("go", "build", "-o", binary.path, ".").CombinedOutput()
+		if err != nil {
+			binary.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binary.err != nil {
+		t.Fatal(binary.err)
+	}
+	return binary.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binary.path != "" {
+		os.RemoveAll(filepath.Dir(binary.path))
+	}
+	os.Exit(code)
+}
+
+// server is a running rigout process driven by an MCP client.
+type server struct {
+	client *client.Client
+	pid    int
+	url    string // HTTP only
+}
+
+// startStdio runs `rigout stdio` as the client's subprocess.
+func startStdio(t testing.TB, args ...string) *server {
+	t.Helper()
+	bin := rigoutBinary(t)
+	var cmd *osexec.Cmd
+	tr := mcptransport.NewStdioWithOptions(bin, nil, append([]string{"stdio"}, args...),
+		mcptransport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*osexec.Cmd, error) {
+			cmd = osexec.CommandContext(ctx, command, args...)
+			cmd.Env = append(os.Environ(), env...)
+			return cmd, nil
+		}))
+	if err := tr.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr)
+	t.Cleanup(func() { c.Close() })
+	initialize(t, c)
+	return &server{client: c, pid: cmd.Process.Pid}
+}
+
+var listenRE = regexp.MustCompile(`listening on (http://\S+)`)
+
+// startHTTP runs `rigout serve` on a free loopback port and connects a
+// streamable HTTP client to it.
+func startHTTP(t testing.TB, args ...string) *server {
+	t.Helper()
+	cmd, url := startServe(t, args...)
+	c, err := client.NewStreamableHttpClient(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	initialize(t, c)
+	return &server{client: c, pid: cmd.Process.Pid, url: url}
+}
+
+// startServe starts `rigout serve --addr 127.0.0.1:0` and returns the process
+// and its MCP URL. The process is stopped (by its PID) when the test ends.
+func startServe(t testing.TB, args ...string) (*osexec.Cmd, string) {
+	t.Helper()
+	bin := rigoutBinary(t)
+	cmd := osexec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sent := false
+		for sc.Scan() {
+			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil && !sent {
+				urls <- m[1]
+				sent = true
+			}
+		}
+		if !sent {
+			close(urls)
+		}
+	}()
+	select {
+	case url, ok := <-urls:
+		if !ok {
+			t.Fatal("rigout serve exited before listening")
+		}
+		return cmd, url
+	case <-time.After(15 * time.Second):
+		t.Fatal("rigout serve did not start listening")
+	}
+	return nil, ""
+}
+
+func initialize(t testing.TB, c *client.Client) *mcp.InitializeResult {
+	t.Helper()
+	var req mcp.InitializeRequest
+	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcp.Implementation{Name: "rigout-e2e", Version: "1"}
+	res, err := c.Initialize(context.Background(), req)
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return res
+}
+
+func call(t testing.TB, c *client.Client, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	var req mcp.CallToolRequest
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", name, err)
+	}
+	return res
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var sb strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			sb.WriteString(t.Text)
+		}
+	}
+	return sb.String()
+}
+
+// transports runs f against the real binary over stdio and over HTTP.
+func transports(t *testing.T, f func(t *testing.T, s *server)) {
+	t.Run("stdio", func(t *testing.T) { f(t, startStdio(t)) })
+	t.Run("http", func(t *testing.T) { f(t, startHTTP(t)) })
+}
+
+func TestE2EBasics(t *testing.T) {
+	transports(t, func(t *testing.T, s *server) {
+		ctx := context.Background()
+		if err := s.client.Ping(ctx); err != nil {
+			t.Fatalf("ping: %v", err)
+		}
+		tools, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, tool := range tools.Tools {
+			found = found || tool.Name == "execute_command"
+		}
+		if !found {
+			t.Fatalf("execute_command missing from %v", tools.Tools)
+		}
+
+		res := call(t, s.client, "execute_command", map[string]any{"command": "echo hi"})
+		if res.IsError || !strings.Contains(resultText(res), "stdout:\nhi\n") || !strings.Contains(resultText(res), "exit code: 0") {
+			t.Errorf("echo hi: %v %q", res.IsError, resultText(res))
+		}
+
+		res = call(t, s.client, "execute_command", map[string]any{"command": "echo nope >&2; exit 7"})
+		if !res.IsError || !strings.Contains(resultText(res), "exit code: 7") || !strings.Contains(resultText(res), "nope") {
+			t.Errorf("non-zero exit: %v %q", res.IsError, resultText(res))
+		}
+
+		// Missing and ill-typed arguments are refused, naming the field.
+		res = call(t, s.client, "execute_command", map[string]any{})
+		if !res.IsError || !strings.Contains(resultText(res), "`command`") {
+			t.Errorf("missing arguments: %q", resultText(res))
+		}
+		res = call(t, s.client, "execute_command", map[string]any{"command": 42})
+		if !res.IsError || !strings.Contains(resultText(res), "command: got number, want string") {
+			t.Errorf("ill-typed argument: %q", resultText(res))
+		}
+
+		// An unknown tool is an error naming it, and the server keeps serving.
+		var req mcp.CallToolRequest
+		req.Params.Name = "no_such_tool"
+		if _, err := s.client.CallTool(ctx, req); err == nil || !strings.Contains(err.Error(), "no_such_tool") {
+			t.Errorf("unknown tool: err = %v", err)
+		}
+		if err := s.client.Ping(ctx); err != nil {
+			t.Errorf("ping after errors: %v", err)
+		}
+	})
+}
+
+func TestE2ETimeoutLeavesNoProcess(t *testing.T) {
+	transports(t, func(t *testing.T, s *server) {
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		start := time.Now()
+		res := call(t, s.client, "execute_command", map[string]any{
+			"command": "echo $$ > " + pidFile + "; exec sh -c 'sleep 100 & sleep 100'",
+			"timeout": 1,
+		})
+		if !res.IsError || !strings.Contains(resultText(res), "timed out") {
+			t.Fatalf("result: %q", resultText(res))
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("took %v", d)
+		}
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pgid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		proctest.WaitGroupGone(t, pgid, 5*time.Second)
+	})
+}
+
+// vmHWM returns the peak resident set size of a process, in bytes.
+func vmHWM(t testing.TB, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+func TestE2EHugeOutputIsCappedWithBoundedMemory(t *testing.T) {
+	transports(t, func(t *testing.T, s *server) {
+		before := vmHWM(t, s.pid)
+		res := call(t, s.client, "execute_command", map[string]any{
+			"command": "head -c 209715200 /dev/zero | tr '\\0' x; echo; echo THE-END",
+			"timeout": 120,
+		})
+		var sc struct {
+			StdoutBytes   int64  `json:"stdout_bytes"`
+			StdoutDropped int64  `json:"stdout_dropped"`
+			Stdout        string `json:"stdout"`
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, &sc); err != nil {
+			t.Fatal(err)
+		}
+		const total = int64(209715200 + 1 + len("THE-END\n"))
+		if sc.StdoutBytes != total || sc.StdoutDropped != total-1<<20 {
+			t.Errorf("bytes %d dropped %d", sc.StdoutBytes, sc.StdoutDropped)
+		}
+		if !strings.HasSuffix(sc.Stdout, "THE-END\n") || !strings.Contains(resultText(res), "bytes dropped") {
+			t.Error("the tail of the output or the truncation marker is missing")
+		}
+		after := vmHWM(t, s.pid)
+		t.Logf("peak RSS %d MiB → %d MiB", before>>20, after>>20)
+		if after-before > 64<<20 {
+			t.Errorf("peak RSS grew by %d MiB for a 200 MiB output", (after-before)>>20)
+		}
+	})
+}
+
+// rawStdio runs `rigout stdio` with raw pipes, for input no client sends.
+func rawStdio(t *testing.T, input string) []map[string]any {
+	t.Helper()
+	cmd := osexec.Command(rigoutBinary(t), "stdio")
+	cmd.Stdin = strings.NewReader(input)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	var out []map[string]any
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Errorf("stdout line is not JSON-RPC: %q", sc.Text())
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestE2EStdioMalformedInput(t *testing.T) {
+	big := `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"` + strings.Repeat("x", 5<<20) + `"}}`
+	input := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{not json`,
+		`{"jsonrpc":"2.0","id":2,"method":"no/such/method"}`,
+		big,
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}`,
+	}, "\n") + "\n"
+	out := rawStdio(t, input)
+	byID := map[string]map[string]any{}
+	var parseErrors int
+	for _, m := range out {
+		if e, ok := m["error"].(map[string]any); ok && e["code"] == float64(-32700) {
+			parseErrors++
+		}
+		byID[fmt.Sprint(m["id"])] = m
+	}
+	if parseErrors != 2 {
+		t.Errorf("parse errors = %d, want 2 (bad JSON, oversized frame): %v", parseErrors, out)
+	}
+	if e, ok := byID["2"]["error"].(map[string]any); !ok || e["code"] != float64(-32601) {
+		t.Errorf("unknown method: %v", byID["2"])
+	}
+	if byID["3"]["result"] == nil {
+		t.Errorf("ping after bad input: %v", byID["3"])
+	}
+}
+
+func TestE2EHTTPMalformedInput(t *testing.T) {
+	_, url := startServe(t, "--max-body", "65536")
+	post := func(body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := post(`{"jsonrpc":`); !strings.Contains(body, "-32700") {
+		t.Errorf("malformed JSON: %d %s", code, body)
+	}
+	if code, body := post(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"p":"` + strings.Repeat("x", 70000) + `"}}`); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("oversized body: %d %s", code, body)
+	}
+	if code, body := post(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`); code != http.StatusBadRequest || !strings.Contains(body, "-32600") {
+		t.Errorf("batch: %d %s", code, body)
+	}
+	resp, err := http.Get(strings.TrimSuffix(url, "/mcp") + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var h map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil || h["ok"] != true || h["name"] != "rigout" || h["version"] == nil || h["ts"] == nil {
+		t.Errorf("health after bad input: %v %v", h, err)
+	}
+}
+
+func TestE2EServeShutsDownOnSIGTERM(t *testing.T) {
+	cmd, url := startServe(t)
+	c, err := client.NewStreamableHttpClient(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	initialize(t, c)
+	results := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		var req mcp.CallToolRequest
+		req.Params.Name = "execute_command"
+		req.Params.Arguments = map[string]any{"command": "sleep 1; echo drained"}
+		res, _ := c.CallTool(context.Background(), req)
+		results <- res
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-results:
+		if res == nil || !strings.Contains(resultText(res), "drained") {
+			t.Errorf("in-flight call was not drained: %v", res)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("in-flight call never answered")
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("rigout serve exited with %v after SIGTERM", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("rigout serve did not exit after SIGTERM")
+	}
+}
+
+func TestE2EServeRefusesNonLoopbackWithoutAuth(t *testing.T) {
+	out, err := osexec.Command(rigoutBinary(t), "serve", "--addr", "0.0.0.0:0").CombinedOutput()
+	var exitErr *osexec.ExitError
+	if err == nil || !asExit(err, &exitErr) || exitErr.ExitCode() != 2 || !strings.Contains(string(out), "refusing to listen on 0.0.0.0:0") {
+		t.Errorf("serve on 0.0.0.0: err %v, output %s", err, out)
+	}
+}
+
+func asExit(err error, target **osexec.ExitError) bool {
+	e, ok := err.(*osexec.ExitError)
+	if ok {
+		*target = e
+	}
+	return ok
+}
+
+func TestE2EVersionAndUsage(t *testing.T) {
+	out, err := osexec.Command(rigoutBinary(t), "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "rigout ") {
+		t.Errorf("version: %q %v", out, err)
+	}
+	out, err = osexec.Command(rigoutBinary(t), "frobnicate").CombinedOutput()
+	var exitErr *osexec.ExitError
+	if !asExit(err, &exitErr) || exitErr.ExitCode() != 2 || !strings.Contains(string(out), `unknown command "frobnicate"`) {
+		t.Errorf("unknown command: %q %v", out, err)
+	}
+}

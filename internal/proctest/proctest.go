@@ -1,0 +1,57 @@
+// Package proctest helps tests check that processes are gone.
+package proctest
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// GroupAlive reports whether any live process belongs to process group
+// pgid. Zombies — dead processes not yet reaped by their new parent — do
+// not count: they run nothing and hold nothing but a PID.
+func GroupAlive(pgid int) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The command name is in parentheses and may hold spaces; the
+		// fields after it are: state ppid pgrp ...
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		if g, err := strconv.Atoi(f[2]); err == nil && g == pgid {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitGroupGone fails the test if process group pgid still has a live
+// process after timeout.
+func WaitGroupGone(t testing.TB, pgid int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for GroupAlive(pgid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a process of group %d is still running", pgid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
