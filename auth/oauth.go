@@ -1,0 +1,1140 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Limits of the authorization server that are not worth a knob.
+const (
+	maxFormBytes    = 64 << 10
+	maxStateLen     = 1024
+	consentTTL      = 10 * time.Minute
+	maxCodeTTL      = 10 * time.Minute
+	spentCodeMemory = 10 * time.Minute // how long a spent code is remembered for reuse detection
+	maxUsedRefresh  = 32               // rotated refresh tokens remembered per grant
+	sweepEvery      = 30 * time.Second
+	maxRedirectURIs = 10
+)
+
+// errFull reports that a bounded table is full.
+var errFull = errors.New("auth: too many live grants")
+
+// oauthServer is the OAuth 2.1 authorization server of a Front.
+type oauthServer struct {
+	f       *Front
+	cfg     OAuthConfig
+	consent *template.Template
+
+	// mu protects the following.
+	mu        sync.Mutex
+	clients   map[string]*oauthClient
+	dynamic   int
+	codes     map[Digest]*pendingAuthz // authorization codes
+	consents  map[Digest]*pendingAuthz // consent pages awaiting a decision
+	spent     map[Digest]spentCode     // codes already looked up
+	grants    map[string]*grant
+	access    map[Digest]*issued
+	refresh   map[Digest]*issued
+	lastSweep time.Time
+}
+
+type oauthClient struct {
+	id, name     string
+	secret       Digest
+	confidential bool
+	redirects    []string
+	scopes       Scopes
+}
+
+// authzRequest is a validated authorization request.
+type authzRequest struct {
+	clientID, redirectURI, state, challenge, resource string
+}
+
+type pendingAuthz struct {
+	req     authzRequest
+	expires time.Time
+}
+
+type spentCode struct {
+	grantID string // "" when the exchange failed
+	expires time.Time
+}
+
+// grant is one authorization and every token refreshed from it: the family
+// that a reused refresh token or code revokes as a whole.
+type grant struct {
+	id, clientID string
+	scopes       Scopes
+	resource     string
+	access       []Digest // access tokens, possibly expired
+	refresh      Digest   // the current refresh token
+	used         []Digest // rotated refresh tokens, oldest first
+}
+
+// issued is an access or refresh token.
+type issued struct {
+	grant   *grant
+	expires time.Time
+	used    bool // a refresh token that has been rotated
+}
+
+func newOAuthServer(f *Front, c OAuthConfig) (*oauthServer, error) {
+	switch {
+	case c.Consent == c.InsecureAutoApprove:
+		return nil, &ConfigError{Field: "OAuth", Reason: "set exactly one of Consent and InsecureAutoApprove: authorizing a client hands out machine access"}
+	case c.AllowRegistration && !c.Consent:
+		return nil, &ConfigError{Field: "OAuth.AllowRegistration", Reason: "needs Consent: anyone may register a client"}
+	}
+	if c.Consent && !f.hasOperatorToken() {
+		return nil, &ConfigError{Field: "OAuth.Consent", Reason: "needs a static token with full scopes for the operator to approve with"}
+	}
+	if c.CodeTTL <= 0 {
+		c.CodeTTL = DefaultCodeTTL
+	}
+	if c.CodeTTL > maxCodeTTL {
+		return nil, &ConfigError{Field: "OAuth.CodeTTL", Reason: "at most 10 minutes"}
+	}
+	if c.AccessTTL <= 0 {
+		c.AccessTTL = DefaultAccessTTL
+	}
+	if c.RefreshTTL <= 0 {
+		c.RefreshTTL = DefaultRefreshTTL
+	}
+	if c.MaxGrants <= 0 {
+		c.MaxGrants = DefaultMaxGrants
+	}
+	if c.MaxRegisteredClients <= 0 {
+		c.MaxRegisteredClients = DefaultMaxClients
+	}
+	if err := c.RegistrationScopes.validate(); err != nil {
+		return nil, &ConfigError{Field: "OAuth.RegistrationScopes", Reason: "invalid", Err: err}
+	}
+	c.RegistrationScopes = c.RegistrationScopes.clone()
+	o := &oauthServer{
+		f:        f,
+		cfg:      c,
+		clients:  make(map[string]*oauthClient),
+		codes:    make(map[Digest]*pendingAuthz),
+		consents: make(map[Digest]*pendingAuthz),
+		spent:    make(map[Digest]spentCode),
+		grants:   make(map[string]*grant),
+		access:   make(map[Digest]*issued),
+		refresh:  make(map[Digest]*issued),
+	}
+	for i, cl := range c.Clients {
+		field := fmt.Sprintf("OAuth.Clients[%d]", i)
+		switch {
+		case cl.ID == "" || strings.IndexFunc(cl.ID, badScopeRune) >= 0:
+			return nil, &ConfigError{Field: field + ".ID", Reason: "required, printable ASCII without spaces"}
+		case o.clients[cl.ID] != nil:
+			return nil, &ConfigError{Field: field + ".ID", Reason: "duplicate client " + cl.ID}
+		case !cl.Secret.IsZero() && !cl.SecretDigest.IsZero():
+			return nil, &ConfigError{Field: field, Reason: "set Secret or SecretDigest, not both"}
+		case len(cl.RedirectURIs) == 0:
+			return nil, &ConfigError{Field: field + ".RedirectURIs", Reason: "at least one is required"}
+		}
+		for _, ru := range cl.RedirectURIs {
+			if !validRedirectURI(ru) {
+				return nil, &ConfigError{Field: field + ".RedirectURIs", Reason: fmt.Sprintf("%q must be https, or http on a loopback host, without fragment", ru)}
+			}
+		}
+		if err := cl.Scopes.validate(); err != nil {
+			return nil, &ConfigError{Field: field + ".Scopes", Reason: "invalid", Err: err}
+		}
+		oc := &oauthClient{id: cl.ID, name: cl.Name, redirects: append([]string(nil), cl.RedirectURIs...), scopes: cl.Scopes.clone()}
+		if oc.name == "" {
+			oc.name = cl.ID
+		}
+		switch {
+		case !cl.Secret.IsZero():
+			oc.secret, oc.confidential = cl.Secret.Digest(), true
+		case !cl.SecretDigest.IsZero():
+			oc.secret, oc.confidential = cl.SecretDigest, true
+		}
+		o.clients[cl.ID] = oc
+	}
+	if len(o.clients) == 0 && !c.AllowRegistration {
+		return nil, &ConfigError{Field: "OAuth.Clients", Reason: "no client and no dynamic registration: nobody could use the server"}
+	}
+	o.cfg.Clients = nil
+	t, err := template.New("consent").Parse(consentHTML)
+	if err != nil {
+		return nil, fmt.Errorf("auth: consent template: %w", err)
+	}
+	o.consent = t
+	return o, nil
+}
+
+// hasOperatorToken reports whether a static token with full scopes exists.
+func (f *Front) hasOperatorToken() bool {
+	for _, t := range f.tokens {
+		if t.scopes.IsFull() {
+			return true
+		}
+	}
+	return false
+}
+
+// validRedirectURI reports whether a redirect URI may be registered: https,
+// or http on a loopback host (OAuth 2.1, RFC 8252 §7.3), absolute, without
+// fragment or user info.
+func validRedirectURI(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Opaque != "" || u.User != nil || u.Fragment != "" || strings.Contains(raw, "#") {
+		return false
+	}
+	host, _, ok := splitHostPort(u.Host)
+	if !ok || !validHostname(host) {
+		return false
+	}
+	switch u.Scheme {
+	case "https":
+		return true
+	case "http":
+		return isLoopbackHost(host)
+	}
+	return false
+}
+
+// matchRedirect reports whether requested is one of the registered
+// redirect URIs: the same string, or for an http loopback URI the same
+// except for the port (RFC 8252 §7.3: the client picks an ephemeral port).
+func matchRedirect(registered []string, requested string) bool {
+	for _, r := range registered {
+		if r == requested {
+			return true
+		}
+	}
+	q, err := url.Parse(requested)
+	if err != nil || q.Scheme != "http" || q.User != nil || q.Fragment != "" || strings.Contains(requested, "#") {
+		return false
+	}
+	qh, _, ok := splitHostPort(q.Host)
+	if !ok || !isLoopbackHost(qh) {
+		return false
+	}
+	for _, r := range registered {
+		u, err := url.Parse(r)
+		if err != nil || u.Scheme != "http" {
+			continue
+		}
+		uh, _, ok := splitHostPort(u.Host)
+		if ok && uh == qh && u.EscapedPath() == q.EscapedPath() && u.RawQuery == q.RawQuery {
+			return true
+		}
+	}
+	return false
+}
+
+func (o *oauthServer) client(id string) *oauthClient {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.clients[id]
+}
+
+// ---- metadata ----
+
+// asMetadata is the RFC 8414 document.
+type asMetadata struct {
+	Issuer                            string   `json:"issuer"`
+	AuthorizationEndpoint             string   `json:"authorization_endpoint"`
+	TokenEndpoint                     string   `json:"token_endpoint"`
+	RegistrationEndpoint              string   `json:"registration_endpoint,omitempty"`
+	ResponseTypesSupported            []string `json:"response_types_supported"`
+	ResponseModesSupported            []string `json:"response_modes_supported"`
+	GrantTypesSupported               []string `json:"grant_types_supported"`
+	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
+	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported"`
+	IssParameterSupported             bool     `json:"authorization_response_iss_parameter_supported"`
+}
+
+func (o *oauthServer) serveMetadata(w http.ResponseWriter, r *http.Request) {
+	if !getOrHead(w, r) {
+		return
+	}
+	iss := o.f.origin
+	md := asMetadata{
+		Issuer:                            iss,
+		AuthorizationEndpoint:             iss + authorizePath,
+		TokenEndpoint:                     iss + tokenPath,
+		ResponseTypesSupported:            []string{"code"},
+		ResponseModesSupported:            []string{"query"},
+		GrantTypesSupported:               []string{"authorization_code", "refresh_token"},
+		TokenEndpointAuthMethodsSupported: []string{"client_secret_basic", "client_secret_post", "none"},
+		CodeChallengeMethodsSupported:     []string{"S256"},
+		IssParameterSupported:             true,
+	}
+	if o.cfg.AllowRegistration {
+		md.RegistrationEndpoint = iss + registerPath
+	}
+	writePublicJSON(w, r, md)
+}
+
+// ---- authorization endpoint ----
+
+func (o *oauthServer) serveAuthorize(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodGet:
+		o.authorizeRequest(w, r)
+	case r.Method == http.MethodPost && o.cfg.Consent:
+		o.consentDecision(w, r)
+	case o.cfg.Consent:
+		methodNotAllowed(w, "GET, POST")
+	default:
+		methodNotAllowed(w, "GET")
+	}
+}
+
+// authorizeRequest validates an authorization request (RFC 6749 §4.1.1,
+// OAuth 2.1, RFC 7636, RFC 8707). Errors about the client or redirect URI
+// are shown to the user, never redirected; later errors go back to the
+// client with iss (RFC 9207).
+func (o *oauthServer) authorizeRequest(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	for _, k := range []string{"client_id", "redirect_uri"} {
+		if len(q[k]) > 1 {
+			authzErrorPage(w, "invalid_request", "repeated parameter "+k)
+			return
+		}
+	}
+	cl := o.client(q.Get("client_id"))
+	if cl == nil {
+		authzErrorPage(w, "invalid_client", "unknown client_id")
+		return
+	}
+	ru := q.Get("redirect_uri")
+	if ru == "" || !matchRedirect(cl.redirects, ru) {
+		authzErrorPage(w, "invalid_request", "redirect_uri is missing or not registered for this client")
+		return
+	}
+	state := q.Get("state")
+	fail := func(code, desc string) {
+		o.redirectTo(w, ru, url.Values{"error": {code}, "error_description": {desc}}, state, http.StatusFound)
+	}
+	for _, k := range []string{"response_type", "state", "code_challenge", "code_challenge_method", "scope"} {
+		if len(q[k]) > 1 {
+			fail("invalid_request", "repeated parameter "+k)
+			return
+		}
+	}
+	switch {
+	case len(q["resource"]) > 1:
+		fail("invalid_target", "only one resource is served here")
+	case q.Get("response_type") != "code":
+		fail("unsupported_response_type", "response_type must be code")
+	case q.Get("code_challenge") == "":
+		fail("invalid_request", "PKCE is required: send code_challenge with code_challenge_method=S256")
+	case q.Get("code_challenge_method") != "S256":
+		fail("invalid_request", "code_challenge_method must be S256")
+	case !validChallenge(q.Get("code_challenge")):
+		fail("invalid_request", "code_challenge must be 43 base64url characters (S256)")
+	case len(state) > maxStateLen:
+		fail("invalid_request", "state is too long")
+	case q.Has("resource") && !o.isResource(q.Get("resource")):
+		fail("invalid_target", "resource is not this server")
+	default:
+		req := authzRequest{clientID: cl.id, redirectURI: ru, state: state, challenge: q.Get("code_challenge"), resource: o.f.resource}
+		if o.cfg.Consent {
+			o.showConsent(w, r, cl, req, "", http.StatusOK)
+			return
+		}
+		o.issueCode(w, r, req, http.StatusFound)
+	}
+}
+
+// isResource reports whether a resource parameter names this server.
+func (o *oauthServer) isResource(v string) bool {
+	u, err := url.Parse(v)
+	if err != nil {
+		return false
+	}
+	c, ok := canonicalResource(u)
+	return ok && c == o.f.resource
+}
+
+// validChallenge: an S256 challenge is exactly 43 base64url characters.
+func validChallenge(c string) bool {
+	if len(c) != 43 {
+		return false
+	}
+	for i := 0; i < len(c); i++ {
+		if !isB64URL(c[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// validVerifier: 43–128 unreserved characters (RFC 7636 §4.1).
+func validVerifier(v string) bool {
+	if len(v) < 43 || len(v) > 128 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !isB64URL(c) && c != '.' && c != '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func isB64URL(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}
+
+// pkceMatches compares S256(verifier) with the challenge in constant time.
+func pkceMatches(verifier, challenge string) bool {
+	sum := sha256.Sum256([]byte(verifier))
+	got := base64.RawURLEncoding.EncodeToString(sum[:])
+	return subtle.ConstantTimeCompare([]byte(got), []byte(challenge)) == 1
+}
+
+// authzErrorPage shows an error that must not be redirected.
+func authzErrorPage(w http.ResponseWriter, code, desc string) {
+	writeJSON(w, http.StatusBadRequest, errorBody{Error: code, Description: desc})
+}
+
+// redirectTo sends the user agent back to the client with params, state
+// and iss (RFC 9207).
+func (o *oauthServer) redirectTo(w http.ResponseWriter, redirectURI string, params url.Values, state string, status int) {
+	u, err := url.Parse(redirectURI)
+	if err != nil { // validated before; cannot happen
+		authzErrorPage(w, "server_error", "bad redirect_uri")
+		return
+	}
+	q := u.Query()
+	for k, v := range params {
+		q[k] = v
+	}
+	if state != "" {
+		q.Set("state", state)
+	}
+	q.Set("iss", o.f.origin)
+	u.RawQuery = q.Encode()
+	h := w.Header()
+	h.Set("Location", u.String())
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(status)
+}
+
+// issueCode mints an authorization code for req and redirects with it.
+func (o *oauthServer) issueCode(w http.ResponseWriter, r *http.Request, req authzRequest, status int) {
+	code, err := newSecret(o.f.rand)
+	if err != nil {
+		o.redirectTo(w, req.redirectURI, url.Values{"error": {"server_error"}}, req.state, status)
+		return
+	}
+	now := o.f.now()
+	o.mu.Lock()
+	o.sweepLocked(now)
+	full := len(o.codes)+len(o.consents) >= o.cfg.MaxGrants
+	if !full {
+		o.codes[code.Digest()] = &pendingAuthz{req: req, expires: now.Add(o.cfg.CodeTTL)}
+	}
+	o.mu.Unlock()
+	if full {
+		o.redirectTo(w, req.redirectURI, url.Values{"error": {"temporarily_unavailable"}, "error_description": {"too many pending authorizations"}}, req.state, status)
+		return
+	}
+	o.f.log.LogAttrs(r.Context(), slog.LevelInfo, "auth: authorization code issued",
+		slog.String("client", req.clientID), slog.String("remote", r.RemoteAddr))
+	o.redirectTo(w, req.redirectURI, url.Values{"code": {code.Reveal()}}, req.state, status)
+}
+
+// ---- consent ----
+
+const consentHTML = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Allow {{.Client}}?</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36em;margin:3em auto;padding:0 1em}code{word-break:break-all}.err{color:#a00}button{margin-right:1em}</style>
+</head><body>
+<h1>Allow {{.Client}} to use {{.Service}}?</h1>
+<p><strong>{{.Client}}</strong> asks for access to <code>{{.Resource}}</code>, which can run commands and read and write files on the machines this server reaches.</p>
+<p>Access it would get: <code>{{.Scopes}}</code></p>
+<p>When you decide, your browser goes to <strong>{{.RedirectHost}}</strong>.{{if .Loopback}} That is a program on the computer running this browser, not a website: allow only if you just started it.{{end}}</p>
+{{if .Error}}<p class="err" role="alert">{{.Error}}</p>{{end}}
+<form method="post" action="{{.Action}}">
+<input type="hidden" name="consent" value="{{.ConsentID}}">
+<p><label>Operator token (from the connection file)<br><input type="password" name="operator_token" autocomplete="off" required size="48"></label></p>
+<p><button type="submit" name="decision" value="approve">Allow</button>
+<button type="submit" name="decision" value="deny" formnovalidate>Deny</button></p>
+</form>
+</body></html>
+`
+
+type consentView struct {
+	Client, Service, Resource, Scopes, RedirectHost, Error, Action, ConsentID string
+	Loopback                                                                  bool
+}
+
+// consentCSP forbids framing (clickjacking) and everything the page does
+// not need. form-action is left out on purpose: browsers apply it to the
+// redirect that follows the form post, which goes to the client.
+const consentCSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"
+
+// showConsent renders the consent page for req with a fresh single-use
+// consent ID.
+func (o *oauthServer) showConsent(w http.ResponseWriter, r *http.Request, cl *oauthClient, req authzRequest, msg string, status int) {
+	id, err := newSecret(o.f.rand)
+	if err != nil {
+		authzErrorPage(w, "server_error", "no randomness")
+		return
+	}
+	now := o.f.now()
+	o.mu.Lock()
+	o.sweepLocked(now)
+	full := len(o.codes)+len(o.consents) >= o.cfg.MaxGrants
+	if !full {
+		o.consents[id.Digest()] = &pendingAuthz{req: req, expires: now.Add(consentTTL)}
+	}
+	o.mu.Unlock()
+	if full {
+		o.redirectTo(w, req.redirectURI, url.Values{"error": {"temporarily_unavailable"}, "error_description": {"too many pending authorizations"}}, req.state, http.StatusFound)
+		return
+	}
+	ru, _ := url.Parse(req.redirectURI)
+	host, _, _ := splitHostPort(ru.Host)
+	v := consentView{
+		Client:       cl.name,
+		Service:      o.f.cfg.Name,
+		Resource:     req.resource,
+		Scopes:       cl.scopes.String(),
+		RedirectHost: ru.Host,
+		Loopback:     isLoopbackHost(host),
+		Error:        msg,
+		Action:       authorizePath,
+		ConsentID:    id.Reveal(),
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", consentCSP)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	if err := o.consent.Execute(w, v); err != nil {
+		o.f.log.LogAttrs(r.Context(), slog.LevelError, "auth: consent page", slog.String("error", err.Error()))
+	}
+}
+
+// consentDecision handles the consent form: the consent ID is single-use;
+// approval needs a static token with full scopes.
+func (o *oauthServer) consentDecision(w http.ResponseWriter, r *http.Request) {
+	key := o.f.clientKey(r)
+	now := o.f.now()
+	if retry, blocked := o.f.throttle.blocked(key, now); blocked {
+		o.f.tooManyRequests(w, r, retry)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		authzErrorPage(w, "invalid_request", "unreadable form")
+		return
+	}
+	d := DigestOf(r.PostForm.Get("consent"))
+	o.mu.Lock()
+	p := o.consents[d]
+	delete(o.consents, d)
+	o.mu.Unlock()
+	if p == nil || !now.Before(p.expires) {
+		authzErrorPage(w, "invalid_request", "this consent page has expired or was already used; start again from the client")
+		return
+	}
+	cl := o.client(p.req.clientID)
+	if cl == nil {
+		authzErrorPage(w, "invalid_client", "client no longer exists")
+		return
+	}
+	switch r.PostForm.Get("decision") {
+	case "deny":
+		o.redirectTo(w, p.req.redirectURI, url.Values{"error": {"access_denied"}, "error_description": {"the operator denied the request"}}, p.req.state, http.StatusSeeOther)
+	case "approve":
+		if !o.f.isOperatorToken(r.PostForm.Get("operator_token"), now) {
+			o.f.fail(r, key, now, "auth.deny", "consent: operator token refused", "")
+			o.showConsent(w, r, cl, p.req, "That token was not accepted. Use a token with full access.", http.StatusForbidden)
+			return
+		}
+		o.f.event(r.Context(), Event{Type: "oauth.consent", ClientID: cl.id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
+		o.issueCode(w, r, p.req, http.StatusSeeOther)
+	default:
+		authzErrorPage(w, "invalid_request", "decision must be approve or deny")
+	}
+}
+
+// isOperatorToken reports whether tok is a live static token with full
+// scopes.
+func (f *Front) isOperatorToken(tok string, now time.Time) bool {
+	if _, ok := parseBearer([]string{"Bearer " + tok}); !ok {
+		return false
+	}
+	p, reason := f.lookupToken(tok, now)
+	return reason == "" && p.GrantID == "" && p.Scopes.IsFull()
+}
+
+// ---- token endpoint ----
+
+// tokenError writes an RFC 6749 §5.2 error.
+func tokenError(w http.ResponseWriter, status int, code, desc string) {
+	w.Header().Set("Pragma", "no-cache")
+	writeJSON(w, status, errorBody{Error: code, Description: desc})
+}
+
+type tokenResponse struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int64  `json:"expires_in"`
+	RefreshToken string `json:"refresh_token"`
+	Scope        string `json:"scope"`
+}
+
+func (o *oauthServer) serveToken(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		methodNotAllowed(w, "POST")
+		return
+	}
+	key := o.f.clientKey(r)
+	now := o.f.now()
+	if retry, blocked := o.f.throttle.blocked(key, now); blocked {
+		o.f.tooManyRequests(w, r, retry)
+		return
+	}
+	if r.URL.RawQuery != "" {
+		tokenError(w, http.StatusBadRequest, "invalid_request", "parameters belong in the form body, not the URL")
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
+		tokenError(w, http.StatusBadRequest, "invalid_request", "Content-Type must be application/x-www-form-urlencoded")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		tokenError(w, http.StatusBadRequest, "invalid_request", "unreadable form")
+		return
+	}
+	form := r.PostForm
+	for k, v := range form {
+		if len(v) > 1 {
+			tokenError(w, http.StatusBadRequest, "invalid_request", "repeated parameter "+k)
+			return
+		}
+	}
+	cl, basic, code, reason := o.authenticateClient(r, form)
+	if code != "" {
+		if code == "invalid_client" {
+			o.f.fail(r, key, now, "auth.deny", "token endpoint: "+reason, "")
+			if basic {
+				w.Header().Set("WWW-Authenticate", `Basic realm="oauth"`)
+			}
+			tokenError(w, http.StatusUnauthorized, code, "client authentication failed")
+			return
+		}
+		tokenError(w, http.StatusBadRequest, code, reason)
+		return
+	}
+	switch form.Get("grant_type") {
+	case "authorization_code":
+		o.exchangeCode(w, r, key, now, cl, form)
+	case "refresh_token":
+		o.refreshGrant(w, r, key, now, cl, form)
+	case "":
+		tokenError(w, http.StatusBadRequest, "invalid_request", "grant_type is required")
+	default:
+		tokenError(w, http.StatusBadRequest, "unsupported_grant_type", "use authorization_code or refresh_token")
+	}
+}
+
+// authenticateClient authenticates the client at the token endpoint by
+// client_secret_basic, client_secret_post or, for a public client, its
+// client_id alone. code is an OAuth error code when it fails; basic reports
+// whether HTTP Basic was used (the 401 must then challenge Basic).
+func (o *oauthServer) authenticateClient(r *http.Request, form url.Values) (cl *oauthClient, basic bool, code, reason string) {
+	id, secret := form.Get("client_id"), form.Get("client_secret")
+	hasSecret := form.Has("client_secret")
+	if vals := r.Header.Values("Authorization"); len(vals) > 0 {
+		user, pass, ok := r.BasicAuth()
+		if len(vals) != 1 || !ok {
+			return nil, false, "invalid_client", "unsupported Authorization header"
+		}
+		uid, err1 := url.QueryUnescape(user)
+		pw, err2 := url.QueryUnescape(pass)
+		switch {
+		case err1 != nil || err2 != nil:
+			return nil, true, "invalid_client", "malformed Basic credentials"
+		case hasSecret:
+			return nil, true, "invalid_request", "use one client authentication method"
+		case id != "" && id != uid:
+			return nil, true, "invalid_request", "client_id does not match the Authorization header"
+		}
+		id, secret, hasSecret, basic = uid, pw, true, true
+	}
+	if id == "" {
+		return nil, basic, "invalid_client", "no client_id"
+	}
+	cl = o.client(id)
+	switch {
+	case cl == nil:
+		equalSecret(secret, Digest{}) // same work as a known client
+		return nil, basic, "invalid_client", "unknown client"
+	case cl.confidential && !hasSecret:
+		return nil, basic, "invalid_client", "client secret required"
+	case cl.confidential && !equalSecret(secret, cl.secret):
+		return nil, basic, "invalid_client", "wrong client secret"
+	case !cl.confidential && hasSecret:
+		return nil, basic, "invalid_client", "public client sent a secret"
+	}
+	return cl, basic, "", ""
+}
+
+// exchangeCode is the authorization_code grant. The code is deleted when it
+// is looked up, so a failed exchange spends it too; presenting a spent code
+// revokes the grant it produced (RFC 6749 §4.1.2).
+func (o *oauthServer) exchangeCode(w http.ResponseWriter, r *http.Request, key string, now time.Time, cl *oauthClient, form url.Values) {
+	code, verifier, redirect := form.Get("code"), form.Get("code_verifier"), form.Get("redirect_uri")
+	switch {
+	case code == "":
+		tokenError(w, http.StatusBadRequest, "invalid_request", "code is required")
+		return
+	case redirect == "":
+		tokenError(w, http.StatusBadRequest, "invalid_request", "redirect_uri is required")
+		return
+	case verifier == "":
+		tokenError(w, http.StatusBadRequest, "invalid_request", "code_verifier is required (PKCE)")
+		return
+	}
+	d := DigestOf(code)
+	o.mu.Lock()
+	o.sweepLocked(now)
+	p := o.codes[d]
+	delete(o.codes, d)
+	if p == nil {
+		var revoked *grant
+		if sp, ok := o.spent[d]; ok && sp.grantID != "" {
+			revoked = o.grants[sp.grantID]
+			o.revokeLocked(sp.grantID)
+			delete(o.spent, d)
+		}
+		o.mu.Unlock()
+		if revoked != nil {
+			o.revoked(r, revoked, "authorization code reused")
+		}
+		o.f.fail(r, key, now, "auth.deny", "token endpoint: unknown or spent code", "")
+		tokenError(w, http.StatusBadRequest, "invalid_grant", "the code is invalid, expired or already used")
+		return
+	}
+	o.spent[d] = spentCode{expires: now.Add(spentCodeMemory)}
+	reason, errCode := "", "invalid_grant"
+	switch {
+	case !now.Before(p.expires):
+		reason = "code expired"
+	case p.req.clientID != cl.id:
+		reason = "code issued to another client"
+	case p.req.redirectURI != redirect:
+		reason = "redirect_uri differs from the authorization request"
+	case !validVerifier(verifier) || !pkceMatches(verifier, p.req.challenge):
+		reason = "code_verifier does not match the challenge"
+	case form.Has("resource") && !o.isResource(form.Get("resource")):
+		reason, errCode = "resource is not this server", "invalid_target"
+	}
+	if reason != "" {
+		o.mu.Unlock()
+		if errCode == "invalid_grant" {
+			o.f.fail(r, key, now, "auth.deny", "token endpoint: "+reason, "")
+		}
+		tokenError(w, http.StatusBadRequest, errCode, reason)
+		return
+	}
+	g, resp, err := o.newGrantLocked(cl, p.req.resource, now)
+	if err == nil {
+		o.spent[d] = spentCode{grantID: g.id, expires: now.Add(spentCodeMemory)}
+	}
+	o.mu.Unlock()
+	if err != nil {
+		o.unavailable(w, r, err)
+		return
+	}
+	o.f.log.LogAttrs(r.Context(), slog.LevelInfo, "auth: oauth grant issued",
+		slog.String("client", cl.id), slog.String("grant", g.id), slog.String("remote", r.RemoteAddr))
+	o.f.event(r.Context(), Event{Type: "oauth.grant", Principal: oauthPrefix + cl.id, ClientID: cl.id, GrantID: g.id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
+	writeToken(w, resp)
+}
+
+// refreshGrant is the refresh_token grant with rotation: each refresh token
+// works once; presenting a rotated one revokes the whole grant.
+func (o *oauthServer) refreshGrant(w http.ResponseWriter, r *http.Request, key string, now time.Time, cl *oauthClient, form url.Values) {
+	rt := form.Get("refresh_token")
+	if rt == "" {
+		tokenError(w, http.StatusBadRequest, "invalid_request", "refresh_token is required")
+		return
+	}
+	if form.Has("resource") && !o.isResource(form.Get("resource")) {
+		tokenError(w, http.StatusBadRequest, "invalid_target", "resource is not this server")
+		return
+	}
+	d := DigestOf(rt)
+	o.mu.Lock()
+	o.sweepLocked(now)
+	e := o.refresh[d]
+	var reason string
+	var revoked *grant
+	switch {
+	case e == nil:
+		reason = "unknown refresh token"
+	case e.used:
+		reason, revoked = "refresh token reused", e.grant
+	case e.grant.clientID != cl.id:
+		reason, revoked = "refresh token of another client", e.grant
+	case !now.Before(e.expires):
+		reason = "refresh token expired"
+	}
+	if revoked != nil {
+		o.revokeLocked(revoked.id)
+	}
+	if reason != "" {
+		o.mu.Unlock()
+		if revoked != nil {
+			o.revoked(r, revoked, reason)
+		}
+		o.f.fail(r, key, now, "auth.deny", "token endpoint: "+reason, "")
+		tokenError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is invalid, expired or already used")
+		return
+	}
+	g := e.grant
+	e.used = true
+	g.used = append(g.used, d)
+	if len(g.used) > maxUsedRefresh {
+		delete(o.refresh, g.used[0])
+		g.used = g.used[1:]
+	}
+	resp, err := o.issueLocked(g, now)
+	o.mu.Unlock()
+	if err != nil {
+		o.unavailable(w, r, err)
+		return
+	}
+	o.f.event(r.Context(), Event{Type: "oauth.refresh", Principal: oauthPrefix + g.clientID, ClientID: g.clientID, GrantID: g.id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
+	writeToken(w, resp)
+}
+
+// revoked logs and reports a revoked grant.
+func (o *oauthServer) revoked(r *http.Request, g *grant, reason string) {
+	o.f.log.LogAttrs(r.Context(), slog.LevelWarn, "auth: oauth grant revoked",
+		slog.String("reason", reason), slog.String("client", g.clientID), slog.String("grant", g.id),
+		slog.String("remote", r.RemoteAddr))
+	o.f.event(r.Context(), Event{Type: "oauth.revoke", Principal: oauthPrefix + g.clientID, ClientID: g.clientID, GrantID: g.id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: reason})
+}
+
+func (o *oauthServer) unavailable(w http.ResponseWriter, r *http.Request, err error) {
+	o.f.log.LogAttrs(r.Context(), slog.LevelError, "auth: cannot issue token", slog.String("error", err.Error()))
+	if errors.Is(err, errFull) {
+		w.Header().Set("Retry-After", "60")
+		tokenError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "too many live grants")
+		return
+	}
+	tokenError(w, http.StatusInternalServerError, "server_error", "cannot issue a token")
+}
+
+func writeToken(w http.ResponseWriter, resp tokenResponse) {
+	w.Header().Set("Pragma", "no-cache")
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// newGrantLocked creates a grant for cl and its first tokens.
+func (o *oauthServer) newGrantLocked(cl *oauthClient, resource string, now time.Time) (*grant, tokenResponse, error) {
+	if len(o.grants) >= o.cfg.MaxGrants {
+		return nil, tokenResponse{}, errFull
+	}
+	id, err := newID(o.f.rand, 12)
+	if err != nil {
+		return nil, tokenResponse{}, err
+	}
+	g := &grant{id: id, clientID: cl.id, scopes: cl.scopes.clone(), resource: resource}
+	resp, err := o.issueLocked(g, now)
+	if err != nil {
+		return nil, tokenResponse{}, err
+	}
+	o.grants[id] = g
+	return g, resp, nil
+}
+
+// issueLocked mints an access and a refresh token for g.
+func (o *oauthServer) issueLocked(g *grant, now time.Time) (tokenResponse, error) {
+	at, err := newSecret(o.f.rand)
+	if err != nil {
+		return tokenResponse{}, err
+	}
+	rt, err := newSecret(o.f.rand)
+	if err != nil {
+		return tokenResponse{}, err
+	}
+	// Forget this grant's expired access tokens as we go.
+	live := g.access[:0]
+	for _, d := range g.access {
+		if e := o.access[d]; e != nil && now.Before(e.expires) {
+			live = append(live, d)
+		} else {
+			delete(o.access, d)
+		}
+	}
+	g.access = append(live, at.Digest())
+	o.access[at.Digest()] = &issued{grant: g, expires: now.Add(o.cfg.AccessTTL)}
+	g.refresh = rt.Digest()
+	o.refresh[rt.Digest()] = &issued{grant: g, expires: now.Add(o.cfg.RefreshTTL)}
+	return tokenResponse{
+		AccessToken:  at.Reveal(),
+		TokenType:    "Bearer",
+		ExpiresIn:    int64(o.cfg.AccessTTL / time.Second),
+		RefreshToken: rt.Reveal(),
+		Scope:        g.scopes.String(),
+	}, nil
+}
+
+// revokeLocked deletes a grant and every token of it.
+func (o *oauthServer) revokeLocked(id string) {
+	g := o.grants[id]
+	if g == nil {
+		return
+	}
+	for _, d := range g.access {
+		delete(o.access, d)
+	}
+	for _, d := range g.used {
+		delete(o.refresh, d)
+	}
+	delete(o.refresh, g.refresh)
+	delete(o.grants, id)
+}
+
+// sweepLocked drops expired entries, at most every sweepEvery unless a
+// table is full.
+func (o *oauthServer) sweepLocked(now time.Time) {
+	full := len(o.grants) >= o.cfg.MaxGrants || len(o.codes)+len(o.consents) >= o.cfg.MaxGrants
+	if !full && now.Sub(o.lastSweep) < sweepEvery {
+		return
+	}
+	o.lastSweep = now
+	for d, p := range o.codes {
+		if !now.Before(p.expires) {
+			delete(o.codes, d)
+		}
+	}
+	for d, p := range o.consents {
+		if !now.Before(p.expires) {
+			delete(o.consents, d)
+		}
+	}
+	for d, s := range o.spent {
+		if !now.Before(s.expires) {
+			delete(o.spent, d)
+		}
+	}
+	for id, g := range o.grants {
+		if e := o.refresh[g.refresh]; e != nil && now.Before(e.expires) {
+			continue
+		}
+		liveAccess := false
+		for _, d := range g.access {
+			if e := o.access[d]; e != nil && now.Before(e.expires) {
+				liveAccess = true
+				break
+			}
+		}
+		if !liveAccess {
+			o.revokeLocked(id)
+		}
+	}
+}
+
+// lookupAccess finds the principal of an OAuth access token by digest. A
+// hash-table lookup on a SHA-256 digest tells a timing observer nothing
+// about any stored token: the attacker cannot choose the digest's bytes.
+func (o *oauthServer) lookupAccess(d Digest, now time.Time) (Principal, string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	e := o.access[d]
+	if e == nil {
+		return Principal{}, "unknown token"
+	}
+	g := e.grant
+	p := Principal{Name: oauthPrefix + g.clientID, ClientID: g.clientID, GrantID: g.id}
+	switch {
+	case !now.Before(e.expires):
+		return p, "oauth token expired"
+	case g.resource != o.f.resource:
+		return p, "oauth token for another resource"
+	}
+	p.Scopes = g.scopes.clone()
+	return p, ""
+}
+
+// RevokeClient revokes every OAuth grant issued to clientID and returns how
+// many there were. Tokens stop working at once.
+func (f *Front) RevokeClient(clientID string) int {
+	if f.oauth == nil {
+		return 0
+	}
+	o := f.oauth
+	o.mu.Lock()
+	var ids []string
+	for id, g := range o.grants {
+		if g.clientID == clientID {
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids {
+		o.revokeLocked(id)
+	}
+	o.mu.Unlock()
+	for _, id := range ids {
+		f.log.LogAttrs(context.Background(), slog.LevelInfo, "auth: oauth grant revoked",
+			slog.String("reason", "revoked by operator"), slog.String("client", clientID), slog.String("grant", id))
+	}
+	return len(ids)
+}
+
+// ---- dynamic client registration (RFC 7591) ----
+
+type registrationRequest struct {
+	RedirectURIs            []string `json:"redirect_uris"`
+	ClientName              string   `json:"client_name"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	GrantTypes              []string `json:"grant_types"`
+	ResponseTypes           []string `json:"response_types"`
+}
+
+type registrationResponse struct {
+	ClientID                string   `json:"client_id"`
+	ClientIDIssuedAt        int64    `json:"client_id_issued_at"`
+	ClientSecret            string   `json:"client_secret,omitempty"`
+	ClientSecretExpiresAt   *int64   `json:"client_secret_expires_at,omitempty"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	ClientName              string   `json:"client_name"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	GrantTypes              []string `json:"grant_types"`
+	ResponseTypes           []string `json:"response_types"`
+}
+
+func (o *oauthServer) serveRegister(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		methodNotAllowed(w, "POST")
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		tokenError(w, http.StatusBadRequest, "invalid_client_metadata", "Content-Type must be application/json")
+		return
+	}
+	var req registrationRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxFormBytes))
+	if err := dec.Decode(&req); err != nil {
+		tokenError(w, http.StatusBadRequest, "invalid_client_metadata", "body is not a JSON client metadata document")
+		return
+	}
+	if req.TokenEndpointAuthMethod == "" {
+		req.TokenEndpointAuthMethod = "client_secret_basic"
+	}
+	if len(req.GrantTypes) == 0 {
+		req.GrantTypes = []string{"authorization_code"}
+	}
+	if len(req.ResponseTypes) == 0 {
+		req.ResponseTypes = []string{"code"}
+	}
+	switch req.TokenEndpointAuthMethod {
+	case "none", "client_secret_basic", "client_secret_post":
+	default:
+		tokenError(w, http.StatusBadRequest, "invalid_client_metadata", "token_endpoint_auth_method must be none, client_secret_basic or client_secret_post")
+		return
+	}
+	for _, g := range req.GrantTypes {
+		if g != "authorization_code" && g != "refresh_token" {
+			tokenError(w, http.StatusBadRequest, "invalid_client_metadata", "grant_types may hold authorization_code and refresh_token only")
+			return
+		}
+	}
+	for _, t := range req.ResponseTypes {
+		if t != "code" {
+			tokenError(w, http.StatusBadRequest, "invalid_client_metadata", "response_types must be code")
+			return
+		}
+	}
+	if len(req.RedirectURIs) == 0 || len(req.RedirectURIs) > maxRedirectURIs {
+		tokenError(w, http.StatusBadRequest, "invalid_redirect_uri", fmt.Sprintf("send 1 to %d redirect_uris", maxRedirectURIs))
+		return
+	}
+	for _, ru := range req.RedirectURIs {
+		if !validRedirectURI(ru) {
+			tokenError(w, http.StatusBadRequest, "invalid_redirect_uri", "redirect URIs must be https, or http on a loopback host")
+			return
+		}
+	}
+	name := strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, req.ClientName)
+	if len(name) > 200 {
+		name = name[:200]
+	}
+	id, err := newID(o.f.rand, 16)
+	if err != nil {
+		tokenError(w, http.StatusInternalServerError, "server_error", "no randomness")
+		return
+	}
+	cl := &oauthClient{id: id, name: name, redirects: append([]string(nil), req.RedirectURIs...), scopes: o.cfg.RegistrationScopes.clone()}
+	if cl.name == "" {
+		cl.name = id
+	}
+	resp := registrationResponse{
+		ClientID:                id,
+		ClientIDIssuedAt:        o.f.now().Unix(),
+		RedirectURIs:            cl.redirects,
+		ClientName:              cl.name,
+		TokenEndpointAuthMethod: req.TokenEndpointAuthMethod,
+		GrantTypes:              req.GrantTypes,
+		ResponseTypes:           req.ResponseTypes,
+	}
+	if req.TokenEndpointAuthMethod != "none" {
+		s, err := newSecret(o.f.rand)
+		if err != nil {
+			tokenError(w, http.StatusInternalServerError, "server_error", "no randomness")
+			return
+		}
+		cl.secret, cl.confidential = s.Digest(), true
+		never := int64(0)
+		resp.ClientSecret, resp.ClientSecretExpiresAt = s.Reveal(), &never
+	}
+	o.mu.Lock()
+	full := o.dynamic >= o.cfg.MaxRegisteredClients
+	if !full {
+		o.clients[id] = cl
+		o.dynamic++
+	}
+	o.mu.Unlock()
+	if full {
+		w.Header().Set("Retry-After", "3600")
+		tokenError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the registration limit is reached")
+		return
+	}
+	o.f.log.LogAttrs(r.Context(), slog.LevelInfo, "auth: oauth client registered",
+		slog.String("client", id), slog.String("name", cl.name), slog.String("remote", r.RemoteAddr))
+	o.f.event(r.Context(), Event{Type: "oauth.register", ClientID: id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
+	w.Header().Set("Pragma", "no-cache")
+	writeJSON(w, http.StatusCreated, resp)
+}
