@@ -1,8 +1,3 @@
-// Package rigout assembles the gateway: one registry of MCP tools, one
-// middleware chain around every call, and the built-in tools that run
-// commands through package exec.
-//
-// See doc.go for an overview.
 package rigout
 
 import (
