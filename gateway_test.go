@@ -21,7 +21,7 @@ import (
 )
 
 // connect returns an initialized in-process MCP client for gw.
-func connect(t *testing.T, gw *rigout.Gateway) *client.Client {
+func connect(t testing.TB, gw *rigout.Gateway) *client.Client {
 	t.Helper()
 	c, err := client.NewInProcessClient(gw.MCPServer())
 	if err != nil {

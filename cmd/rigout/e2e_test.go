@@ -68,8 +68,14 @@ type server struct {
 	url    string // HTTP only
 }
 
-// startStdio runs `rigout stdio` as the client's subprocess.
+// startStdio runs `rigout stdio` as the client's subprocess and
+// initializes it with the latest protocol version.
 func startStdio(t testing.TB, args ...string) *server {
+	return startStdioVersion(t, mcp.LATEST_PROTOCOL_VERSION, args...)
+}
+
+// startStdioVersion is startStdio negotiating the given protocol version.
+func startStdioVersion(t testing.TB, version string, args ...string) *server {
 	t.Helper()
 	bin := rigoutBinary(t)
 	var cmd *osexec.Cmd
@@ -84,15 +90,20 @@ func startStdio(t testing.TB, args ...string) *server {
 	}
 	c := client.NewClient(tr)
 	t.Cleanup(func() { c.Close() })
-	initialize(t, c)
+	initialize(t, c, version)
 	return &server{client: c, pid: cmd.Process.Pid}
 }
 
 var listenRE = regexp.MustCompile(`listening on (http://\S+)`)
 
 // startHTTP runs `rigout serve` on a free loopback port and connects a
-// streamable HTTP client to it.
+// streamable HTTP client to it with the latest protocol version.
 func startHTTP(t testing.TB, args ...string) *server {
+	return startHTTPVersion(t, mcp.LATEST_PROTOCOL_VERSION, args...)
+}
+
+// startHTTPVersion is startHTTP negotiating the given protocol version.
+func startHTTPVersion(t testing.TB, version string, args ...string) *server {
 	t.Helper()
 	cmd, url := startServe(t, args...)
 	c, err := client.NewStreamableHttpClient(url)
@@ -103,7 +114,7 @@ func startHTTP(t testing.TB, args ...string) *server {
 	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	initialize(t, c)
+	initialize(t, c, version)
 	return &server{client: c, pid: cmd.Process.Pid, url: url}
 }
 
@@ -157,10 +168,10 @@ func startServe(t testing.TB, args ...string) (*osexec.Cmd, string) {
 	return nil, ""
 }
 
-func initialize(t testing.TB, c *client.Client) *mcp.InitializeResult {
+func initialize(t testing.TB, c *client.Client, version string) *mcp.InitializeResult {
 	t.Helper()
 	var req mcp.InitializeRequest
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	req.Params.ProtocolVersion = version
 	req.Params.ClientInfo = mcp.Implementation{Name: "rigout-e2e", Version: "1"}
 	res, err := c.Initialize(context.Background(), req)
 	if err != nil {
@@ -197,8 +208,25 @@ func transports(t *testing.T, f func(t *testing.T, s *server)) {
 	t.Run("http", func(t *testing.T) { f(t, startHTTP(t)) })
 }
 
+// versions runs f over both transports with both protocol eras: 2025-11-25
+// (initialize handshake; HTTP sessions) and the latest (stateless).
+func versions(t *testing.T, f func(t *testing.T, s *server)) {
+	for _, v := range []string{"2025-11-25", mcp.LATEST_PROTOCOL_VERSION} {
+		t.Run("stdio-"+v, func(t *testing.T) { f(t, startStdioVersion(t, v)) })
+		t.Run("http-"+v, func(t *testing.T) { f(t, startHTTPVersion(t, v)) })
+	}
+}
+
+// alive checks that the server still answers a real request.
+func alive(t *testing.T, s *server) {
+	t.Helper()
+	if _, err := s.client.ListTools(context.Background(), mcp.ListToolsRequest{}); err != nil {
+		t.Errorf("server no longer answers: %v", err)
+	}
+}
+
 func TestE2EBasics(t *testing.T) {
-	transports(t, func(t *testing.T, s *server) {
+	versions(t, func(t *testing.T, s *server) {
 		ctx := context.Background()
 		if err := s.client.Ping(ctx); err != nil {
 			t.Fatalf("ping: %v", err)
@@ -241,9 +269,7 @@ func TestE2EBasics(t *testing.T) {
 		if _, err := s.client.CallTool(ctx, req); err == nil || !strings.Contains(err.Error(), "no_such_tool") {
 			t.Errorf("unknown tool: err = %v", err)
 		}
-		if err := s.client.Ping(ctx); err != nil {
-			t.Errorf("ping after errors: %v", err)
-		}
+		alive(t, s)
 	})
 }
 
@@ -418,7 +444,7 @@ func TestE2EServeShutsDownOnSIGTERM(t *testing.T) {
 	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	initialize(t, c)
+	initialize(t, c, "2025-11-25")
 	results := make(chan *mcp.CallToolResult, 1)
 	go func() {
 		var req mcp.CallToolRequest

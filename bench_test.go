@@ -1,0 +1,58 @@
+package rigout_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/rigout/rigout"
+)
+
+// BenchmarkGatewayNoop measures the gateway's own cost per call (registry,
+// middleware, schema validation, mcp-go dispatch) with a tool that does
+// nothing. BenchmarkGatewayExecuteTrue adds a local `true`.
+//
+//	go test -run '^$' -bench Gateway .
+func BenchmarkGatewayNoop(b *testing.B) {
+	noop := rigout.Tool{
+		Name: "noop", Description: "Nothing.", Risk: rigout.ReadOnly,
+		Handler: func(context.Context, *rigout.Call) (*mcp.CallToolResult, error) {
+			return rigout.TextResult("ok"), nil
+		},
+	}
+	gw, err := rigout.New(rigout.Config{NoBuiltinTools: true, Tools: []rigout.Tool{noop}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer gw.Close()
+	c := connect(b, gw)
+	var req mcp.CallToolRequest
+	req.Params.Name = "noop"
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.CallTool(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGatewayExecuteTrue(b *testing.B) {
+	gw, err := rigout.New(rigout.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer gw.Close()
+	c := connect(b, gw)
+	var req mcp.CallToolRequest
+	req.Params.Name = "execute_command"
+	req.Params.Arguments = map[string]any{"argv": []string{"true"}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, err := c.CallTool(ctx, req); err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
