@@ -28,7 +28,7 @@ func TestOriginRejected(t *testing.T) {
 		"http://127.0.0.1.nip.io:" + port,
 		"http://localhost:" + other + port, // wrong port
 		"http://127.0.0.1:" + other + port,
-		"http://localhost", // no port: port 80
+		"http://localhost",          // no port: port 80
 		"https://localhost:" + port, // wrong scheme
 		"https://127.0.0.1:" + port,
 		"ws://127.0.0.1:" + port,
@@ -130,8 +130,8 @@ func TestHostRejected(t *testing.T) {
 		"localhost.evil.example:" + port,
 		"127.0.0.1.nip.io:" + port,
 		"localhost:1" + port,
-		"127.0.0.1",  // port 80
-		"localhost",  // port 80
+		"127.0.0.1", // port 80
+		"localhost", // port 80
 		"[::1]:1" + port,
 		"192.168.1.10:" + port,
 		"0.0.0.0:" + port,

@@ -249,7 +249,9 @@ func escapeScopeValue(p string) string {
 // read-only token. At the MCP boundary it becomes an error result; at the
 // HTTP level, [Front.WriteInsufficientScope] turns it into a 403.
 type ScopeError struct {
-	Scope  string
+	// Scope is the missing scope, e.g. "tools:execute_command".
+	Scope string
+	// Reason says in a sentence what the token may not do.
 	Reason string
 }
 

@@ -1,0 +1,119 @@
+package auth_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rigout/rigout/auth"
+)
+
+// clientFrom returns an HTTP client whose connections come from the local
+// address ip (any 127.0.0.0/8 address works on Linux loopback).
+func clientFrom(t *testing.T, ip string) *http.Client {
+	t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return d.DialContext(ctx, network, addr)
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+}
+
+func TestThrottle(t *testing.T) {
+	h := newHarness(t, func(_ *harness, c *auth.Config) {
+		c.Throttle = auth.ThrottleConfig{Failures: 5, Window: time.Minute}
+	})
+	attacker, friend := clientFrom(t, "127.0.0.2"), clientFrom(t, "127.0.0.3")
+	call := func(c *http.Client, tok string) *http.Response {
+		t.Helper()
+		req := h.newRequest(http.MethodPost, "/mcp", strings.NewReader("{}"), "Authorization", "Bearer "+tok)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Skipf("cannot connect from a second loopback address: %v", err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for i := range 5 {
+		if r := call(attacker, fmt.Sprintf("wrong%d", i)); r.StatusCode != 401 {
+			t.Fatalf("failure %d: %d", i, r.StatusCode)
+		}
+	}
+	r := call(attacker, "wrong")
+	if r.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("after 5 failures: %d, want 429", r.StatusCode)
+	}
+	if s, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || s < 1 || s > 60 {
+		t.Fatalf("Retry-After %q", r.Header.Get("Retry-After"))
+	}
+	// The right token from the throttled address is refused too: no oracle.
+	if r := call(attacker, h.token); r.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("right token from throttled address: %d", r.StatusCode)
+	}
+	// Another address is not slowed.
+	for range 3 {
+		if r := call(friend, h.token); r.StatusCode != 200 {
+			t.Fatalf("other address: %d", r.StatusCode)
+		}
+	}
+	// /connection.json and the token endpoint share the count.
+	req := h.newRequest(http.MethodGet, "/connection.json", nil, auth.SetupTokenHeader, "guess")
+	if resp, err := attacker.Do(req); err != nil || resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("connection.json from throttled address: %v %v", resp, err)
+	}
+	// After the window the address may try again.
+	h.clock.Advance(time.Minute)
+	if r := call(attacker, h.token); r.StatusCode != 200 {
+		t.Fatalf("after the window: %d", r.StatusCode)
+	}
+	if countType(h.eventTypes(), "auth.throttled") < 2 {
+		t.Error("no auth.throttled events")
+	}
+}
+
+func TestThrottleTableBounded(t *testing.T) {
+	fail, blocked, size := auth.NewThrottleForTest(auth.ThrottleConfig{Failures: 2, Window: time.Minute, MaxAddresses: 100})
+	now := time.Unix(1000, 0)
+	for i := range 10000 {
+		fail(fmt.Sprintf("10.0.%d.%d", i/256, i%256), now)
+	}
+	if n := size(); n > 100 {
+		t.Fatalf("table holds %d addresses, bound 100", n)
+	}
+	// The most recent offenders are still counted.
+	fail("10.0.39.15", now)
+	if _, b := blocked("10.0.39.15", now); !b {
+		t.Error("recent offender forgotten")
+	}
+	// Expired entries go first.
+	later := now.Add(2 * time.Minute)
+	fail("192.0.2.1", later)
+	if _, b := blocked("10.0.39.15", later); b {
+		t.Error("still blocked after the window")
+	}
+}
+
+// TestThrottleIPv6Prefix: addresses in one /64 share a count.
+func TestThrottleIPv6Prefix(t *testing.T) {
+	h := newHarness(t, func(_ *harness, c *auth.Config) { c.Throttle.Failures = 2 })
+	handler := h.front.RequireBearer(http.NotFoundHandler())
+	for i, addr := range []string{"[2001:db8::1]:1000", "[2001:db8::2]:1001", "[2001:db8::3]:1002"} {
+		rec := newRecorder()
+		req, _ := http.NewRequest(http.MethodGet, "/mcp", nil)
+		req.RemoteAddr = addr
+		handler.ServeHTTP(rec, req)
+		want := 401
+		if i == 2 {
+			want = 429
+		}
+		if rec.Code != want {
+			t.Fatalf("%s: %d, want %d", addr, rec.Code, want)
+		}
+	}
+}
