@@ -12,11 +12,13 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
 )
 
@@ -71,9 +73,27 @@ type Config struct {
 	// Tools are registered after the built-in tools.
 	Tools []Tool
 	// Middleware wraps every tool call inside the gateway's own chain
-	// (after recovery, observation and argument validation), outermost
-	// first.
+	// (after recovery, observation, audit, scopes and argument
+	// validation), outermost first.
 	Middleware []Middleware
+
+	// Audit records every tool call: an intent row before any tool that can
+	// change something runs, a done row after. If nil, calls are not
+	// audited (the reference binary always opens a ledger).
+	Audit AuditLedger
+	// UnsafeAuditBestEffort runs calls even when the ledger cannot record
+	// them; /health then reports the gateway degraded. By default a call
+	// whose intent cannot be recorded does not run.
+	UnsafeAuditBestEffort bool
+	// AuditArgValues stores redacted argument values in the ledger beside
+	// their keyed digest (the ledger must also keep them).
+	AuditArgValues bool
+
+	// Principal is who calls are attributed to when their context carries
+	// no auth.Principal: a client that reaches MCPServer directly (stdio,
+	// in-process). If nil, "local" with every scope except policy bypass.
+	// Network transports attach the authenticated principal themselves.
+	Principal *auth.Principal
 
 	// Now returns the current time. If nil, time.Now.
 	Now func() time.Time
@@ -117,6 +137,11 @@ func (c *Config) setDefaults() error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.Principal == nil {
+		p := auth.Principal{Name: "local", Transport: "in-process", Scopes: auth.FullScopes()}
+		p.Scopes.Bypass = false
+		c.Principal = &p
+	}
 	return nil
 }
 
@@ -130,10 +155,11 @@ const defaultInstructions = "rigout runs commands for you on this machine. " +
 // A Gateway is safe for concurrent use. Several gateways with different
 // configurations can live in one process: a Gateway holds all its state.
 type Gateway struct {
-	cfg   Config
-	log   *slog.Logger
-	srv   *server.MCPServer
-	chain []Middleware
+	cfg      Config
+	log      *slog.Logger
+	srv      *server.MCPServer
+	chain    []Middleware
+	auditErr atomic.Pointer[auditError] // the last ledger failure, for Health
 
 	// mu protects the following.
 	mu     sync.RWMutex
@@ -163,14 +189,23 @@ func New(cfg Config) (*Gateway, error) {
 		log:   c.Logger,
 		tools: make(map[string]*registered),
 	}
-	g.srv = server.NewMCPServer(c.Name, c.Version,
+	hooks := &server.Hooks{}
+	opts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithLogging(),
 		server.WithInstructions(c.Instructions),
-	)
-	// The chain, outermost first. Later issues insert scopes, rate limits
-	// and the audit ledger here.
-	g.chain = append([]Middleware{g.recoverPanics, g.observe, g.checkArgs}, c.Middleware...)
+		server.WithHooks(hooks),
+	}
+	g.srv = server.NewMCPServer(c.Name, c.Version, opts...)
+	// The chain, outermost first: nothing a tool does escapes recovery and
+	// observation, and the ledger sees every call, refused ones included.
+	g.chain = []Middleware{g.recoverPanics, g.observe}
+	if c.Audit != nil {
+		g.chain = append(g.chain, g.auditCalls)
+		hooks.AddOnError(g.recordUnknownTool)
+	}
+	g.chain = append(g.chain, g.authorize, g.checkArgs)
+	g.chain = append(g.chain, c.Middleware...)
 
 	var tools []Tool
 	if !c.NoBuiltinTools {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/validate"
 )
 
@@ -32,20 +33,33 @@ func (g *Gateway) recoverPanics(next Handler) Handler {
 	}
 }
 
+// finalize runs next and turns what it returns into a result: an error
+// becomes an error result with a redacted message, and the call's outcome
+// is settled from the result.
+func (g *Gateway) finalize(ctx context.Context, call *Call, next Handler) *mcp.CallToolResult {
+	res, err := next(ctx, call)
+	if err != nil {
+		var argErr *ArgumentError
+		var scopeErr *auth.ScopeError
+		switch {
+		case call.Outcome.Status != "":
+		case errors.As(err, &argErr):
+			call.Outcome.Status = "invalid"
+		case errors.As(err, &scopeErr):
+			call.Outcome.Status = "denied"
+		}
+		res = ErrorResult("%s", validate.Redact(err.Error()))
+	}
+	settle(&call.Outcome, res)
+	return res
+}
+
 // observe times every call, settles its outcome and logs it. Error texts
 // are redacted before anyone sees them.
 func (g *Gateway) observe(next Handler) Handler {
 	return func(ctx context.Context, call *Call) (*mcp.CallToolResult, error) {
-		res, err := next(ctx, call)
-		if err != nil {
-			var argErr *ArgumentError
-			if errors.As(err, &argErr) && call.Outcome.Status == "" {
-				call.Outcome.Status = "invalid"
-			}
-			res = ErrorResult("%s", validate.Redact(err.Error()))
-			err = nil
-		}
-		settle(&call.Outcome, res)
+		res := g.finalize(ctx, call, next)
+		var err error
 		d := g.cfg.Now().Sub(call.Started)
 		level := slog.LevelInfo
 		if call.Outcome.Status != "ok" {
@@ -103,4 +117,59 @@ func (g *Gateway) checkArgs(next Handler) Handler {
 		}
 		return next(ctx, call)
 	}
+}
+
+// principal returns who is calling: the principal the transport attached,
+// or the gateway's default for direct clients.
+func (g *Gateway) principal(ctx context.Context) auth.Principal {
+	if p, ok := auth.FromContext(ctx); ok {
+		return p
+	}
+	return *g.cfg.Principal
+}
+
+// authorize refuses calls outside the caller's scopes: the tool itself, a
+// read-only token calling a tool that can change something, and the hosts
+// the call names. A refusal names the missing scope.
+func (g *Gateway) authorize(next Handler) Handler {
+	return func(ctx context.Context, call *Call) (*mcp.CallToolResult, error) {
+		s := g.principal(ctx).Scopes
+		err := s.RequireTool(call.Tool.Name)
+		if err == nil && call.Tool.Risk > ReadOnly {
+			err = s.RequireWrite()
+		}
+		if err == nil {
+			err = requireHosts(s, call.Args)
+		}
+		if err != nil {
+			call.Outcome.Status = "denied"
+			return nil, err
+		}
+		return next(ctx, call)
+	}
+}
+
+// requireHosts checks the host (default "local") and any fan-out hosts a
+// call names against the token's host scopes. Arguments of the wrong type
+// are left to schema validation.
+func requireHosts(s auth.Scopes, args map[string]any) error {
+	if _, named := args["host"]; named || args["hosts"] == nil {
+		h, _ := args["host"].(string)
+		if h == "" {
+			h = "local"
+		}
+		if err := s.RequireHost(h); err != nil {
+			return err
+		}
+	}
+	if hs, ok := args["hosts"].([]any); ok {
+		for _, v := range hs {
+			if h, ok := v.(string); ok {
+				if err := s.RequireHost(h); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -1,0 +1,197 @@
+package rigout_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/auth"
+)
+
+func openLedger(t *testing.T) *audit.Ledger {
+	t.Helper()
+	l, err := audit.Open(context.Background(), audit.Config{Path: filepath.Join(t.TempDir(), "audit.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func events(t *testing.T, l *audit.Ledger, f audit.Filter) []audit.Event {
+	t.Helper()
+	ev, err := l.Query(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func TestAuditRecordsEveryCall(t *testing.T) {
+	l := openLedger(t)
+	gw := newGateway(t, rigout.Config{Audit: l, Tools: []rigout.Tool{echoTool("echo", nil)}})
+	c := connect(t, gw)
+
+	callTool(t, c, "execute_command", map[string]any{"command": "echo audited; exit 4"})
+	callTool(t, c, "execute_command", map[string]any{"command": 5})                         // invalid
+	callTool(t, c, "execute_command", map[string]any{"command": "true", "host": "nowhere"}) // refused by the handler
+	callTool(t, c, "echo", map[string]any{"msg": "read-only tools get one row"})
+	var req mcp.CallToolRequest
+	req.Params.Name = "no_such_tool"
+	_, _ = c.CallTool(context.Background(), req)
+
+	all := events(t, l, audit.Filter{})
+	byTool := map[string][]audit.Event{}
+	for _, e := range all {
+		byTool[e.Tool] = append(byTool[e.Tool], e)
+	}
+	ex := byTool["execute_command"]
+	if len(ex) != 6 {
+		t.Fatalf("execute_command rows = %d, want 3 intents + 3 done: %+v", len(ex), ex)
+	}
+	intent, done := ex[0], ex[1]
+	if intent.Phase != audit.PhaseIntent || intent.Status != "started" || done.Phase != audit.PhaseDone || intent.CallID != done.CallID {
+		t.Errorf("intent/done pair = %+v / %+v", intent, done)
+	}
+	if done.Status != "error" || done.ExitCode == nil || *done.ExitCode != 4 || done.Route != "local" || done.Principal != "local" || done.ArgsDigest == "" {
+		t.Errorf("done row = %+v", done)
+	}
+	if strings.Contains(done.Args, "audited") {
+		t.Errorf("argument values stored without AuditArgValues: %q", done.Args)
+	}
+	if ex[3].Status != "invalid" {
+		t.Errorf("invalid call row = %+v", ex[3])
+	}
+	if ex[5].Status != "error" || !strings.Contains(ex[5].Error, "unknown host") || ex[5].Host != "nowhere" {
+		t.Errorf("refused host row = %+v", ex[5])
+	}
+	if rows := byTool["echo"]; len(rows) != 1 || rows[0].Phase != "" || rows[0].Status != "ok" {
+		t.Errorf("read-only tool rows = %+v", rows)
+	}
+	if rows := byTool["no_such_tool"]; len(rows) != 1 || rows[0].Type != audit.TypeToolDenied || rows[0].Status != "unknown" {
+		t.Errorf("unknown tool rows = %+v", rows)
+	}
+	if rep, err := l.Verify(context.Background()); err != nil || !rep.OK() {
+		t.Errorf("chain does not verify: %+v %v", rep, err)
+	}
+}
+
+func TestAuditRecordsScopeDenials(t *testing.T) {
+	l := openLedger(t)
+	ro := auth.Principal{Name: "reader", Transport: "stdio", Scopes: auth.Scopes{Tools: []string{"*"}, Hosts: []string{"*"}, ReadOnly: true}}
+	gw := newGateway(t, rigout.Config{Audit: l, Principal: &ro})
+	c := connect(t, gw)
+	sentinel := filepath.Join(t.TempDir(), "ran")
+	res := callTool(t, c, "execute_command", map[string]any{"command": "touch " + sentinel})
+	if !res.IsError || !strings.Contains(text(res), "write") {
+		t.Errorf("read-only token ran a command: %q", text(res))
+	}
+	if _, err := os.Stat(sentinel); err == nil {
+		t.Error("the command ran")
+	}
+	rows := events(t, l, audit.Filter{Type: audit.TypeToolDenied})
+	if len(rows) != 1 || rows[0].Principal != "reader" || rows[0].Status != "denied" {
+		t.Errorf("denial rows = %+v", rows)
+	}
+}
+
+func TestAuditStoresRedactedArgumentsWhenAsked(t *testing.T) {
+	l, err := audit.Open(context.Background(), audit.Config{Path: filepath.Join(t.TempDir(), "audit.db"), StoreArgs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	c := connect(t, newGateway(t, rigout.Config{Audit: l, AuditArgValues: true}))
+	callTool(t, c, "execute_command", map[string]any{"command": "true", "environment": map[string]any{"API_TOKEN": "s3cr3t-value"}})
+	all := events(t, l, audit.Filter{Tool: "execute_command"})
+	var rows []audit.Event
+	for _, e := range all {
+		if e.Phase == audit.PhaseDone {
+			rows = append(rows, e)
+		}
+	}
+	if len(rows) != 1 || !strings.Contains(rows[0].Args, `"command":"true"`) || strings.Contains(rows[0].Args, "s3cr3t-value") {
+		t.Errorf("stored args = %+v", rows)
+	}
+}
+
+// failingLedger is a ledger whose writes fail on demand: the real ledger
+// cannot be made to fail at a chosen row.
+type failingLedger struct {
+	*audit.Ledger
+	failIntent, failDone atomic.Bool
+}
+
+func (f *failingLedger) Record(ctx context.Context, e audit.Event) error {
+	if (e.Phase == audit.PhaseIntent && f.failIntent.Load()) || (e.Phase == audit.PhaseDone && f.failDone.Load()) {
+		return errors.New("disk full")
+	}
+	return f.Ledger.Record(ctx, e)
+}
+
+func TestAuditFailsClosed(t *testing.T) {
+	l := openLedger(t)
+	sentinel := filepath.Join(t.TempDir(), "ran")
+	cmd := map[string]any{"command": "touch " + sentinel}
+
+	// A ledger that cannot be written at all: the real one, closed.
+	closed := openLedger(t)
+	closed.Close()
+	gw := newGateway(t, rigout.Config{Audit: closed})
+	res := callTool(t, connect(t, gw), "execute_command", cmd)
+	if !res.IsError || !strings.Contains(text(res), "did not run: the audit ledger could not record it") {
+		t.Errorf("closed ledger: %q", text(res))
+	}
+	if _, err := os.Stat(sentinel); err == nil {
+		t.Fatal("the command ran without an intent row")
+	}
+	if h := gw.Health(); h["ok"] != false {
+		t.Errorf("health = %v, want not ok", h)
+	}
+
+	// The intent fails: nothing runs.
+	fl := &failingLedger{Ledger: l}
+	fl.failIntent.Store(true)
+	gw = newGateway(t, rigout.Config{Audit: fl})
+	c := connect(t, gw)
+	res = callTool(t, c, "execute_command", cmd)
+	if !res.IsError || !strings.Contains(text(res), "disk full") {
+		t.Errorf("failing intent: %q", text(res))
+	}
+	if _, err := os.Stat(sentinel); err == nil {
+		t.Fatal("the command ran without an intent row")
+	}
+
+	// The done row fails: the command ran, but success is not acknowledged.
+	fl.failIntent.Store(false)
+	fl.failDone.Store(true)
+	res = callTool(t, c, "execute_command", cmd)
+	if !res.IsError || !strings.Contains(text(res), "could not record its completion") {
+		t.Errorf("failing done row: %q", text(res))
+	}
+	if _, err := os.Stat(sentinel); err != nil {
+		t.Error("the command should have run after its intent was recorded")
+	}
+
+	// Best effort: the call runs and health says degraded.
+	os.Remove(sentinel)
+	gw = newGateway(t, rigout.Config{Audit: closed, UnsafeAuditBestEffort: true})
+	res = callTool(t, connect(t, gw), "execute_command", cmd)
+	if res.IsError {
+		t.Errorf("best effort refused: %q", text(res))
+	}
+	if _, err := os.Stat(sentinel); err != nil {
+		t.Error("best-effort mode did not run the command")
+	}
+	if h := gw.Health(); h["ok"] != false || !strings.Contains(h["audit"].(string), "degraded") {
+		t.Errorf("health = %v, want degraded", h)
+	}
+}
