@@ -39,7 +39,7 @@ func rawDB(t testing.TB, path string) *sql.DB {
 	return db
 }
 
-func exec(t testing.TB, db *sql.DB, q string, args ...any) {
+func mustExec(t testing.TB, db *sql.DB, q string, args ...any) {
 	t.Helper()
 	if _, err := db.Exec(q, args...); err != nil {
 		t.Fatalf("%s: %v", q, err)

@@ -25,7 +25,8 @@ import (
 
 const (
 	defaultMaxBatch    = 256
-	batchWindow        = 5 * time.Millisecond // a batch stops collecting this long after its first request
+	batchWindow        = 5 * time.Millisecond   // a batch stops collecting this long after its first request
+	batchLinger        = 500 * time.Microsecond // longest wait for expected callers, see run
 	minBusyTimeout     = 5 * time.Second
 	readerConns        = 4
 	digestHexLen       = 16
@@ -114,8 +115,14 @@ type Ledger struct {
 	wmu    sync.Mutex
 	wconn  *sql.Conn // the one write connection, kept for the Ledger's life
 	ins    *sql.Stmt // insertSQL prepared on wconn
+	tail   *sql.Stmt // tailSQL prepared on wconn
 	head   *headFile
 	hasher *rowHasher
+	// last is the chain tail this process last committed or checked against
+	// the head. When a transaction finds the same tail, no other writer
+	// and no truncation intervened, and the head check is skipped.
+	last      headRecord
+	lastKnown bool
 
 	// healthMu protects the following.
 	healthMu sync.Mutex
@@ -292,6 +299,10 @@ func (l *Ledger) openReadWrite(ctx context.Context, c Config) error {
 	if err != nil {
 		return &WriteError{Path: l.path, Op: "prepare", Err: err}
 	}
+	l.tail, err = l.wconn.PrepareContext(ctx, tailSQL)
+	if err != nil {
+		return &WriteError{Path: l.path, Op: "prepare", Err: err}
+	}
 	l.head, err = openHeadFile(c.HeadPath)
 	if err != nil {
 		return err
@@ -409,33 +420,48 @@ func (l *Ledger) append(_ context.Context, e Event, reserved bool) (Event, error
 	return r.ev, nil
 }
 
-// run is the writer goroutine: it takes the requests already queued (up to
-// MaxBatch, for at most batchWindow), commits them in one transaction and
-// answers each. It never waits for more requests than are queued, so a lone
-// call pays one commit and no delay, and callers that arrive while a commit
-// is being fsynced share the next one.
+// run is the writer goroutine. It takes the requests already queued, up to
+// MaxBatch, commits them in one transaction and answers each; callers that
+// arrive while a commit is being fsynced share the next one.
+//
+// Callers answered together tend to come back together, but not at the
+// same instant: the first to return would otherwise get a commit of its own
+// while the rest queue behind it. So when a batch is smaller than half the
+// previous one, the writer lingers (at most batchLinger, and never past
+// batchWindow from the first request) for the callers it expects. A lone
+// caller never waits: its previous batch had one row.
 func (l *Ledger) run() {
 	defer close(l.stopped)
 	batch := make([]*request, 0, l.maxBatch)
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
+	prev := 0
 	for {
 		r, ok := <-l.reqs
 		if !ok {
 			return
 		}
 		batch = append(batch[:0], r)
-		deadline := time.Now().Add(batchWindow)
-	collect:
-		for len(batch) < l.maxBatch && time.Now().Before(deadline) {
-			select {
-			case r, ok := <-l.reqs:
-				if !ok {
-					break collect
+		start := time.Now()
+		closed := l.drain(&batch, start)
+		if !closed && len(batch) < prev/2 {
+			linger.Reset(batchLinger)
+		wait:
+			for len(batch) < prev && len(batch) < l.maxBatch {
+				select {
+				case r, ok := <-l.reqs:
+					if !ok {
+						break wait
+					}
+					batch = append(batch, r)
+				case <-linger.C:
+					break wait
 				}
-				batch = append(batch, r)
-			default:
-				break collect
 			}
+			linger.Stop()
+			l.drain(&batch, start)
 		}
+		prev = len(batch)
 		err := l.write(func(c *chainWriter) error {
 			for _, r := range batch {
 				if err := c.append(&r.ev); err != nil {
@@ -451,10 +477,27 @@ func (l *Ledger) run() {
 	}
 }
 
+// drain appends the requests already queued to batch, up to MaxBatch and
+// until batchWindow after start. It reports whether the queue is closed.
+func (l *Ledger) drain(batch *[]*request, start time.Time) bool {
+	for len(*batch) < l.maxBatch && time.Since(start) < batchWindow {
+		select {
+		case r, ok := <-l.reqs:
+			if !ok {
+				return true
+			}
+			*batch = append(*batch, r)
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 // chainWriter appends rows inside one write transaction.
 type chainWriter struct {
 	ctx   context.Context
-	tx    *sql.Tx
+	q     querier // the write connection, inside BEGIN IMMEDIATE
 	ins   *sql.Stmt
 	h     *rowHasher
 	now   func() time.Time
@@ -490,28 +533,37 @@ func (l *Ledger) write(fn func(*chainWriter) error) error {
 	ctx := l.bg
 	err := l.writeLocked(ctx, fn)
 	if err != nil {
+		l.lastKnown = false
 		l.log.LogAttrs(ctx, slog.LevelError, "audit write failed", slog.String("path", l.path), slog.Any("err", err))
 	}
 	return err
 }
 
 func (l *Ledger) writeLocked(ctx context.Context, fn func(*chainWriter) error) error {
-	tx, err := l.wconn.BeginTx(ctx, nil)
-	if err != nil {
+	// The transaction is driven by hand on the dedicated connection, so the
+	// statements prepared on it are reused; database/sql's Tx would prepare
+	// them again for every batch.
+	if _, err := l.wconn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
 		return l.setHealth(&WriteError{Path: l.path, Op: "begin", Err: err})
 	}
-	defer tx.Rollback()
-	c := &chainWriter{ctx: ctx, tx: tx, ins: tx.StmtContext(ctx, l.ins), h: l.hasher, now: l.now}
-	defer c.ins.Close()
+	committed := false
+	defer func() {
+		if !committed {
+			l.wconn.ExecContext(ctx, `ROLLBACK`)
+		}
+	}()
+	c := &chainWriter{ctx: ctx, q: l.wconn, ins: l.ins, h: l.hasher, now: l.now}
 	var last []byte
-	switch err := tx.QueryRowContext(ctx, `SELECT seq, row_hash FROM events ORDER BY seq DESC LIMIT 1`).Scan(&c.seq, &last); {
+	switch err := l.tail.QueryRowContext(ctx).Scan(&c.seq, &last); {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
 		return l.setHealth(&WriteError{Path: l.path, Op: "read tail", Err: err})
 	default:
 		copy(c.hash[:], last)
 	}
-	if mm, err := l.checkHead(ctx, tx, c); err != nil {
+	if l.lastKnown && c.seq == l.last.Seq && c.hash == l.last.Hash {
+		// The tail is the one this process left: nothing to check.
+	} else if mm, err := l.checkHead(ctx, c); err != nil {
 		return l.setHealth(&WriteError{Path: l.path, Op: "check head", Err: err})
 	} else if mm != nil {
 		if err := c.append(mm); err != nil {
@@ -521,18 +573,19 @@ func (l *Ledger) writeLocked(ctx context.Context, fn func(*chainWriter) error) e
 			slog.String("path", l.path), slog.String("detail", mm.Detail), slog.Int64("seq", mm.Seq))
 	}
 	if err := fn(c); err != nil {
-		var v *validationError
-		if errors.As(err, &v) {
-			return v.err
-		}
 		return l.setHealth(&WriteError{Path: l.path, Op: "insert", Err: err})
 	}
 	if c.added == 0 {
+		l.last, l.lastKnown = headRecord{Seq: c.seq, Hash: c.hash}, true
 		return l.setHealth(nil)
 	}
-	if err := tx.Commit(); err != nil {
+	if _, err := l.wconn.ExecContext(ctx, `COMMIT`); err != nil {
+		// A failed COMMIT may leave the transaction open; the deferred
+		// ROLLBACK ends it.
 		return l.setHealth(&WriteError{Path: l.path, Op: "commit", Err: err})
 	}
+	committed = true
+	l.last, l.lastKnown = headRecord{Seq: c.seq, Hash: c.hash}, true
 	if err := l.head.write(headRecord{Seq: c.seq, Hash: c.hash}, time.Now(), false); err != nil {
 		// The rows are committed, so their callers get nil; health reports
 		// that truncation after this point would go unseen.
@@ -544,11 +597,12 @@ func (l *Ledger) writeLocked(ctx context.Context, fn func(*chainWriter) error) e
 	return nil
 }
 
-// validationError carries an error from a write callback that is the
-// caller's fault, not the disk's, so it does not mark the ledger unhealthy.
-type validationError struct{ err error }
-
-func (v *validationError) Error() string { return v.err.Error() }
+// querier is the write connection as the chain writer uses it.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
 
 // headMismatch is the Detail of a TypeHeadMismatch event.
 type headMismatch struct {
@@ -564,7 +618,7 @@ type headMismatch struct {
 // chain lacks the rows the head records, it returns the event to append
 // first. On truncation it moves c to continue from the head, so the gap
 // stays visible to Verify and sequence numbers are never reused.
-func (l *Ledger) checkHead(ctx context.Context, tx *sql.Tx, c *chainWriter) (*Event, error) {
+func (l *Ledger) checkHead(ctx context.Context, c *chainWriter) (*Event, error) {
 	h, found, err := l.head.read()
 	if err != nil {
 		return nil, err
@@ -582,10 +636,10 @@ func (l *Ledger) checkHead(ctx context.Context, tx *sql.Tx, c *chainWriter) (*Ev
 		c.seq, c.hash = h.Seq, h.Hash
 	default:
 		var stored []byte
-		err := tx.QueryRowContext(ctx, `SELECT row_hash FROM events WHERE seq = ?`, h.Seq).Scan(&stored)
+		err := c.q.QueryRowContext(ctx, `SELECT row_hash FROM events WHERE seq = ?`, h.Seq).Scan(&stored)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			if ok, err := prunedThrough(ctx, tx, h.Seq); err != nil || ok {
+			if ok, err := prunedThrough(ctx, c.q, h.Seq); err != nil || ok {
 				return nil, err
 			}
 			mm = headMismatch{Found: TamperDeleted, HeadSeq: h.Seq, HeadHash: hexHash(h.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
@@ -604,9 +658,7 @@ func (l *Ledger) checkHead(ctx context.Context, tx *sql.Tx, c *chainWriter) (*Ev
 }
 
 // prunedThrough reports whether a recorded prune removed seq.
-func prunedThrough(ctx context.Context, q interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, seq int64) (bool, error) {
+func prunedThrough(ctx context.Context, q querier, seq int64) (bool, error) {
 	rows, err := q.QueryContext(ctx, `SELECT detail FROM events WHERE type = ? ORDER BY seq DESC`, TypePrune)
 	if err != nil {
 		return false, err
@@ -696,6 +748,9 @@ func (l *Ledger) closeHandles() error {
 	}
 	if l.ins != nil {
 		errs = append(errs, l.ins.Close())
+	}
+	if l.tail != nil {
+		errs = append(errs, l.tail.Close())
 	}
 	if l.wconn != nil {
 		errs = append(errs, l.wconn.Close())

@@ -192,7 +192,7 @@ func TestSchemaVersion(t *testing.T) {
 	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != 1 {
 		t.Fatalf("user_version = %d, %v", v, err)
 	}
-	exec(t, db, `PRAGMA user_version = 99`)
+	mustExec(t, db, `PRAGMA user_version = 99`)
 	db.Close()
 	_, err := audit.Open(context.Background(), cfg)
 	var sv *audit.SchemaVersionError

@@ -19,6 +19,7 @@ type Filter struct {
 	Principal string
 	Status    string
 	Type      string
+	Phase     string
 	CallID    string
 	Session   string
 	Since     time.Time // events at or after Since
@@ -45,6 +46,7 @@ func (f *Filter) where() (string, []any) {
 	eq("status", f.Status)
 	eq("call_id", f.CallID)
 	eq("session", f.Session)
+	eq("phase", f.Phase)
 	if t, ok := strings.CutSuffix(f.Type, "*"); ok {
 		conds = append(conds, "substr(type, 1, ?) = ?")
 		args = append(args, len(t), t)

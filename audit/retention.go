@@ -51,7 +51,7 @@ func (l *Ledger) Prune(ctx context.Context, before time.Time, op Operator) (Prun
 		rep = PruneReport{}
 		cutoff := c.seq + 1
 		var cut sql.NullInt64
-		if err := c.tx.QueryRowContext(c.ctx, `SELECT MIN(seq) FROM events WHERE time_ns >= ?`, clampNS(before)).Scan(&cut); err != nil {
+		if err := c.q.QueryRowContext(c.ctx, `SELECT MIN(seq) FROM events WHERE time_ns >= ?`, clampNS(before)).Scan(&cut); err != nil {
 			return err
 		}
 		if cut.Valid {
@@ -59,16 +59,16 @@ func (l *Ledger) Prune(ctx context.Context, before time.Time, op Operator) (Prun
 		}
 		d := pruneDetail{Before: before.UTC().Format(time.RFC3339Nano)}
 		var first sql.NullInt64
-		if err := c.tx.QueryRowContext(c.ctx, `SELECT COUNT(*), MIN(seq) FROM events WHERE seq < ?`, cutoff).Scan(&d.Rows, &first); err != nil {
+		if err := c.q.QueryRowContext(c.ctx, `SELECT COUNT(*), MIN(seq) FROM events WHERE seq < ?`, cutoff).Scan(&d.Rows, &first); err != nil {
 			return err
 		}
 		if d.Rows > 0 {
 			var last []byte
-			if err := c.tx.QueryRowContext(c.ctx, `SELECT seq, row_hash FROM events WHERE seq < ? ORDER BY seq DESC LIMIT 1`, cutoff).Scan(&d.LastSeq, &last); err != nil {
+			if err := c.q.QueryRowContext(c.ctx, `SELECT seq, row_hash FROM events WHERE seq < ? ORDER BY seq DESC LIMIT 1`, cutoff).Scan(&d.LastSeq, &last); err != nil {
 				return err
 			}
 			d.FirstSeq, d.LastHash = first.Int64, fmtHash(last)
-			if _, err := c.tx.ExecContext(c.ctx, `DELETE FROM events WHERE seq < ?`, cutoff); err != nil {
+			if _, err := c.q.ExecContext(c.ctx, `DELETE FROM events WHERE seq < ?`, cutoff); err != nil {
 				return err
 			}
 		}
@@ -105,6 +105,7 @@ type exportDetail struct {
 	Principal string `json:"principal,omitempty"`
 	Status    string `json:"status,omitempty"`
 	Type      string `json:"type,omitempty"`
+	Phase     string `json:"phase,omitempty"`
 	CallID    string `json:"call_id,omitempty"`
 	Session   string `json:"session,omitempty"`
 	Since     string `json:"since,omitempty"`
@@ -125,7 +126,7 @@ func (l *Ledger) Export(ctx context.Context, w io.Writer, f Filter, op Operator)
 	if l.readOnly {
 		return rep, ErrReadOnly
 	}
-	d := exportDetail{Tool: f.Tool, Host: f.Host, Principal: f.Principal, Status: f.Status, Type: f.Type,
+	d := exportDetail{Tool: f.Tool, Host: f.Host, Principal: f.Principal, Status: f.Status, Type: f.Type, Phase: f.Phase,
 		CallID: f.CallID, Session: f.Session, AfterSeq: f.AfterSeq, BeforeSeq: f.BeforeSeq, Limit: f.Limit}
 	if !f.Since.IsZero() {
 		d.Since = f.Since.UTC().Format(time.RFC3339Nano)

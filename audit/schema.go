@@ -57,6 +57,8 @@ const columns = `seq, time_ns, type, call_id, phase, principal, transport, remot
 	stdout_bytes, stderr_bytes, truncated, status, error, args_digest, args, detail,
 	prev_hash, row_hash`
 
+const tailSQL = `SELECT seq, row_hash FROM events ORDER BY seq DESC LIMIT 1`
+
 const insertSQL = `INSERT INTO events (` + columns + `) VALUES
 	(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 

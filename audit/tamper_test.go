@@ -1,0 +1,281 @@
+package audit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rigout/rigout/audit"
+)
+
+// baseLedger writes 20 rows (10 calls) and closes the ledger, returning its
+// configuration.
+func baseLedger(t *testing.T) audit.Config {
+	t.Helper()
+	l, cfg := openLedger(t, nil)
+	record(t, l, 10)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// verifyRO opens the ledger read-only, verifies it and returns the problem.
+func verifyRO(t *testing.T, cfg audit.Config) *audit.TamperError {
+	t.Helper()
+	cfg.ReadOnly = true
+	l, err := audit.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rep, err := l.Verify(context.Background())
+	var te *audit.TamperError
+	if err != nil && !errors.As(err, &te) {
+		t.Fatalf("Verify: %v", err)
+	}
+	if (te == nil) != rep.OK() || te != rep.Problem {
+		t.Fatalf("error %v disagrees with report %+v", err, rep)
+	}
+	return te
+}
+
+// forgeRow rewrites row seq with a new status and a recomputed hash, as
+// someone who knows the encoding would.
+func forgeRow(t *testing.T, cfg audit.Config, seq int64) {
+	t.Helper()
+	db := rawDB(t, cfg.Path)
+	l, err := audit.Open(context.Background(), audit.Config{Path: cfg.Path, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := l.Query(context.Background(), audit.Filter{AfterSeq: seq - 1, Limit: 1})
+	l.Close()
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("read row %d: %v", seq, err)
+	}
+	e := evs[0]
+	e.Status = "ok-forged"
+	var prev []byte
+	if err := db.QueryRow(`SELECT prev_hash FROM events WHERE seq = ?`, seq).Scan(&prev); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, db, `UPDATE events SET status = ?, row_hash = ? WHERE seq = ?`, e.Status, audit.RowHash(e, prev), seq)
+}
+
+func TestVerifyIntact(t *testing.T) {
+	cfg := baseLedger(t)
+	if te := verifyRO(t, cfg); te != nil {
+		t.Fatalf("intact ledger: %v", te)
+	}
+}
+
+func TestVerifyDetectsTampering(t *testing.T) {
+	tests := []struct {
+		name    string
+		tamper  func(t *testing.T, cfg audit.Config)
+		wantSeq int64
+		want    audit.TamperKind
+	}{
+		{"edit a field", func(t *testing.T, c audit.Config) {
+			mustExec(t, rawDB(t, c.Path), `UPDATE events SET status = 'ok' WHERE seq = 7`)
+		}, 7, audit.TamperEdited},
+		{"edit the time", func(t *testing.T, c audit.Config) {
+			mustExec(t, rawDB(t, c.Path), `UPDATE events SET time_ns = time_ns + 1 WHERE seq = 12`)
+		}, 12, audit.TamperEdited},
+		{"clear the exit code", func(t *testing.T, c audit.Config) {
+			mustExec(t, rawDB(t, c.Path), `UPDATE events SET exit_code = NULL WHERE seq = 4`)
+		}, 4, audit.TamperEdited},
+		{"edit the stored hash", func(t *testing.T, c audit.Config) {
+			mustExec(t, rawDB(t, c.Path), `UPDATE events SET row_hash = zeroblob(32) WHERE seq = 9`)
+		}, 9, audit.TamperEdited},
+		{"edit and rehash a row", func(t *testing.T, c audit.Config) { forgeRow(t, c, 7) }, 7, audit.TamperEdited},
+		{"edit and rehash the last row", func(t *testing.T, c audit.Config) { forgeRow(t, c, 20) }, 20, audit.TamperEdited},
+		{"delete a row", func(t *testing.T, c audit.Config) {
+			mustExec(t, rawDB(t, c.Path), `DELETE FROM events WHERE seq = 7`)
+		}, 7, audit.TamperDeleted},
+		{"delete a range", func(t *testing.T, c audit.Config) {
+			mustExec(t, rawDB(t, c.Path), `DELETE FROM events WHERE seq BETWEEN 5 AND 9`)
+		}, 5, audit.TamperDeleted},
+		{"delete the first rows", func(t *testing.T, c audit.Config) {
+			mustExec(t, rawDB(t, c.Path), `DELETE FROM events WHERE seq <= 3`)
+		}, 1, audit.TamperDeleted},
+		{"swap two rows", func(t *testing.T, c audit.Config) {
+			db := rawDB(t, c.Path)
+			mustExec(t, db, `UPDATE events SET seq = -1 WHERE seq = 7`)
+			mustExec(t, db, `UPDATE events SET seq = 7 WHERE seq = 8`)
+			mustExec(t, db, `UPDATE events SET seq = 8 WHERE seq = -1`)
+		}, 7, audit.TamperReordered},
+		{"delete a row and renumber the rest", func(t *testing.T, c audit.Config) {
+			db := rawDB(t, c.Path)
+			mustExec(t, db, `DELETE FROM events WHERE seq = 7`)
+			for s := 8; s <= 20; s++ {
+				mustExec(t, db, `UPDATE events SET seq = ? WHERE seq = ?`, s-1, s)
+			}
+		}, 7, audit.TamperReordered},
+		{"truncate the tail", func(t *testing.T, c audit.Config) {
+			mustExec(t, rawDB(t, c.Path), `DELETE FROM events WHERE seq >= 18`)
+		}, 18, audit.TamperTruncated},
+		{"truncate the last row", func(t *testing.T, c audit.Config) {
+			mustExec(t, rawDB(t, c.Path), `DELETE FROM events WHERE seq = 20`)
+		}, 20, audit.TamperTruncated},
+		{"truncate everything", func(t *testing.T, c audit.Config) {
+			mustExec(t, rawDB(t, c.Path), `DELETE FROM events`)
+		}, 1, audit.TamperTruncated},
+		{"remove the head file", func(t *testing.T, c audit.Config) {
+			if err := os.Remove(c.Path + ".head"); err != nil {
+				t.Fatal(err)
+			}
+		}, 0, audit.TamperHeadMissing},
+		{"forge a fake prune", func(t *testing.T, c audit.Config) {
+			// Deleting rows and pretending a prune happened needs a prune
+			// event in the chain; a bare anchor is not enough.
+			mustExec(t, rawDB(t, c.Path), `DELETE FROM events WHERE seq <= 2`)
+		}, 1, audit.TamperDeleted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := baseLedger(t)
+			tt.tamper(t, cfg)
+			te := verifyRO(t, cfg)
+			if te == nil {
+				t.Fatal("Verify passed a tampered ledger")
+			}
+			if te.Seq != tt.wantSeq || te.Kind != tt.want {
+				t.Errorf("Verify = seq %d %s (%s), want seq %d %s", te.Seq, te.Kind, te.Detail, tt.wantSeq, tt.want)
+			}
+		})
+	}
+}
+
+// TestTruncationSurvivesReopen checks that a writer opening a truncated
+// ledger records the truncation, so Verify still reports it after the head
+// has moved on.
+func TestTruncationSurvivesReopen(t *testing.T) {
+	tests := []struct {
+		name    string
+		tamper  func(t *testing.T, cfg audit.Config)
+		wantSeq int64
+		want    audit.TamperKind
+	}{
+		{"tail deleted", func(t *testing.T, c audit.Config) {
+			mustExec(t, rawDB(t, c.Path), `DELETE FROM events WHERE seq >= 15`)
+		}, 15, audit.TamperTruncated},
+		{"all deleted", func(t *testing.T, c audit.Config) {
+			mustExec(t, rawDB(t, c.Path), `DELETE FROM events`)
+		}, 1, audit.TamperTruncated},
+		{"database replaced", func(t *testing.T, c audit.Config) {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(c.Path + suffix)
+			}
+		}, 1, audit.TamperTruncated},
+		{"head removed", func(t *testing.T, c audit.Config) {
+			os.Remove(c.Path + ".head")
+		}, 21, audit.TamperHeadMissing},
+		{"tail rewritten", func(t *testing.T, c audit.Config) { forgeRow(t, c, 20) }, 20, audit.TamperEdited},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := baseLedger(t)
+			tt.tamper(t, cfg)
+			l, err := audit.Open(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			record(t, l, 2)
+			mm, err := l.Query(context.Background(), audit.Filter{Type: audit.TypeHeadMismatch})
+			if err != nil || len(mm) != 1 {
+				t.Fatalf("%d mismatch events, %v", len(mm), err)
+			}
+			l.Close()
+			te := verifyRO(t, cfg)
+			if te == nil {
+				t.Fatal("Verify passed after the writer reopened a tampered ledger")
+			}
+			if te.Seq != tt.wantSeq || te.Kind != tt.want {
+				t.Errorf("Verify = seq %d %s (%s), want seq %d %s", te.Seq, te.Kind, te.Detail, tt.wantSeq, tt.want)
+			}
+		})
+	}
+}
+
+// TestRandomMutations applies random single mutations to copies of one
+// ledger; Verify must flag every one of them.
+func TestRandomMutations(t *testing.T) {
+	base := baseLedger(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	columns := []string{"time_ns", "type", "call_id", "phase", "principal", "tool", "host", "route",
+		"decision", "rule", "bypassed", "exit_code", "duration_ns", "stdout_bytes", "status", "args_digest", "prev_hash", "row_hash"}
+	const rounds = 200
+	for i := range rounds {
+		cfg := copyLedger(t, base)
+		db := rawDB(t, cfg.Path)
+		seq := 1 + rng.Int64N(20)
+		var what string
+		switch rng.IntN(5) {
+		case 0, 1: // edit one column
+			col := columns[rng.IntN(len(columns))]
+			what = "edit " + col
+			switch col {
+			case "prev_hash", "row_hash":
+				mustExec(t, db, fmt.Sprintf(`UPDATE events SET %s = randomblob(32) WHERE seq = ?`, col), seq)
+			case "time_ns", "bypassed", "duration_ns", "stdout_bytes":
+				mustExec(t, db, fmt.Sprintf(`UPDATE events SET %s = %s + 1 WHERE seq = ?`, col, col), seq)
+			case "exit_code":
+				mustExec(t, db, `UPDATE events SET exit_code = COALESCE(exit_code, 0) + 1 WHERE seq = ?`, seq)
+			default:
+				mustExec(t, db, fmt.Sprintf(`UPDATE events SET %s = %s || 'x' WHERE seq = ?`, col, col), seq)
+			}
+		case 2: // delete a row
+			what = "delete"
+			mustExec(t, db, `DELETE FROM events WHERE seq = ?`, seq)
+		case 3: // move a row to another seq
+			other := 1 + rng.Int64N(20)
+			if other == seq {
+				other = seq%20 + 1
+			}
+			what = fmt.Sprintf("swap with %d", other)
+			mustExec(t, db, `UPDATE events SET seq = -1 WHERE seq = ?`, seq)
+			mustExec(t, db, `UPDATE events SET seq = ? WHERE seq = ?`, seq, other)
+			mustExec(t, db, `UPDATE events SET seq = ? WHERE seq = -1`, other)
+		case 4: // truncate from seq
+			what = "truncate"
+			mustExec(t, db, `DELETE FROM events WHERE seq >= ?`, seq)
+		}
+		db.Close()
+		if te := verifyRO(t, cfg); te == nil {
+			t.Fatalf("round %d: %s at seq %d not detected", i, what, seq)
+		}
+	}
+}
+
+// copyLedger copies a closed ledger's files to a new directory.
+func copyLedger(t *testing.T, cfg audit.Config) audit.Config {
+	t.Helper()
+	dir := t.TempDir()
+	out := audit.Config{Path: filepath.Join(dir, "audit.db")}
+	for _, suffix := range []string{"", ".head", ".key", "-wal"} {
+		src, err := os.Open(cfg.Path + suffix)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst, err := os.OpenFile(out.Path+suffix, os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(dst, src); err != nil {
+			t.Fatal(err)
+		}
+		src.Close()
+		dst.Close()
+	}
+	return out
+}
