@@ -36,6 +36,7 @@ func TestNewRefusesUnsafeConfig(t *testing.T) {
 		{"resource with fragment", func(c *auth.Config) { c.ResourceURL = "http://127.0.0.1:8765/mcp#x" }, nil, "ResourceURL"},
 		{"resource relative", func(c *auth.Config) { c.ResourceURL = "/mcp" }, nil, "ResourceURL"},
 		{"resource odd path", func(c *auth.Config) { c.ResourceURL = "http://127.0.0.1:8765/{mcp}" }, nil, "ResourceURL"},
+		{"resource path clashes with a route", func(c *auth.Config) { c.ResourceURL = "http://127.0.0.1:8765/.well-known/registry-card" }, nil, "ResourceURL"},
 		{"no-auth off loopback", func(c *auth.Config) { c.Tokens = nil; c.InsecureNoAuth = true; c.Listener = "0.0.0.0:8765" }, auth.ErrNoAuthNotLoopback, ""},
 		{"no-auth on empty host", func(c *auth.Config) { c.Tokens = nil; c.InsecureNoAuth = true; c.Listener = ":8765" }, auth.ErrNoAuthNotLoopback, ""},
 		{"no-auth with tokens", func(c *auth.Config) { c.InsecureNoAuth = true }, nil, "InsecureNoAuth"},

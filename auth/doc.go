@@ -71,4 +71,24 @@
 //
 // A Front holds all its state; several can live in one process. It is safe
 // for concurrent use and starts no goroutines.
+//
+// # Connecting clients
+//
+// With a static token (Claude Code):
+//
+//	claude mcp add --transport http rigout https://HOST/mcp \
+//	    --header "Authorization: Bearer $TOKEN"
+//
+// With OAuth, register the client in [OAuthConfig].Clients with its exact
+// redirect URI: https://claude.ai/api/mcp/auth_callback for Claude's
+// connectors, http://localhost/callback for Claude Code (any port matches a
+// loopback redirect), then give the client its ID and secret:
+//
+//	claude mcp add --transport http --client-id rigout-cli --client-secret \
+//	    --callback-port 8080 rigout https://HOST/mcp
+//
+// The client discovers the rest from the 401 challenge's resource_metadata,
+// the protected-resource metadata and the authorization server metadata.
+// With [OAuthConfig].Consent the operator approves each authorization in
+// the browser by entering a full-scope token.
 package auth

@@ -108,6 +108,9 @@ func New(cfg Config) (*Front, error) {
 		}
 		f.oauth = o
 	}
+	if _, clash := f.Routes()[f.mcpPath]; clash {
+		return nil, &ConfigError{Field: "ResourceURL", Reason: "its path " + f.mcpPath + " is one of the routes this package serves"}
+	}
 	switch {
 	case f.noAuth && (len(f.tokens) > 0 || f.oauth != nil):
 		return nil, &ConfigError{Field: "InsecureNoAuth", Reason: "set together with tokens or OAuth"}
@@ -380,7 +383,8 @@ func (f *Front) clientKey(r *http.Request) string {
 // request next sees, so the token cannot be passed on by accident.
 //
 // Otherwise it answers, without calling next:
-//   - 429 with Retry-After when the client address has failed too often;
+//   - 429 with Retry-After when the client address has failed too often
+//     (a request without any credential does not count as a failure);
 //   - 401 with WWW-Authenticate: Bearer (error="invalid_token" when a
 //     credential was sent) and resource_metadata, Cache-Control: no-store,
 //     and a JSON body that does not say what was wrong.
@@ -402,7 +406,11 @@ func (f *Front) RequireBearer(next http.Handler) http.Handler {
 		}
 		p, reason, sent := f.authenticateRequest(r, now)
 		if reason != "" {
-			f.fail(r, key, now, "auth.deny", reason, p.Name)
+			if sent {
+				f.fail(r, key, now, "auth.deny", reason, p.Name)
+			} else {
+				f.noCredentials(r)
+			}
 			f.unauthorized(w, sent)
 			return
 		}
@@ -481,6 +489,15 @@ func (f *Front) fail(r *http.Request, key string, now time.Time, typ, reason, pr
 		slog.String("remote", r.RemoteAddr),
 		slog.String("path", r.URL.Path))
 	f.event(r.Context(), Event{Type: typ, Principal: principal, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: reason})
+}
+
+// noCredentials notes a request that sent no credential at all. It guesses
+// nothing, so it is not counted against the address (MCP clients probe
+// without a token to discover the authorization server), and it is not an
+// audit event.
+func (f *Front) noCredentials(r *http.Request) {
+	f.log.LogAttrs(r.Context(), slog.LevelDebug, "auth: no credentials",
+		slog.String("remote", r.RemoteAddr), slog.String("path", r.URL.Path))
 }
 
 // maxTokenLen bounds the token accepted from a header; ours are 43 bytes.

@@ -84,7 +84,7 @@ func (f *Front) serveConnection(w http.ResponseWriter, r *http.Request) {
 		} else {
 			st, present := setupTokenFrom(r)
 			if !present {
-				f.fail(r, key, now, "auth.deny", "no credentials", "")
+				f.noCredentials(r)
 				f.unauthorized(w, false)
 				return
 			}

@@ -107,6 +107,7 @@ func TestThrottleIPv6Prefix(t *testing.T) {
 		rec := newRecorder()
 		req, _ := http.NewRequest(http.MethodGet, "/mcp", nil)
 		req.RemoteAddr = addr
+		req.Header.Set("Authorization", "Bearer wrong")
 		handler.ServeHTTP(rec, req)
 		want := 401
 		if i == 2 {
@@ -115,5 +116,19 @@ func TestThrottleIPv6Prefix(t *testing.T) {
 		if rec.Code != want {
 			t.Fatalf("%s: %d, want %d", addr, rec.Code, want)
 		}
+	}
+}
+
+// TestNoCredentialsNotCounted: discovery probes without any credential are
+// answered 401 but never throttle the address.
+func TestNoCredentialsNotCounted(t *testing.T) {
+	h := newHarness(t, func(_ *harness, c *auth.Config) { c.Throttle.Failures = 2 })
+	for range 5 {
+		if r := h.do(h.newRequest(http.MethodPost, "/mcp", nil)); r.status != 401 {
+			t.Fatalf("probe: %d", r.status)
+		}
+	}
+	if s := h.mcpStatus(h.token); s != 200 {
+		t.Fatalf("after probes: %d", s)
 	}
 }
