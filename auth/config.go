@@ -224,7 +224,8 @@ type Client struct {
 type Event struct {
 	// Type is dotted: "http.rejected" (Host or Origin refused),
 	// "auth.deny" (bad credential), "auth.throttled", "setup.used",
-	// "oauth.grant", "oauth.refresh", "oauth.revoke", "oauth.register".
+	// "oauth.consent" (the operator approved), "oauth.grant",
+	// "oauth.refresh", "oauth.revoke", "oauth.register".
 	Type string
 	// Principal is the token name, when known.
 	Principal string

@@ -347,6 +347,30 @@ func (f *Front) RevokeToken(name string) bool {
 	return true
 }
 
+// Valid reports whether the credential behind p still works: the static
+// token exists, is not revoked and has not expired, or the OAuth grant has
+// not been revoked and still holds a live token. Long-lived work started by
+// p (a terminal session) can poll it and stop when it turns false.
+func (f *Front) Valid(p Principal) bool {
+	now := f.now()
+	if p.GrantID != "" {
+		return f.oauth != nil && f.oauth.grantLive(p.GrantID, now)
+	}
+	if f.noAuth {
+		return p.Name == anonymousName
+	}
+	for _, t := range f.tokens {
+		if t.name != p.Name {
+			continue
+		}
+		f.mu.Lock()
+		revoked := f.revoked[t.name]
+		f.mu.Unlock()
+		return !revoked && (t.expires.IsZero() || now.Before(t.expires))
+	}
+	return false
+}
+
 // event reports a security decision to OnEvent.
 func (f *Front) event(ctx context.Context, e Event) {
 	if f.cfg.OnEvent != nil {

@@ -984,6 +984,26 @@ func (o *oauthServer) lookupAccess(d Digest, now time.Time) (Principal, string) 
 	return p, ""
 }
 
+// grantLive reports whether grant id exists and has a live access or
+// refresh token.
+func (o *oauthServer) grantLive(id string, now time.Time) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	g := o.grants[id]
+	if g == nil {
+		return false
+	}
+	if e := o.refresh[g.refresh]; e != nil && now.Before(e.expires) {
+		return true
+	}
+	for _, d := range g.access {
+		if e := o.access[d]; e != nil && now.Before(e.expires) {
+			return true
+		}
+	}
+	return false
+}
+
 // RevokeClient revokes every OAuth grant issued to clientID and returns how
 // many there were. Tokens stop working at once.
 func (f *Front) RevokeClient(clientID string) int {

@@ -160,6 +160,9 @@ func TestOAuthCodeFlow(t *testing.T) {
 		t.Fatalf("MCP with the access token: %d", s)
 	}
 	pr := h.principal.Load()
+	if !h.front.Valid(*pr) {
+		t.Error("Valid reports a live grant as dead")
+	}
 	if pr.Name != "oauth:cli" || pr.ClientID != "cli" || pr.GrantID == "" || !pr.Scopes.ReadOnly || pr.Scopes.AllowTool("exec") || !pr.Scopes.AllowTool("read_file") {
 		t.Fatalf("principal %+v", *pr)
 	}
@@ -187,6 +190,9 @@ func TestOAuthCodeFlow(t *testing.T) {
 		}
 		if !slices.Contains(h.eventTypes(), "oauth.revoke") {
 			t.Error("no oauth.revoke event")
+		}
+		if h.front.Valid(*pr) {
+			t.Error("Valid reports a revoked grant as live")
 		}
 	})
 
@@ -535,5 +541,36 @@ func TestInsufficientScope(t *testing.T) {
 	// A quote in a scope cannot break out of the parameter.
 	if got := h.front.InsufficientScopeChallenge(`a"b\c` + "\n"); !strings.Contains(got, `scope="a\"b\\c"`) {
 		t.Errorf("escaping: %s", got)
+	}
+}
+
+func TestOAuthRevokeClient(t *testing.T) {
+	h, _ := oauthHarness(t, nil)
+	redirect := "http://127.0.0.1:40001/callback"
+	var access []string
+	for range 2 {
+		p := newPKCE(t)
+		_, loc := h.authorize(authzParams("cli", redirect, p))
+		tr := h.tokenCall(url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "redirect_uri": {redirect}, "code_verifier": {p.verifier}, "client_id": {"cli"}})
+		access = append(access, tr.Access)
+	}
+	if n := h.front.RevokeClient("cli"); n != 2 {
+		t.Fatalf("revoked %d grants, want 2", n)
+	}
+	for _, a := range access {
+		if s := h.mcpStatus(a); s != 401 {
+			t.Errorf("revoked client's token: %d", s)
+		}
+	}
+	if n := h.front.RevokeClient("web"); n != 0 {
+		t.Errorf("revoked %d grants of a client without any", n)
+	}
+	// The static token is untouched.
+	if s := h.mcpStatus(h.token); s != 200 {
+		t.Errorf("static token: %d", s)
+	}
+	// HEAD on the metadata answers without a body.
+	if r := h.do(h.newRequest(http.MethodHead, "/.well-known/oauth-authorization-server", nil)); r.status != 200 || len(r.body) != 0 {
+		t.Errorf("HEAD: %d %q", r.status, r.body)
 	}
 }

@@ -28,8 +28,14 @@ func TestRoutesCredentialMatrix(t *testing.T) {
 			Clients:           []auth.Client{{ID: "app", RedirectURIs: []string{"http://127.0.0.1/cb"}, Scopes: auth.FullScopes()}},
 		}
 	})
-	if !h.front.RevokeToken("gone") {
-		t.Fatal("RevokeToken: token not found")
+	if !h.front.Valid(auth.Principal{Name: "gone"}) {
+		t.Fatal("Valid: a live token reported dead")
+	}
+	if !h.front.RevokeToken("gone") || h.front.RevokeToken("nosuch") {
+		t.Fatal("RevokeToken: wrong answer")
+	}
+	if h.front.Valid(auth.Principal{Name: "gone"}) || h.front.Valid(auth.Principal{Name: "old"}) || h.front.Valid(auth.Principal{Name: "nosuch"}) {
+		t.Fatal("Valid: a revoked, expired or unknown token reported live")
 	}
 	wrong := newToken(t)
 
