@@ -31,9 +31,8 @@ const (
 	DefaultSessionIdleTTL    = time.Hour
 )
 
-// HTTPConfig configures an HTTP transport. The zero value serves /mcp in
-// stateful mode with no authentication: put an auth front in Auth before
-// exposing it.
+// HTTPConfig configures an HTTP transport. Auth is required: a transport
+// without authentication must say so with InsecureNoAuth.
 type HTTPConfig struct {
 	// Name and Version are reported by /health.
 	Name, Version string
@@ -50,8 +49,12 @@ type HTTPConfig struct {
 	// the place for Host and Origin checks. If nil, requests pass.
 	Guard func(http.Handler) http.Handler
 	// Auth wraps the MCP endpoint, after Guard: the place for bearer
-	// authentication. If nil, requests pass.
+	// authentication (auth.Front.RequireBearer). Required unless
+	// InsecureNoAuth is set.
 	Auth func(http.Handler) http.Handler
+	// InsecureNoAuth serves the MCP endpoint with no authentication when
+	// Auth is nil: anyone who reaches the listener can call every tool.
+	InsecureNoAuth bool
 	// Routes are extra handlers (OAuth, metadata, connection file), mounted
 	// behind the body cap and Guard, by ServeMux pattern.
 	Routes map[string]http.Handler
@@ -132,8 +135,14 @@ type HTTP struct {
 	handler  http.Handler
 }
 
+// ErrNoAuth means an HTTPConfig had neither Auth nor InsecureNoAuth.
+var ErrNoAuth = errors.New("transport: HTTP needs Auth, or InsecureNoAuth to serve without authentication")
+
 // NewHTTP builds the HTTP transport for srv. cfg is copied.
-func NewHTTP(srv *server.MCPServer, cfg HTTPConfig) *HTTP {
+func NewHTTP(srv *server.MCPServer, cfg HTTPConfig) (*HTTP, error) {
+	if cfg.Auth == nil && !cfg.InsecureNoAuth {
+		return nil, ErrNoAuth
+	}
 	c := cfg
 	c.Routes = maps.Clone(cfg.Routes)
 	c.setDefaults()
@@ -165,7 +174,7 @@ func NewHTTP(srv *server.MCPServer, cfg HTTPConfig) *HTTP {
 	}
 	mux.Handle("/", http.HandlerFunc(notFound))
 	h.handler = mux
-	return h
+	return h, nil
 }
 
 // Handler returns the transport's root handler.

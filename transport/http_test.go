@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -36,6 +37,21 @@ func testServer(calls *atomic.Int64) *server.MCPServer {
 		}
 	})
 	return s
+}
+
+func newHTTP(t *testing.T, srv *server.MCPServer, cfg transport.HTTPConfig) *transport.HTTP {
+	t.Helper()
+	h, err := transport.NewHTTP(srv, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestNewHTTPNeedsAuth(t *testing.T) {
+	if _, err := transport.NewHTTP(testServer(new(atomic.Int64)), transport.HTTPConfig{}); !errors.Is(err, transport.ErrNoAuth) {
+		t.Errorf("NewHTTP without Auth: err = %v", err)
+	}
 }
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
@@ -71,7 +87,7 @@ func readAll(t *testing.T, r io.Reader) string {
 func TestHealth(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	degraded := false
-	h := transport.NewHTTP(testServer(new(atomic.Int64)), transport.HTTPConfig{
+	h := newHTTP(t, testServer(new(atomic.Int64)), transport.HTTPConfig{InsecureNoAuth: true,
 		Name: "rigout", Version: "9.9", Now: func() time.Time { return now },
 		Health: func() map[string]any {
 			if degraded {
@@ -106,7 +122,7 @@ func TestHealth(t *testing.T) {
 }
 
 func TestStatelessRefusesGetAndDelete(t *testing.T) {
-	h := transport.NewHTTP(testServer(new(atomic.Int64)), transport.HTTPConfig{Stateless: true})
+	h := newHTTP(t, testServer(new(atomic.Int64)), transport.HTTPConfig{InsecureNoAuth: true, Stateless: true})
 	defer h.Close()
 	ts := httptest.NewServer(h.Handler())
 	defer ts.Close()
@@ -130,7 +146,7 @@ func TestStatelessRefusesGetAndDelete(t *testing.T) {
 
 func TestBodyLimitAndMalformedBodies(t *testing.T) {
 	var calls atomic.Int64
-	h := transport.NewHTTP(testServer(&calls), transport.HTTPConfig{MaxBody: 1024, Stateless: true})
+	h := newHTTP(t, testServer(&calls), transport.HTTPConfig{InsecureNoAuth: true, MaxBody: 1024, Stateless: true})
 	defer h.Close()
 	ts := httptest.NewServer(h.Handler())
 	defer ts.Close()
@@ -194,7 +210,7 @@ func TestBodyLimitAndMalformedBodies(t *testing.T) {
 // TestSessionsBoundToPrincipal checks that a protocol session opened by one
 // principal is unknown to another, and unknown IDs get 404.
 func TestSessionsBoundToPrincipal(t *testing.T) {
-	h := transport.NewHTTP(testServer(new(atomic.Int64)), transport.HTTPConfig{
+	h := newHTTP(t, testServer(new(atomic.Int64)), transport.HTTPConfig{InsecureNoAuth: true,
 		SessionOwner: func(r *http.Request) string { return r.Header.Get("X-Test-Principal") },
 	})
 	defer h.Close()
@@ -249,7 +265,7 @@ func TestGuardAndAuthOrder(t *testing.T) {
 	}
 	extra := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { order = append(order, "route") })
 	var calls atomic.Int64
-	h := transport.NewHTTP(testServer(&calls), transport.HTTPConfig{
+	h := newHTTP(t, testServer(&calls), transport.HTTPConfig{InsecureNoAuth: true,
 		Stateless: true, Guard: wrap("guard", true), Auth: wrap("auth", true),
 		Routes: map[string]http.Handler{"/extra": extra},
 	})
@@ -282,7 +298,7 @@ func TestGuardAndAuthOrder(t *testing.T) {
 // TestServeDrainsInFlightCalls starts a slow call, cancels the server and
 // checks that the call finishes normally and Serve returns.
 func TestServeDrainsInFlightCalls(t *testing.T) {
-	h := transport.NewHTTP(testServer(new(atomic.Int64)), transport.HTTPConfig{Stateless: true, ShutdownTimeout: 5 * time.Second})
+	h := newHTTP(t, testServer(new(atomic.Int64)), transport.HTTPConfig{InsecureNoAuth: true, Stateless: true, ShutdownTimeout: 5 * time.Second})
 	defer h.Close()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -327,7 +343,7 @@ func TestServeDrainsInFlightCalls(t *testing.T) {
 }
 
 func TestServeCancelsCallsThatOutliveTheDrain(t *testing.T) {
-	h := transport.NewHTTP(testServer(new(atomic.Int64)), transport.HTTPConfig{Stateless: true, ShutdownTimeout: 100 * time.Millisecond})
+	h := newHTTP(t, testServer(new(atomic.Int64)), transport.HTTPConfig{InsecureNoAuth: true, Stateless: true, ShutdownTimeout: 100 * time.Millisecond})
 	defer h.Close()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

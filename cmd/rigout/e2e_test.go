@@ -66,6 +66,7 @@ type server struct {
 	client *client.Client
 	pid    int
 	url    string // HTTP only
+	token  string // HTTP only
 }
 
 // startStdio runs `rigout stdio` as the client's subprocess and
@@ -78,11 +79,12 @@ func startStdio(t testing.TB, args ...string) *server {
 func startStdioVersion(t testing.TB, version string, args ...string) *server {
 	t.Helper()
 	bin := rigoutBinary(t)
+	stateDir := t.TempDir()
 	var cmd *osexec.Cmd
 	tr := mcptransport.NewStdioWithOptions(bin, nil, append([]string{"stdio"}, args...),
 		mcptransport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*osexec.Cmd, error) {
 			cmd = osexec.CommandContext(ctx, command, args...)
-			cmd.Env = append(os.Environ(), env...)
+			cmd.Env = append(os.Environ(), "RIGOUT_STATE_DIR="+stateDir)
 			return cmd, nil
 		}))
 	if err := tr.Start(context.Background()); err != nil {
@@ -105,8 +107,8 @@ func startHTTP(t testing.TB, args ...string) *server {
 // startHTTPVersion is startHTTP negotiating the given protocol version.
 func startHTTPVersion(t testing.TB, version string, args ...string) *server {
 	t.Helper()
-	cmd, url := startServe(t, args...)
-	c, err := client.NewStreamableHttpClient(url)
+	cmd, url, token := startServe(t, args...)
+	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,15 +117,25 @@ func startHTTPVersion(t testing.TB, version string, args ...string) *server {
 		t.Fatal(err)
 	}
 	initialize(t, c, version)
-	return &server{client: c, pid: cmd.Process.Pid, url: url}
+	return &server{client: c, pid: cmd.Process.Pid, url: url, token: token}
 }
 
-// startServe starts `rigout serve --addr 127.0.0.1:0` and returns the process
-// and its MCP URL. The process is stopped (by its PID) when the test ends.
-func startServe(t testing.TB, args ...string) (*osexec.Cmd, string) {
+// startServe starts `rigout serve --addr 127.0.0.1:0` with a fresh state
+// directory and returns the process, its MCP URL and the bearer token it
+// generated (read from the connection file). The process is stopped, by its
+// PID, when the test ends.
+func startServe(t testing.TB, args ...string) (*osexec.Cmd, string, string) {
+	t.Helper()
+	return startServeEnv(t, nil, args...)
+}
+
+// startServeEnv is startServe with extra environment variables.
+func startServeEnv(t testing.TB, env []string, args ...string) (*osexec.Cmd, string, string) {
 	t.Helper()
 	bin := rigoutBinary(t)
+	stateDir := t.TempDir()
 	cmd := osexec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(append(os.Environ(), "RIGOUT_STATE_DIR="+stateDir), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -161,11 +173,36 @@ func startServe(t testing.TB, args ...string) (*osexec.Cmd, string) {
 		if !ok {
 			t.Fatal("rigout serve exited before listening")
 		}
-		return cmd, url
+		return cmd, url, connectionToken(t, filepath.Join(stateDir, "connection.json"))
 	case <-time.After(15 * time.Second):
 		t.Fatal("rigout serve did not start listening")
 	}
-	return nil, ""
+	return nil, "", ""
+}
+
+// connectionToken reads the bearer token from a connection file, if there
+// is one, and checks the file is owner-only.
+func connectionToken(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("connection file mode = %v (err %v), want 0600", fi.Mode().Perm(), err)
+	}
+	var cf struct {
+		MCP struct {
+			Headers map[string]string `json:"headers"`
+		} `json:"mcp"`
+	}
+	if err := json.Unmarshal(b, &cf); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(cf.MCP.Headers["Authorization"], "Bearer ")
 }
 
 func initialize(t testing.TB, c *client.Client, version string) *mcp.InitializeResult {
@@ -401,9 +438,10 @@ func TestE2EStdioMalformedInput(t *testing.T) {
 }
 
 func TestE2EHTTPMalformedInput(t *testing.T) {
-	_, url := startServe(t, "--max-body", "65536")
+	_, url, token := startServe(t, "--max-body", "65536")
 	post := func(body string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		resp, err := http.DefaultClient.Do(req)
@@ -435,8 +473,8 @@ func TestE2EHTTPMalformedInput(t *testing.T) {
 }
 
 func TestE2EServeShutsDownOnSIGTERM(t *testing.T) {
-	cmd, url := startServe(t)
-	c, err := client.NewStreamableHttpClient(url)
+	cmd, url, token := startServe(t)
+	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,9 +516,11 @@ func TestE2EServeShutsDownOnSIGTERM(t *testing.T) {
 }
 
 func TestE2EServeRefusesNonLoopbackWithoutAuth(t *testing.T) {
-	out, err := osexec.Command(rigoutBinary(t), "serve", "--addr", "0.0.0.0:0").CombinedOutput()
+	cmd := osexec.Command(rigoutBinary(t), "serve", "--addr", "0.0.0.0:0", "--no-auth")
+	cmd.Env = append(os.Environ(), "RIGOUT_STATE_DIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
 	var exitErr *osexec.ExitError
-	if err == nil || !asExit(err, &exitErr) || exitErr.ExitCode() != 2 || !strings.Contains(string(out), "refusing to listen on 0.0.0.0:0") {
+	if err == nil || !asExit(err, &exitErr) || exitErr.ExitCode() != 2 || !strings.Contains(string(out), "refusing --no-auth on 0.0.0.0:0") {
 		t.Errorf("serve on 0.0.0.0: err %v, output %s", err, out)
 	}
 }
@@ -502,5 +542,55 @@ func TestE2EVersionAndUsage(t *testing.T) {
 	var exitErr *osexec.ExitError
 	if !asExit(err, &exitErr) || exitErr.ExitCode() != 2 || !strings.Contains(string(out), `unknown command "frobnicate"`) {
 		t.Errorf("unknown command: %q %v", out, err)
+	}
+}
+
+func TestE2EHTTPNeedsAToken(t *testing.T) {
+	_, url, token := startServe(t)
+	if len(token) < 40 {
+		t.Fatalf("generated token %q is too short", token)
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	tests := []struct {
+		name   string
+		header string
+		query  string
+		want   int
+	}{
+		{"no header", "", "", 401},
+		{"wrong token", "Bearer wrong", "", 401},
+		{"lower-case scheme", "bearer " + token, "", 401},
+		{"token in the query", "", "?access_token=" + token, 401},
+		{"right token", "Bearer " + token, "", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, url+tt.query, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if tt.header != "" {
+				req.Header.Set("Authorization", tt.header)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.want {
+				t.Errorf("status %d, want %d: %s", resp.StatusCode, tt.want, b)
+			}
+			if tt.want == 401 && !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("401 without a Bearer challenge: %q", resp.Header.Get("WWW-Authenticate"))
+			}
+			if strings.Contains(string(b), token) {
+				t.Error("the response echoes the token")
+			}
+		})
+	}
+	// A token given in the environment is used instead; the connection file carries it.
+	_, url2, tok2 := startServeEnv(t, []string{"RIGOUT_AUTH_TOKEN=env-token-0123456789abcdef"})
+	if tok2 != "env-token-0123456789abcdef" || url2 == "" {
+		t.Errorf("connection file token = %q, want the one from RIGOUT_AUTH_TOKEN", tok2)
 	}
 }

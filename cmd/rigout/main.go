@@ -5,8 +5,9 @@
 //	rigout serve [--addr 127.0.0.1:8765] serve streamable HTTP at /mcp
 //	rigout version                       print the version
 //
-// Everything here parses flags and the environment into library
-// configuration; the gateway itself lives in the rigout packages.
+// Everything here parses flags, the environment and the configuration file
+// into library configuration; the gateway itself lives in the rigout
+// packages.
 package main
 
 import (
@@ -15,23 +16,23 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/netip"
 	"os"
 	"os/signal"
-	"strings"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/rigout/rigout"
-	"github.com/rigout/rigout/transport"
+	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/internal/statedir"
 )
 
 const usage = `rigout — authenticated, policy-checked, audited machine access for AI agents over MCP
 
 Usage:
   rigout stdio [flags]     serve one MCP client over stdin/stdout
-  rigout serve [flags]     serve MCP over streamable HTTP
+  rigout serve [flags]     serve MCP over streamable HTTP (bearer token required)
   rigout version           print the version
 
 Run 'rigout COMMAND -h' for a command's flags.
@@ -68,10 +69,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // common holds the flags every serving command takes.
 type common struct {
-	logLevel  string
-	workDir   string
-	timeout   time.Duration
-	maxOutput int
+	logLevel   string
+	workDir    string
+	timeout    time.Duration
+	maxOutput  int
+	stateDir   string
+	auditDB    string
+	configPath string
+	bestEffort bool
+
+	file *fileConfig
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -79,16 +86,10 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.workDir, "workdir", "", "working directory of commands that name none (default: the current directory)")
 	fs.DurationVar(&c.timeout, "default-timeout", rigout.DefaultTimeout, "timeout of commands that set none")
 	fs.IntVar(&c.maxOutput, "max-output", 1<<20, "bytes kept per output stream of a command")
-}
-
-// gateway builds the library configuration from the flags.
-func (c *common) gateway(logger *slog.Logger) (*rigout.Gateway, error) {
-	return rigout.New(rigout.Config{
-		Logger:         logger,
-		WorkDir:        c.workDir,
-		DefaultTimeout: c.timeout,
-		MaxOutput:      c.maxOutput,
-	})
+	fs.StringVar(&c.stateDir, "state-dir", "", "state directory: audit ledger, connection file, token (default $RIGOUT_STATE_DIR, else $XDG_STATE_HOME/rigout or ~/.local/state/rigout)")
+	fs.StringVar(&c.auditDB, "audit-db", "", "audit ledger file (default <state dir>/audit.db)")
+	fs.StringVar(&c.configPath, "config", os.Getenv("RIGOUT_CONFIG"), "JSON configuration file: tokens, OAuth clients, policy, hosts (env RIGOUT_CONFIG)")
+	fs.BoolVar(&c.bestEffort, "unsafe-audit-best-effort", false, "run calls even when the audit ledger cannot record them (health reports degraded)")
 }
 
 func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
@@ -99,106 +100,56 @@ func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})), nil
 }
 
-func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("rigout stdio", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "rigout stdio: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	logger, err := c.logger(stderr)
+// prepare reads the configuration file and creates the state directory.
+func (c *common) prepare(logger *slog.Logger) (string, error) {
+	f, err := loadConfig(c.configPath)
 	if err != nil {
-		fmt.Fprintf(stderr, "rigout stdio: %v\n", err)
-		return 2
+		return "", err
 	}
-	gw, err := c.gateway(logger)
+	c.file = f
+	dir, err := statedir.Resolve(c.stateDir, nil)
 	if err != nil {
-		fmt.Fprintf(stderr, "rigout stdio: %v\n", err)
-		return 1
+		return "", err
 	}
-	defer gw.Close()
-	if err := transport.ServeStdio(ctx, gw.MCPServer(), stdin, stdout, transport.StdioConfig{Logger: logger}); err != nil {
-		logger.Error("stdio transport failed", "err", err)
-		return 1
+	open, err := statedir.Ensure(dir)
+	if err != nil {
+		return "", err
 	}
-	return 0
+	if open {
+		logger.Warn("state directory is reachable by group or others; it holds the audit ledger and credentials", "dir", dir)
+	}
+	return dir, nil
 }
 
-func runServe(ctx context.Context, args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("rigout serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c common
-	c.register(fs)
-	addr := fs.String("addr", envOr("RIGOUT_ADDR", "127.0.0.1:8765"), "listen address (env RIGOUT_ADDR)")
-	path := fs.String("path", transport.DefaultPath, "MCP endpoint path")
-	stateless := fs.Bool("stateless", false, "serve every POST on its own; GET and DELETE answer 405")
-	maxBody := fs.Int64("max-body", transport.DefaultMaxFrame, "largest request body in bytes (413 above)")
-	shutdown := fs.Duration("shutdown-timeout", transport.DefaultShutdownTimeout, "how long in-flight calls may drain on SIGINT/SIGTERM")
-	if err := fs.Parse(args); err != nil {
-		return 2
+// openLedger opens the audit ledger. A ledger that cannot be opened stops
+// the gateway, unless best effort was asked for.
+func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger) (*audit.Ledger, error) {
+	path := c.auditDB
+	if path == "" {
+		path = filepath.Join(dir, "audit.db")
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "rigout serve: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	logger, err := c.logger(stderr)
+	l, err := audit.Open(ctx, audit.Config{Path: path, Logger: logger, StoreArgs: c.file.Audit.StoreArgs})
 	if err != nil {
-		fmt.Fprintf(stderr, "rigout serve: %v\n", err)
-		return 2
+		return nil, fmt.Errorf("audit ledger %s: %w", path, err)
 	}
-	if !loopbackAddr(*addr) {
-		fmt.Fprintf(stderr, "rigout serve: refusing to listen on %s: this build has no authentication yet, so it binds loopback addresses only (127.0.0.0/8, ::1, localhost)\n", *addr)
-		return 2
-	}
-	gw, err := c.gateway(logger)
-	if err != nil {
-		fmt.Fprintf(stderr, "rigout serve: %v\n", err)
-		return 1
-	}
-	defer gw.Close()
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintf(stderr, "rigout serve: %v\n", err)
-		return 1
-	}
-	h := transport.NewHTTP(gw.MCPServer(), transport.HTTPConfig{
-		Name:            gw.Config().Name,
-		Version:         gw.Config().Version,
-		Path:            *path,
-		Stateless:       *stateless,
-		MaxBody:         *maxBody,
-		ShutdownTimeout: *shutdown,
-		Logger:          logger,
-	})
-	defer h.Close()
-	url := fmt.Sprintf("http://%s%s", ln.Addr(), *path)
-	logger.Info("serving MCP over streamable HTTP", "url", url, "stateless", *stateless)
-	fmt.Fprintf(stderr, "rigout %s listening on %s\n", rigout.Version, url)
-	if err := h.Serve(ctx, ln); err != nil {
-		logger.Error("http transport failed", "err", err)
-		return 1
-	}
-	logger.Info("stopped")
-	return 0
+	return l, nil
 }
 
-// loopbackAddr reports whether a listen address is on the loopback
-// interface: 127.0.0.0/8, ::1 or localhost. Wildcards and names are not.
-func loopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
+// gateway builds the library configuration from the flags.
+func (c *common) gateway(logger *slog.Logger, ledger *audit.Ledger, principal *auth.Principal) (*rigout.Gateway, error) {
+	cfg := rigout.Config{
+		Logger:                logger,
+		WorkDir:               c.workDir,
+		DefaultTimeout:        c.timeout,
+		MaxOutput:             c.maxOutput,
+		UnsafeAuditBestEffort: c.bestEffort || c.file.Audit.UnsafeBestEffort,
+		AuditArgValues:        c.file.Audit.StoreArgs,
+		Principal:             principal,
 	}
-	if strings.EqualFold(host, "localhost") {
-		return true
+	if ledger != nil {
+		cfg.Audit = ledger
 	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
+	return rigout.New(cfg)
 }
 
 func envOr(name, def string) string {

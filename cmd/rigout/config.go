@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/rigout/rigout/auth"
+)
+
+// fileConfig is rigout's JSON configuration file (--config, RIGOUT_CONFIG).
+// Every field is optional. Unknown fields are an error, so a misspelt
+// setting is never silently ignored.
+type fileConfig struct {
+	// Tokens are bearer tokens with names and scopes. A token's value is
+	// given as its SHA-256 digest (sha256) or read from an environment
+	// variable (env); the file never holds a token itself.
+	Tokens []fileToken `json:"tokens"`
+	// OAuth configures the built-in authorization server.
+	OAuth *fileOAuth `json:"oauth"`
+	// AllowedOrigins and AllowedHosts extend the Origin and Host checks.
+	AllowedOrigins []string `json:"allowed_origins"`
+	AllowedHosts   []string `json:"allowed_hosts"`
+	// CORS answers browser preflights for allowed origins.
+	CORS bool `json:"cors"`
+	// Audit settings.
+	Audit fileAudit `json:"audit"`
+	// Policy is the command policy (see package validate).
+	Policy json.RawMessage `json:"policy"`
+	// Hosts are SSH hosts beside ~/.ssh/config.
+	Hosts json.RawMessage `json:"hosts"`
+}
+
+type fileToken struct {
+	Name    string      `json:"name"`
+	SHA256  string      `json:"sha256"`
+	Env     string      `json:"env"`
+	Scopes  auth.Scopes `json:"scopes"`
+	Expires time.Time   `json:"expires"`
+}
+
+type fileOAuth struct {
+	Consent             bool         `json:"consent"`
+	InsecureAutoApprove bool         `json:"insecure_auto_approve"`
+	AllowRegistration   bool         `json:"allow_registration"`
+	RegistrationScopes  auth.Scopes  `json:"registration_scopes"`
+	AccessTTL           duration     `json:"access_ttl"`
+	Clients             []fileClient `json:"clients"`
+}
+
+type fileClient struct {
+	ID           string      `json:"id"`
+	Name         string      `json:"name"`
+	SecretSHA256 string      `json:"secret_sha256"`
+	SecretEnv    string      `json:"secret_env"`
+	RedirectURIs []string    `json:"redirect_uris"`
+	Scopes       auth.Scopes `json:"scopes"`
+}
+
+type fileAudit struct {
+	// StoreArgs keeps redacted argument values beside their digest.
+	StoreArgs bool `json:"store_args"`
+	// UnsafeBestEffort runs calls the ledger cannot record.
+	UnsafeBestEffort bool `json:"unsafe_best_effort"`
+}
+
+// duration is a time.Duration written as "90s", "1h".
+type duration time.Duration
+
+func (d *duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration: want a string such as \"1h\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = duration(v)
+	return nil
+}
+
+// loadConfig reads the configuration file at path; an empty path means
+// no file.
+func loadConfig(path string) (*fileConfig, error) {
+	var c fileConfig
+	if path == "" {
+		return &c, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return &c, nil
+}
+
+// authTokens turns the file's tokens into auth tokens, reading values from
+// the environment through getenv.
+func (c *fileConfig) authTokens(getenv func(string) string) ([]auth.Token, error) {
+	var out []auth.Token
+	for i, t := range c.Tokens {
+		tok := auth.Token{Name: t.Name, Scopes: t.Scopes, Expires: t.Expires}
+		switch {
+		case t.SHA256 != "" && t.Env != "":
+			return nil, fmt.Errorf("config: token %d (%s): give sha256 or env, not both", i, t.Name)
+		case t.SHA256 != "":
+			d, err := auth.ParseDigest(t.SHA256)
+			if err != nil {
+				return nil, fmt.Errorf("config: token %d (%s): %w", i, t.Name, err)
+			}
+			tok.Digest = d
+		case t.Env != "":
+			v := getenv(t.Env)
+			if v == "" {
+				return nil, fmt.Errorf("config: token %d (%s): environment variable %s is empty", i, t.Name, t.Env)
+			}
+			tok.Secret = auth.NewSecret(v)
+		default:
+			return nil, fmt.Errorf("config: token %d (%s): needs sha256 (the token's SHA-256 digest) or env (a variable holding it)", i, t.Name)
+		}
+		out = append(out, tok)
+	}
+	return out, nil
+}
+
+// oauthConfig turns the file's OAuth section into auth's.
+func (c *fileConfig) oauthConfig(getenv func(string) string) (*auth.OAuthConfig, error) {
+	if c.OAuth == nil {
+		return nil, nil
+	}
+	o := &auth.OAuthConfig{
+		Consent:             c.OAuth.Consent,
+		InsecureAutoApprove: c.OAuth.InsecureAutoApprove,
+		AllowRegistration:   c.OAuth.AllowRegistration,
+		RegistrationScopes:  c.OAuth.RegistrationScopes,
+		AccessTTL:           time.Duration(c.OAuth.AccessTTL),
+	}
+	for i, fc := range c.OAuth.Clients {
+		cl := auth.Client{ID: fc.ID, Name: fc.Name, RedirectURIs: fc.RedirectURIs, Scopes: fc.Scopes}
+		switch {
+		case fc.SecretSHA256 != "" && fc.SecretEnv != "":
+			return nil, fmt.Errorf("config: oauth client %d (%s): give secret_sha256 or secret_env, not both", i, fc.ID)
+		case fc.SecretSHA256 != "":
+			d, err := auth.ParseDigest(fc.SecretSHA256)
+			if err != nil {
+				return nil, fmt.Errorf("config: oauth client %d (%s): %w", i, fc.ID, err)
+			}
+			cl.SecretDigest = d
+		case fc.SecretEnv != "":
+			v := getenv(fc.SecretEnv)
+			if v == "" {
+				return nil, fmt.Errorf("config: oauth client %d (%s): environment variable %s is empty", i, fc.ID, fc.SecretEnv)
+			}
+			cl.Secret = auth.NewSecret(v)
+		}
+		o.Clients = append(o.Clients, cl)
+	}
+	return o, nil
+}

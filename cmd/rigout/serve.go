@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/transport"
+)
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// runServe serves MCP over streamable HTTP. A bearer token is always
+// required unless --no-auth is given, which is refused on a non-loopback
+// address. Without a configured token, rigout uses the one kept in the
+// state directory, generating it on first use.
+func runServe(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("rigout serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs)
+	addr := fs.String("addr", envOr("RIGOUT_ADDR", "127.0.0.1:8765"), "listen address (env RIGOUT_ADDR)")
+	path := fs.String("path", transport.DefaultPath, "MCP endpoint path")
+	stateless := fs.Bool("stateless", false, "serve every POST on its own; GET and DELETE answer 405")
+	maxBody := fs.Int64("max-body", transport.DefaultMaxFrame, "largest request body in bytes (413 above)")
+	shutdown := fs.Duration("shutdown-timeout", transport.DefaultShutdownTimeout, "how long in-flight calls may drain on SIGINT/SIGTERM")
+	token := fs.String("auth-token", "", "bearer token with full scopes, named \"default\" (env RIGOUT_AUTH_TOKEN; prefer the variable: argv is visible to other users)")
+	noAuth := fs.Bool("no-auth", false, "serve without authentication (loopback addresses only)")
+	publicURL := fs.String("public-url", os.Getenv("RIGOUT_PUBLIC_URL"), "the URL clients use for the MCP endpoint, if not http://ADDR/PATH (env RIGOUT_PUBLIC_URL)")
+	connFile := fs.String("connection-file", "", "where to write the connection file (default <state dir>/connection.json)")
+	var origins, hosts stringList
+	fs.Var(&origins, "allowed-origin", "browser origin to accept besides this server's own (repeatable)")
+	fs.Var(&hosts, "allowed-host", "Host header value to accept besides loopback names, e.g. a tunnel hostname (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "rigout serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "rigout serve: "+format+"\n", a...)
+		return code
+	}
+	logger, err := c.logger(stderr)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	if *token == "" {
+		*token = os.Getenv("RIGOUT_AUTH_TOKEN")
+	}
+	if *noAuth && !auth.IsLoopback(*addr) {
+		return fail(2, "refusing --no-auth on %s: without authentication rigout binds loopback addresses only (127.0.0.0/8, ::1, localhost)", *addr)
+	}
+	if *noAuth && *token != "" {
+		return fail(2, "--no-auth and a token (--auth-token or RIGOUT_AUTH_TOKEN) contradict each other")
+	}
+	dir, err := c.prepare(logger)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	tokens, err := c.file.authTokens(os.Getenv)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	oauthCfg, err := c.file.oauthConfig(os.Getenv)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	if *noAuth && (len(tokens) > 0 || oauthCfg != nil) {
+		return fail(2, "--no-auth contradicts the tokens or OAuth server in %s", c.configPath)
+	}
+
+	// The token a client can be handed: given, or kept in the state dir.
+	var handout string
+	generated := false
+	if !*noAuth {
+		handout = *token
+		if handout == "" && len(tokens) == 0 && oauthCfg == nil {
+			handout, generated, err = stateToken(filepath.Join(dir, "token"))
+			if err != nil {
+				return fail(1, "%v", err)
+			}
+		}
+		if handout != "" {
+			tokens = append(tokens, auth.Token{Name: "default", Secret: auth.NewSecret(handout), Scopes: auth.FullScopes()})
+		}
+	}
+
+	ledger, err := c.openLedger(ctx, dir, logger)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	defer ledger.Close()
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	bound := ln.Addr().String()
+	url := *publicURL
+	if url == "" {
+		url = "http://" + bound + *path
+	}
+	gw, err := c.gateway(logger, ledger, nil)
+	if err != nil {
+		ln.Close()
+		return fail(1, "%v", err)
+	}
+	defer gw.Close()
+
+	connData := connectionData(gw, url, handout)
+	front, err := auth.New(auth.Config{
+		Tokens:         tokens,
+		InsecureNoAuth: *noAuth,
+		Listener:       bound,
+		ResourceURL:    url,
+		AllowedOrigins: append(origins, c.file.AllowedOrigins...),
+		AllowedHosts:   append(hosts, c.file.AllowedHosts...),
+		CORS:           c.file.CORS,
+		OAuth:          oauthCfg,
+		ConnectionData: func() any { return connData },
+		Name:           gw.Config().Name,
+		Version:        gw.Config().Version,
+		OnEvent:        gw.RecordAuthEvent,
+		Logger:         logger,
+	})
+	if err != nil {
+		ln.Close()
+		return fail(2, "%v", err)
+	}
+	h, err := transport.NewHTTP(gw.MCPServer(), transport.HTTPConfig{
+		Name:            gw.Config().Name,
+		Version:         gw.Config().Version,
+		Path:            *path,
+		Stateless:       *stateless,
+		MaxBody:         *maxBody,
+		ShutdownTimeout: *shutdown,
+		Guard:           front.Guard,
+		Auth:            front.RequireBearer,
+		Routes:          front.Routes(),
+		SessionOwner:    sessionOwner,
+		Health:          gw.Health,
+		Logger:          logger,
+	})
+	if err != nil {
+		ln.Close()
+		return fail(1, "%v", err)
+	}
+	defer h.Close()
+
+	cf := *connFile
+	if cf == "" {
+		cf = filepath.Join(dir, "connection.json")
+	}
+	if handout != "" {
+		b, _ := json.MarshalIndent(connData, "", "  ")
+		if err := auth.WriteFileSecure(cf, append(b, '\n')); err != nil {
+			return fail(1, "connection file: %v", err)
+		}
+	}
+	banner(stderr, url, handout, generated, *noAuth, cf, len(tokens), oauthCfg != nil)
+	logger.Info("serving MCP over streamable HTTP", "url", url, "stateless", *stateless, "auth", !*noAuth)
+
+	_ = gw.RecordEvent(ctx, audit.Event{Type: audit.TypeServerStart, Transport: auth.TransportHTTP, Status: audit.StatusOK,
+		Detail: fmt.Sprintf(`{"url":%q,"no_auth":%t}`, url, *noAuth)})
+	err = h.Serve(ctx, ln)
+	_ = gw.RecordEvent(context.WithoutCancel(ctx), audit.Event{Type: audit.TypeServerStop, Transport: auth.TransportHTTP, Status: audit.StatusOK})
+	if err != nil {
+		logger.Error("http transport failed", "err", err)
+		return 1
+	}
+	logger.Info("stopped")
+	return 0
+}
+
+// sessionOwner binds protocol sessions to the authenticated principal.
+func sessionOwner(r *http.Request) string {
+	p, ok := auth.FromContext(r.Context())
+	if !ok {
+		return ""
+	}
+	return p.Name + "\x00" + p.GrantID
+}
+
+// connectionData is what /connection.json and the connection file hold.
+func connectionData(gw *rigout.Gateway, url, token string) map[string]any {
+	headers := map[string]string{}
+	if token != "" {
+		headers["Authorization"] = "Bearer " + token
+	}
+	return map[string]any{
+		"server": map[string]string{"name": gw.Config().Name, "version": gw.Config().Version},
+		"mcp": map[string]any{
+			"transport":  "streamable-http",
+			"url":        url,
+			"health_url": strings.TrimSuffix(url, "/mcp") + "/health",
+			"headers":    headers,
+		},
+	}
+}
+
+// stateToken returns the token kept in the state directory, creating it
+// (32 random bytes, owner-only) on first use.
+func stateToken(path string) (token string, created bool, err error) {
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if t := strings.TrimSpace(string(b)); t != "" {
+			return t, false, nil
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", false, fmt.Errorf("token file: %w", err)
+	}
+	t, err := auth.GenerateToken(rand.Reader)
+	if err != nil {
+		return "", false, err
+	}
+	if err := auth.WriteFileSecure(path, []byte(t+"\n")); err != nil {
+		return "", false, fmt.Errorf("token file: %w", err)
+	}
+	return t, true, nil
+}
+
+// banner tells the operator, once, how to connect.
+func banner(w io.Writer, url, token string, generated, noAuth bool, connFile string, ntokens int, oauth bool) {
+	fmt.Fprintf(w, "rigout %s listening on %s\n", rigout.Version, url)
+	switch {
+	case noAuth:
+		fmt.Fprintln(w, "Auth: NONE (--no-auth): any process on this machine can call every tool.")
+	case token != "":
+		if generated {
+			fmt.Fprintln(w, "Auth: bearer token required. A token was generated and saved in the state directory:")
+		} else {
+			fmt.Fprintln(w, "Auth: bearer token required.")
+		}
+		if generated {
+			fmt.Fprintf(w, "  claude mcp add --transport http rigout %s --header \"Authorization: Bearer %s\"\n", url, token)
+		} else {
+			fmt.Fprintf(w, "  claude mcp add --transport http rigout %s --header \"Authorization: Bearer $TOKEN\"\n", url)
+		}
+		fmt.Fprintf(w, "Connection file (owner-only): %s\n", connFile)
+	default:
+		fmt.Fprintf(w, "Auth: bearer token required (%d configured token(s)", ntokens)
+		if oauth {
+			fmt.Fprint(w, ", OAuth server on")
+		}
+		fmt.Fprintln(w, ").")
+	}
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/transport"
+)
+
+// runStdio serves one MCP client on stdin and stdout. The client started
+// the process, so it needs no token: it acts as the principal "stdio" with
+// every scope except policy bypass, which --allow-bypass grants.
+func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("rigout stdio", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c common
+	c.register(fs)
+	allowBypass := fs.Bool("allow-bypass", false, "let the client set bypass_security to skip the command policy")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "rigout stdio: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	logger, err := c.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "rigout stdio: %v\n", err)
+		return 2
+	}
+	dir, err := c.prepare(logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "rigout stdio: %v\n", err)
+		return 1
+	}
+	ledger, err := c.openLedger(ctx, dir, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "rigout stdio: %v\n", err)
+		return 1
+	}
+	defer ledger.Close()
+
+	p := auth.Principal{Name: "stdio", Transport: auth.TransportStdio, Scopes: auth.FullScopes()}
+	p.Scopes.Bypass = *allowBypass
+	gw, err := c.gateway(logger, ledger, &p)
+	if err != nil {
+		fmt.Fprintf(stderr, "rigout stdio: %v\n", err)
+		return 1
+	}
+	defer gw.Close()
+	_ = gw.RecordEvent(ctx, audit.Event{Type: audit.TypeServerStart, Principal: p.Name, Transport: p.Transport, Status: audit.StatusOK})
+	defer gw.RecordEvent(context.WithoutCancel(ctx), audit.Event{Type: audit.TypeServerStop, Principal: p.Name, Transport: p.Transport, Status: audit.StatusOK})
+
+	err = transport.ServeStdio(ctx, gw.MCPServer(), stdin, stdout, transport.StdioConfig{
+		Logger:  logger,
+		Context: func(ctx context.Context) context.Context { return auth.NewContext(ctx, p) },
+	})
+	if err != nil {
+		logger.Error("stdio transport failed", "err", err)
+		return 1
+	}
+	return 0
+}
