@@ -2,6 +2,7 @@ package rigout_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -193,5 +194,39 @@ func TestAuditFailsClosed(t *testing.T) {
 	}
 	if h := gw.Health(); h["ok"] != false || !strings.Contains(h["audit"].(string), "degraded") {
 		t.Errorf("health = %v, want degraded", h)
+	}
+}
+
+func TestServerActivityReadsTheLedger(t *testing.T) {
+	l := openLedger(t)
+	c := connect(t, newGateway(t, rigout.Config{Audit: l}))
+	callTool(t, c, "execute_command", map[string]any{"command": "exit 3"})
+	res := callTool(t, c, "get_server_activity", map[string]any{"lines": 2})
+	var out struct {
+		Server map[string]any `json:"server"`
+		Events []struct {
+			Type, Phase, Tool, Status string
+			ExitCode                  *int `json:"exit_code"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal([]byte(text(res)), &out); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, text(res))
+	}
+	if out.Server["audit"] != "ok" || out.Server["name"] != "rigout" {
+		t.Errorf("server = %v", out.Server)
+	}
+	if len(out.Events) != 2 || out.Events[1].Phase != "done" || out.Events[1].ExitCode == nil || *out.Events[1].ExitCode != 3 {
+		t.Errorf("events = %+v", out.Events)
+	}
+	if res := callTool(t, c, "get_server_activity", map[string]any{"lines": 500}); !res.IsError {
+		t.Error("lines over 200 accepted")
+	}
+
+	// A principal without full scopes sees only its own rows.
+	other := auth.Principal{Name: "narrow", Scopes: auth.Scopes{Tools: []string{"get_server_activity"}, Hosts: []string{"local"}}}
+	c2 := connect(t, newGateway(t, rigout.Config{Audit: l, Principal: &other}))
+	res = callTool(t, c2, "get_server_activity", nil)
+	if strings.Contains(text(res), `"tool": "execute_command"`) || !strings.Contains(text(res), "events of narrow only") {
+		t.Errorf("narrow token saw others' events:\n%s", text(res))
 	}
 }

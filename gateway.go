@@ -160,6 +160,7 @@ type Gateway struct {
 	srv      *server.MCPServer
 	chain    []Middleware
 	auditErr atomic.Pointer[auditError] // the last ledger failure, for Health
+	started  time.Time
 
 	// mu protects the following.
 	mu     sync.RWMutex
@@ -185,9 +186,10 @@ func New(cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{
-		cfg:   c,
-		log:   c.Logger,
-		tools: make(map[string]*registered),
+		cfg:     c,
+		log:     c.Logger,
+		tools:   make(map[string]*registered),
+		started: c.Now(),
 	}
 	hooks := &server.Hooks{}
 	opts := []server.ServerOption{

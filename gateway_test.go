@@ -129,7 +129,7 @@ func TestTwoGatewaysInOneProcess(t *testing.T) {
 		}
 		return strings.Join(n, ",")
 	}
-	if got := names(la); got != "execute_command,only_in_a" {
+	if got := names(la); got != "execute_command,get_server_activity,only_in_a" {
 		t.Errorf("gateway a tools = %s", got)
 	}
 	if got := names(lb); got != "only_in_b" {

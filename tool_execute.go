@@ -19,7 +19,7 @@ import (
 // builtinTools returns the gateway's own tools, in the order tools/list
 // shows them.
 func (g *Gateway) builtinTools() []Tool {
-	return []Tool{g.executeCommandTool()}
+	return []Tool{g.executeCommandTool(), g.activityTool()}
 }
 
 const executeCommandDescription = "Run a command and return its exit code, stdout and stderr. " +
