@@ -89,6 +89,12 @@ type Config struct {
 	// their keyed digest (the ledger must also keep them).
 	AuditArgValues bool
 
+	// MCPOptions are passed to mcp-go's server after the gateway's own: the
+	// place for capabilities the gateway does not manage itself, such as
+	// resource subscriptions, completions or prompt middleware. Tools must
+	// still be registered through the gateway.
+	MCPOptions []server.ServerOption
+
 	// Principal is who calls are attributed to when their context carries
 	// no auth.Principal: a client that reaches MCPServer directly (stdio,
 	// in-process). If nil, "local" with every scope except policy bypass.
@@ -182,6 +188,7 @@ func New(cfg Config) (*Gateway, error) {
 	c := cfg
 	c.Tools = slices.Clone(cfg.Tools)
 	c.Middleware = slices.Clone(cfg.Middleware)
+	c.MCPOptions = slices.Clone(cfg.MCPOptions)
 	if err := c.setDefaults(); err != nil {
 		return nil, err
 	}
@@ -198,6 +205,7 @@ func New(cfg Config) (*Gateway, error) {
 		server.WithInstructions(c.Instructions),
 		server.WithHooks(hooks),
 	}
+	opts = append(opts, c.MCPOptions...)
 	g.srv = server.NewMCPServer(c.Name, c.Version, opts...)
 	// The chain, outermost first: nothing a tool does escapes recovery and
 	// observation, and the ledger sees every call, refused ones included.
