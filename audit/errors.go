@@ -61,9 +61,9 @@ const (
 
 // TamperError names the first row at which the hash chain fails.
 type TamperError struct {
-	Seq    int64      // first bad row: the edited row, the first missing seq, ...; 0 when no row can be named
-	Kind   TamperKind // what kind of damage
-	Detail string     // a sentence for the operator
+	Seq    int64      `json:"seq"`    // first bad row: the edited row, the first missing seq, ...; 0 when no row can be named
+	Kind   TamperKind `json:"kind"`   // what kind of damage
+	Detail string     `json:"detail"` // a sentence for the operator
 }
 
 func (e *TamperError) Error() string {
