@@ -181,7 +181,7 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		maxBatch:  c.MaxBatch,
 		log:       c.Logger,
 		now:       c.Now,
-		bg:        context.WithoutCancel(ctx),
+		bg:        context.Background(), // for the writer goroutine, which the Ledger owns
 		hasher:    newRowHasher(),
 	}
 	if c.ReadOnly {
