@@ -11,23 +11,26 @@ import (
 	"unicode/utf8"
 )
 
-// Event types the gateway and the ledger write. Types are dotted, lower case;
-// the ledger accepts any non-empty type, these are the ones with a fixed
-// meaning.
+// Event types the gateway and the ledger write. Types are dotted, lower
+// case. Record accepts any non-empty type outside "audit.", which is the
+// ledger's own; these are the ones with a fixed meaning.
 const (
-	TypeToolCall        = "tool.call"           // a tool call: an intent row, then a done row
-	TypeToolDenied      = "tool.denied"         // a call refused by scope or policy
-	TypeAuthFailed      = "auth.failed"         // a request with a missing or wrong credential
-	TypeSessionOpen     = "session.open"        // an MCP or terminal session opened
-	TypeSessionClose    = "session.close"       // an MCP or terminal session closed
-	TypeHostKeyLearned  = "ssh.hostkey.learned" // a host key recorded on first contact
-	TypeServerStart     = "server.start"        // the gateway started serving
-	TypeServerStop      = "server.stop"         // the gateway stopped serving
-	TypeExport          = "audit.export"        // an operator exported rows (written by [Ledger.Export])
-	TypePrune           = "audit.prune"         // an operator deleted old rows (written by [Ledger.Prune])
-	TypeHeadMismatch    = "audit.head.mismatch" // the ledger found rows missing or rewritten when it opened or wrote
-	typePrefixReserved  = "audit."              // types the ledger writes itself; Record refuses them
-	maxStringFieldBytes = 64 << 10              // cap on any one text field, after which Record refuses the event
+	TypeToolCall       = "tool.call"           // a tool call: an intent row, then a done row
+	TypeToolDenied     = "tool.denied"         // a call refused by scope or policy
+	TypeAuthFailed     = "auth.failed"         // a request with a missing or wrong credential
+	TypeSessionOpen    = "session.open"        // an MCP or terminal session opened
+	TypeSessionClose   = "session.close"       // an MCP or terminal session closed
+	TypeHostKeyLearned = "ssh.hostkey.learned" // a host key recorded on first contact
+	TypeServerStart    = "server.start"        // the gateway started serving
+	TypeServerStop     = "server.stop"         // the gateway stopped serving
+	TypeExport         = "audit.export"        // an operator exported rows (written by [Ledger.Export])
+	TypePrune          = "audit.prune"         // an operator deleted old rows (written by [Ledger.Prune])
+	TypeHeadMismatch   = "audit.head.mismatch" // the ledger found rows missing or rewritten when it opened or wrote
+)
+
+const (
+	typePrefixReserved  = "audit." // types the ledger writes itself; Record refuses them
+	maxStringFieldBytes = 64 << 10 // cap on any one text field, after which Record refuses the event
 )
 
 // Phases of a two-row call.

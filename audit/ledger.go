@@ -717,8 +717,8 @@ func (l *Ledger) DigestArgs(raw []byte) string {
 	return hex.EncodeToString(m.Sum(nil))[:digestHexLen]
 }
 
-// Close commits the writes already submitted, stops the writer, checkpoints
-// the WAL and closes the files. Writes submitted after Close return
+// Close commits the writes already submitted, stops the writer and closes
+// the files. Writes submitted after Close return
 // [ErrClosed]. Close is idempotent.
 func (l *Ledger) Close() error {
 	l.mu.Lock()
@@ -741,16 +741,16 @@ func (l *Ledger) closeHandles() error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	var errs []error
-	if l.wconn != nil {
-		// Best effort: fold the WAL back into the database so the files at
-		// rest are small. A reader in another process may prevent it.
-		l.wconn.ExecContext(l.bg, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	// The readers close first, so that the write connection is the last
+	// one: SQLite then checkpoints the WAL into the database and removes
+	// it, unless another process still has the file open.
+	if l.rdb != nil {
+		errs = append(errs, l.rdb.Close())
 	}
-	if l.ins != nil {
-		errs = append(errs, l.ins.Close())
-	}
-	if l.tail != nil {
-		errs = append(errs, l.tail.Close())
+	for _, s := range []*sql.Stmt{l.ins, l.tail} {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
 	}
 	if l.wconn != nil {
 		errs = append(errs, l.wconn.Close())
@@ -760,9 +760,6 @@ func (l *Ledger) closeHandles() error {
 	}
 	if l.head != nil {
 		errs = append(errs, l.head.close())
-	}
-	if l.rdb != nil {
-		errs = append(errs, l.rdb.Close())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("audit: close: %w", err)

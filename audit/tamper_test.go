@@ -279,3 +279,57 @@ func copyLedger(t *testing.T, cfg audit.Config) audit.Config {
 	}
 	return out
 }
+
+// TestLaggingHeadIsAccepted covers a crash between a commit and the head
+// update: the head names an older row, which is present and unchanged.
+func TestLaggingHeadIsAccepted(t *testing.T) {
+	l, cfg := openLedger(t, nil)
+	record(t, l, 2)
+	old, err := os.ReadFile(cfg.Path + ".head")
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, l, 3)
+	l.Close()
+	if err := os.WriteFile(cfg.Path+".head", old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if te := verifyRO(t, cfg); te != nil {
+		t.Fatalf("lagging head reported as %v", te)
+	}
+	l, err = audit.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	record(t, l, 1)
+	if mm, _ := l.Query(context.Background(), audit.Filter{Type: audit.TypeHeadMismatch}); len(mm) != 0 {
+		t.Fatalf("lagging head recorded as a mismatch: %s", mm[0].Error)
+	}
+	// A torn write of either slot falls back to the other; with neither
+	// readable, truncation can no longer be ruled out.
+	good, _ := os.ReadFile(cfg.Path + ".head")
+	tear := func(slots ...int) {
+		b := append([]byte(nil), good...)
+		for _, s := range slots {
+			for i := s * 128; i < s*128+40; i++ {
+				b[i] = 0
+			}
+		}
+		if err := os.WriteFile(cfg.Path+".head", b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, slot := range []int{0, 1} {
+		tear(slot)
+		if _, err := l.Verify(context.Background()); err != nil {
+			t.Errorf("slot %d torn: %v", slot, err)
+		}
+	}
+	tear(0, 1)
+	var te *audit.TamperError
+	if _, err := l.Verify(context.Background()); !errors.As(err, &te) || te.Kind != audit.TamperHeadMissing {
+		t.Fatalf("both slots torn: %v", err)
+	}
+	os.WriteFile(cfg.Path+".head", good, 0o600)
+}
