@@ -3,6 +3,101 @@
 //
 // # Overview
 //
+// A [Policy] checks shell text with [Policy.Check] and exact argument
+// vectors with [Policy.CheckArgv], and returns a [Decision]: allowed or not,
+// the ID of the rule that refused, a reason that names what was found and
+// where, and a hint at what to do instead. [Decision.Err] turns a refusal
+// into a *[DenyError].
+//
+// The check is not a list of regular expressions over the text. The command
+// is parsed with mvdan.cc/sh/v3/syntax (bash dialect) and the whole syntax
+// tree is walked: lists, pipelines, subshells, brace groups, if, while, for
+// and case bodies, functions, command and process substitutions, and the
+// payloads of sh -c (any shell, any flag order), eval, trap, here-documents
+// and here-strings fed to a shell, and … | sh. Text that cannot be parsed is
+// refused with the parser's message.
+//
+// Each word is resolved the way the shell would expand it: quotes are
+// removed (\rm, "rm", 'r'm and $'\x72m' are all rm), braces expand
+// ({/etc,/var} is two paths), known variables, arrays, positional parameters
+// and ${IFS} are substituted, globs (/usr/bin/r?, /*) are kept as patterns and
+// compared with the protected paths, and paths are cleaned (/etc/../etc,
+// //). Quoted text is data: grep "rm -rf /" notes.txt is allowed. A value
+// that is unknown until run time ($X, $(cmd)) is judged by what is known: it
+// is assumed possibly empty, so rm -rf "$DIR/" is refused unless written
+// "${DIR:?}/", but it is never assumed to be a protected path by itself. A
+// command word that is itself unknown is refused only when the rest of the
+// command is destructive ($X -rf /, $SUDO rm -rf /).
+//
+// Wrappers are seen through: sudo, doas, env (assignments, -i, -u, -C, -S),
+// command, exec, builtin, nice, nohup, setsid, timeout, time, stdbuf, ionice,
+// chrt, taskset, chroot, nsenter, unshare, strace, systemd-run, flock, xargs
+// (with the arguments it reads when they are known), busybox, find -exec,
+// watch, ssh, parallel and more. Inline interpreter code (python -c, perl -e,
+// ruby -e, node -e, php -r, lua -e, awk programs) is searched for shell
+// commands and recursive deletes given as string literals; that search is
+// best effort, as no checker can decide what a program does.
+//
+// # Rules
+//
+// Each rule has a stable ID that audit rows and configuration use. Every
+// rule can be set to [Deny] (the default), [Confirm] or [Off] in
+// [Policy.Rules], except that parse-error and too-complex cannot be
+// switched off. When a command breaks several rules the decision names the
+// first of this table.
+//
+//	ID                     refuses
+//	parse-error            input the shell parser rejects, or that holds a NUL byte
+//	too-complex            input nested or expanded beyond the checker's limits
+//	recursive-delete-root  deleting a protected root or every entry of one: rm, find -delete/-exec, shred, rsync --delete
+//	disk-format            mkfs*, mke2fs, mkswap, fdisk, sfdisk, sgdisk, gdisk, parted, wipefs -a, blkdiscard, nvme format, …
+//	raw-device-write       writing a raw disk or kernel memory: >, tee, dd of=, cp, shred, badblocks -w
+//	critical-file-write    overwriting, deleting or replacing /etc/passwd, /etc/shadow, /etc/sudoers, the boot loader, …
+//	recursive-chmod-root   chmod, chown, chgrp, chattr, setfacl -R of a protected root, or of all its entries
+//	move-root              mv of a protected root or of all its entries
+//	remote-script          downloaded or decoded code run by a shell or interpreter: curl|sh, bash <(curl …), base64 -d|sh
+//	fork-bomb              a function that calls itself in a background job or pipeline
+//	power-state            shutdown, reboot, halt, poweroff, init 0/6, systemctl poweroff, kill 1, kill -1, sysrq
+//	raw-device-read        reading a raw disk or kernel memory (cat /dev/sda, dd if=/dev/mem)
+//	sudo                   sudo, doas, su, pkexec, run0 unless [Options].AllowSudo is set
+//	not-allowlisted        in [ModeAllow], a program that [Policy].Allow does not list
+//
+// The protected roots, raw-device patterns and critical files are
+// configuration: [Policy.ProtectedRoots], [Policy.Devices] and
+// [Policy.CriticalFiles], with [DefaultProtectedRoots], [DefaultDevices]
+// and [DefaultCriticalFiles] when nil.
+//
+// In [ModeAllow] only the programs in [Policy.Allow] may run, and every
+// program counts: each command of a list or pipeline, the commands in
+// substitutions and shell payloads, and wrappers such as env and xargs.
+// Shell builtins that run nothing never need listing. The deny rules keep
+// applying in allow mode.
+//
+// The package only reports what it found. Whether a caller may bypass the
+// policy is a permission of the caller, decided by the gateway.
+//
 // [Redact] masks credentials in command output, file contents and error
-// texts. The command policy is built in its own issue.
+// texts: NAME=value where NAME ends in a secret word (password, token,
+// secret, api_key, …), JSON fields with such names, Bearer and Basic
+// credentials, passwords in URLs, PEM private keys and well-known token
+// formats. Ordinary words such as monkey=banana or tokenizer pass
+// unchanged.
+//
+// # Usage
+//
+// The zero Policy is the default policy:
+//
+//	var p validate.Policy
+//	d := p.Check("rm -rf /", validate.Options{})
+//	if err := d.Err(); err != nil {
+//		return err // validate: refused by recursive-delete-root: …
+//	}
+//
+// A gateway that runs commands without a shell checks the exact argv:
+//
+//	d := p.CheckArgv([]string{"bash", "-c", script}, validate.Options{Dir: cwd})
+//
+// A Policy holds no hidden state and Check never modifies it, so one value
+// may serve every request concurrently. Check costs tens of microseconds
+// for a typical command.
 package validate

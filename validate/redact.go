@@ -21,6 +21,14 @@ var (
 	// authHeader matches bearer and basic credentials wherever they appear.
 	authHeader = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/\-]+=*`)
 
+	// authorization matches the credential of an Authorization header with
+	// any scheme ("Authorization: token ghp_…").
+	authorization = regexp.MustCompile(`(?i)\b((?:proxy-)?authorization\s*:\s*(?:[A-Za-z][A-Za-z0-9_\-]*\s+)?)[^\s"',;]+`)
+
+	// secretFlag matches a command-line flag followed by its secret value:
+	// --password hunter2, --token abc.
+	secretFlag = regexp.MustCompile(`(?i)(\s--?(?:[a-z0-9]+[_\-])*(?:password|passwd|passphrase|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key)\s+)([^\s-][^\s]*)`)
+
 	// urlCredentials matches the password in scheme://user:password@host.
 	urlCredentials = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+@`)
 
@@ -33,9 +41,11 @@ var (
 
 // Redact returns s with secrets replaced by [Mask]: NAME=value and NAME: value
 // assignments whose name ends in a secret word (password, token, secret,
-// api_key, …), the same inside JSON, Bearer and Basic credentials, passwords
-// in URLs, PEM private key blocks and well-known token formats. Ordinary
-// words are left alone: "monkey=banana" and "tokenizer" pass unchanged.
+// api_key, …), the same inside JSON, command-line flags such as
+// --password VALUE, Bearer and Basic credentials and any Authorization
+// header, passwords in URLs, PEM private key blocks and well-known token
+// formats. Ordinary words are left alone: "monkey=banana", "tokenizer" and
+// "token_count=5" pass unchanged.
 //
 // Redact is safe for concurrent use.
 func Redact(s string) string {
@@ -46,6 +56,8 @@ func Redact(s string) string {
 	s = jsonSecret.ReplaceAllString(s, `${1}"`+Mask+`"`)
 	s = secretAssign.ReplaceAllStringFunc(s, redactAssignment)
 	s = authHeader.ReplaceAllString(s, "${1}${2}"+Mask)
+	s = authorization.ReplaceAllString(s, "${1}"+Mask)
+	s = secretFlag.ReplaceAllString(s, "${1}"+Mask)
 	s = urlCredentials.ReplaceAllString(s, "${1}"+Mask+"@")
 	s = knownTokens.ReplaceAllString(s, Mask)
 	return s
@@ -68,7 +80,7 @@ func mayHoldSecret(s string) bool {
 		return true
 	}
 	l := strings.ToLower(s)
-	for _, w := range []string{"bearer", "basic", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "akia", "xox", "sk-", "glpat-"} {
+	for _, w := range []string{"bearer", "basic", "authorization", "password", "passwd", "passphrase", "secret", "token", "key", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "akia", "xox", "sk-", "glpat-"} {
 		if strings.Contains(l, w) {
 			return true
 		}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rigout/rigout/validate"
+)
+
+const checkUsage = `usage: rigout check [flags] 'COMMAND'
+       rigout check [flags] --argv -- PROGRAM [ARG...]
+       rigout check --rules
+
+Check a shell command against the command policy without running it. The
+decision names the rule and the reason. Exit status: 0 allowed, 1 refused
+(or needs confirmation), 2 usage error.
+
+Flags:
+`
+
+// runCheck implements "rigout check". args exclude the word "check".
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), checkUsage)
+		fs.PrintDefaults()
+	}
+	allowSudo := fs.Bool("allow-sudo", false, "allow sudo, doas, su, pkexec and run0 (the command they run is still checked)")
+	var mode validate.Mode
+	fs.TextVar(&mode, "mode", validate.ModeDeny, "policy mode: deny (refuse what the rules refuse) or allow (also refuse unlisted programs)")
+	var allow checkList
+	fs.Var(&allow, "allow", "comma-separated programs that allow mode permits (repeatable)")
+	rules := checkRules{}
+	fs.Var(rules, "rule", "set a rule's action: ID=deny|confirm|off (repeatable)")
+	asJSON := fs.Bool("json", false, "print the decision as JSON")
+	argv := fs.Bool("argv", false, "check the arguments as an exact argument vector, run without a shell")
+	dir := fs.String("dir", "", "absolute working directory the command would run in")
+	listRules := fs.Bool("rules", false, "list the rules and exit")
+
+	var pos []string
+	rest := args
+	for {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+		left := fs.Args()
+		if len(left) == 0 {
+			break
+		}
+		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" || *argv {
+			pos = append(pos, left...)
+			break
+		}
+		pos = append(pos, left[0])
+		rest = left[1:]
+	}
+
+	if *listRules {
+		for _, r := range validate.Rules() {
+			fmt.Fprintf(stdout, "%-22s %s\n", r.ID, r.Summary)
+		}
+		return 0
+	}
+	if *dir != "" && !strings.HasPrefix(*dir, "/") {
+		fmt.Fprintf(stderr, "rigout check: --dir %q is not an absolute path\n", *dir)
+		return 2
+	}
+	p := validate.Policy{Mode: mode, Allow: allow, Rules: rules}
+	if err := p.Validate(); err != nil {
+		fmt.Fprintf(stderr, "rigout check: %v\n", err)
+		return 2
+	}
+	opts := validate.Options{AllowSudo: *allowSudo, Dir: *dir}
+	var d validate.Decision
+	switch {
+	case *argv:
+		if len(pos) == 0 {
+			fmt.Fprintln(stderr, "rigout check: --argv needs a program and its arguments, e.g. rigout check --argv -- rm -rf ./build")
+			return 2
+		}
+		d = p.CheckArgv(pos, opts)
+	case len(pos) == 1:
+		d = p.Check(pos[0], opts)
+	case len(pos) == 0:
+		fmt.Fprintln(stderr, "rigout check: missing the command to check")
+		fs.Usage()
+		return 2
+	default:
+		fmt.Fprintf(stderr, "rigout check: want one command, got %d arguments; quote the command (rigout check 'rm -rf ./build') or use --argv\n", len(pos))
+		return 2
+	}
+
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		if err := enc.Encode(d); err != nil {
+			fmt.Fprintf(stderr, "rigout check: %v\n", err)
+			return 2
+		}
+	} else {
+		checkPrint(stdout, d)
+	}
+	if d.Allowed {
+		return 0
+	}
+	return 1
+}
+
+func checkPrint(w io.Writer, d validate.Decision) {
+	switch {
+	case d.Allowed:
+		fmt.Fprintln(w, "allowed")
+		return
+	case d.Confirm:
+		fmt.Fprintf(w, "needs confirmation: %s\n", d.Rule)
+	default:
+		fmt.Fprintf(w, "refused: %s\n", d.Rule)
+	}
+	fmt.Fprintf(w, "reason: %s\n", d.Reason)
+	if d.Hint != "" {
+		fmt.Fprintf(w, "hint: %s\n", d.Hint)
+	}
+}
+
+// checkList is a repeatable comma-separated list flag.
+type checkList []string
+
+func (l *checkList) String() string { return strings.Join(*l, ",") }
+
+func (l *checkList) Set(s string) error {
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			*l = append(*l, v)
+		}
+	}
+	return nil
+}
+
+// checkRules is a repeatable ID=action flag.
+type checkRules map[string]validate.Action
+
+func (r checkRules) String() string {
+	parts := make([]string, 0, len(r))
+	for id, a := range r {
+		parts = append(parts, id+"="+a.String())
+	}
+	return strings.Join(parts, ",")
+}
+
+func (r checkRules) Set(s string) error {
+	for _, item := range strings.Split(s, ",") {
+		id, act, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok || id == "" {
+			return fmt.Errorf("want ID=deny|confirm|off, got %q", item)
+		}
+		var a validate.Action
+		if err := a.UnmarshalText([]byte(act)); err != nil {
+			return err
+		}
+		r[id] = a
+	}
+	return nil
+}

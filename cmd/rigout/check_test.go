@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/rigout/rigout/validate"
+)
+
+func TestRunCheck(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		out, err string // substrings expected in stdout and stderr
+	}{
+		{"allowed", []string{"ls -la"}, 0, "allowed", ""},
+		{"refused", []string{"rm -rf /"}, 1, "refused: recursive-delete-root", ""},
+		{"reason and hint", []string{"rm -rf /"}, 1, "hint: ", ""},
+		{"sudo refused", []string{"sudo ls"}, 1, "refused: sudo", ""},
+		{"sudo allowed", []string{"--allow-sudo", "sudo ls"}, 0, "allowed", ""},
+		{"flag after command", []string{"sudo ls", "--allow-sudo"}, 0, "allowed", ""},
+		{"allow mode refuses", []string{"--mode", "allow", "--allow", "git", "ls"}, 1, "refused: not-allowlisted", ""},
+		{"allow mode allows", []string{"--mode=allow", "--allow", "git,ls", "ls | git status"}, 0, "allowed", ""},
+		{"allow repeated", []string{"--mode=allow", "--allow", "git", "--allow", "ls", "ls"}, 0, "allowed", ""},
+		{"confirm", []string{"--rule", "power-state=confirm", "reboot"}, 1, "needs confirmation: power-state", ""},
+		{"rule off", []string{"--rule", "power-state=off", "reboot"}, 0, "allowed", ""},
+		{"dir", []string{"--dir", "/", "rm -rf ."}, 1, "recursive-delete-root", ""},
+		{"argv", []string{"--argv", "--", "rm", "-rf", "/"}, 1, "recursive-delete-root", ""},
+		{"argv glob is literal", []string{"--argv", "rm", "-rf", "/*"}, 0, "allowed", ""},
+		{"parse error", []string{"echo 'x"}, 1, "refused: parse-error", ""},
+		{"list rules", []string{"--rules"}, 0, "recursive-delete-root", ""},
+		{"empty command", []string{""}, 0, "allowed", ""},
+		{"missing command", nil, 2, "", "missing the command"},
+		{"two commands", []string{"rm", "-rf"}, 2, "", "quote the command"},
+		{"bad mode", []string{"--mode", "maybe", "ls"}, 2, "", "unknown mode"},
+		{"bad rule action", []string{"--rule", "sudo=perhaps", "ls"}, 2, "", "unknown action"},
+		{"unknown rule", []string{"--rule", "no-such-rule=off", "ls"}, 2, "", "unknown rule"},
+		{"relative dir", []string{"--dir", "tmp", "ls"}, 2, "", "not an absolute path"},
+		{"unknown flag", []string{"--frobnicate", "ls"}, 2, "", "flag provided but not defined"},
+		{"argv empty", []string{"--argv"}, 2, "", "--argv needs a program"},
+		{"help", []string{"-h"}, 0, "", "usage: rigout check"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := runCheck(tt.args, &stdout, &stderr)
+			if code != tt.code {
+				t.Errorf("runCheck(%q) = %d; want %d\nstdout: %s\nstderr: %s", tt.args, code, tt.code, stdout.String(), stderr.String())
+			}
+			if !strings.Contains(stdout.String(), tt.out) {
+				t.Errorf("stdout %q lacks %q", stdout.String(), tt.out)
+			}
+			if !strings.Contains(stderr.String(), tt.err) {
+				t.Errorf("stderr %q lacks %q", stderr.String(), tt.err)
+			}
+		})
+	}
+}
+
+func TestRunCheckJSON(t *testing.T) {
+	for _, tt := range []struct {
+		cmd  string
+		code int
+		want validate.Decision
+	}{
+		{"ls", 0, validate.Decision{Allowed: true}},
+		{"mkfs.ext4 /dev/sda1", 1, validate.Decision{Rule: "disk-format"}},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := runCheck([]string{"--json", tt.cmd}, &stdout, &stderr); code != tt.code {
+			t.Fatalf("runCheck(--json %q) = %d; want %d (stderr %s)", tt.cmd, code, tt.code, stderr.String())
+		}
+		var got validate.Decision
+		if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+			t.Fatalf("output %q is not JSON: %v", stdout.String(), err)
+		}
+		if got.Allowed != tt.want.Allowed || got.Rule != tt.want.Rule {
+			t.Errorf("runCheck(--json %q) = %+v; want %+v", tt.cmd, got, tt.want)
+		}
+		if !got.Allowed && (got.Reason == "" || got.Hint == "") {
+			t.Errorf("runCheck(--json %q) lacks reason or hint: %+v", tt.cmd, got)
+		}
+		if strings.Count(stdout.String(), "\n") != 1 {
+			t.Errorf("JSON output is not one line: %q", stdout.String())
+		}
+	}
+}

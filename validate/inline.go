@@ -1,0 +1,263 @@
+package validate
+
+import "strings"
+
+// The interpreters' inline code (python -c, perl -e, node -e, awk
+// programs, …) is not shell, and no checker can decide what a program does.
+// scanInline looks for the plain cases: a string literal handed to a
+// function that runs a shell command, an argument list handed to a function
+// that runs a program, and a literal path handed to a recursive delete.
+
+type inlineFind struct {
+	shell   []string
+	argv    [][]string
+	deletes []string
+}
+
+type itok struct {
+	kind byte // 'i' identifier, 's' string, 'b' backtick command, 'p' punctuation
+	text string
+}
+
+// execFuncs run their string argument through a shell (or, given a list,
+// run the program it names).
+var execFuncs = map[string]bool{
+	"system": true, "popen": true, "exec": true, "execSync": true, "check_output": true,
+	"check_call": true, "call": true, "run": true, "Popen": true, "getoutput": true,
+	"getstatusoutput": true, "shell_exec": true, "passthru": true, "proc_open": true,
+	"execute": true, "capture2": true, "capture2e": true, "capture3": true, "popen2": true,
+	"popen3": true, "spawn": true, "spawnSync": true, "execFile": true, "execFileSync": true,
+	"execvp": true, "execv": true, "execve": true, "execl": true, "execlp": true, "qx": true,
+	"pipeline": true, "run_command": true, "cmd": true,
+}
+
+// argvFuncs take a program name and then its arguments.
+var argvFuncs = map[string]bool{
+	"spawn": true, "spawnSync": true, "execFile": true, "execFileSync": true,
+	"execvp": true, "execv": true, "execve": true, "execl": true, "execlp": true,
+}
+
+// deleteFuncs delete a directory tree.
+var deleteFuncs = map[string]bool{
+	"rmtree": true, "rm_rf": true, "rm_r": true, "remove_dir": true, "rmSync": true,
+	"rmdirSync": true, "removedirs": true, "rimraf": true, "remove_entry_secure": true,
+	"remove_entry": true, "remove_dir_all": true, "RemoveAll": true, "rm": true,
+}
+
+func scanInline(code, lang string) inlineFind {
+	var out inlineFind
+	toks := tokenizeInline(code, lang)
+	for k := 0; k < len(toks); k++ {
+		t := toks[k]
+		switch t.kind {
+		case 'b':
+			out.shell = append(out.shell, t.text)
+			continue
+		case 's':
+			// awk: "cmd" | getline, and print | "cmd".
+			if lang == "awk" {
+				if k+2 < len(toks) && toks[k+1].text == "|" && toks[k+2].text == "getline" ||
+					k > 0 && toks[k-1].text == "|" {
+					out.shell = append(out.shell, t.text)
+				}
+			}
+			continue
+		case 'i':
+		default:
+			continue
+		}
+		name := t.text[strings.LastIndexAny(t.text, ".:")+1:]
+		isExec := execFuncs[name] && !(lang == "python" && (name == "exec" || name == "eval"))
+		isDel := deleteFuncs[name]
+		if lang == "python" && (name == "exec" || name == "eval") {
+			// Python code run by Python: scan it the same way.
+			j := k + 1
+			if j < len(toks) && toks[j].text == "(" {
+				j++
+			}
+			if j < len(toks) && toks[j].kind == 's' {
+				inner := scanInline(toks[j].text, lang)
+				out.shell = append(out.shell, inner.shell...)
+				out.argv = append(out.argv, inner.argv...)
+				out.deletes = append(out.deletes, inner.deletes...)
+			}
+			continue
+		}
+		if !isExec && !isDel {
+			continue
+		}
+		j := k + 1
+		if j < len(toks) && toks[j].text == "(" {
+			j++
+		}
+		var strs []string
+		list := false
+		if j < len(toks) && toks[j].text == "[" {
+			list = true
+			j++
+		}
+		for j < len(toks) && toks[j].kind == 's' {
+			strs = append(strs, toks[j].text)
+			j++
+			if j < len(toks) && toks[j].text == "," {
+				j++
+				if !list && argvFuncs[name] && j < len(toks) && toks[j].text == "[" {
+					list = true
+					j++
+				}
+				continue
+			}
+			break
+		}
+		if len(strs) == 0 {
+			continue
+		}
+		switch {
+		case isDel:
+			out.deletes = append(out.deletes, strs[0])
+		case list || len(strs) > 1 || argvFuncs[name]:
+			out.argv = append(out.argv, strs)
+		default:
+			out.shell = append(out.shell, strs[0])
+		}
+	}
+	return out
+}
+
+func tokenizeInline(code, lang string) []itok {
+	var toks []itok
+	for i := 0; i < len(code); {
+		c := code[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '#' && (lang == "python" || lang == "perl" || lang == "ruby" || lang == "awk"):
+			for i < len(code) && code[i] != '\n' {
+				i++
+			}
+		case c == '\'' || c == '"':
+			s, n := readQuoted(code[i:], lang)
+			toks = append(toks, itok{kind: 's', text: s})
+			i += n
+		case c == '`':
+			s, n := readQuoted(code[i:], lang)
+			kind := byte('b')
+			if lang == "node" || lang == "python" || lang == "lua" || lang == "awk" {
+				kind = 's'
+			}
+			toks = append(toks, itok{kind: kind, text: s})
+			i += n
+		case isIdentByte(c):
+			j := i
+			for j < len(code) && (isIdentByte(code[j]) || code[j] == '.' || code[j] == ':' && j+1 < len(code) && code[j+1] == ':') {
+				if code[j] == ':' {
+					j++
+				}
+				j++
+			}
+			word := code[i:j]
+			// Perl qx{…} and Ruby %x(…) run a shell command.
+			if (word == "qx" && lang == "perl") && j < len(code) && strings.IndexByte("{([</|!'\"", code[j]) >= 0 {
+				s, n := readDelimited(code[j:])
+				toks = append(toks, itok{kind: 'b', text: s})
+				i = j + n
+				continue
+			}
+			// Python string prefixes.
+			if lang == "python" && j < len(code) && (code[j] == '\'' || code[j] == '"') && len(word) <= 2 && strings.Trim(strings.ToLower(word), "rbfu") == "" {
+				i = j
+				continue
+			}
+			toks = append(toks, itok{kind: 'i', text: word})
+			i = j
+		case c == '%' && lang == "ruby" && i+2 < len(code) && code[i+1] == 'x':
+			s, n := readDelimited(code[i+2:])
+			toks = append(toks, itok{kind: 'b', text: s})
+			i += 2 + n
+		default:
+			toks = append(toks, itok{kind: 'p', text: string(c)})
+			i++
+		}
+	}
+	return toks
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// readQuoted reads a string literal starting at s[0] and returns its value
+// and length. Triple quotes (Python) are honoured; escapes are decoded in
+// double-quoted strings and kept in single-quoted ones except \' and \\.
+func readQuoted(s, lang string) (string, int) {
+	q := s[0]
+	if lang == "python" && len(s) >= 3 && s[1] == q && s[2] == q {
+		end := strings.Index(s[3:], s[:3])
+		if end < 0 {
+			return s[3:], len(s)
+		}
+		return s[3 : 3+end], 3 + end + 3
+	}
+	var b strings.Builder
+	i := 1
+	for i < len(s) && s[i] != q {
+		if s[i] == '\\' && i+1 < len(s) {
+			n := s[i+1]
+			switch {
+			case n == q || n == '\\':
+				b.WriteByte(n)
+			case q == '\'' && lang != "python":
+				b.WriteByte('\\')
+				b.WriteByte(n)
+			default:
+				dec, _ := decodeEscapes(s[i:i+2], false)
+				b.WriteString(dec)
+			}
+			i += 2
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	if i < len(s) {
+		i++
+	}
+	return b.String(), i
+}
+
+// readDelimited reads a Perl or Ruby quote-like body: {…}, (…), […], <…>,
+// or the same character at both ends.
+func readDelimited(s string) (string, int) {
+	if s == "" {
+		return "", 0
+	}
+	open := s[0]
+	close := open
+	switch open {
+	case '{':
+		close = '}'
+	case '(':
+		close = ')'
+	case '[':
+		close = ']'
+	case '<':
+		close = '>'
+	}
+	depth := 0
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case close:
+			if depth == 0 {
+				return s[1:i], i + 1
+			}
+			depth--
+		case open:
+			if open != close {
+				depth++
+			}
+		}
+	}
+	return s[1:], len(s)
+}

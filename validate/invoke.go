@@ -1,0 +1,199 @@
+package validate
+
+import (
+	"sort"
+	"strings"
+)
+
+// handler checks one command. name is the canonical command name.
+type handler func(w *walker, inv *invocation, name string)
+
+// lookupCmd returns the handler for a command base name.
+func (w *walker) lookupCmd(base string) (handler, string) {
+	name := strings.ToLower(base)
+	name = strings.TrimSuffix(name, ".exe")
+	if h, ok := w.cmds[name]; ok {
+		return h, name
+	}
+	for _, pre := range namePrefixes {
+		if strings.HasPrefix(name, pre.prefix) {
+			return w.cmds[pre.canon], pre.canon
+		}
+	}
+	return nil, name
+}
+
+// namePrefixes map versioned or suffixed names to a known command:
+// mkfs.ext4, python3.12, perl5.36, ….
+var namePrefixes = [...]struct{ prefix, canon string }{
+	{"mkfs", "mkfs"}, {"newfs", "mkfs"}, {"mke2fs", "mkfs"}, {"mkdosfs", "mkfs"},
+	{"python", "python"}, {"pypy", "python"}, {"perl", "perl"}, {"ruby", "ruby"},
+	{"php", "php"}, {"lua", "lua"}, {"node", "node"}, {"busybox", "busybox"},
+}
+
+// builtinNames are shell builtins and keywords that run no program; allow
+// mode never requires them to be listed.
+var builtinNames = map[string]bool{
+	":": true, "true": true, "false": true, "cd": true, "pwd": true, "echo": true, "printf": true,
+	"test": true, "[": true, "export": true, "unset": true, "set": true, "shift": true, "read": true,
+	"local": true, "declare": true, "typeset": true, "readonly": true, "return": true, "exit": true,
+	"break": true, "continue": true, "wait": true, "type": true, "hash": true, "umask": true,
+	"getopts": true, "let": true, "shopt": true, "alias": true, "unalias": true, "times": true,
+	"jobs": true, "fg": true, "bg": true, "disown": true, "pushd": true, "popd": true, "dirs": true,
+	"mapfile": true, "readarray": true, "eval": true, "exec": true, "command": true, "builtin": true,
+	"trap": true, "caller": true, "help": true, "history": true, "ulimit": true, "compgen": true,
+	"complete": true, "compopt": true, "logout": true,
+}
+
+// sudoNames escalate privileges.
+var sudoNames = map[string]bool{"sudo": true, "doas": true, "su": true, "pkexec": true, "run0": true, "sudoedit": true}
+
+func (w *walker) invoke(inv *invocation) {
+	if len(inv.argv) == 0 || !w.tick() {
+		return
+	}
+	if anySplit(inv.argv) {
+		w.invokeOne(inv.sub(splitUnknown(inv.argv), ""))
+	}
+	w.invokeOne(inv)
+}
+
+func (w *walker) invokeOne(inv *invocation) {
+	if len(inv.argv) == 0 {
+		return
+	}
+	head := inv.argv[0]
+	if head.exact() {
+		w.named(inv, head.s)
+		return
+	}
+	// The base name decides: $DIR/rm is rm.
+	toks := head.toks
+	i := len(toks) - 1
+	for i >= 0 && !(toks[i].kind == tLit && toks[i].b == '/') {
+		i--
+	}
+	base := toks[i+1:]
+	dynamicBase := false
+	for _, k := range base {
+		if k.kind == tUnknown {
+			dynamicBase = true
+		}
+	}
+	switch {
+	case allLit(base) && len(base) > 0:
+		if w.cfg.mode == ModeAllow {
+			w.report(inv, RuleNotAllowlisted, "the command "+head.show()+at(head.pos)+" has a directory only known at run time")
+		}
+		w.named(inv, litString(base))
+	case dynamicBase || len(base) == 0:
+		if w.cfg.mode == ModeAllow {
+			w.report(inv, RuleNotAllowlisted, "the command name "+head.show()+at(head.pos)+" is only known at run time")
+		}
+		w.dynamic(inv)
+	default:
+		if w.cfg.mode == ModeAllow {
+			w.report(inv, RuleNotAllowlisted, "the command name "+head.show()+at(head.pos)+" is a glob pattern")
+		}
+		names := make([]string, 0, len(w.cmds))
+		for n := range w.cmds {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if matchLit(base, n) {
+				argv := append([]field{{s: n, pos: head.pos}}, inv.argv[1:]...)
+				w.named(inv.sub(argv, ""), n)
+			}
+		}
+		// Versioned names: mkfs.* may be mkfs.ext4, python3.* python3.12.
+		for _, pre := range namePrefixes {
+			if intersects(base, append(litToks(pre.prefix), ptok{kind: tStar})) && !matchLit(base, pre.canon) {
+				argv := append([]field{{s: pre.canon, pos: head.pos}}, inv.argv[1:]...)
+				w.named(inv.sub(argv, ""), pre.canon)
+			}
+		}
+	}
+}
+
+// named checks a command whose name is known.
+func (w *walker) named(inv *invocation, path string) {
+	base := path[strings.LastIndexByte(path, '/')+1:]
+	if w.fn != nil {
+		w.fn.calls[base] = w.fn.calls[base] || w.spawn
+	}
+	h, name := w.lookupCmd(base)
+	if strings.Contains(path, "/") {
+		if by, ok := w.fetchedFile(exactField(path)); ok {
+			w.report(inv, RuleRemoteScript, "the command "+path+" runs a file downloaded by "+by)
+		}
+	}
+	if w.cfg.mode == ModeAllow && !builtinNames[name] && !sudoNames[name] && w.funcs[base] == nil {
+		if !w.cfg.allowed(path, base) {
+			pos := inv.argv[0].pos
+			w.report(inv, RuleNotAllowlisted, strings.TrimSpace(base+" is not in the allow list"+at(pos)))
+		}
+	}
+	if h != nil {
+		h(w, inv, name)
+	}
+}
+
+// dynamic checks a command whose name is only known at run time. It is
+// judged by its arguments: refused when they would be destructive for some
+// command, or when they contain a known command (as "$SUDO rm -rf /").
+func (w *walker) dynamic(inv *invocation) {
+	d := *inv
+	d.dyn = true
+	show := inv.argv[0].show()
+	d.via = append(inv.via[:len(inv.via):len(inv.via)], show)
+	args := inv.argv[1:]
+	p := parseArgs(args, &optSyntax{})
+	rec := p.hasShort('r') || p.hasShort('R') || p.hasLong("recursive", 3)
+	for _, t := range p.ops {
+		w.deleteTarget(&d, "the command "+show, t, rec, true)
+	}
+	if p.hasShort('R') || p.hasLong("recursive", 3) {
+		for _, t := range p.ops {
+			w.chpermTarget(&d, "the command "+show, t, true)
+		}
+	}
+	var dd, find, sh, rsync bool
+	for _, a := range args {
+		if a.exact() {
+			dd = dd || strings.HasPrefix(a.s, "of=")
+			find = find || a.s == "-delete" || a.s == "-exec" || a.s == "-execdir" || a.s == "-ok" || a.s == "-okdir"
+			sh = sh || isShellC(a.s)
+			rsync = rsync || strings.HasPrefix(a.s, "--del")
+		}
+	}
+	if dd {
+		w.dd(&d, "dd")
+	}
+	if find {
+		w.find(&d, "find")
+	}
+	if sh {
+		w.shell(&d, "sh")
+	}
+	if rsync {
+		w.rsync(&d, "rsync")
+	}
+	for i := 1; i < len(inv.argv) && i <= 32; i++ {
+		a := inv.argv[i]
+		if !a.exact() || strings.HasPrefix(a.s, "-") {
+			continue
+		}
+		if h, _ := w.lookupCmd(a.s[strings.LastIndexByte(a.s, '/')+1:]); h != nil {
+			w.named(d.sub(inv.argv[i:], ""), a.s)
+		}
+	}
+}
+
+// isShellC reports whether an argument is a shell option cluster with -c.
+func isShellC(s string) bool {
+	if len(s) < 2 || s[0] != '-' || s[1] == '-' {
+		return false
+	}
+	return strings.IndexByte(s, 'c') > 0 && strings.Trim(s[1:], "abcefhiklmnprstuvxBCEHP") == ""
+}

@@ -1,0 +1,272 @@
+package validate
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Mode selects how a [Policy] treats commands that no rule refuses.
+type Mode int
+
+// The modes.
+const (
+	// ModeDeny runs every command that no rule refuses. It is the default.
+	ModeDeny Mode = iota
+	// ModeAllow also refuses, with rule [RuleNotAllowlisted], every program
+	// not named in [Policy.Allow]. Every segment of a command is checked:
+	// each command of a list or pipeline, wrappers such as env and xargs,
+	// and the commands inside substitutions and shell payloads.
+	ModeAllow
+)
+
+// String returns "deny" or "allow".
+func (m Mode) String() string {
+	switch m {
+	case ModeDeny:
+		return "deny"
+	case ModeAllow:
+		return "allow"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// MarshalText implements [encoding.TextMarshaler].
+func (m Mode) MarshalText() ([]byte, error) {
+	if m != ModeDeny && m != ModeAllow {
+		return nil, fmt.Errorf("%w: %d", ErrUnknownMode, int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText implements [encoding.TextUnmarshaler]; it accepts "deny"
+// and "allow" (an empty text is "deny").
+func (m *Mode) UnmarshalText(b []byte) error {
+	switch strings.ToLower(strings.TrimSpace(string(b))) {
+	case "deny", "":
+		*m = ModeDeny
+	case "allow":
+		*m = ModeAllow
+	default:
+		return fmt.Errorf("%w: %q (want deny or allow)", ErrUnknownMode, b)
+	}
+	return nil
+}
+
+// Action is what a rule does when it matches.
+type Action int
+
+// The actions.
+const (
+	// Deny refuses the command. It is the zero value, so a rule missing
+	// from [Policy.Rules] refuses.
+	Deny Action = iota
+	// Confirm refuses the command unless a human confirms it: the
+	// [Decision] has Confirm set and the gateway may ask through MCP
+	// elicitation when the client supports it.
+	Confirm
+	// Off disables the rule. [RuleParseError] and [RuleTooComplex] cannot be
+	// switched off: the command could not be checked, so Off acts as Deny.
+	Off
+)
+
+// String returns "deny", "confirm" or "off".
+func (a Action) String() string {
+	switch a {
+	case Deny:
+		return "deny"
+	case Confirm:
+		return "confirm"
+	case Off:
+		return "off"
+	}
+	return fmt.Sprintf("Action(%d)", int(a))
+}
+
+// MarshalText implements [encoding.TextMarshaler].
+func (a Action) MarshalText() ([]byte, error) {
+	if a < Deny || a > Off {
+		return nil, fmt.Errorf("%w: %d", ErrUnknownAction, int(a))
+	}
+	return []byte(a.String()), nil
+}
+
+// UnmarshalText implements [encoding.TextUnmarshaler]; it accepts "deny",
+// "confirm" and "off".
+func (a *Action) UnmarshalText(b []byte) error {
+	switch strings.ToLower(strings.TrimSpace(string(b))) {
+	case "deny":
+		*a = Deny
+	case "confirm":
+		*a = Confirm
+	case "off":
+		*a = Off
+	default:
+		return fmt.Errorf("%w: %q (want deny, confirm or off)", ErrUnknownAction, b)
+	}
+	return nil
+}
+
+// Policy is the shell-command policy. It is a plain value, usually built from
+// configuration.
+//
+// The zero value is the default policy: mode deny, every rule on, the default
+// protected roots, devices and critical files. A nil *Policy behaves as the
+// zero value.
+//
+// A Policy is safe for concurrent use as long as nobody modifies it;
+// [Policy.Check] and [Policy.CheckArgv] never modify it.
+type Policy struct {
+	// Mode is ModeDeny (the default) or ModeAllow.
+	Mode Mode
+
+	// Allow lists the programs that may run in ModeAllow. A bare name such
+	// as "git" allows that program looked up on PATH or in a system
+	// directory (/bin, /usr/bin, /usr/local/bin, /sbin, /usr/sbin, /opt/homebrew/bin);
+	// a name with a slash allows exactly that path. Shell builtins that run
+	// nothing (cd, echo, export, test, …) never need listing. Allow is
+	// ignored in ModeDeny.
+	Allow []string
+
+	// Rules overrides the action of rules by ID (see the table in the
+	// package documentation). A rule not listed refuses (Deny).
+	Rules map[string]Action
+
+	// ProtectedRoots are the directories whose deletion, recursive
+	// permission change or move is refused, together with any glob that
+	// covers all their entries ("/usr/*"). Entries are absolute paths; "~"
+	// stands for the home directory of whoever runs the command. Nil means
+	// [DefaultProtectedRoots]; an empty non-nil slice protects nothing.
+	ProtectedRoots []string
+
+	// Devices are glob patterns (*, ?, [...]) of raw disks and kernel memory,
+	// for rules raw-device-write and raw-device-read. Nil means
+	// [DefaultDevices].
+	Devices []string
+
+	// CriticalFiles are glob patterns of files whose overwriting, deletion
+	// or replacement is refused (rule critical-file-write); "**" matches
+	// across directories. Nil means [DefaultCriticalFiles].
+	CriticalFiles []string
+}
+
+// Options describe one call.
+type Options struct {
+	// AllowSudo permits sudo, doas, su, pkexec and run0. When false they
+	// are refused with rule [RuleSudo]. Either way the command they run is
+	// checked.
+	AllowSudo bool
+
+	// Dir is the absolute working directory the command will run in. When
+	// set, relative paths are judged against it (so "rm -rf ." in "/" is
+	// refused); when empty, relative paths are never taken for protected
+	// roots.
+	Dir string
+}
+
+// Decision is the outcome of a check.
+type Decision struct {
+	// Allowed is true when the command may run.
+	Allowed bool `json:"allowed"`
+	// Rule is the ID of the rule that refused the command, "" when allowed.
+	Rule string `json:"rule,omitempty"`
+	// Reason names what was found and where.
+	Reason string `json:"reason,omitempty"`
+	// Hint says what the caller can do instead.
+	Hint string `json:"hint,omitempty"`
+	// Confirm is true when the rule is in Confirm mode: the command may run
+	// if a human agrees. Allowed is false until then.
+	Confirm bool `json:"confirm,omitempty"`
+}
+
+// Err returns nil when the command is allowed, else a *[DenyError].
+func (d Decision) Err() error {
+	if d.Allowed {
+		return nil
+	}
+	return &DenyError{Rule: d.Rule, Reason: d.Reason, Hint: d.Hint, Confirm: d.Confirm}
+}
+
+// String renders the decision on one line, e.g.
+// "refused by recursive-delete-root: …".
+func (d Decision) String() string {
+	switch {
+	case d.Allowed:
+		return "allowed"
+	case d.Confirm:
+		return "needs confirmation (" + d.Rule + "): " + d.Reason
+	}
+	return "refused by " + d.Rule + ": " + d.Reason
+}
+
+// ErrDenied matches every *[DenyError] with [errors.Is].
+var ErrDenied = errors.New("validate: command refused")
+
+// Errors reported by [Policy.Validate] and the text unmarshalers.
+var (
+	ErrUnknownRule   = errors.New("validate: unknown rule")
+	ErrUnknownMode   = errors.New("validate: unknown mode")
+	ErrUnknownAction = errors.New("validate: unknown action")
+	ErrBadPath       = errors.New("validate: bad path or pattern")
+)
+
+// DenyError is the error form of a refusal.
+type DenyError struct {
+	Rule    string // the rule ID, e.g. "recursive-delete-root"
+	Reason  string // what was found and where
+	Hint    string // what the caller can do instead
+	Confirm bool   // the rule is in Confirm mode: a human may allow the command
+}
+
+// Error returns "validate: refused by RULE: REASON".
+func (e *DenyError) Error() string {
+	verb := "refused by "
+	if e.Confirm {
+		verb = "confirmation required by "
+	}
+	return "validate: " + verb + e.Rule + ": " + e.Reason
+}
+
+// Is reports whether target is [ErrDenied].
+func (e *DenyError) Is(target error) bool { return target == ErrDenied }
+
+// Validate reports configuration mistakes: unknown modes, rule IDs or
+// actions, relative protected roots and malformed patterns. Check works on
+// an invalid policy too (unknown rule IDs are ignored, so the rule they meant
+// to change keeps refusing), but a configuration loader should call Validate
+// and refuse to start on an error.
+func (p *Policy) Validate() error {
+	if p == nil {
+		return nil
+	}
+	var errs []error
+	if p.Mode != ModeDeny && p.Mode != ModeAllow {
+		errs = append(errs, fmt.Errorf("%w: %d", ErrUnknownMode, int(p.Mode)))
+	}
+	for id, a := range p.Rules {
+		if ruleIndex(id) < 0 {
+			errs = append(errs, fmt.Errorf("%w: %q", ErrUnknownRule, id))
+		}
+		if a < Deny || a > Off {
+			errs = append(errs, fmt.Errorf("%w: %d for rule %q", ErrUnknownAction, int(a), id))
+		}
+	}
+	for _, r := range p.ProtectedRoots {
+		if !strings.HasPrefix(r, "/") && r != "~" && !strings.HasPrefix(r, "~/") {
+			errs = append(errs, fmt.Errorf("%w: protected root %q is not absolute", ErrBadPath, r))
+		}
+	}
+	for _, list := range [][]string{p.Devices, p.CriticalFiles} {
+		for _, d := range list {
+			if !strings.HasPrefix(d, "/") {
+				errs = append(errs, fmt.Errorf("%w: pattern %q is not absolute", ErrBadPath, d))
+			}
+		}
+	}
+	for _, a := range p.Allow {
+		if strings.TrimSpace(a) == "" {
+			errs = append(errs, fmt.Errorf("%w: empty name in the allow list", ErrBadPath))
+		}
+	}
+	return errors.Join(errs...)
+}

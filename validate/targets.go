@@ -1,0 +1,492 @@
+package validate
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// target is a path operand resolved against the working directory.
+type target struct {
+	lit  string   // the cleaned absolute path of an exact operand
+	pats [][]ptok // cleaned absolute forms of a pattern operand
+}
+
+func (t target) none() bool { return t.lit == "" && len(t.pats) == 0 }
+
+func (t target) show() string {
+	if t.lit != "" {
+		return showPath(t.lit)
+	}
+	if len(t.pats) > 0 {
+		return showPath(tokString(t.pats[0]))
+	}
+	return ""
+}
+
+// target resolves an operand. Relative operands resolve against the working
+// directory when it is known; otherwise they cannot name a protected path.
+func (w *walker) target(f field) target {
+	if f.exact() {
+		p := f.s
+		if p == "" {
+			return target{}
+		}
+		if p[0] != '/' {
+			if w.cwd == "" {
+				return target{}
+			}
+			p = w.cwd + "/" + p
+		}
+		return target{lit: cleanPath(p)}
+	}
+	var t target
+	abs := f.toks[0].kind == tLit && f.toks[0].b == '/'
+	for _, v := range cleanToks(f.toks) {
+		if len(v) > 0 && v[0].kind == tLit && v[0].b == '/' {
+			t.pats = append(t.pats, v)
+		}
+	}
+	if !abs && w.cwd != "" {
+		joined := append(litToks(w.cwd+"/"), f.toks...)
+		t.pats = append(t.pats, cleanToks(joined)...)
+	}
+	// A pattern that is really a literal path after cleaning.
+	if len(t.pats) == 1 && allLit(t.pats[0]) {
+		return target{lit: litString(t.pats[0])}
+	}
+	return t
+}
+
+func allLit(t []ptok) bool {
+	for _, k := range t {
+		if k.kind != tLit {
+			return false
+		}
+	}
+	return true
+}
+
+func litString(t []ptok) string {
+	b := make([]byte, len(t))
+	for i, k := range t {
+		b[i] = k.b
+	}
+	return string(b)
+}
+
+// rootHit describes how a target meets a protected root.
+type rootHit struct {
+	root string
+	all  bool // the target is a glob covering every entry of root
+}
+
+func (w *walker) protectedHit(t target) (rootHit, bool) {
+	if t.lit != "" {
+		for _, r := range w.cfg.roots {
+			if t.lit == r {
+				return rootHit{root: r}, true
+			}
+		}
+		return rootHit{}, false
+	}
+	for _, v := range t.pats {
+		i := len(v) - 1
+		for i >= 0 && !(v[i].kind == tLit && v[i].b == '/') {
+			i--
+		}
+		if i < 0 || !allChildren(v[i+1:]) {
+			continue
+		}
+		dir := v[:i]
+		if len(dir) == 0 {
+			dir = v[:1]
+		}
+		for _, r := range w.cfg.roots {
+			if matchLit(dir, r) {
+				return rootHit{root: r, all: true}, true
+			}
+		}
+	}
+	for _, v := range t.pats {
+		for _, r := range w.cfg.roots {
+			if matchLit(v, r) {
+				return rootHit{root: r}, true
+			}
+		}
+	}
+	return rootHit{}, false
+}
+
+func patternHit(t target, pats [][]ptok) (string, bool) {
+	for _, p := range pats {
+		if t.lit != "" {
+			if matchLit(p, t.lit) {
+				return showPath(t.lit), true
+			}
+			continue
+		}
+		for _, v := range t.pats {
+			if intersects(v, p) {
+				return showPath(tokString(v)), true
+			}
+		}
+	}
+	return "", false
+}
+
+func (w *walker) deviceHit(t target) (string, bool) {
+	if t.lit != "" && !strings.HasPrefix(t.lit, "/dev/") && !strings.HasPrefix(t.lit, "/proc/") && !customList(w.cfg.devices, compiledDefaultDevices) {
+		return "", false
+	}
+	return patternHit(t, w.cfg.devices)
+}
+
+func (w *walker) criticalHit(t target) (string, bool) {
+	return patternHit(t, w.cfg.critical)
+}
+
+func customList(a, b [][]ptok) bool {
+	return len(a) != len(b) || len(a) > 0 && &a[0] != &b[0]
+}
+
+var sysrqPattern = [][]ptok{compilePattern("/proc/sysrq-trigger"), compilePattern("/proc/sys/kernel/sysrq")}
+
+// writeTarget checks a file that a command writes.
+func (w *walker) writeTarget(inv *invocation, f field, how string) {
+	t := w.target(f)
+	if t.none() {
+		return
+	}
+	if d, ok := w.deviceHit(t); ok {
+		w.report(inv, RuleRawDeviceWrite, how+" writes to the raw device "+d+at(f.pos))
+		return
+	}
+	if c, ok := w.criticalHit(t); ok {
+		w.report(inv, RuleCriticalFileWrite, how+" overwrites the critical file "+c+at(f.pos))
+		return
+	}
+	if p, ok := patternHit(t, sysrqPattern); ok {
+		w.report(inv, RulePowerState, how+" writes to "+p+", which can reboot or halt the machine"+at(f.pos))
+	}
+}
+
+// readTarget checks a file that a command reads.
+func (w *walker) readTarget(inv *invocation, f field, how string) {
+	t := w.target(f)
+	if t.none() {
+		return
+	}
+	if d, ok := w.deviceHit(t); ok {
+		w.report(inv, RuleRawDeviceRead, how+" reads the raw device "+d+at(f.pos))
+	}
+}
+
+// deleteTarget checks an operand that a command deletes. rec says whether
+// the command recurses into directories; strict (for commands whose name is
+// dynamic) requires recursion for a root itself.
+func (w *walker) deleteTarget(inv *invocation, cmd string, f field, rec, strict bool) {
+	t := w.target(f)
+	if t.none() {
+		return
+	}
+	if h, ok := w.protectedHit(t); ok && (rec || !strict) {
+		switch {
+		case h.all:
+			w.report(inv, RuleRecursiveDeleteRoot, cmd+" would delete every entry of the protected root "+showPath(h.root)+" ("+f.show()+at(f.pos)+")")
+		case rec:
+			w.report(inv, RuleRecursiveDeleteRoot, cmd+" would recursively delete the protected root "+showPath(h.root)+" ("+f.show()+at(f.pos)+")")
+		default:
+			w.report(inv, RuleRecursiveDeleteRoot, cmd+" would delete the protected root "+showPath(h.root)+" ("+f.show()+at(f.pos)+")")
+		}
+		return
+	}
+	if strict {
+		return
+	}
+	if c, ok := w.criticalHit(t); ok {
+		w.report(inv, RuleCriticalFileWrite, cmd+" would delete the critical file "+c+at(f.pos))
+	}
+}
+
+// fetchedFile reports whether an earlier command of this program downloaded
+// the file f.
+func (w *walker) fetchedFile(f field) (string, bool) {
+	if len(w.res.fetched) == 0 || !f.exact() {
+		return "", false
+	}
+	by, ok := w.res.fetched[w.fileKey(f.s)]
+	return by, ok
+}
+
+func (w *walker) fileKey(p string) string {
+	if !strings.HasPrefix(p, "/") && w.cwd != "" {
+		p = w.cwd + "/" + p
+	}
+	return cleanPath(p)
+}
+
+func (w *walker) recordFetch(f field, by string) {
+	if !f.exact() || f.s == "" || f.s == "-" {
+		return
+	}
+	if w.res.fetched == nil {
+		w.res.fetched = make(map[string]string)
+	}
+	w.res.fetched[w.fileKey(f.s)] = by
+}
+
+// stdinOf returns the standard input a statement's own redirections give
+// it, without checking them (the walk does that).
+func (w *walker) stdinOf(st *syntax.Stmt, in *source) *source {
+	for _, r := range st.Redirs {
+		if r.N != nil && r.N.Value != "0" {
+			continue
+		}
+		switch {
+		case r.Hdoc != nil && (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc):
+			f := w.hdocText(r.Hdoc, quotedDelim(r.Word))
+			in = &source{text: f, has: true, taint: f.taint, desc: "the here-document" + at(r.OpPos)}
+		case r.Op == syntax.WordHdoc && r.Word != nil:
+			f := joinFields(w.expandString(r.Word), exactField(""), "\n")
+			in = &source{text: f, has: true, taint: f.taint, desc: "the here-string" + at(r.OpPos)}
+		case r.Op == syntax.RdrIn && r.Word != nil:
+			fs := w.expandWords([]*syntax.Word{r.Word})
+			if len(fs) == 1 {
+				in = w.fileSource(fs[0])
+			}
+		}
+	}
+	return in
+}
+
+// knownFile returns the content of a file an earlier command of this
+// program wrote, when it is known.
+func (w *walker) knownFile(f field) (field, bool) {
+	if len(w.res.files) == 0 || !f.exact() {
+		return field{}, false
+	}
+	c, ok := w.res.files[w.fileKey(f.s)]
+	return c, ok
+}
+
+// staticOutput computes what a statement prints when that is known without
+// running it: echo, printf, cat of a here-document or of a file written
+// earlier, pwd.
+func (w *walker) staticOutput(st *syntax.Stmt, in *source) (field, bool) {
+	for _, r := range st.Redirs {
+		if (r.N == nil || r.N.Value == "1") && (r.Op == syntax.RdrOut || r.Op == syntax.AppOut || r.Op == syntax.RdrAll || r.Op == syntax.AppAll || r.Op == syntax.RdrClob) {
+			return field{}, false // output goes elsewhere
+		}
+	}
+	return w.staticOutputOf(st, in)
+}
+
+// staticOutputOf is staticOutput regardless of where the output goes.
+func (w *walker) staticOutputOf(st *syntax.Stmt, in *source) (field, bool) {
+	ce, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Args) == 0 || w.depth > maxDepth {
+		return field{}, false
+	}
+	name, ok := quickLit(ce.Args[0])
+	if !ok {
+		return field{}, false
+	}
+	switch name {
+	case "echo", "printf", "cat", "pwd", "/bin/echo", "/usr/bin/echo", "/bin/cat", "/usr/bin/cat", "/usr/bin/printf":
+	default:
+		return field{}, false
+	}
+	in = w.stdinOf(st, in)
+	argv := w.expandWords(ce.Args)
+	if len(argv) == 0 {
+		return field{}, false
+	}
+	args := argv[1:]
+	switch name[strings.LastIndexByte(name, '/')+1:] {
+	case "echo":
+		return echoOutput(args), true
+	case "printf":
+		return printfOutput(args)
+	case "pwd":
+		if w.cwd != "" {
+			return exactField(w.cwd + "\n"), true
+		}
+	case "cat":
+		if len(args) == 0 || len(args) == 1 && args[0].exact() && args[0].s == "-" {
+			if in != nil && in.has {
+				return in.text, true
+			}
+			return field{}, false
+		}
+		var out field
+		for i, a := range args {
+			c, ok := w.knownFile(a)
+			if !ok {
+				return field{}, false
+			}
+			if i == 0 {
+				out = c
+			} else {
+				out = joinFields(out, c, "")
+			}
+		}
+		return out, true
+	}
+	return field{}, false
+}
+
+func echoOutput(args []field) field {
+	newline, escapes := true, false
+	for len(args) > 0 && args[0].exact() && len(args[0].s) > 1 && args[0].s[0] == '-' && strings.Trim(args[0].s[1:], "neE") == "" {
+		for _, c := range args[0].s[1:] {
+			switch c {
+			case 'n':
+				newline = false
+			case 'e':
+				escapes = true
+			case 'E':
+				escapes = false
+			}
+		}
+		args = args[1:]
+	}
+	var out field
+	for i, a := range args {
+		if escapes && a.exact() {
+			s, stop := decodeEscapes(a.s, true)
+			a.s = s
+			if stop {
+				newline = false
+			}
+		}
+		if i == 0 {
+			out = a
+			out.proc = nil
+		} else {
+			out = joinFields(out, a, " ")
+		}
+	}
+	if newline {
+		out = joinFields(out, exactField(""), "\n")
+	}
+	return out
+}
+
+// printfOutput implements the common printf formats: %s, %b, %c, %d, %%.
+func printfOutput(args []field) (field, bool) {
+	if len(args) > 0 && args[0].exact() && args[0].s == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 || !args[0].exact() || strings.HasPrefix(args[0].s, "-v") {
+		return field{}, false
+	}
+	format := args[0].s
+	rest := args[1:]
+	var out field
+	started := false
+	add := func(f field) {
+		if !started {
+			out, started = f, true
+			out.proc = nil
+			return
+		}
+		out = joinFields(out, f, "")
+	}
+	for round := 0; round < 64; round++ {
+		used := 0
+		i := 0
+		for i < len(format) {
+			j := strings.IndexByte(format[i:], '%')
+			if j < 0 {
+				s, _ := decodeEscapes(format[i:], false)
+				add(exactField(s))
+				break
+			}
+			if j > 0 {
+				s, _ := decodeEscapes(format[i:i+j], false)
+				add(exactField(s))
+			}
+			i += j + 1
+			// Skip flags, width and precision.
+			for i < len(format) && strings.IndexByte("-+ #0123456789.", format[i]) >= 0 {
+				i++
+			}
+			if i >= len(format) {
+				return field{}, false
+			}
+			verb := format[i]
+			i++
+			if verb == '%' {
+				add(exactField("%"))
+				continue
+			}
+			var arg field
+			if used < len(rest) {
+				arg = rest[used]
+			}
+			used++
+			switch verb {
+			case 's', 'd', 'i', 'u':
+				add(arg)
+			case 'b':
+				if arg.exact() {
+					s, _ := decodeEscapes(arg.s, true)
+					arg.s = s
+				}
+				add(arg)
+			case 'c':
+				if arg.exact() && arg.s != "" {
+					arg.s = arg.s[:1]
+				}
+				add(arg)
+			case 'q':
+				add(arg)
+			default:
+				return field{}, false
+			}
+		}
+		rest = rest[min(used, len(rest)):]
+		if used == 0 || len(rest) == 0 {
+			break
+		}
+	}
+	if !started {
+		return exactField(""), true
+	}
+	return out, true
+}
+
+// findOutput describes the paths a find statement prints (for xargs).
+func (w *walker) findOutput(st *syntax.Stmt) ([]field, bool, bool) {
+	ce, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Args) == 0 {
+		return nil, false, false
+	}
+	name, ok := quickLit(ce.Args[0])
+	if !ok || name[strings.LastIndexByte(name, '/')+1:] != "find" {
+		return nil, false, false
+	}
+	argv := w.expandWords(ce.Args)
+	if len(argv) == 0 {
+		return nil, false, false
+	}
+	fe := parseFind(argv[1:])
+	if fe.narrowed {
+		return nil, false, false
+	}
+	return fe.starts, true, true
+}
+
+// substOutput is the value of a command substitution when it is known.
+func (w *walker) substOutput(stmts []*syntax.Stmt) (string, bool, taint) {
+	t := w.taintOf(stmts)
+	if len(stmts) != 1 {
+		return "", false, t
+	}
+	f, ok := w.staticOutput(stmts[0], nil)
+	if !ok || !f.exact() {
+		return "", false, t | f.taint
+	}
+	return f.s, true, t | f.taint
+}
