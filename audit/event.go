@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -104,7 +105,7 @@ func (e *Event) validate(reserved bool) error {
 	if e.Type == "" {
 		return fmt.Errorf("%w: empty Type", ErrInvalidEvent)
 	}
-	if !reserved && len(e.Type) >= len(typePrefixReserved) && e.Type[:len(typePrefixReserved)] == typePrefixReserved {
+	if !reserved && strings.HasPrefix(e.Type, typePrefixReserved) {
 		return fmt.Errorf("%w: type %q is reserved for the ledger", ErrInvalidEvent, e.Type)
 	}
 	switch e.Phase {
@@ -112,32 +113,39 @@ func (e *Event) validate(reserved bool) error {
 	default:
 		return fmt.Errorf("%w: phase %q is not %q, %q or empty", ErrInvalidEvent, e.Phase, PhaseIntent, PhaseDone)
 	}
-	if e.Duration < 0 || e.StdoutBytes < 0 || e.StderrBytes < 0 {
-		return fmt.Errorf("%w: negative duration or byte count", ErrInvalidEvent)
-	}
 	if !e.Time.IsZero() && (e.Time.Year() < 1970 || e.Time.Year() > 2261) {
 		return fmt.Errorf("%w: time %s out of range", ErrInvalidEvent, e.Time)
-	}
-	for _, f := range e.textFields() {
-		if len(f.v) > maxStringFieldBytes {
-			return fmt.Errorf("%w: %s longer than %d bytes", ErrInvalidEvent, f.name, maxStringFieldBytes)
-		}
-		if !utf8.ValidString(f.v) {
-			return fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalidEvent, f.name)
-		}
 	}
 	return nil
 }
 
-type namedText struct{ name, v string }
+// sanitize makes e storable: a negative duration or byte count (a clock
+// step) becomes zero, invalid UTF-8 becomes U+FFFD, and a text field longer
+// than maxStringFieldBytes is cut, with a marker saying how much was
+// dropped. A command's stderr in Error, or a large argument in
+// Args, must not make the record fail: the caller would then refuse the
+// call for a reason that has nothing to do with the disk.
+func (e *Event) sanitize() {
+	e.Duration, e.StdoutBytes, e.StderrBytes = max(e.Duration, 0), max(e.StdoutBytes, 0), max(e.StderrBytes, 0)
+	for _, p := range e.textFields() {
+		if !utf8.ValidString(*p) {
+			*p = strings.ToValidUTF8(*p, "\uFFFD")
+		}
+		if len(*p) > maxStringFieldBytes {
+			cut := maxStringFieldBytes - 64
+			for cut > 0 && !utf8.RuneStart((*p)[cut]) {
+				cut--
+			}
+			*p = fmt.Sprintf("%s…[%d bytes cut]", (*p)[:cut], len(*p)-cut)
+		}
+	}
+}
 
-func (e *Event) textFields() [18]namedText {
-	return [18]namedText{
-		{"Type", e.Type}, {"CallID", e.CallID}, {"Phase", e.Phase}, {"Principal", e.Principal},
-		{"Transport", e.Transport}, {"RemoteAddr", e.RemoteAddr}, {"Session", e.Session},
-		{"Tool", e.Tool}, {"Host", e.Host}, {"Route", e.Route}, {"Decision", e.Decision},
-		{"Rule", e.Rule}, {"Signal", e.Signal}, {"Status", e.Status}, {"Error", e.Error},
-		{"ArgsDigest", e.ArgsDigest}, {"Args", e.Args}, {"Detail", e.Detail},
+func (e *Event) textFields() [18]*string {
+	return [18]*string{
+		&e.Type, &e.CallID, &e.Phase, &e.Principal, &e.Transport, &e.RemoteAddr, &e.Session,
+		&e.Tool, &e.Host, &e.Route, &e.Decision, &e.Rule, &e.Signal, &e.Status, &e.Error,
+		&e.ArgsDigest, &e.Args, &e.Detail,
 	}
 }
 

@@ -375,7 +375,12 @@ func (l *Ledger) Path() string { return l.path }
 // not abandon the write.
 //
 // The ledger assigns Seq, sets Time when it is zero, drops Args unless
-// [Config.StoreArgs] is set, and ignores Hash and PrevHash. Types starting
+// [Config.StoreArgs] is set, and ignores Hash and PrevHash. Text fields
+// are stored as valid UTF-8 (invalid bytes become U+FFFD) of at most 64 KiB
+// (longer values are cut with a marker), so odd output never makes the
+// record fail; negative durations and byte counts are stored as zero. It
+// refuses, with [ErrInvalidEvent], an event without a Type, with a reserved
+// type, with an unknown Phase or with a Time outside 1970-2261. Types starting
 // with "audit." are reserved for the ledger's own events.
 func (l *Ledger) Record(ctx context.Context, e Event) error {
 	_, err := l.Append(ctx, e)
@@ -392,11 +397,12 @@ func (l *Ledger) append(_ context.Context, e Event, reserved bool) (Event, error
 	if l.readOnly {
 		return Event{}, ErrReadOnly
 	}
-	if err := e.validate(reserved); err != nil {
-		return Event{}, err
-	}
 	if !l.storeArgs {
 		e.Args = ""
+	}
+	e.sanitize()
+	if err := e.validate(reserved); err != nil {
+		return Event{}, err
 	}
 	if e.ExitCode != nil {
 		code := *e.ExitCode
