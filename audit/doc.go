@@ -10,7 +10,8 @@
 //
 // Durability. The database runs in WAL mode with synchronous=FULL, so a
 // commit is fsynced before [Ledger.Record] returns. One writer goroutine
-// commits every request already queued (up to [Config.MaxBatch] rows) in one
+// commits every request already queued (up to [Config.MaxBatch] rows, and
+// waiting at most half a millisecond for callers it expects) in one
 // transaction, so concurrent callers share an fsync. Record returns only when
 // its own transaction has committed, and returns that commit's error: a
 // caller that gets an error must treat the action as unaudited and refuse
@@ -20,16 +21,21 @@
 // Tamper evidence. Every row stores prev_hash, the row_hash of the row
 // before it (zero for seq 1), and row_hash, SHA-256 over a canonical
 // encoding of all its fields and prev_hash. A head file beside the database
-// records the seq and hash of the last committed row, updated after every
-// commit. [Ledger.Verify] recomputes the chain and names the first row that
-// was edited, deleted, moved to another seq, or cut from the end (the head
-// names a row that is gone). When a writer opens the ledger and finds the
-// head ahead of or different from the database, it appends an
-// audit.head.mismatch event before anything else, so the damage stays on
-// record after the head moves on. The chain proves the ledger consistent
-// with itself and its head; someone who can rewrite both files can rewrite
-// history, so an operator who needs more keeps [VerifyReport.LastHash]
-// somewhere else.
+// records the seq and hash of the last committed row; it is rewritten after
+// every commit and fsynced at most once a second. [Ledger.Verify]
+// recomputes the chain and names the first row that was edited, deleted,
+// moved to another seq, or cut from the end (the head names a row that is
+// gone). A writer compares the head with the database when it opens it and
+// whenever the tail is not the one it left; if rows the head records are
+// missing or different, it appends an audit.head.mismatch event before
+// anything else, so the damage stays on record after the head moves on.
+//
+// What the chain does not prove: anyone who can write the database can
+// append rows with valid hashes, and someone who can rewrite both the
+// database and the head can rewrite history. The head may lag the
+// database by the last batch after a crash, and by up to a second of
+// commits after a power loss; truncating those rows goes unseen. An operator who needs more keeps [VerifyReport.LastHash]
+// somewhere else from time to time.
 //
 // Retention. The ledger never deletes rows on its own. [Ledger.Prune]
 // removes the oldest rows and [Ledger.Export] copies rows out; each records
