@@ -26,7 +26,7 @@ Commands:
   verify                          check the hash chain; exit 1 if a row was edited, deleted,
                                   reordered or truncated, naming the first bad row
   tail [-n N] [--follow]          the last N events (default 20); --follow prints new ones
-  query [filters] [--limit N]     events matching the filters, oldest first
+  query [filters] [--limit N]     events matching the filters, oldest first (at most 1000 unless --limit)
   stats [filters]                 calls, denials, errors, unfinished calls, p50/p95 latency per tool
   export [filters] [--out FILE]   write events with their hashes as JSON lines (recorded in the ledger)
   prune --before TIME             delete the events older than TIME (recorded in the ledger)
@@ -166,7 +166,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		err = auditTail(ctx, l, &f, stdout)
 	case "query":
 		f.filter.Limit = f.limit
-		err = auditQuery(ctx, l, &f, stdout)
+		err = auditQuery(ctx, l, &f, stdout, stderr)
 	case "stats":
 		err = auditStats(ctx, l, &f, stdout)
 	case "export":
@@ -320,12 +320,18 @@ func auditTail(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout io.Wr
 	}
 }
 
-func auditQuery(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout io.Writer) error {
+func auditQuery(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout, stderr io.Writer) error {
 	evs, err := l.Query(ctx, f.filter)
 	if err != nil {
 		return err
 	}
-	return newAuditPrinter(stdout, f.json).events(evs)
+	if err := newAuditPrinter(stdout, f.json).events(evs); err != nil {
+		return err
+	}
+	if f.filter.Limit > 0 && len(evs) == f.filter.Limit {
+		fmt.Fprintf(stderr, "showing the first %d matching events; narrow the filters or use --limit 0 for all\n", len(evs))
+	}
+	return nil
 }
 
 func auditStats(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout io.Writer) error {
