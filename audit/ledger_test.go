@@ -250,6 +250,12 @@ func TestReadOnly(t *testing.T) {
 	if _, err := r.Verify(context.Background()); err != nil {
 		t.Errorf("read-only Verify: %v", err)
 	}
+	if err := r.Healthy(); !errors.Is(err, audit.ErrReadOnly) {
+		t.Errorf("Healthy on read-only = %v", err)
+	}
+	if err := w.Healthy(); err != nil {
+		t.Errorf("Healthy on a working ledger = %v", err)
+	}
 	if r.DigestArgs([]byte("x")) != w.DigestArgs([]byte("x")) {
 		t.Error("read-only ledger has a different secret")
 	}
