@@ -54,6 +54,12 @@ var commandTable = map[string]handler{
 	"init": (*walker).power, "telinit": (*walker).power, "systemctl": (*walker).power, "kexec": (*walker).power,
 	"kill": (*walker).power, "killall5": (*walker).power, "loginctl": (*walker).power, "pmset": (*walker).power,
 
+	// Programs with options that run shell commands.
+	"tar": (*walker).tar, "bsdtar": (*walker).tar, "git": (*walker).git, "vim": (*walker).vim,
+	"vi": (*walker).vim, "nvim": (*walker).vim, "ex": (*walker).vim, "view": (*walker).vim,
+	"scp": (*walker).sshOpts, "sftp": (*walker).sshOpts, "alias": (*walker).alias,
+	"killall": (*walker).power, "pkill": (*walker).power,
+
 	// Readers of raw devices.
 	"cat": (*walker).reader, "tac": (*walker).reader, "head": (*walker).reader, "tail": (*walker).reader,
 	"od": (*walker).reader, "xxd": (*walker).reader, "hexdump": (*walker).reader, "hd": (*walker).reader,
@@ -258,6 +264,9 @@ var rsyncSyntax = optSyntax{
 
 func (w *walker) rsync(inv *invocation, name string) {
 	p := parseArgs(inv.args(), &rsyncSyntax)
+	if e, ok := p.val('e', "rsh"); ok {
+		w.payload(inv, e, "rsync -e command", nil, true)
+	}
 	del := false
 	for _, l := range p.long {
 		if strings.HasPrefix(l, "del") {
@@ -277,6 +286,9 @@ func (w *walker) rsync(inv *invocation, name string) {
 		return c < 0 || strings.IndexByte(s[:c], '/') >= 0
 	}
 	dest := p.ops[len(p.ops)-1]
+	if local(dest) {
+		w.destination(inv, "rsync", p.ops[:len(p.ops)-1], dest, true)
+	}
 	if del && local(dest) {
 		w.deleteTarget(inv, "rsync --delete", dest, true, inv.dyn)
 	}
@@ -410,6 +422,9 @@ func (w *walker) copyLike(inv *invocation, name string) {
 	}
 	if hasDest {
 		w.destination(inv, name, srcs, dest, name != "ln")
+		if name == "ln" && (p.hasShort('s') || p.hasLong("symbolic", 2)) && len(srcs) == 1 {
+			w.recordLink(srcs[0], dest)
+		}
 	}
 }
 
@@ -464,6 +479,22 @@ func (w *walker) tee(inv *invocation, name string) {
 
 func (w *walker) sed(inv *invocation, name string) {
 	p := parseArgs(inv.args(), &optSyntax{argShort: "efl", argLong: []string{"expression", "file", "line-length"}})
+	var scripts []field
+	for _, v := range p.vals {
+		if v.name == "e" || len(v.name) > 1 && strings.HasPrefix("expression", v.name) {
+			scripts = append(scripts, v.val)
+		}
+	}
+	if _, ok := p.val('f', "file"); !ok && len(scripts) == 0 && len(p.ops) > 0 {
+		scripts = append(scripts, p.ops[0])
+	}
+	for _, sc := range scripts {
+		if sc.exact() {
+			for _, cmd := range sedExecs(sc.s) {
+				w.payload(inv, field{s: cmd, pos: sc.pos}, "sed e command", nil, true)
+			}
+		}
+	}
 	if !p.hasShort('i') && !p.hasLong("in-place", 3) {
 		return
 	}
@@ -631,7 +662,8 @@ func (w *walker) chpermTarget(inv *invocation, cmd string, f field, rec bool) {
 		return
 	}
 	h, ok := w.protectedHit(t)
-	if !ok {
+	if !ok || h.root == homeDir {
+		// chown -R "$USER" ~ is the usual repair, not a risk to the machine.
 		return
 	}
 	switch {
@@ -842,6 +874,13 @@ func (w *walker) power(inv *invocation, name string) {
 		}
 	case "killall5":
 		refuse("killall5 signals every process")
+	case "killall", "pkill":
+		for _, o := range p.ops {
+			if o.exact() && oneOf(o.s, "init", "systemd", "launchd") {
+				refuse(name + " " + o.s + " kills the init process, which halts the machine")
+				return
+			}
+		}
 	case "kill":
 		w.kill(inv)
 	}
@@ -1361,7 +1400,10 @@ func (w *walker) cd(inv *invocation, name string) {
 	}
 	if len(args) == 0 {
 		if name == "cd" {
-			w.cwd = homeDir
+			w.cwd = ""
+			if h := w.homeValue(); h.exact() && strings.HasPrefix(h.s, "/") {
+				w.cwd = cleanPath(h.s)
+			}
 		}
 		return
 	}
@@ -1381,7 +1423,11 @@ func (w *walker) readVars(inv *invocation, name string) {
 	switch name {
 	case "printf":
 		if len(args) >= 2 && args[0].exact() && args[0].s == "-v" && args[1].exact() {
-			w.setUnknown(args[1].s)
+			if out, ok := printfOutput(args[2:]); ok {
+				w.setVar(args[1].s, value{f: out})
+			} else {
+				w.setUnknown(args[1].s)
+			}
 		}
 		return
 	case "getopts":
@@ -1390,20 +1436,77 @@ func (w *walker) readVars(inv *invocation, name string) {
 		}
 		return
 	}
-	p := parseArgs(args, &optSyntax{argShort: "adinNptuCcsO"})
-	if v, ok := p.val('a', ""); ok && v.exact() {
-		w.setUnknown(v.s)
+	syn := optSyntax{argShort: "adinNptu"}
+	if name != "read" {
+		syn = optSyntax{argShort: "dnOsuCc"}
 	}
-	if len(p.ops) == 0 && name != "read" {
-		w.setUnknown("MAPFILE")
+	p := parseArgs(args, &syn)
+	text, known := "", false
+	if _, fd := p.val('u', ""); !fd && inv.stdin != nil && inv.stdin.has && inv.stdin.text.exact() {
+		src := inv.stdin
+		text, known = src.text.s, true
 	}
-	if len(p.ops) == 0 && name == "read" {
-		w.setUnknown("REPLY")
-	}
+	var names []string
 	for _, o := range p.ops {
 		if o.exact() {
-			w.setUnknown(o.s)
+			names = append(names, o.s)
 		}
+	}
+	ifs := w.ifs()
+	if name != "read" {
+		arr := "MAPFILE"
+		if len(names) > 0 {
+			arr = names[0]
+		}
+		if !known {
+			w.setUnknown(arr)
+			return
+		}
+		var elems []field
+		for _, l := range strings.SplitAfter(text, "\n") {
+			if l == "" {
+				continue
+			}
+			if p.hasShort('t') {
+				l = strings.TrimSuffix(l, "\n")
+			}
+			elems = append(elems, exactField(l))
+		}
+		w.setVar(arr, value{arr: elems, isArr: true})
+		return
+	}
+	line, _, _ := strings.Cut(text, "\n")
+	if v, ok := p.val('a', ""); ok && v.exact() {
+		if !known {
+			w.setUnknown(v.s)
+			return
+		}
+		var elems []field
+		for _, word := range strings.FieldsFunc(line, func(r rune) bool { return strings.ContainsRune(ifs, r) }) {
+			elems = append(elems, exactField(word))
+		}
+		w.setVar(v.s, value{arr: elems, isArr: true})
+		return
+	}
+	if len(names) == 0 {
+		names = []string{"REPLY"}
+	}
+	if !known {
+		for _, n := range names {
+			w.setUnknown(n)
+		}
+		return
+	}
+	rest := strings.Trim(line, " \t")
+	for i, n := range names {
+		if i == len(names)-1 {
+			w.setVar(n, value{f: exactField(strings.TrimRight(rest, " \t"))})
+			break
+		}
+		rest = strings.TrimLeft(rest, " \t")
+		word, after, _ := strings.Cut(rest, " ")
+		w.setVar(n, value{f: exactField(word)})
+		rest = after
 	}
 }
 
@@ -1475,4 +1578,182 @@ func (w *walker) reader(inv *invocation, name string) {
 	for _, f := range p.ops {
 		w.readTarget(inv, f, name)
 	}
+}
+
+// tar deletes with --remove-files and runs commands with --to-command,
+// --use-compress-program, --checkpoint-action=exec= and --info-script.
+func (w *walker) tar(inv *invocation, name string) {
+	p := parseArgs(inv.args(), &optSyntax{argShort: "fCIFTXbLKNVgH", argLong: []string{"file", "directory", "use-compress-program", "info-script", "new-volume-script", "to-command", "files-from", "exclude-from", "checkpoint-action", "owner", "group", "mode", "transform", "xform", "exclude", "label", "newer", "after-date", "rsh-command", "format", "blocking-factor", "suffix", "index-file", "volno-file", "tape-length", "starting-file"}})
+	for _, v := range p.vals {
+		switch {
+		case v.name == "I" || v.name == "F" || len(v.name) > 2 && (strings.HasPrefix("use-compress-program", v.name) || strings.HasPrefix("info-script", v.name) || strings.HasPrefix("new-volume-script", v.name) || strings.HasPrefix("to-command", v.name) || strings.HasPrefix("rsh-command", v.name)):
+			w.payload(inv, v.val, "tar --"+v.name+" command", nil, true)
+		case len(v.name) > 2 && strings.HasPrefix("checkpoint-action", v.name):
+			if c, ok := keyValue(v.val, "exec="); ok {
+				w.payload(inv, c, "tar --checkpoint-action command", nil, true)
+			}
+		}
+	}
+	if p.hasLong("remove-files", 4) {
+		dir := ""
+		if d, ok := p.val('C', "directory"); ok && d.exact() {
+			dir = d.s
+		}
+		for _, f := range p.ops {
+			if dir != "" && f.exact() && !strings.HasPrefix(f.s, "/") {
+				f.s = dir + "/" + f.s
+			}
+			w.deleteTarget(inv, "tar --remove-files", f, true, false)
+		}
+	}
+}
+
+// gitShellKeys are configuration keys whose values git runs through a
+// shell.
+var gitShellKeys = []string{"core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "core.askpass",
+	"sequence.editor", "diff.external", "gpg.program", "credential.helper", "pager.", "alias.", "filter.",
+	"merge.tool", "mergetool.", "difftool.", "uploadpack.packobjectshook", "core.hookspath"}
+
+// git checks -c KEY=VALUE and git config values that git runs as shell
+// commands, and --upload-pack, --receive-pack and --exec.
+func (w *walker) git(inv *invocation, name string) {
+	args := inv.args()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.exact() {
+			continue
+		}
+		s := a.s
+		var kv string
+		switch {
+		case s == "-c" && i+1 < len(args) && args[i+1].exact():
+			i++
+			kv = args[i].s
+		case strings.HasPrefix(s, "-c") && len(s) > 2:
+			kv = s[2:]
+		case strings.HasPrefix(s, "--upload-pack=") || strings.HasPrefix(s, "--receive-pack=") || strings.HasPrefix(s, "--exec="):
+			v := field{s: s[strings.IndexByte(s, '=')+1:], pos: a.pos}
+			w.payload(inv, v, "git "+s[:strings.IndexByte(s, '=')]+" command", nil, true)
+			continue
+		case (s == "--upload-pack" || s == "--receive-pack" || s == "--exec" || s == "-u") && i+1 < len(args):
+			i++
+			w.payload(inv, args[i], "git "+s+" command", nil, true)
+			continue
+		case s == "config" && i+2 < len(args):
+			// git config [--global] KEY VALUE
+			rest := args[i+1:]
+			for len(rest) > 0 && rest[0].exact() && strings.HasPrefix(rest[0].s, "-") {
+				rest = rest[1:]
+			}
+			if len(rest) >= 2 && rest[0].exact() {
+				w.gitValue(inv, rest[0].s, rest[1])
+			}
+			return
+		default:
+			continue
+		}
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			w.gitValue(inv, k, field{s: v, pos: a.pos})
+		}
+	}
+}
+
+func (w *walker) gitValue(inv *invocation, key string, v field) {
+	key = strings.ToLower(key)
+	for _, k := range gitShellKeys {
+		if key == k || strings.HasSuffix(k, ".") && strings.HasPrefix(key, k) {
+			if v.exact() {
+				v.s = strings.TrimPrefix(v.s, "!")
+			}
+			w.payload(inv, v, "git "+key+" command", nil, true)
+			return
+		}
+	}
+}
+
+// vim runs ex commands from -c and +; :!cmd runs a shell command.
+func (w *walker) vim(inv *invocation, name string) {
+	args := inv.args()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.exact() {
+			continue
+		}
+		var cmd string
+		switch {
+		case (a.s == "-c" || a.s == "--cmd") && i+1 < len(args) && args[i+1].exact():
+			i++
+			cmd = args[i].s
+		case strings.HasPrefix(a.s, "+") && len(a.s) > 1:
+			cmd = a.s[1:]
+		default:
+			continue
+		}
+		cmd = strings.TrimLeft(cmd, ": ")
+		if rest, ok := strings.CutPrefix(cmd, "!"); ok {
+			w.payload(inv, field{s: rest, pos: a.pos}, name+" :! command", nil, true)
+		}
+	}
+}
+
+// sshOpts checks -o ProxyCommand=… and LocalCommand, which ssh, scp and
+// sftp run through a local shell.
+func (w *walker) sshOpts(inv *invocation, name string) {
+	args := inv.args()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.exact() {
+			continue
+		}
+		opt := ""
+		switch {
+		case a.s == "-o" && i+1 < len(args) && args[i+1].exact():
+			i++
+			opt = args[i].s
+		case strings.HasPrefix(a.s, "-o") && len(a.s) > 2:
+			opt = a.s[2:]
+		default:
+			continue
+		}
+		key, val, ok := strings.Cut(opt, "=")
+		if !ok {
+			key, val, ok = strings.Cut(opt, " ")
+		}
+		key = strings.ToLower(strings.TrimSpace(key))
+		if ok && (key == "proxycommand" || key == "localcommand" || key == "knownhostscommand") {
+			w.payload(inv, field{s: strings.TrimSpace(val), pos: a.pos}, name+" "+key, nil, true)
+		}
+	}
+}
+
+// alias values run as commands when aliases are expanded (shopt -s
+// expand_aliases).
+func (w *walker) alias(inv *invocation, name string) {
+	for _, a := range inv.args() {
+		if !a.exact() {
+			continue
+		}
+		if _, v, ok := strings.Cut(a.s, "="); ok {
+			w.payload(inv, field{s: v, pos: a.pos}, "alias", nil, true)
+		}
+	}
+}
+
+// sedExecs returns the commands of GNU sed's e command in a script.
+func sedExecs(script string) []string {
+	var out []string
+	for _, part := range strings.FieldsFunc(script, func(r rune) bool { return r == ';' || r == '\n' || r == '{' || r == '}' }) {
+		part = strings.TrimLeft(part, " \t0123456789$,!~")
+		if strings.HasPrefix(part, "/") {
+			if end := strings.IndexByte(part[1:], '/'); end >= 0 {
+				part = strings.TrimLeft(part[end+2:], " \t,!")
+			}
+		}
+		if rest, ok := strings.CutPrefix(part, "e"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			if cmd := strings.TrimSpace(rest); cmd != "" {
+				out = append(out, cmd)
+			}
+		}
+	}
+	return out
 }

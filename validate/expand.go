@@ -918,13 +918,26 @@ func (w *walker) scalarParam(name string) (field, bool) {
 		return unknownField(unkNonEmpty | unkNoFlag), false
 	case "HOME":
 		return w.homeValue(), true
-	case "PWD":
+	case "PWD", "OLDPWD":
 		if v, ok := w.lookupScalar(name); ok {
 			return v, true
 		}
-		if w.cwd != "" {
+		if w.cwd != "" && name == "PWD" {
 			return exactField(w.cwd), true
 		}
+		// Some absolute directory.
+		return field{s: "/$…", toks: []ptok{{kind: tLit, b: '/'}, {kind: tUnknown}}}, true
+	case "PATH", "SHELL", "BASH":
+		if v, ok := w.lookupScalar(name); ok {
+			return v, true
+		}
+		switch name {
+		case "PATH":
+			return exactField("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"), true
+		case "BASH":
+			return exactField("/bin/bash"), true
+		}
+		return field{s: "/$…", toks: []ptok{{kind: tLit, b: '/'}, {kind: tUnknown, b: unkNonEmpty}}}, true
 	case "IFS":
 		if v, ok := w.lookupScalar(name); ok {
 			return v, true
@@ -966,7 +979,15 @@ func (w *walker) applyOps(b *builder, pe *syntax.ParamExp, v field, ok, quoted b
 		if pe.Slice.Length != nil {
 			length, ok2 = w.arith(pe.Slice.Length)
 		}
-		if !ok || !v.exact() || !ok1 || !ok2 {
+		if ok && !v.exact() && ok1 && ok2 {
+			// Slice the literal start of a partly known value: ${PWD:0:1}.
+			v = field{s: v.prefix()}
+			if off < 0 || length < 0 || off+length > len(v.s) {
+				unknown(0)
+				return
+			}
+		}
+		if !ok || !ok1 || !ok2 {
 			unknown(0)
 			return
 		}

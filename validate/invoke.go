@@ -87,6 +87,9 @@ func (w *walker) invokeOne(inv *invocation) {
 		}
 		w.named(inv, litString(base))
 	case dynamicBase || len(base) == 0:
+		if head.taint != 0 {
+			w.report(inv, RuleRemoteScript, "the command name "+head.show()+at(head.pos)+" comes from "+head.taint.String())
+		}
 		if w.cfg.mode == ModeAllow {
 			w.report(inv, RuleNotAllowlisted, "the command name "+head.show()+at(head.pos)+" is only known at run time")
 		}
@@ -133,6 +136,18 @@ func (w *walker) named(inv *invocation, path string) {
 			pos := inv.argv[0].pos
 			w.report(inv, RuleNotAllowlisted, strings.TrimSpace(base+" is not in the allow list"+at(pos)))
 		}
+	}
+	if fn := w.funcs[base]; fn != nil && fn.body != nil && !fn.active && len(inv.argv) > 1 && !strings.Contains(path, "/") {
+		// A call of a function defined here: walk its body again with
+		// the call's arguments as $1….
+		fn.active = true
+		args, arg0, has := w.args, w.arg0, w.hasArgs
+		w.args, w.hasArgs = inv.argv[1:], true
+		w.cond++
+		w.stmt(fn.body, inv.stdin)
+		w.cond--
+		w.args, w.arg0, w.hasArgs = args, arg0, has
+		fn.active = false
 	}
 	if h != nil {
 		h(w, inv, name)

@@ -226,29 +226,45 @@ func minLen(k ptok) int {
 	return 1
 }
 
-// matchLit reports whether pattern p can produce exactly s.
+// matchLit reports whether pattern p can produce exactly s. It runs in
+// O(len(p)·len(s)) time.
 func matchLit(p []ptok, s string) bool {
-	for len(p) > 0 {
-		k := p[0]
-		if run, slash := runs(k); run {
-			rest := p[1:]
-			start := minLen(k)
-			for i := start; i <= len(s); i++ {
-				if i > 0 && !slash && s[i-1] == '/' {
-					return false
-				}
-				if matchLit(rest, s[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(s) == 0 || !single(k, s[0]) {
-			return false
-		}
-		p, s = p[1:], s[1:]
+	n := len(s)
+	var buf [2][65]bool
+	var cur, next []bool
+	if n < 64 {
+		cur, next = buf[0][:n+1], buf[1][:n+1]
+	} else {
+		cur, next = make([]bool, n+1), make([]bool, n+1)
 	}
-	return len(s) == 0
+	cur[0] = true
+	for _, k := range p {
+		run, slash := runs(k)
+		any := false
+		if run {
+			empty := minLen(k) == 0
+			for i := 0; i <= n; i++ {
+				ok := i > 0 && (slash || s[i-1] != '/')
+				if empty {
+					next[i] = cur[i] || ok && next[i-1]
+				} else {
+					next[i] = ok && (cur[i-1] || next[i-1])
+				}
+				any = any || next[i]
+			}
+		} else {
+			next[0] = false
+			for i := 1; i <= n; i++ {
+				next[i] = cur[i-1] && single(k, s[i-1])
+				any = any || next[i]
+			}
+		}
+		if !any {
+			return false
+		}
+		cur, next = next, cur
+	}
+	return cur[n]
 }
 
 // intersects reports whether two patterns can produce a common string.

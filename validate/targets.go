@@ -28,17 +28,14 @@ func (t target) show() string {
 // directory when it is known; otherwise they cannot name a protected path.
 func (w *walker) target(f field) target {
 	if f.exact() {
-		p := f.s
-		if p == "" {
+		if f.s == "" {
 			return target{}
 		}
+		p := w.resolveLinks(w.fileKey(f.s))
 		if p[0] != '/' {
-			if w.cwd == "" {
-				return target{}
-			}
-			p = w.cwd + "/" + p
+			return target{}
 		}
-		return target{lit: cleanPath(p)}
+		return target{lit: p}
 	}
 	var t target
 	abs := f.toks[0].kind == tLit && f.toks[0].b == '/'
@@ -209,6 +206,61 @@ func (w *walker) deleteTarget(inv *invocation, cmd string, f field, rec, strict 
 	}
 }
 
+// resolveLinks replaces symbolic links that this program created (ln -s)
+// and /proc/PID/root, which is the root directory, in a cleaned path.
+func (w *walker) resolveLinks(p string) string {
+	for n := 0; n < 8; n++ {
+		changed := false
+		if rest, ok := strings.CutPrefix(p, "/proc/"); ok {
+			if i := strings.IndexByte(rest, '/'); i > 0 {
+				if after, ok := strings.CutPrefix(rest[i:], "/root"); ok && (after == "" || after[0] == '/') {
+					p = cleanPath("/" + after)
+					changed = true
+				}
+			}
+		}
+		best := ""
+		for link := range w.res.links {
+			if (p == link || strings.HasPrefix(p, link+"/") || link == "/") && len(link) > len(best) {
+				best = link
+			}
+		}
+		if best != "" {
+			p = cleanPath(w.res.links[best] + "/" + p[len(best):])
+			changed = true
+		}
+		if !changed {
+			break
+		}
+	}
+	return p
+}
+
+// recordLink remembers a symbolic link created by ln -s.
+func (w *walker) recordLink(to, link field) {
+	if !to.exact() || !link.exact() || to.s == "" || link.s == "" {
+		return
+	}
+	key := w.fileKey(link.s)
+	t := to.s
+	if !strings.HasPrefix(t, "/") {
+		dir := "."
+		if i := strings.LastIndexByte(key, '/'); i >= 0 {
+			dir = key[:i]
+			if dir == "" {
+				dir = "/"
+			}
+		}
+		t = dir + "/" + t
+	}
+	if w.res.links == nil {
+		w.res.links = make(map[string]string)
+	}
+	if len(w.res.links) < 32 {
+		w.res.links[key] = cleanPath(t)
+	}
+}
+
 // fetchedFile reports whether an earlier command of this program downloaded
 // the file f.
 func (w *walker) fetchedFile(f field) (string, bool) {
@@ -293,7 +345,8 @@ func (w *walker) staticOutputOf(st *syntax.Stmt, in *source) (field, bool) {
 		return field{}, false
 	}
 	switch name {
-	case "echo", "printf", "cat", "pwd", "/bin/echo", "/usr/bin/echo", "/bin/cat", "/usr/bin/cat", "/usr/bin/printf":
+	case "echo", "printf", "cat", "pwd", "/bin/echo", "/usr/bin/echo", "/bin/cat", "/usr/bin/cat", "/usr/bin/printf",
+		"which", "command", "type", "whereis", "/usr/bin/which", "realpath", "readlink":
 	default:
 		return field{}, false
 	}
@@ -312,6 +365,35 @@ func (w *walker) staticOutputOf(st *syntax.Stmt, in *source) (field, bool) {
 		if w.cwd != "" {
 			return exactField(w.cwd + "\n"), true
 		}
+	case "which", "command", "type", "whereis", "realpath", "readlink":
+		// $(which sudo) is sudo; $(realpath /) is /.
+		flags := ""
+		for _, a := range args {
+			if a.exact() && strings.HasPrefix(a.s, "-") {
+				flags += a.s
+			}
+		}
+		base := name[strings.LastIndexByte(name, '/')+1:]
+		if base == "command" && !strings.ContainsAny(flags, "vV") || base == "type" && !strings.ContainsAny(flags, "pP") {
+			return field{}, false
+		}
+		var out field
+		n := 0
+		for _, a := range args {
+			if a.exact() && strings.HasPrefix(a.s, "-") {
+				continue
+			}
+			if n == 0 {
+				out = a
+			} else {
+				out = joinFields(out, a, "\n")
+			}
+			n++
+		}
+		if n == 0 {
+			return field{}, false
+		}
+		return joinFields(out, exactField(""), "\n"), true
 	case "cat":
 		if len(args) == 0 || len(args) == 1 && args[0].exact() && args[0].s == "-" {
 			if in != nil && in.has {
@@ -464,12 +546,24 @@ func (w *walker) findOutput(st *syntax.Stmt) ([]field, bool, bool) {
 		return nil, false, false
 	}
 	name, ok := quickLit(ce.Args[0])
-	if !ok || name[strings.LastIndexByte(name, '/')+1:] != "find" {
+	if !ok {
+		return nil, false, false
+	}
+	name = name[strings.LastIndexByte(name, '/')+1:]
+	if name != "find" && name != "ls" {
 		return nil, false, false
 	}
 	argv := w.expandWords(ce.Args)
 	if len(argv) == 0 {
 		return nil, false, false
+	}
+	if name == "ls" {
+		// ls -d prints its operands as given.
+		p := parseArgs(argv[1:], &optSyntax{argShort: "IwT"})
+		if !p.hasShort('d') && !p.hasLong("directory", 3) || len(p.ops) == 0 {
+			return nil, false, false
+		}
+		return p.ops, false, true
 	}
 	fe := parseFind(argv[1:])
 	if fe.narrowed {

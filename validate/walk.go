@@ -32,6 +32,7 @@ type result struct {
 	complex  bool
 	fetched  map[string]string // downloaded file → the command that wrote it
 	files    map[string]field  // file → content an earlier command wrote
+	links    map[string]string // symbolic link → target, from ln -s
 }
 
 // walker checks one shell program. Nested payloads get a child walker that
@@ -58,8 +59,10 @@ type walker struct {
 }
 
 type funcInfo struct {
-	name  string
-	calls map[string]bool // callee → some call runs in the background or a pipeline
+	name   string
+	calls  map[string]bool // callee → some call runs in the background or a pipeline
+	body   *syntax.Stmt
+	active bool // being walked for a call: no recursion
 }
 
 // invocation is one simple command about to run.
@@ -223,18 +226,23 @@ func (w *walker) recordOutput(s *syntax.Stmt, in *source) {
 	if target == nil {
 		return
 	}
-	if _, ok := s.Cmd.(*syntax.CallExpr); !ok {
-		return
-	}
-	out, ok := w.staticOutputOf(s, in)
-	if !ok {
-		return
-	}
 	fs := w.expandWords([]*syntax.Word{target.Word})
 	if len(fs) != 1 || !fs[0].exact() {
 		return
 	}
-	w.recordFile(fs[0], out, target.Op == syntax.AppOut || target.Op == syntax.AppAll)
+	if _, ok := s.Cmd.(*syntax.CallExpr); ok {
+		if out, ok := w.staticOutputOf(s, in); ok {
+			w.recordFile(fs[0], out, target.Op == syntax.AppOut || target.Op == syntax.AppAll)
+			return
+		}
+	}
+	t := w.taintOf([]*syntax.Stmt{s})
+	if in != nil {
+		t |= in.taint
+	}
+	if t != 0 {
+		w.recordFetch(fs[0], describeStmt(s)+at(s.Pos()))
+	}
 }
 
 func (w *walker) recordFile(f, content field, appendTo bool) {
@@ -412,7 +420,7 @@ func (w *walker) funcDecl(c *syntax.FuncDecl) {
 	if w.funcs == nil {
 		w.funcs = make(map[string]*funcInfo)
 	}
-	fn := &funcInfo{name: strings.Join(names, " "), calls: map[string]bool{}}
+	fn := &funcInfo{name: strings.Join(names, " "), calls: map[string]bool{}, body: c.Body}
 	for _, n := range names {
 		w.funcs[n] = fn
 	}

@@ -339,6 +339,9 @@ func (w *walker) xargs(inv *invocation, name string) {
 		switch {
 		case src.items != nil:
 			items, known, rec = src.items, true, src.findRec
+		case src.has && !src.text.exact():
+			known = true
+			items = splitPattern(src.text)
 		case src.has && src.text.exact():
 			known = true
 			sep := ""
@@ -412,6 +415,7 @@ func (w *walker) watch(inv *invocation, name string) {
 
 // ssh runs its command arguments through the remote user's shell.
 func (w *walker) ssh(inv *invocation, name string) {
+	w.sshOpts(inv, name)
 	p := parseArgs(inv.args(), &optSyntax{argShort: "BbcDEeFIiJLlmOoPpQRSWw", posix: true})
 	if len(p.ops) < 2 {
 		return
@@ -469,4 +473,31 @@ func (w *walker) parallel(inv *invocation, name string) {
 		}
 		w.payload(inv, text, "parallel command", nil, true)
 	}
+}
+
+// splitPattern splits a partly known text at its literal white space, as
+// xargs splits its input.
+func splitPattern(f field) []field {
+	var out []field
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			seg := f.toks[start:end]
+			nf := field{pos: f.pos, taint: f.taint}
+			if allLit(seg) {
+				nf.s = litString(seg)
+			} else {
+				nf.toks, nf.s = seg, tokString(seg)
+			}
+			out = append(out, nf)
+		}
+		start = end + 1
+	}
+	for i, k := range f.toks {
+		if k.kind == tLit && (k.b == ' ' || k.b == '\t' || k.b == '\n') {
+			flush(i)
+		}
+	}
+	flush(len(f.toks))
+	return out
 }
