@@ -1,0 +1,336 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// SSH runs commands on one remote host over the Router's pooled
+// connections. Get one from Router.Resolve (Target.Runner) or Router.SSH.
+//
+// Each Run opens a channel on a multiplexed connection for (host, login,
+// principal), dialling it on first use. The command line is built by
+// RemoteCommandLine. When the Command's Timeout passes or ctx ends, the
+// remote process gets SIGTERM, then SIGKILL after the grace period, and
+// the channel is closed. Output is capped per stream while it streams,
+// exactly as Local caps it.
+//
+// An SSH is safe for concurrent use.
+type SSH struct {
+	r         *Router
+	ep        *Endpoint
+	principal string
+}
+
+var _ Runner = (*SSH)(nil)
+
+// Endpoint returns the resolved destination.
+func (s *SSH) Endpoint() Endpoint { return *s.ep }
+
+// Principal returns the caller identity whose connections this SSH uses.
+func (s *SSH) Principal() string { return s.principal }
+
+// ErrNoExitStatus means the remote command ended without reporting an exit
+// status or a signal.
+var ErrNoExitStatus = errors.New("exec: remote command ended without an exit status")
+
+// Run runs cmd on the host and waits for it. See Runner for the error
+// contract: a non-zero exit is a Result; a *DialError, *DisconnectError or
+// a refusal is an error.
+func (s *SSH) Run(ctx context.Context, cmd Command) (Result, error) {
+	res := Result{Route: s.ep.Route(), ExitCode: -1}
+	if err := cmd.Validate(); err != nil {
+		return res, err
+	}
+	line, err := RemoteCommandLine(cmd, s.r.cfg.RemoteShell)
+	if err != nil {
+		return res, err
+	}
+	if s.r.cfg.Check != nil {
+		if err := s.r.cfg.Check(ctx, s.ep.Name, cmd); err != nil {
+			return res, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("exec: not started: %w", err)
+	}
+
+	// The Timeout bounds the whole run, connecting included.
+	start := time.Now()
+	var deadline <-chan time.Time
+	if cmd.Timeout > 0 {
+		t := time.NewTimer(cmd.Timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	actx := ctx
+	if cmd.Timeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, cmd.Timeout)
+		defer cancel()
+	}
+
+	stdout := newCapture(cmd.MaxOutput, Stdout, cmd.OnOutput)
+	stderr := newCapture(cmd.MaxOutput, Stderr, cmd.OnOutput)
+
+	var c *conn
+	var sess *ssh.Session
+	for attempt := 0; ; attempt++ {
+		c, err = s.r.pool.acquire(actx, s.ep.poolKey(s.principal), func(dctx context.Context) (*conn, error) {
+			return s.r.dialEndpoint(dctx, s.ep, s.principal)
+		})
+		if err != nil {
+			if isContextError(err) && ctx.Err() == nil && cmd.Timeout > 0 {
+				return res, &DialError{Host: s.ep.Name, Address: s.ep.Address(),
+					Err: fmt.Errorf("not connected within the command timeout %v: %w", cmd.Timeout, ErrConnectTimeout)}
+			}
+			if isContextError(err) {
+				return res, fmt.Errorf("exec: not started: %w", err)
+			}
+			return res, err
+		}
+		sess, err = s.open(actx, c, line, cmd, stdout, stderr)
+		if err == nil {
+			break
+		}
+		var oce *ssh.OpenChannelError
+		if errors.As(err, &oce) && attempt < 2 {
+			// The server limits sessions per connection (sshd
+			// MaxSessions): treat this one as full and use another.
+			c.saturate()
+			c.release()
+			continue
+		}
+		c.release()
+		if isContextError(err) {
+			if ctx.Err() == nil && cmd.Timeout > 0 {
+				res.TimedOut = true
+				return res, fmt.Errorf("exec: not started on %s within the timeout %v: %w", s.ep.Name, cmd.Timeout, err)
+			}
+			return res, fmt.Errorf("exec: not started: %w", err)
+		}
+		if cause := c.lost(); cause != nil {
+			return res, &DisconnectError{Host: s.ep.Name, Err: cause}
+		}
+		return res, fmt.Errorf("exec: start on %s: %w", s.ep.Name, err)
+	}
+	defer c.release()
+
+	waited := make(chan error, 1)
+	s.r.pool.goTracked(func() { waited <- sess.Wait() })
+
+	var why stopReason
+	var waitErr error
+	select {
+	case waitErr = <-waited:
+	case <-deadline:
+		why = stopTimeout
+	case <-ctx.Done():
+		why = stopCanceled
+	}
+	lastSignal := ""
+	if why != stopNone {
+		waitErr, lastSignal = s.stop(c, sess, waited)
+	}
+	res.Duration = time.Since(start)
+	res.Stdout, res.Stderr = stdout.output(), stderr.output()
+	res.TimedOut = why == stopTimeout
+	res.Canceled = why == stopCanceled
+
+	var exitErr *ssh.ExitError
+	var missing *ssh.ExitMissingError
+	switch {
+	case waitErr == nil:
+		res.ExitCode = 0
+	case errors.As(waitErr, &exitErr):
+		if sig := exitErr.Signal(); sig != "" {
+			res.ExitCode = -1
+			res.Signal = "SIG" + strings.TrimPrefix(sig, "SIG")
+		} else {
+			res.ExitCode = exitErr.ExitStatus()
+		}
+	case why != stopNone:
+		// We stopped it and the channel closed without a status.
+		res.ExitCode, res.Signal = -1, lastSignal
+	case errors.As(waitErr, &missing):
+		if cause := s.connLost(c); cause != nil {
+			return res, &DisconnectError{Host: s.ep.Name, Err: cause}
+		}
+		return res, fmt.Errorf("exec: %s: %w", s.ep.Name, ErrNoExitStatus)
+	default:
+		if cause := s.connLost(c); cause != nil {
+			return res, &DisconnectError{Host: s.ep.Name, Err: cause}
+		}
+		return res, fmt.Errorf("exec: %s: %w", s.ep.Name, waitErr)
+	}
+	return res, nil
+}
+
+// connLost waits briefly for the connection's supervisor to record why it
+// ended, when a session failed because of it.
+func (s *SSH) connLost(c *conn) error {
+	select {
+	case <-c.dead:
+	case <-time.After(time.Second):
+	}
+	return c.lost()
+}
+
+// open opens a session channel and starts line on it. If ctx ends first,
+// a helper goroutine finishes the work in the background: it stops a
+// command that did start, and gives back the channel slot.
+func (s *SSH) open(ctx context.Context, c *conn, line string, cmd Command, stdout, stderr *capture) (*ssh.Session, error) {
+	type started struct {
+		sess *ssh.Session
+		err  error
+	}
+	ch := make(chan started, 1)
+	s.r.pool.goTracked(func() {
+		sess, err := c.client.NewSession()
+		if err == nil {
+			sess.Stdin = cmd.Stdin
+			sess.Stdout = stdout
+			sess.Stderr = stderr
+			if err = sess.Start(line); err != nil {
+				sess.Close()
+				sess = nil
+			}
+		}
+		ch <- started{sess, err}
+	})
+	select {
+	case st := <-ch:
+		return st.sess, st.err
+	case <-ctx.Done():
+		// The slot stays taken until the helper is done with it.
+		c.p.mu.Lock()
+		c.active++
+		c.p.mu.Unlock()
+		s.r.pool.goTracked(func() {
+			defer c.release()
+			st := <-ch
+			if st.sess == nil {
+				return
+			}
+			waited := make(chan error, 1)
+			s.r.pool.goTracked(func() { waited <- st.sess.Wait() })
+			s.stop(c, st.sess, waited)
+		})
+		return nil, ctx.Err()
+	}
+}
+
+// stop signals the remote command (TERM, then KILL after the grace period),
+// closes the channel, and waits for the session to end. A peer that does
+// not close the channel within the drain period is not answering: the
+// connection is closed so that nothing waits on it. It returns the
+// session's end and the last signal sent.
+func (s *SSH) stop(c *conn, sess *ssh.Session, waited <-chan error) (error, string) {
+	_ = sess.Signal(ssh.SIGTERM)
+	grace := time.NewTimer(s.r.cfg.Grace)
+	defer grace.Stop()
+	select {
+	case err := <-waited:
+		return err, "SIGTERM"
+	case <-grace.C:
+	}
+	_ = sess.Signal(ssh.SIGKILL)
+	drain := time.NewTimer(s.r.cfg.Drain)
+	defer drain.Stop()
+	select {
+	case err := <-waited:
+		return err, "SIGKILL"
+	case <-drain.C:
+	}
+	sess.Close()
+	drain.Reset(s.r.cfg.Drain)
+	select {
+	case err := <-waited:
+		return err, "SIGKILL"
+	case <-drain.C:
+	}
+	c.kill(errors.New("the peer did not close a channel after SIGKILL"))
+	return <-waited, "SIGKILL"
+}
+
+// RemoteCommandLine returns the command line rigout sends in an SSH exec
+// request for cmd. The remote login shell (sshd runs it with -c) reads it,
+// so every piece of data in it is quoted with mvdan.cc/sh's syntax.Quote:
+// POSIX single quotes, or bash's $'…' for a string holding a control
+// character such as a newline (bash, zsh, ksh and busybox ash understand
+// it; dash does not). The line is:
+//
+//	[cd -- DIR && ][export K=V… && ]exec [sudo -n -- ]ARGV…
+//
+// where ARGV is cmd.Argv quoted word by word, or for a shell command
+// `SHELL -c COMMAND`. SHELL is shell when it is not empty; otherwise bash
+// when the host has it, else sh, chosen on the host without running
+// anything (`command -v` is built in). exec makes the command the process
+// sshd started, so that a signal reaches it. Env names are validated; a
+// NUL byte anywhere is an error.
+func RemoteCommandLine(cmd Command, shell string) (string, error) {
+	if err := cmd.Validate(); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	q := func(s string) error {
+		v, err := quoteArg(s)
+		if err != nil {
+			return fmt.Errorf("exec: cannot quote %q for the remote shell: %w", s, err)
+		}
+		b.WriteString(v)
+		return nil
+	}
+	if cmd.Dir != "" {
+		b.WriteString("cd -- ")
+		if err := q(cmd.Dir); err != nil {
+			return "", err
+		}
+		b.WriteString(" && ")
+	}
+	if len(cmd.Env) > 0 {
+		keys := make([]string, 0, len(cmd.Env))
+		for k := range cmd.Env {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteString("export")
+		for _, k := range keys {
+			b.WriteString(" " + k + "=")
+			if err := q(cmd.Env[k]); err != nil {
+				return "", err
+			}
+		}
+		b.WriteString(" && ")
+	}
+	argv := cmd.Argv
+	pickShell := false
+	if cmd.Shell != "" {
+		pickShell = shell == ""
+		argv = []string{shell, "-c", cmd.Shell}
+		if pickShell {
+			b.WriteString("{ command -v bash >/dev/null 2>&1 && rigout_sh=bash || rigout_sh=sh; } && ")
+		}
+	}
+	b.WriteString("exec")
+	if cmd.Sudo {
+		b.WriteString(" sudo -n --")
+	}
+	for i, a := range argv {
+		b.WriteByte(' ')
+		if i == 0 && pickShell {
+			b.WriteString(`"$rigout_sh"`)
+			continue
+		}
+		if err := q(a); err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
