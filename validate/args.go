@@ -52,6 +52,9 @@ func parseArgs(args []field, syn *optSyntax) parsedArgs {
 			return p
 		case strings.HasPrefix(s, "--"):
 			name, val, hasVal := strings.Cut(s[2:], "=")
+			if name == "" {
+				continue // "--=": getopt refuses it
+			}
 			p.long = append(p.long, name)
 			if hasVal {
 				p.vals = append(p.vals, optVal{name: name, val: field{s: val, pos: a.pos}})

@@ -16,7 +16,11 @@ func (w *walker) lookupCmd(base string) (handler, string) {
 		return h, name
 	}
 	for _, pre := range namePrefixes {
-		if strings.HasPrefix(name, pre.prefix) {
+		rest, ok := strings.CutPrefix(name, pre.prefix)
+		if !ok {
+			continue
+		}
+		if pre.any && rest != "" && (rest[0] == '.' || rest[0] == '_') || strings.Trim(rest, "0123456789.") == "" {
 			return w.cmds[pre.canon], pre.canon
 		}
 	}
@@ -25,10 +29,13 @@ func (w *walker) lookupCmd(base string) (handler, string) {
 
 // namePrefixes map versioned or suffixed names to a known command:
 // mkfs.ext4, python3.12, perl5.36, ….
-var namePrefixes = [...]struct{ prefix, canon string }{
-	{"mkfs", "mkfs"}, {"newfs", "mkfs"}, {"mke2fs", "mkfs"}, {"mkdosfs", "mkfs"},
-	{"python", "python"}, {"pypy", "python"}, {"perl", "perl"}, {"ruby", "ruby"},
-	{"php", "php"}, {"lua", "lua"}, {"node", "node"}, {"busybox", "busybox"},
+var namePrefixes = [...]struct {
+	prefix, canon string
+	any           bool // any suffix after '.' or '_' (mkfs.ext4, newfs_hfs); else digits and dots
+}{
+	{"mkfs", "mkfs", true}, {"newfs", "mkfs", true}, {"python", "python", false}, {"pypy", "python", false},
+	{"perl", "perl", false}, {"ruby", "ruby", false}, {"php", "php", false}, {"lua", "lua", false},
+	{"node", "node", false}, {"busybox", "busybox", true}, {"bash", "bash", false}, {"zsh", "zsh", false},
 }
 
 // builtinNames are shell builtins and keywords that run no program; allow
@@ -131,7 +138,7 @@ func (w *walker) named(inv *invocation, path string) {
 			w.report(inv, RuleRemoteScript, "the command "+path+" runs a file downloaded by "+by)
 		}
 	}
-	if w.cfg.mode == ModeAllow && !builtinNames[name] && !sudoNames[name] && w.funcs[base] == nil {
+	if w.cfg.mode == ModeAllow && !(builtinNames[name] && !strings.Contains(path, "/")) && !sudoNames[name] && w.funcs[base] == nil {
 		if !w.cfg.allowed(path, base) {
 			pos := inv.argv[0].pos
 			w.report(inv, RuleNotAllowlisted, strings.TrimSpace(base+" is not in the allow list"+at(pos)))

@@ -119,7 +119,7 @@ func (w *walker) wrapper(inv *invocation, name string) {
 	}
 	p := parseArgs(args, &spec.syn)
 	for _, v := range p.vals {
-		if strings.IndexByte(spec.shellOpt, v.name[0]) >= 0 && len(v.name) == 1 || len(v.name) > 1 && oneOfPrefix(v.name, spec.shellLong) {
+		if len(v.name) == 1 && strings.IndexByte(spec.shellOpt, v.name[0]) >= 0 || len(v.name) > 1 && oneOfPrefix(v.name, spec.shellLong) {
 			w.payload(inv, v.val, name+" -"+v.name+" command", nil, false)
 		}
 	}
