@@ -318,6 +318,9 @@ func (inv *inventory) endpoint(spec HostSpec, depth int, withJumps bool) (*Endpo
 	if v, ok := s.get("hostname"); ok && v != "" {
 		ep.Host = expandTokens(v, map[byte]string{'h': name})
 	}
+	// OpenSSH lower-cases the host it connects to (and checks in
+	// known_hosts).
+	ep.Host = strings.ToLower(ep.Host)
 	if err := checkHost(ep.Host); err != nil {
 		return nil, &HostSpecError{Input: ep.Host, Reason: "HostName for " + name + ": " + err.Error()}
 	}

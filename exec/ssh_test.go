@@ -865,7 +865,10 @@ func TestSSHEncryptedKey(t *testing.T) {
 	s := e.trustedServer(sshtest.Config{AuthorizedKeys: []ssh.PublicKey{enc.Public()}})
 
 	// No agent, no passphrase: a clear error, no prompt.
-	r := e.router(func(c *exec.RouterConfig) { c.PassphraseEnv = "TEST_PASSPHRASE"; c.Getenv = func(string) string { return "" } })
+	r := e.router(func(c *exec.RouterConfig) {
+		c.PassphraseEnv = "TEST_PASSPHRASE"
+		c.Getenv = func(string) string { return "" }
+	})
 	_, err = runErr(r, addr(s), "alice", exec.Command{Shell: "true"})
 	if !errors.Is(err, exec.ErrNoKeys) || !strings.Contains(err.Error(), "encrypted") || !strings.Contains(err.Error(), "$TEST_PASSPHRASE") {
 		t.Errorf("err = %v", err)

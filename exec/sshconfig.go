@@ -146,7 +146,7 @@ func (l *configLoader) parse(data []byte, path string, depth int) (f *configFile
 		if _, ok := matchIndex(h); !ok && i > 0 {
 			// Hosts[0] is the parser's implicit "Host *" block.
 			for _, p := range h.Patterns {
-				s := p.String()
+				s := strings.Trim(p.String(), `"`)
 				if strings.HasPrefix(s, "!") || strings.ContainsAny(s, "*?") {
 					continue
 				}
@@ -384,7 +384,7 @@ func (sc *sshConfig) lookup(alias string, pre map[string]string, localUser strin
 		}
 		s.values[k] = configValue{value: v}
 	}
-	w := walker{sc: sc, alias: strings.ToLower(alias), localUser: localUser, s: s}
+	w := walker{sc: sc, alias: alias, localUser: localUser, s: s}
 	for _, f := range sc.files {
 		w.walk(f)
 	}
@@ -432,7 +432,8 @@ func (w *walker) active(h *ssh_config.Host) bool {
 
 // hostMatches applies a Host line's patterns as OpenSSH does: a matching
 // negated pattern refuses the block whatever else matches; otherwise any
-// matching pattern accepts it. ('?' is exactly one character.)
+// matching pattern accepts it. ('?' is exactly one character; patterns are
+// lower-cased, the host is not, as OpenSSH's match_hostname.)
 func hostMatches(h *ssh_config.Host, alias string) bool {
 	found := false
 	for _, p := range h.Patterns {
@@ -441,7 +442,8 @@ func hostMatches(h *ssh_config.Host, alias string) bool {
 		if neg {
 			s = s[1:]
 		}
-		if globMatch(s, alias) {
+		s = strings.Trim(s, `"`)
+		if globMatch(strings.ToLower(s), alias) {
 			if neg {
 				return false
 			}
@@ -465,19 +467,19 @@ func (w *walker) evalMatch(r matchRule) bool {
 		case "host":
 			host := w.alias
 			if v, found := w.s.get("hostname"); found {
-				host = strings.ToLower(expandTokens(v, map[byte]string{'h': w.alias}))
+				host = expandTokens(v, map[byte]string{'h': w.alias})
 			}
-			ok = matchPatternList(host, t.arg)
+			ok = matchPatternList(host, t.arg, true)
 		case "originalhost":
-			ok = matchPatternList(w.alias, t.arg)
+			ok = matchPatternList(w.alias, t.arg, true)
 		case "user":
 			user := w.localUser
 			if v, found := w.s.get("user"); found {
 				user = v
 			}
-			ok = matchPatternList(user, t.arg)
+			ok = matchPatternList(user, t.arg, false)
 		case "localuser":
-			ok = matchPatternList(w.localUser, t.arg)
+			ok = matchPatternList(w.localUser, t.arg, false)
 		}
 		if t.negate {
 			ok = !ok
@@ -511,8 +513,9 @@ func (w *walker) set(key, value, file string, line int) {
 
 // matchPatternList matches s against a comma-separated pattern list with
 // negations, as OpenSSH's match_pattern_list: a matching negated pattern
-// refuses, otherwise any matching positive pattern accepts.
-func matchPatternList(s, list string) bool {
+// refuses, otherwise any matching positive pattern accepts. lower
+// lower-cases the patterns (not s), for host names.
+func matchPatternList(s, list string, lower bool) bool {
 	got := false
 	for _, p := range strings.Split(list, ",") {
 		neg := strings.HasPrefix(p, "!")
@@ -522,7 +525,10 @@ func matchPatternList(s, list string) bool {
 		if p == "" {
 			continue
 		}
-		if globMatch(strings.ToLower(p), strings.ToLower(s)) {
+		if lower {
+			p = strings.ToLower(p)
+		}
+		if globMatch(p, s) {
 			if neg {
 				return false
 			}
