@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/rigout/rigout/audit"
+)
+
+// recorder is what scenario 5 drives: audit.Ledger and its floor.
+type recorder interface {
+	Record(ctx context.Context, e audit.Event) error
+}
+
+// auditLedger is scenario 5: events recorded per second by audit.Ledger
+// (SQLite, hash chain, group commit, fsync) with 1 and 16 concurrent
+// writers, against the floor of a durable log: JSON lines appended to a
+// file and committed with fdatasync, with the same group commit. Windows
+// alternate ledger and floor, rotating the order every round.
+func auditLedger(ctx context.Context, b *bench) error {
+	rounds := pick(b, 3, 7)
+	window := pick(b, 300*time.Millisecond, time.Second)
+	dir := filepath.Join(b.tmp, "audit5")
+	led, err := audit.Open(ctx, audit.Config{Path: filepath.Join(dir, "audit.db")})
+	if err != nil {
+		return err
+	}
+	defer led.Close()
+	floor, err := openJSONL(filepath.Join(dir, "floor.jsonl"))
+	if err != nil {
+		return err
+	}
+	defer floor.Close()
+
+	sides := []struct {
+		key string
+		rec recorder
+	}{{"ledger", led}, {"floor", floor}}
+	for _, s := range sides { // warm up
+		if _, err := recordWindow(ctx, s.rec, 4, 100*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	samples := map[string][]float64{}
+	for r := 0; r < rounds && ctx.Err() == nil; r++ {
+		for _, writers := range []int{1, 16} {
+			for i := range sides {
+				s := sides[(i+r)%len(sides)]
+				rate, err := recordWindow(ctx, s.rec, writers, window)
+				if err != nil {
+					if ctx.Err() != nil {
+						break
+					}
+					return fmt.Errorf("%s, %d writers: %w", s.key, writers, err)
+				}
+				k := fmt.Sprintf("5/w%d/%s", writers, s.key)
+				samples[k] = append(samples[k], rate)
+			}
+		}
+	}
+	complete := rounds
+	for _, v := range samples {
+		complete = min(complete, len(v))
+	}
+	if complete == 0 {
+		return errors.New("time ran out before one round completed")
+	}
+	for k, v := range samples {
+		b.res.AddSeries(k, "events/s", v[:complete])
+	}
+	for _, w := range []int{1, 16} {
+		b.res.AddRow(Row{Scenario: "5", Name: fmt.Sprintf("audit.Ledger.Record, %d writer(s)", w), Unit: "events/s", Better: "higher",
+			Stat: "median", Floor: "JSON lines + fdatasync, same group commit",
+			RigoutSeries: fmt.Sprintf("5/w%d/ledger", w), FloorSeries: fmt.Sprintf("5/w%d/floor", w)})
+	}
+	return nil
+}
+
+// auditEvent is the done row of an execute_command call, as the gateway
+// writes it.
+func auditEvent(i int64) audit.Event {
+	code := 0
+	return audit.Event{Type: audit.TypeToolCall, Phase: audit.PhaseDone, CallID: fmt.Sprintf("%016x", i),
+		Principal: "default", Transport: "http", RemoteAddr: "127.0.0.1:54321", Tool: "execute_command",
+		Host: "local", Route: "local", Decision: "allow", Rule: "default", ExitCode: &code,
+		Duration: 1200 * time.Microsecond, Status: audit.StatusOK, ArgsDigest: "0123456789abcdef"}
+}
+
+// recordWindow records events from writers goroutines for d and returns
+// the events committed per second.
+func recordWindow(ctx context.Context, rec recorder, writers int, d time.Duration) (float64, error) {
+	start := time.Now()
+	end := start.Add(d)
+	var n atomic.Int64
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Go(func() {
+			for time.Now().Before(end) && ctx.Err() == nil {
+				if err := rec.Record(ctx, auditEvent(n.Load())); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+				n.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return 0, first
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return float64(n.Load()) / time.Since(start).Seconds(), nil
+}
+
+// jsonl is the floor of a durable audit log: each event is one JSON line
+// appended to a file and committed with fdatasync before Record returns.
+// Like audit.Ledger, writes from all goroutines go through one writer
+// goroutine that commits up to 256 waiting events at once, so concurrent
+// writers share an fdatasync. It is safe for concurrent use until Close.
+type jsonl struct {
+	f    *os.File
+	reqs chan jsonlReq
+	done chan struct{}
+}
+
+type jsonlReq struct {
+	line []byte
+	errc chan error
+}
+
+func openJSONL(path string) (*jsonl, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	j := &jsonl{f: f, reqs: make(chan jsonlReq, 1024), done: make(chan struct{})}
+	go j.run()
+	return j, nil
+}
+
+// Record appends e and returns once it is on disk.
+func (j *jsonl) Record(_ context.Context, e audit.Event) error {
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 1)
+	j.reqs <- jsonlReq{append(line, '\n'), errc}
+	return <-errc
+}
+
+func (j *jsonl) run() {
+	defer close(j.done)
+	var buf []byte
+	for req := range j.reqs {
+		batch := []jsonlReq{req}
+	drain:
+		for len(batch) < 256 {
+			select {
+			case r, ok := <-j.reqs:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		buf = buf[:0]
+		for _, r := range batch {
+			buf = append(buf, r.line...)
+		}
+		_, err := j.f.Write(buf)
+		if err == nil {
+			err = syscall.Fdatasync(int(j.f.Fd()))
+		}
+		for _, r := range batch {
+			r.errc <- err
+		}
+	}
+}
+
+// Close stops the writer and closes the file. No Record may follow.
+func (j *jsonl) Close() error {
+	close(j.reqs)
+	<-j.done
+	return j.f.Close()
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/transport"
+)
+
+// bareArg, as the first argument, makes this program serve a bare gateway
+// instead of running the bench.
+const bareArg = "serve-bare-gateway"
+
+// runBare serves rigout's gateway over streamable HTTP on a free loopback
+// port with authentication and audit both off: rigout.New without
+// Config.Audit, and transport.NewHTTP with InsecureNoAuth and no Guard.
+// The binary has no switch for audit, so scenario 3 measures the gateway
+// with both off here, in a process of its own like `rigout serve`. It
+// prints "listening on URL" on stderr and stops on SIGINT or SIGTERM.
+func runBare(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet(bareArg, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	workDir := fs.String("workdir", "", "working directory of commands")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	gw, err := rigout.New(rigout.Config{WorkDir: *workDir})
+	if err != nil {
+		fmt.Fprintf(stderr, "bare gateway: %v\n", err)
+		return 1
+	}
+	defer gw.Close()
+	h, err := transport.NewHTTP(gw.MCPServer(), transport.HTTPConfig{
+		Name:           gw.Config().Name,
+		Version:        gw.Config().Version,
+		InsecureNoAuth: true,
+		Health:         gw.Health,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "bare gateway: %v\n", err)
+		return 1
+	}
+	defer h.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintf(stderr, "bare gateway: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "bare gateway listening on http://%s%s\n", ln.Addr(), transport.DefaultPath)
+	if err := h.Serve(ctx, ln); err != nil {
+		fmt.Fprintf(stderr, "bare gateway: %v\n", err)
+		return 1
+	}
+	return 0
+}

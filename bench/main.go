@@ -1,0 +1,322 @@
+// Command bench measures rigout side by side with the floor: the least the
+// same work costs without rigout (a bare fork/exec, starting `true`, a plain
+// net/http handler, an fsync'd JSON-lines file, parsing without the policy,
+// OpenSSH). Every figure is a ratio of two series measured in the same run,
+// interleaved (A B A B …), because the machines it runs on are shared and
+// noisy: absolute times from different runs are not comparable.
+//
+// From the module root:
+//
+//	go run ./bench            # full run, under fifteen minutes
+//	go run ./bench --quick    # smaller counts, under two minutes
+//
+// It builds cmd/rigout and bench/floorserver, runs every scenario, prints
+// the table and writes bench/results/<date>.md (the table), <date>.json
+// (every raw sample) and <date>-latency.png (latency distributions). Quick
+// runs write <date>-quick.* so they never overwrite a full run. The exit
+// status is 1 when a scenario fails to run, 2 on a usage error.
+//
+// Helper processes listen on loopback only and are stopped by their PID;
+// every loop is bounded in count and in time. See bench/README.md for the
+// scenarios and how to read the table.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == bareArg {
+		os.Exit(runBare(os.Args[2:], os.Stderr))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// options are the command-line flags.
+type options struct {
+	quick bool
+	out   string
+	only  map[string]bool // scenario IDs to run; nil means all
+	rev   string
+}
+
+// run parses the flags, runs every scenario and writes the results. It
+// returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	quick := fs.Bool("quick", false, "smaller counts and shorter windows: under two minutes, for development")
+	out := fs.String("out", "", "directory for the results (default bench/results under the module root)")
+	only := fs.String("only", "", "comma-separated scenario numbers to run, e.g. 2,3 (default all)")
+	rev := fs.String("rev", "", "source revision to record in the results (default: git describe of the module root)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "bench: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	opts := options{quick: *quick, out: *out, rev: *rev}
+	if opts.out == "" {
+		opts.out = filepath.Join(root, "bench", "results")
+	}
+	if *only != "" {
+		opts.only = map[string]bool{}
+		for _, id := range strings.Split(*only, ",") {
+			opts.only[strings.TrimSpace(id)] = true
+		}
+	}
+	if opts.rev == "" {
+		opts.rev = gitDescribe(root)
+	}
+	command := "go run ./bench"
+	if len(args) > 0 {
+		command += " " + strings.Join(args, " ")
+	}
+	return execute(ctx, opts, root, command, scenarios(), stdout, stderr)
+}
+
+// execute runs scenarios and writes the results; run's testable core.
+func execute(ctx context.Context, opts options, root, command string, list []scenario, stdout, stderr io.Writer) int {
+	tmp, err := os.MkdirTemp("", "rigout-bench-")
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	mode := "full"
+	if opts.quick {
+		mode = "quick"
+	}
+	res := newResults(mode, command, time.Now())
+	res.Revision = opts.rev
+	res.Machine = machine()
+	b := &bench{quick: opts.quick, root: root, tmp: tmp, res: res, log: stderr}
+
+	for _, s := range list {
+		if opts.only != nil && !opts.only[s.ID] {
+			continue
+		}
+		if s.NotYet != "" {
+			res.AddRow(Row{Scenario: s.ID, Name: s.Title, Status: statusNotYet, Note: s.NotYet})
+			continue
+		}
+		budget := s.Full
+		if opts.quick {
+			budget = s.Quick
+		}
+		b.logf("scenario %s: %s (budget %v)", s.ID, s.Title, budget)
+		start := time.Now()
+		if err := runScenario(ctx, b, s, budget); err != nil {
+			b.logf("scenario %s failed: %v", s.ID, err)
+			res.AddRow(Row{Scenario: s.ID, Name: s.Title, Status: statusFailed, Note: oneLine(err.Error())})
+		} else {
+			b.logf("scenario %s done in %v", s.ID, time.Since(start).Round(time.Millisecond))
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	res.Machine.LoadEnd = loadAvg()
+	res.finish(time.Now())
+
+	prefix := res.Date
+	if opts.quick {
+		prefix += "-quick"
+	}
+	if err := os.MkdirAll(opts.out, 0o755); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 1
+	}
+	written := []string{}
+	plotName := ""
+	if hasLatency(res) {
+		plotName = prefix + "-latency.png"
+		png := filepath.Join(opts.out, plotName)
+		if err := latencyPlot(res, png); err != nil {
+			fmt.Fprintf(stderr, "bench: plot: %v\n", err)
+			return 1
+		}
+		written = append(written, png)
+	}
+	md, js, err := res.writeFiles(opts.out, prefix, plotName)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: writing results: %v\n", err)
+		return 1
+	}
+	written = append(written, md, js)
+	res.table(stdout)
+	fmt.Fprintf(stderr, "wrote %s\n", strings.Join(written, ", "))
+	if n := res.Failed(); n > 0 {
+		fmt.Fprintf(stderr, "bench: %d scenario row(s) failed\n", n)
+		return 1
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "bench: interrupted")
+		return 1
+	}
+	return 0
+}
+
+// runScenario runs one scenario within its budget and turns a panic into an
+// error.
+func runScenario(ctx context.Context, b *bench, s scenario, budget time.Duration) (err error) {
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return s.Run(ctx, b)
+}
+
+// scenario is one thing bench measures.
+type scenario struct {
+	ID    string
+	Title string
+	// NotYet says why the scenario cannot run yet (its feature has not
+	// landed). If set, Run is not called and the table says "not yet".
+	NotYet string
+	// Quick and Full bound the scenario's wall time in each mode; its
+	// loops stop when the time runs out and report what they measured.
+	Quick, Full time.Duration
+	// Run measures and adds series and rows to b.res. An error means the
+	// scenario failed to run.
+	Run func(ctx context.Context, b *bench) error
+}
+
+// scenarios is the list bench runs, in order.
+func scenarios() []scenario {
+	return []scenario{
+		{ID: "1", Title: "cold start", Quick: 30 * time.Second, Full: 90 * time.Second, Run: coldStart},
+		{ID: "2", Title: "local call latency", Quick: 60 * time.Second, Full: 4 * time.Minute, Run: localLatency},
+		{ID: "3", Title: "HTTP throughput", Quick: 60 * time.Second, Full: 5 * time.Minute, Run: throughput},
+		{ID: "4", Title: "validator", NotYet: validatorNotYet},
+		{ID: "5", Title: "audit ledger", Quick: 30 * time.Second, Full: 2 * time.Minute, Run: auditLedger},
+		{ID: "6", Title: "memory", Quick: 60 * time.Second, Full: 3 * time.Minute, Run: memory},
+		{ID: "7", Title: "SSH: warm call vs ControlMaster, fresh call vs fresh ssh, fan-out to 10 hosts", NotYet: sshNotYet},
+		{ID: "8", Title: "file transfer: 1 GiB up and down vs OpenSSH sftp", NotYet: "SFTP transfer has not landed; nothing to measure."},
+	}
+}
+
+// bench is the state of one run, shared by the scenarios.
+type bench struct {
+	quick bool
+	root  string // module root
+	tmp   string // removed when the run ends
+	res   *Results
+	log   io.Writer
+
+	buildOnce sync.Once
+	buildErr  error
+	rigout    string // binary built from ./cmd/rigout
+	floor     string // binary built from ./bench/floorserver
+}
+
+// pick returns quick or full by mode.
+func pick[T any](b *bench, quick, full T) T {
+	if b.quick {
+		return quick
+	}
+	return full
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.log, "bench: "+format+"\n", args...)
+}
+
+// moduleRoot is the directory of the go.mod that encloses the working
+// directory.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("run bench from inside the rigout module")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// gitDescribe names the source revision, or "" outside a git checkout.
+func gitDescribe(root string) string {
+	out, err := exec.Command("git", "-C", root, "describe", "--always", "--dirty").Output()
+	if err != nil {
+		return ""
+	}
+	return "git " + strings.TrimSpace(string(out))
+}
+
+// machine describes this machine.
+func machine() Machine {
+	m := Machine{CPUs: runtime.NumCPU(), Go: runtime.Version(), LoadStart: loadAvg()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				f := strings.Fields(v)
+				if len(f) > 0 {
+					kib, _ := strconv.ParseInt(f[0], 10, 64)
+					m.MemoryMiB = kib / 1024
+				}
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	return m
+}
+
+// loadAvg is the 1-minute load average, or 0 if unknown.
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 400 {
+		s = s[:400] + "…"
+	}
+	return s
+}
