@@ -19,8 +19,8 @@ func TestPercentile(t *testing.T) {
 		{"median odd", xs, 50, 35},
 		{"median even", []float64{1, 2, 3, 4}, 50, 2.5},
 		{"p25 interpolates", xs, 25, 20},
-		{"p40 interpolates", xs, 40, 29},      // rank 1.6: 20 + 0.6*15
-		{"p90 interpolates", xs, 90, 46},      // rank 3.6: 40 + 0.6*10
+		{"p40 interpolates", xs, 40, 29},       // rank 1.6: 20 + 0.6*15
+		{"p90 interpolates", xs, 90, 46},       // rank 3.6: 40 + 0.6*10
 		{"p99 of 1..100", seq(100), 99, 99.01}, // rank 98.01
 		{"unsorted input", []float64{50, 15, 40, 20, 35}, 50, 35},
 		{"one sample", []float64{7}, 99, 7},
