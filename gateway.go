@@ -20,6 +20,7 @@ import (
 
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/validate"
 )
 
 // Version is the gateway's version, reported by initialize and /health.
@@ -51,6 +52,10 @@ type Config struct {
 	Instructions string
 	// Logger receives operator logs. If nil, logs are discarded.
 	Logger *slog.Logger
+
+	// Policy decides which commands may run. If nil, the default policy
+	// (validate.Policy's zero value: every destructive-command rule on).
+	Policy *validate.Policy
 
 	// Local runs commands on this machine. If nil, a zero exec.Local.
 	Local exec.Runner
@@ -117,6 +122,15 @@ func (c *Config) setDefaults() error {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Policy == nil {
+		c.Policy = &validate.Policy{}
+	} else {
+		p := *c.Policy // the gateway reads its own copy
+		if err := p.Validate(); err != nil {
+			return err
+		}
+		c.Policy = &p
 	}
 	if c.Local == nil {
 		c.Local = &exec.Local{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,6 +137,17 @@ func (g *Gateway) executeCommand(ctx context.Context, call *Call) (*mcp.CallTool
 	}
 	call.Outcome.Route = route
 
+	var dir string
+	if route == "local" {
+		if dir, err = g.localDir(a.WorkingDirectory); err != nil {
+			call.Outcome.Status = "invalid"
+			return ErrorResult("%v", err), nil
+		}
+	}
+	if res := g.checkPolicy(ctx, call, a, dir); res != nil {
+		return res, nil
+	}
+
 	cmd := exec.Command{
 		Shell:     a.Command,
 		Argv:      a.Argv,
@@ -148,11 +160,6 @@ func (g *Gateway) executeCommand(ctx context.Context, call *Call) (*mcp.CallTool
 		cmd.Stdin = strings.NewReader(*a.Stdin)
 	}
 	if route == "local" {
-		dir, err := g.localDir(a.WorkingDirectory)
-		if err != nil {
-			call.Outcome.Status = "invalid"
-			return ErrorResult("%v", err), nil
-		}
 		cmd.Dir = dir
 	} else {
 		cmd.Dir = a.WorkingDirectory
@@ -303,4 +310,52 @@ func outputText(o exec.Output) string {
 	tail := validate.Redact(cleanText(o.Data[o.Head:]))
 	return fmt.Sprintf("%s\n[… %d bytes dropped: output over the cap keeps its first %d and last %d bytes …]\n%s",
 		head, o.Dropped, o.Head, len(o.Data)-o.Head, tail)
+}
+
+// checkPolicy runs the command policy on what execute_command is about to
+// run. It returns nil when the command may run, else the refusal. A caller
+// may pass bypass_security only with a token that has the bypass scope;
+// every bypass is recorded in the outcome.
+func (g *Gateway) checkPolicy(ctx context.Context, call *Call, a executeArgs, dir string) *mcp.CallToolResult {
+	opts := validate.Options{AllowSudo: a.UseSudo, Dir: dir}
+	var d validate.Decision
+	if a.Command != "" {
+		d = g.cfg.Policy.Check(a.Command, opts)
+	} else {
+		d = g.cfg.Policy.CheckArgv(a.Argv, opts)
+	}
+	o := &call.Outcome
+	if d.Allowed {
+		o.Decision = "allow"
+		return nil
+	}
+	o.Rule = d.Rule
+	o.Decision = "deny"
+	if d.Confirm {
+		o.Decision = "confirm"
+	}
+	if a.BypassSecurity {
+		if err := g.principal(ctx).Scopes.RequireBypass(); err != nil {
+			o.Status = "denied"
+			return ErrorResult("refused by policy rule %s: %s\n"+
+				"bypass_security was set, but %v. Nothing ran.", d.Rule, d.Reason, err)
+		}
+		o.Bypassed = true
+		o.Decision = "bypass"
+		g.log.LogAttrs(ctx, slog.LevelWarn, "command policy bypassed",
+			slog.String("call", call.ID), slog.String("rule", d.Rule),
+			slog.String("principal", g.principal(ctx).Name))
+		return nil
+	}
+	o.Status = "denied"
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "refused by policy rule %s: %s", d.Rule, d.Reason)
+	if d.Hint != "" {
+		fmt.Fprintf(&sb, "\nInstead: %s", d.Hint)
+	}
+	if d.Confirm {
+		sb.WriteString("\nThis rule asks for a person's confirmation, which this call could not get.")
+	}
+	sb.WriteString("\nNothing ran.")
+	return ErrorResult("%s", sb.String())
 }

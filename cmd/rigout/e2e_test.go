@@ -155,10 +155,15 @@ func startServeEnv(t testing.TB, env []string, args ...string) (*osexec.Cmd, str
 		}
 	})
 	urls := make(chan string, 1)
+	var mu sync.Mutex
+	var logged strings.Builder
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sent := false
 		for sc.Scan() {
+			mu.Lock()
+			logged.WriteString(sc.Text() + "\n")
+			mu.Unlock()
 			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil && !sent {
 				urls <- m[1]
 				sent = true
@@ -171,7 +176,9 @@ func startServeEnv(t testing.TB, env []string, args ...string) (*osexec.Cmd, str
 	select {
 	case url, ok := <-urls:
 		if !ok {
-			t.Fatal("rigout serve exited before listening")
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("rigout serve exited before listening:\n%s", logged.String())
 		}
 		return cmd, url, connectionToken(t, filepath.Join(stateDir, "connection.json"))
 	case <-time.After(15 * time.Second):
@@ -540,7 +547,7 @@ func TestE2EVersionAndUsage(t *testing.T) {
 	}
 	out, err = osexec.Command(rigoutBinary(t), "frobnicate").CombinedOutput()
 	var exitErr *osexec.ExitError
-	if !asExit(err, &exitErr) || exitErr.ExitCode() != 2 || !strings.Contains(string(out), `unknown command "frobnicate"`) {
+	if !asExit(err, &exitErr) || exitErr.ExitCode() != 2 || !strings.Contains(string(out), `unknown command "frobnicate". Expected one of: audit, check, serve, stdio, version`) {
 		t.Errorf("unknown command: %q %v", out, err)
 	}
 }

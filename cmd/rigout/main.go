@@ -3,6 +3,8 @@
 //
 //	rigout stdio                         serve one client on stdin/stdout
 //	rigout serve [--addr 127.0.0.1:8765] serve streamable HTTP at /mcp
+//	rigout check 'CMD'                   what the command policy decides
+//	rigout audit verify|tail|query|…     read and check the audit ledger
 //	rigout version                       print the version
 //
 // Everything here parses flags, the environment and the configuration file
@@ -33,6 +35,8 @@ const usage = `rigout — authenticated, policy-checked, audited machine access 
 Usage:
   rigout stdio [flags]     serve one MCP client over stdin/stdout
   rigout serve [flags]     serve MCP over streamable HTTP (bearer token required)
+  rigout check 'CMD'       show what the command policy decides about CMD
+  rigout audit SUBCOMMAND  verify, tail, query, stats, export or prune the audit ledger
   rigout version           print the version
 
 Run 'rigout COMMAND -h' for a command's flags.
@@ -56,6 +60,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runStdio(ctx, args[1:], stdin, stdout, stderr)
 	case "serve":
 		return runServe(ctx, args[1:], stderr)
+	case "check":
+		return runCheck(args[1:], stdout, stderr)
+	case "audit":
+		return runAudit(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-V":
 		fmt.Fprintf(stdout, "rigout %s\n", rigout.Version)
 		return 0
@@ -63,7 +71,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "rigout: unknown command %q. Expected one of: serve, stdio, version\n", args[0])
+	fmt.Fprintf(stderr, "rigout: unknown command %q. Expected one of: audit, check, serve, stdio, version\n", args[0])
 	return 2
 }
 
