@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/validate"
 )
 
 // fileConfig is rigout's JSON configuration file (--config, RIGOUT_CONFIG).
@@ -28,7 +29,7 @@ type fileConfig struct {
 	// Audit settings.
 	Audit fileAudit `json:"audit"`
 	// Policy is the command policy (see package validate).
-	Policy json.RawMessage `json:"policy"`
+	Policy *filePolicy `json:"policy"`
 	// Hosts are SSH hosts beside ~/.ssh/config.
 	Hosts json.RawMessage `json:"hosts"`
 }
@@ -57,6 +58,43 @@ type fileClient struct {
 	SecretEnv    string      `json:"secret_env"`
 	RedirectURIs []string    `json:"redirect_uris"`
 	Scopes       auth.Scopes `json:"scopes"`
+}
+
+// filePolicy is the command policy's configuration; see package validate
+// for the rule IDs.
+type filePolicy struct {
+	// Mode is "deny" (refuse what the rules refuse) or "allow" (also
+	// refuse programs not in Allow).
+	Mode validate.Mode `json:"mode"`
+	// Allow lists the programs allow mode permits.
+	Allow []string `json:"allow"`
+	// Rules sets rules by ID to "deny", "confirm" or "off".
+	Rules map[string]validate.Action `json:"rules"`
+	// ProtectedRoots, Devices and CriticalFiles replace the defaults when
+	// given.
+	ProtectedRoots []string `json:"protected_roots"`
+	Devices        []string `json:"devices"`
+	CriticalFiles  []string `json:"critical_files"`
+}
+
+// policy returns the configured command policy, or nil for the default.
+func (c *fileConfig) policy() (*validate.Policy, error) {
+	fp := c.Policy
+	if fp == nil {
+		return nil, nil
+	}
+	p := &validate.Policy{
+		Mode:           fp.Mode,
+		Allow:          fp.Allow,
+		Rules:          fp.Rules,
+		ProtectedRoots: fp.ProtectedRoots,
+		Devices:        fp.Devices,
+		CriticalFiles:  fp.CriticalFiles,
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("config: policy: %w", err)
+	}
+	return p, nil
 }
 
 type fileAudit struct {

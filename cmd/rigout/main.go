@@ -145,7 +145,12 @@ func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger
 
 // gateway builds the library configuration from the flags.
 func (c *common) gateway(logger *slog.Logger, ledger *audit.Ledger, principal *auth.Principal) (*rigout.Gateway, error) {
+	policy, err := c.file.policy()
+	if err != nil {
+		return nil, err
+	}
 	cfg := rigout.Config{
+		Policy:                policy,
 		Logger:                logger,
 		WorkDir:               c.workDir,
 		DefaultTimeout:        c.timeout,
