@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -57,6 +58,8 @@ func (e *AuthError) Error() string {
 	}
 	if len(e.Methods) > 0 {
 		fmt.Fprintf(&b, "; the host allows %s", strings.Join(e.Methods, ", "))
+	} else {
+		b.WriteString("; the host allows no further authentication method")
 	}
 	return b.String()
 }
@@ -71,6 +74,17 @@ type authenticator struct {
 	passphraseEnv string
 	getenv        func(string) string
 	logger        *slog.Logger
+
+	// mu protects the following: keys decrypted with the passphrase,
+	// by file, so that each connection does not run bcrypt_pbkdf again
+	// (ssh-agent keeps them in memory the same way).
+	mu        sync.Mutex
+	decrypted map[string]decryptedKey
+}
+
+type decryptedKey struct {
+	data   string // the file's contents when it was decrypted
+	signer ssh.Signer
 }
 
 // credentials are the keys for one login, and the agent connection their
@@ -130,7 +144,7 @@ func (a *authenticator) load(ctx context.Context, ep *Endpoint) *credentials {
 				creds.skipped = append(creds.skipped, fmt.Sprintf("%s (encrypted: add it to the agent%s)", f, a.passphraseHint()))
 				continue
 			}
-			signer, err = ssh.ParsePrivateKeyWithPassphrase(data, []byte(pass))
+			signer, err = a.decrypt(f, data, pass)
 			if err != nil {
 				creds.skipped = append(creds.skipped, fmt.Sprintf("%s (the passphrase in $%s does not open it)", f, a.passphraseEnv))
 				continue
@@ -183,6 +197,23 @@ func (a *authenticator) load(ctx context.Context, ep *Endpoint) *credentials {
 		add(s, "agent")
 	}
 	return creds
+}
+
+func (a *authenticator) decrypt(path string, data []byte, pass string) (ssh.Signer, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if k, ok := a.decrypted[path]; ok && k.data == string(data) {
+		return k.signer, nil
+	}
+	signer, err := ssh.ParsePrivateKeyWithPassphrase(data, []byte(pass))
+	if err != nil {
+		return nil, err
+	}
+	if a.decrypted == nil {
+		a.decrypted = map[string]decryptedKey{}
+	}
+	a.decrypted[path] = decryptedKey{data: string(data), signer: signer}
+	return signer, nil
 }
 
 func (a *authenticator) passphraseHint() string {

@@ -73,13 +73,18 @@ func (r *Router) dialEndpoint(ctx context.Context, ep *Endpoint, principal strin
 		if h.ConnectTimeout > 0 {
 			timeout = h.ConnectTimeout
 		}
+		// Keys are read (and decrypted, which takes a while) before the
+		// connect timeout starts.
+		creds := r.auth.load(ctx, h)
 		hctx, cancel := context.WithTimeout(ctx, timeout)
 		nc, err := r.transport(hctx, h, client)
 		if err != nil {
 			cancel()
+			creds.close()
 			return fail(r.dialError(ctx, ep, h, i < len(hops)-1, connectErr(ctx, hctx, err, timeout, "connect")))
 		}
-		c, fp, err := r.handshake(ctx, hctx, nc, h, principal, timeout)
+		c, fp, err := r.handshake(ctx, hctx, nc, h, principal, timeout, creds)
+		creds.close()
 		cancel()
 		if err != nil {
 			nc.Close()
@@ -140,13 +145,11 @@ func (r *Router) transport(ctx context.Context, h *Endpoint, via *ssh.Client) (n
 // handshake runs the SSH handshake on nc within the connect timeout: a
 // deadline on the connection, and a context.AfterFunc that closes it when
 // hctx ends (x/crypto's own Timeout covers only the TCP dial).
-func (r *Router) handshake(parent, hctx context.Context, nc net.Conn, h *Endpoint, principal string, timeout time.Duration) (*ssh.Client, string, error) {
+func (r *Router) handshake(parent, hctx context.Context, nc net.Conn, h *Endpoint, principal string, timeout time.Duration, creds *credentials) (*ssh.Client, string, error) {
 	known, err := r.keys.known(h.Address())
 	if err != nil {
 		return nil, "", err
 	}
-	creds := r.auth.load(hctx, h)
-	defer creds.close()
 	var refused *HostKeyError
 	var authFailed *AuthError
 	var fingerprint string

@@ -78,6 +78,8 @@ func (s *SSH) Run(ctx context.Context, cmd Command) (Result, error) {
 
 	stdout := newCapture(cmd.MaxOutput, Stdout, cmd.OnOutput)
 	stderr := newCapture(cmd.MaxOutput, Stderr, cmd.OnOutput)
+	pids := newPIDFilter(stderr)
+	line = pidMarkerPrefix + line
 
 	var c *conn
 	var sess *ssh.Session
@@ -95,7 +97,7 @@ func (s *SSH) Run(ctx context.Context, cmd Command) (Result, error) {
 			}
 			return res, err
 		}
-		sess, err = s.open(actx, c, line, cmd, stdout, stderr)
+		sess, err = s.open(actx, c, line, cmd, stdout, pids)
 		if err == nil {
 			break
 		}
@@ -136,8 +138,9 @@ func (s *SSH) Run(ctx context.Context, cmd Command) (Result, error) {
 	}
 	lastSignal := ""
 	if why != stopNone {
-		waitErr, lastSignal = s.stop(c, sess, waited)
+		waitErr, lastSignal = s.stop(c, sess, waited, pids)
 	}
+	pids.close()
 	res.Duration = time.Since(start)
 	res.Stdout, res.Stderr = stdout.output(), stderr.output()
 	res.TimedOut = why == stopTimeout
@@ -185,7 +188,7 @@ func (s *SSH) connLost(c *conn) error {
 // open opens a session channel and starts line on it. If ctx ends first,
 // a helper goroutine finishes the work in the background: it stops a
 // command that did start, and gives back the channel slot.
-func (s *SSH) open(ctx context.Context, c *conn, line string, cmd Command, stdout, stderr *capture) (*ssh.Session, error) {
+func (s *SSH) open(ctx context.Context, c *conn, line string, cmd Command, stdout *capture, stderr *pidFilter) (*ssh.Session, error) {
 	type started struct {
 		sess *ssh.Session
 		err  error
@@ -220,19 +223,21 @@ func (s *SSH) open(ctx context.Context, c *conn, line string, cmd Command, stdou
 			}
 			waited := make(chan error, 1)
 			s.r.pool.goTracked(func() { waited <- st.sess.Wait() })
-			s.stop(c, st.sess, waited)
+			s.stop(c, st.sess, waited, stderr)
 		})
 		return nil, ctx.Err()
 	}
 }
 
-// stop signals the remote command (TERM, then KILL after the grace period),
-// closes the channel, and waits for the session to end. A peer that does
-// not close the channel within the drain period is not answering: the
-// connection is closed so that nothing waits on it. It returns the
-// session's end and the last signal sent.
-func (s *SSH) stop(c *conn, sess *ssh.Session, waited <-chan error) (error, string) {
-	_ = sess.Signal(ssh.SIGTERM)
+// stop ends the remote command: SIGTERM, then SIGKILL after the grace
+// period, each sent both as an SSH "signal" request and, when the remote
+// process id is known, as kill(1) on its process group from a second
+// channel (see pidFilter). Then it closes the channel and waits for the
+// session to end. A peer that does not close the channel within the drain
+// period is not answering: the connection is closed so that nothing waits
+// on it. It returns the session's end and the last signal sent.
+func (s *SSH) stop(c *conn, sess *ssh.Session, waited <-chan error, pids *pidFilter) (error, string) {
+	s.signal(c, sess, pids.processID(), ssh.SIGTERM)
 	grace := time.NewTimer(s.r.cfg.Grace)
 	defer grace.Stop()
 	select {
@@ -240,7 +245,7 @@ func (s *SSH) stop(c *conn, sess *ssh.Session, waited <-chan error) (error, stri
 		return err, "SIGTERM"
 	case <-grace.C:
 	}
-	_ = sess.Signal(ssh.SIGKILL)
+	s.signal(c, sess, pids.processID(), ssh.SIGKILL)
 	drain := time.NewTimer(s.r.cfg.Drain)
 	defer drain.Stop()
 	select {
@@ -259,8 +264,52 @@ func (s *SSH) stop(c *conn, sess *ssh.Session, waited <-chan error) (error, stri
 	return <-waited, "SIGKILL"
 }
 
-// RemoteCommandLine returns the command line rigout sends in an SSH exec
-// request for cmd. The remote login shell (sshd runs it with -c) reads it,
+// signal sends sig to the remote command: a "signal" request on its
+// channel, and kill(1) to its process group on a channel of its own.
+func (s *SSH) signal(c *conn, sess *ssh.Session, pid int, sig ssh.Signal) {
+	_ = sess.Signal(sig)
+	if pid <= 1 {
+		return
+	}
+	s.r.pool.goTracked(func() { s.killGroup(c, pid, sig) })
+}
+
+// killGroup runs kill on the host, on c or, when c has no room for another
+// channel, on another connection of the same key. It gives up after the
+// drain period.
+func (s *SSH) killGroup(c *conn, pid int, sig ssh.Signal) {
+	line := fmt.Sprintf("kill -%s -- -%d 2>/dev/null || kill -%s %d 2>/dev/null; true", sig, pid, sig, pid)
+	ctx, cancel := context.WithTimeout(context.Background(), s.r.cfg.Drain+s.r.cfg.Grace)
+	defer cancel()
+	run := func(client *ssh.Client) error {
+		sess, err := client.NewSession()
+		if err != nil {
+			return err
+		}
+		defer sess.Close()
+		stop := context.AfterFunc(ctx, func() { sess.Close() })
+		defer stop()
+		return sess.Run(line)
+	}
+	err := run(c.client)
+	var oce *ssh.OpenChannelError
+	if !errors.As(err, &oce) {
+		return
+	}
+	other, err := s.r.pool.acquire(ctx, s.ep.poolKey(s.principal), func(dctx context.Context) (*conn, error) {
+		return s.r.dialEndpoint(dctx, s.ep, s.principal)
+	})
+	if err != nil {
+		return
+	}
+	defer other.release()
+	_ = run(other.client)
+}
+
+// RemoteCommandLine returns the command line for cmd that rigout sends in
+// an SSH exec request (SSH.Run prefixes it with a builtin printf that
+// reports the process id on stderr, removed before capture, so that a
+// timeout can end the whole process group). The remote login shell (sshd runs it with -c) reads it,
 // so every piece of data in it is quoted with mvdan.cc/sh's syntax.Quote:
 // POSIX single quotes, or bash's $'…' for a string holding a control
 // character such as a newline (bash, zsh, ksh and busybox ash understand

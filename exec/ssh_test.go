@@ -232,6 +232,15 @@ func TestSSHTimeoutSignalsRemote(t *testing.T) {
 		t.Errorf("server got signals %v, want TERM then KILL", sig)
 	}
 
+	// A compound command's background children are ended too.
+	res = runOn(t, r, addr(s), exec.Command{Shell: "sleep 417.25 & sleep 418.25; wait", Timeout: 300 * time.Millisecond})
+	if !res.TimedOut {
+		t.Errorf("compound: %+v", res)
+	}
+	if !eventually(3*time.Second, func() bool { return !processWithArg("417.25") && !processWithArg("418.25") }) {
+		t.Errorf("remote processes survived the timeout")
+	}
+
 	// Cancelling the context does the same and says so.
 	ctx, cancel := context.WithCancel(context.Background())
 	tg, err := r.Resolve(ctx, addr(s), "alice")

@@ -1,0 +1,134 @@
+package exec
+
+import (
+	"bytes"
+	"io"
+	"strconv"
+	"sync"
+)
+
+// Before the command, the remote line prints the login shell's process id
+// to stderr between two RS (0x1e) bytes. The shell then execs the command,
+// which keeps that id, and sshd has made it a session leader, so the id is
+// also the command's process group. A timeout or cancellation can then end
+// the whole group from a second channel (kill -TERM -- -PID) where the
+// SSH "signal" request does not reach it: sshd refuses signal requests for
+// root logins (no privilege separation after authentication), older
+// servers ignore them, and a signal request reaches only one process, not
+// a shell's children. pidFilter removes the marker from stderr before the
+// capture sees it.
+
+const (
+	pidMarkerStart = "\x1erigout-pid:"
+	pidMarkerEnd   = '\x1e'
+	// pidMarkerPrefix is prepended to the remote command line. printf is
+	// a builtin of every POSIX shell: no process is started.
+	pidMarkerPrefix = `printf '\036rigout-pid:%s\036' "$$" >&2; `
+	// pidSearchLimit bounds how far into stderr the marker is looked for
+	// (login scripts may print before it).
+	pidSearchLimit = 64 << 10
+)
+
+// pidFilter passes a stream through, removing the first pid marker and
+// remembering the id. Bytes before the marker pass at once; only a possible
+// partial marker is held back.
+type pidFilter struct {
+	w io.Writer
+
+	// mu protects the following.
+	mu      sync.Mutex
+	buf     []byte
+	scanned int
+	done    bool
+	pid     int
+}
+
+func newPIDFilter(w io.Writer) *pidFilter { return &pidFilter{w: w} }
+
+func (f *pidFilter) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.done {
+		return f.w.Write(p)
+	}
+	f.buf = append(f.buf, p...)
+	f.scan()
+	return len(p), nil
+}
+
+// scan looks for the marker in buf and writes out what cannot be part of it.
+func (f *pidFilter) scan() {
+	i := bytes.Index(f.buf, []byte(pidMarkerStart))
+	if i < 0 {
+		keep := partialPrefix(f.buf, pidMarkerStart)
+		f.emit(len(f.buf) - keep)
+		if f.scanned > pidSearchLimit {
+			f.finish()
+		}
+		return
+	}
+	f.emit(i)
+	rest := f.buf[len(pidMarkerStart):]
+	j := bytes.IndexByte(rest, pidMarkerEnd)
+	if j < 0 {
+		if len(rest) > 20 {
+			f.finish() // not a marker after all
+		}
+		return
+	}
+	if n, err := strconv.Atoi(string(rest[:j])); err == nil && n > 1 {
+		f.pid = n
+	}
+	after := rest[j+1:]
+	f.buf = nil
+	f.done = true
+	if len(after) > 0 {
+		_, _ = f.w.Write(after)
+	}
+}
+
+// emit writes the first n bytes of buf and drops them.
+func (f *pidFilter) emit(n int) {
+	if n <= 0 {
+		return
+	}
+	_, _ = f.w.Write(f.buf[:n])
+	f.scanned += n
+	f.buf = append(f.buf[:0], f.buf[n:]...)
+}
+
+// finish stops looking and writes out what was held.
+func (f *pidFilter) finish() {
+	if len(f.buf) > 0 {
+		_, _ = f.w.Write(f.buf)
+	}
+	f.buf = nil
+	f.done = true
+}
+
+// close writes out anything held back, at the end of the stream.
+func (f *pidFilter) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.done {
+		f.finish()
+	}
+}
+
+// processID returns the remote process id, or 0 if not seen (yet).
+func (f *pidFilter) processID() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pid
+}
+
+// partialPrefix returns the length of the longest suffix of b that is a
+// proper prefix of s.
+func partialPrefix(b []byte, s string) int {
+	for n := min(len(b), len(s)-1); n > 0; n-- {
+		if bytes.HasSuffix(b, []byte(s[:n])) {
+			return n
+		}
+	}
+	return 0
+}
