@@ -71,6 +71,10 @@ type Config struct {
 	// MaxOutput caps each output stream of a command, in bytes. If zero,
 	// exec.DefaultMaxOutput (1 MiB).
 	MaxOutput int
+	// ProgressInterval is how often a running command reports progress to
+	// a client that passed a progress token. If zero,
+	// DefaultProgressInterval.
+	ProgressInterval time.Duration
 
 	// NoBuiltinTools leaves the registry empty for an embedder that
 	// registers only its own tools.
@@ -153,6 +157,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.MaxOutput <= 0 {
 		c.MaxOutput = exec.DefaultMaxOutput
+	}
+	if c.ProgressInterval <= 0 {
+		c.ProgressInterval = DefaultProgressInterval
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -165,6 +165,13 @@ func (g *Gateway) executeCommand(ctx context.Context, call *Call) (*mcp.CallTool
 		cmd.Dir = a.WorkingDirectory
 	}
 
+	if p := g.newProgress(ctx, call.Request); p != nil {
+		cmd.OnOutput = func(_ exec.Stream, b []byte) { p.output(len(b)) }
+		pctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); p.run(pctx) }()
+		defer func() { stop(); <-done }()
+	}
 	res, err := runner.Run(ctx, cmd)
 	if err != nil {
 		call.Outcome.Status = "error"

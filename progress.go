@@ -1,0 +1,76 @@
+package rigout
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// DefaultProgressInterval is how often a long-running command reports
+// progress to a client that asked for it.
+const DefaultProgressInterval = 2 * time.Second
+
+// progressReporter sends notifications/progress for one call while its
+// command runs, when the client passed a progress token. Clients reset their
+// request timeouts on progress, so long commands are not abandoned.
+type progressReporter struct {
+	token    mcp.ProgressToken
+	srv      *server.MCPServer
+	interval time.Duration
+	start    time.Time
+	bytes    atomic.Int64
+	count    atomic.Int64
+}
+
+// newProgress returns a reporter for req, or nil when the client asked for
+// no progress.
+func (g *Gateway) newProgress(ctx context.Context, req mcp.CallToolRequest) *progressReporter {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return nil
+	}
+	srv := server.ServerFromContext(ctx)
+	if srv == nil {
+		return nil
+	}
+	return &progressReporter{token: req.Params.Meta.ProgressToken, srv: srv, interval: g.cfg.ProgressInterval, start: g.cfg.Now()}
+}
+
+// output counts output bytes, for the progress message.
+func (p *progressReporter) output(n int) {
+	if p != nil {
+		p.bytes.Add(int64(n))
+	}
+}
+
+// run reports progress every interval until ctx ends; call it on its own
+// goroutine and cancel ctx when the command is done.
+func (p *progressReporter) run(ctx context.Context) {
+	if p == nil {
+		return
+	}
+	t := time.NewTicker(p.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			p.send(ctx, fmt.Sprintf("running for %s, %d bytes of output so far",
+				now.Sub(p.start).Round(time.Second), p.bytes.Load()))
+		}
+	}
+}
+
+// send emits one progress notification; progress increases with every call.
+func (p *progressReporter) send(ctx context.Context, msg string) {
+	n := p.count.Add(1)
+	_ = p.srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+		"progressToken": p.token,
+		"progress":      n,
+		"message":       msg,
+	})
+}
