@@ -482,6 +482,12 @@ var checkCases = []checkCase{
 	{cmd: "pkill -f gunicorn"},
 	{cmd: "sudo chown -R $USER:$USER ~", sudo: true},
 
+	{cmd: "for d in /tmp/x /dev/sda; do echo > $d; done", rule: rDevW},
+	{cmd: "for d in a /; do X=$d; rm -rf $X; done", rule: rDel},
+	{cmd: "a[0]=rm; a[1]=-rf; a[2]=/; \"${a[@]}\"", rule: rDel},
+	{cmd: "x=rm; y=x; ${!y} -rf /", rule: rDel},
+	{cmd: "a=(ls -la); \"${a[@]}\""},
+
 	// Every wrapper.
 	{cmd: "sudo rm -rf /", rule: rDel},
 	{cmd: "sudo rm -rf /", rule: rDel, sudo: true},

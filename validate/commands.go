@@ -164,7 +164,7 @@ func parseFind(args []field) findExpr {
 		fe.starts = []field{{s: "."}}
 	}
 	complex := false
-	expr := args[i:]
+	expr := args[min(i, len(args)):]
 	for j := 0; j < len(expr); j++ {
 		a := expr[j]
 		if !a.exact() {
@@ -1378,12 +1378,8 @@ func (w *walker) crontab(inv *invocation, name string) {
 		if len(fs) <= skip {
 			continue
 		}
-		cmd := line
-		for k := 0; k < skip; k++ {
-			cmd = strings.TrimSpace(cmd)
-			cmd = cmd[strings.IndexAny(cmd, " \t"):]
-		}
-		w.payload(inv, field{s: strings.TrimSpace(cmd), pos: src.text.pos}, "crontab entry", nil, true)
+		cmd := strings.Join(fs[skip:], " ")
+		w.payload(inv, field{s: cmd, pos: src.text.pos}, "crontab entry", nil, true)
 	}
 }
 
@@ -1528,7 +1524,7 @@ func (w *walker) shift(inv *invocation, name string) {
 			w.hasArgs = false
 			return
 		}
-		if k, err := atoi(args[0].s); err == nil {
+		if k, err := atoi(args[0].s); err == nil && k >= 0 {
 			n = k
 		}
 	}

@@ -799,11 +799,20 @@ func (c *chooser) next() bool {
 }
 
 func (w *walker) expandParam(b *builder, pe *syntax.ParamExp, quoted bool) {
-	if pe.Param == nil || pe.Excl || pe.Width || pe.IsSet || pe.Flags != nil || pe.NestedParam != nil || len(pe.Modifiers) > 0 || pe.Names != 0 {
+	if pe.Param == nil || pe.Width || pe.IsSet || pe.Flags != nil || pe.NestedParam != nil || len(pe.Modifiers) > 0 || pe.Names != 0 {
 		b.addUnknown(0, quoted)
 		return
 	}
 	name := pe.Param.Value
+	if pe.Excl {
+		// ${!ref}: the variable that ref names.
+		ref, ok := w.lookupScalar(name)
+		if !ok || !ref.exact() || pe.Index != nil || !isAssignment(ref.s+"=") {
+			b.addUnknown(0, quoted)
+			return
+		}
+		name = ref.s
+	}
 	if pe.Length {
 		b.addUnknown(unkNonEmpty|unkNoFlag, quoted)
 		return
@@ -1080,7 +1089,7 @@ func (w *walker) applyOps(b *builder, pe *syntax.ParamExp, v field, ok, quoted b
 		}
 	case syntax.RemSmallSuffix, syntax.RemLargeSuffix, syntax.RemSmallPrefix, syntax.RemLargePrefix:
 		pat, ok1 := w.literalWord(pe.Exp.Word)
-		if !ok || !v.exact() || !ok1 {
+		if !ok || !v.exact() || !ok1 || len(v.s) > 4096 {
 			unknown(0)
 			return
 		}

@@ -493,11 +493,67 @@ func (w *walker) assign(a *syntax.Assign) {
 	if a.Name == nil {
 		return
 	}
-	if v, ok := w.assignValue(a); ok {
-		w.setVar(a.Name.Value, v)
+	if a.Index != nil {
+		w.assignElem(a)
 		return
 	}
-	w.setUnknown(a.Name.Value)
+	// A value built from variables with several possible values has
+	// several possible values too.
+	prev := w.ch
+	w.ch = &chooser{}
+	var alts []value
+	for i := 0; i < maxCombos; i++ {
+		v, ok := w.assignValue(a)
+		if !ok {
+			alts = nil
+			break
+		}
+		if len(alts) < maxAlts {
+			alts = append(alts, v)
+		}
+		if !w.ch.next() {
+			break
+		}
+	}
+	w.ch = prev
+	switch {
+	case len(alts) == 0:
+		w.setUnknown(a.Name.Value)
+	case len(alts) == 1:
+		w.setVar(a.Name.Value, alts[0])
+	default:
+		if w.vars == nil {
+			w.vars = make(map[string]*binding)
+		}
+		w.vars[a.Name.Value] = &binding{alts: alts}
+	}
+}
+
+// assignElem handles a[i]=value for a literal index.
+func (w *walker) assignElem(a *syntax.Assign) {
+	name := a.Name.Value
+	n, err := strconv.Atoi(arithLit(a.Index))
+	if err != nil || n < 0 || n > 64 || a.Value == nil {
+		w.setUnknown(name)
+		return
+	}
+	var arr []field
+	if v, ok := w.lookup(name); ok {
+		if v.isArr {
+			arr = append(arr, v.arr...)
+		} else {
+			arr = append(arr, v.f)
+		}
+	}
+	for len(arr) <= n {
+		arr = append(arr, field{})
+	}
+	f := w.expandString(a.Value)
+	if a.Append {
+		f = joinFields(arr[n], f, "")
+	}
+	arr[n] = f
+	w.setVar(name, value{arr: arr, isArr: true})
 }
 
 // scan walks the command and process substitutions inside a node that is
@@ -672,7 +728,16 @@ func (w *walker) redirects(s *syntax.Stmt, in *source) (*source, bool) {
 			}
 			continue
 		}
-		fields := w.expandWords([]*syntax.Word{r.Word})
+		prev := w.ch
+		w.ch = &chooser{}
+		var fields []field
+		for i := 0; i < maxCombos; i++ {
+			fields = append(fields, w.expandWords([]*syntax.Word{r.Word})...)
+			if !w.ch.next() {
+				break
+			}
+		}
+		w.ch = prev
 		for _, f := range fields {
 			if f.exact() && (strings.HasPrefix(f.s, "/dev/tcp/") || strings.HasPrefix(f.s, "/dev/udp/")) {
 				net = true
