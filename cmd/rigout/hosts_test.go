@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/rigout/rigout/exec/sshtest"
+)
+
+// hostsEnv points HOME at a temp directory with a user key, and returns
+// the state directory and the user's known_hosts path.
+func hostsEnv(t *testing.T) (home, state, known string, key *sshtest.Key) {
+	t.Helper()
+	dir := t.TempDir()
+	home = filepath.Join(dir, "home")
+	state = filepath.Join(dir, "state")
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	key, err := sshtest.NewKey("ed25519")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := key.Write(filepath.Join(home, ".ssh", "id_ed25519"), ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	t.Setenv("RIGOUT_STATE_DIR", "")
+	t.Setenv("XDG_STATE_HOME", "")
+	known = filepath.Join(home, ".ssh", "known_hosts")
+	return home, state, known, key
+}
+
+func hosts(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := runHosts(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestHostsUsage(t *testing.T) {
+	hostsEnv(t)
+	for _, args := range [][]string{
+		nil,
+		{"bogus"},
+		{"trust"},
+		{"test"},
+		{"trust", "a", "b"},
+		{"list", "extra"},
+		{"list", "--no-such-flag"},
+		{"test", "web1", "--expect", "SHA256:x"},
+	} {
+		if code, _, errOut := hosts(t, args...); code != 2 || errOut == "" {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and a message", args, code, errOut)
+		}
+	}
+	if code, out, _ := hosts(t, "help"); code != 0 || !strings.Contains(out, "rigout hosts trust NAME") || !strings.Contains(out, "-state-dir") {
+		t.Errorf("help: %d %q", code, out)
+	}
+}
+
+func TestHostsTrustTestList(t *testing.T) {
+	home, state, known, key := hostsEnv(t)
+	s, err := sshtest.NewServer(sshtest.Config{AuthorizedKeys: []ssh.PublicKey{key.Public()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fp := ssh.FingerprintSHA256(s.HostKey())
+
+	// Unknown: test fails and says how to trust it.
+	code, _, errOut := hosts(t, "test", s.Addr(), "--state-dir", state)
+	if code != 1 || !strings.Contains(errOut, "rigout hosts trust "+s.Addr()) || !strings.Contains(errOut, fp) {
+		t.Fatalf("test before trust: %d %q", code, errOut)
+	}
+	if s.AuthAttempts() != 0 {
+		t.Errorf("auth attempts %d", s.AuthAttempts())
+	}
+
+	// A wrong --expect records nothing.
+	code, out, errOut := hosts(t, "trust", s.Addr(), "--state-dir", state, "--expect", "SHA256:wrong")
+	if code != 1 || !strings.Contains(out, fp) || !strings.Contains(errOut, "Nothing was recorded") {
+		t.Errorf("trust --expect wrong: %d %q %q", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(state, "known_hosts")); err == nil {
+		t.Errorf("recorded despite --expect")
+	}
+
+	// Flags before or after the name.
+	code, out, errOut = hosts(t, "trust", "--state-dir", state, s.Addr())
+	if code != 0 || !strings.Contains(out, fp) || !strings.Contains(out, "Recorded") {
+		t.Fatalf("trust: %d %q %q", code, out, errOut)
+	}
+	data, err := os.ReadFile(filepath.Join(state, "known_hosts"))
+	if err != nil || !strings.HasPrefix(string(data), "|1|") || strings.Count(string(data), "\n") != 1 {
+		t.Fatalf("known_hosts %q %v", data, err)
+	}
+	if fi, _ := os.Stat(state); fi.Mode().Perm() != 0o700 {
+		t.Errorf("state dir mode %v", fi.Mode().Perm())
+	}
+	code, out, _ = hosts(t, "trust", s.Addr(), "--state-dir", state, "--expect", fp)
+	if code != 0 || !strings.Contains(out, "Already trusted") {
+		t.Errorf("second trust: %d %q", code, out)
+	}
+
+	// Now it answers.
+	code, out, errOut = hosts(t, "test", s.Addr(), "--state-dir", state, "--known-hosts", known)
+	if code != 0 || !strings.Contains(out, "reachable via ssh(") || !strings.Contains(out, fp) || !strings.Contains(out, fmt.Sprintf("-p %d root@127.0.0.1", s.Port())) && !strings.Contains(out, fmt.Sprintf("-p %d ", s.Port())) {
+		t.Errorf("test after trust: %d %q %q", code, out, errOut)
+	}
+	if code, out, _ := hosts(t, "test", "local"); code != 0 || !strings.Contains(out, "this machine") {
+		t.Errorf("test local: %d %q", code, out)
+	}
+
+	// list shows ssh_config aliases.
+	cfg := fmt.Sprintf("Host box\n  HostName 127.0.0.1\n  Port %d\nHost *.lan\n  User x\n", s.Port())
+	os.WriteFile(filepath.Join(home, ".ssh", "config"), []byte(cfg), 0o600)
+	code, out, _ = hosts(t, "list", "--state-dir", state)
+	if code != 0 || !strings.Contains(out, "box") || !strings.Contains(out, s.Addr()) || strings.Contains(out, "*.lan") {
+		t.Errorf("list: %d %q", code, out)
+	}
+	code, out, _ = hosts(t, "test", "box", "--state-dir", state)
+	if code != 0 || !strings.Contains(out, "interactive: ssh ") || !strings.HasSuffix(strings.TrimSpace(out), " box") {
+		t.Errorf("test box: %d %q", code, out)
+	}
+	// An empty config lists nothing, helpfully.
+	os.Remove(filepath.Join(home, ".ssh", "config"))
+	if code, out, _ := hosts(t, "list", "--state-dir", state); code != 0 || !strings.Contains(out, "No hosts") {
+		t.Errorf("empty list: %d %q", code, out)
+	}
+	// A bad host name is refused.
+	if code, _, errOut := hosts(t, "trust", "--state-dir", state, "--", "-oProxyCommand=id"); code != 1 || !strings.Contains(errOut, "invalid host") {
+		t.Errorf("bad name: %d %q", code, errOut)
+	}
+	if code, _, _ := hosts(t, "trust", "-oProxyCommand=id"); code != 2 {
+		t.Errorf("flag-like name without --: %d", code)
+	}
+}
