@@ -216,7 +216,7 @@ func scenarios() []scenario {
 		{ID: "4", Title: "validator", Quick: 5 * time.Second, Full: 40 * time.Second, Run: validator},
 		{ID: "5", Title: "audit ledger", Quick: 8 * time.Second, Full: time.Minute, Run: auditLedger},
 		{ID: "6", Title: "memory", Quick: 20 * time.Second, Full: 2 * time.Minute, Run: memory},
-		{ID: "7", Title: "SSH: warm call vs ControlMaster, fresh call vs fresh ssh, fan-out to 10 hosts", NotYet: sshNotYet},
+		{ID: "7", Title: "SSH executor (exec.Router): warm call, fresh call, fan-out", Quick: 25 * time.Second, Full: 2 * time.Minute, Run: sshScenario},
 		{ID: "8", Title: "file transfer: 1 GiB up and down vs OpenSSH sftp", NotYet: "SFTP transfer has not landed; nothing to measure."},
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"image/color"
 	"os"
 	"slices"
@@ -14,42 +15,70 @@ import (
 
 // curve is one latency series drawn in the plot.
 type curve struct {
-	suffix string // series key after "2/<transport>/"
+	key    string // series key
 	label  string
 	color  color.RGBA
 	dashed bool // floors are dashed
 }
 
-// latencyCurves are scenario 2's series, rigout first, then the floors.
-func latencyCurves() []curve {
-	return []curve{
-		{"rigout-argv", "rigout argv [true]", color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, false},
-		{"rigout-command", "rigout command \"true\"", color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, false},
-		{"floor-true", "fork/exec true", color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, true},
-		{"floor-bash", "fork/exec bash -c true", color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, true},
-		{"floor-sh", "fork/exec sh -c true", color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, true},
-	}
+// panel is one chart of the plot.
+type panel struct {
+	title  string
+	curves []curve
 }
 
-// hasLatency reports whether res holds scenario 2's series, which the
-// plot draws.
+// latencyPanels are the charts: scenario 2 over each transport, then
+// scenario 7. Rigout's series are solid, the floors dashed in the same
+// colour.
+func latencyPanels() []panel {
+	red := color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+	blue := color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+	green := color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
+	var ps []panel
+	for _, tr := range []struct{ key, title string }{{"stdio", "stdio"}, {"http", "HTTP (auth + audit)"}} {
+		k := "2/" + tr.key + "/"
+		ps = append(ps, panel{"Scenario 2: execute_command, " + tr.title, []curve{
+			{k + "rigout-argv", "rigout argv [true]", red, false},
+			{k + "rigout-command", "rigout command \"true\"", blue, false},
+			{k + "floor-true", "fork/exec true", red, true},
+			{k + "floor-bash", "fork/exec bash -c true", blue, true},
+			{k + "floor-sh", "fork/exec sh -c true", green, true},
+		}})
+	}
+	ps = append(ps, panel{"Scenario 7: SSH to loopback sshd, `true`", []curve{
+		{"7/warm/rigout", "exec.Router, pooled connection", red, false},
+		{"7/warm/floor", "ssh via ControlMaster", red, true},
+		{"7/fresh/rigout", "exec.Router, new connection", blue, false},
+		{"7/fresh/floor", "fresh ssh", blue, true},
+	}})
+	return ps
+}
+
+// hasLatency reports whether res holds a series the plot draws.
 func hasLatency(res *Results) bool {
 	res.mu.Lock()
 	defer res.mu.Unlock()
-	return len(res.Series["2/stdio/rigout-argv"].Samples) > 0 || len(res.Series["2/http/rigout-argv"].Samples) > 0
+	for _, p := range latencyPanels() {
+		for _, c := range p.curves {
+			if len(res.Series[c.key].Samples) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
-// latencyPlot draws the cumulative distributions of scenario 2's
-// latencies, one panel per transport, rigout's as solid lines and the
-// floors' dashed, on a log scale, and writes them to path as PNG.
-// Scenario 7 (SSH) joins the plot when it lands.
+// latencyPlot draws the cumulative distributions of the latencies of
+// scenarios 2 and 7 against their floors, one panel per transport, on a log
+// scale, and writes them to path as PNG. Panels without samples are left
+// out.
 func latencyPlot(res *Results, path string) error {
 	res.mu.Lock()
 	defer res.mu.Unlock()
 	var row []*plot.Plot
-	for _, tr := range []struct{ key, title string }{{"stdio", "stdio"}, {"http", "HTTP (auth + audit)"}} {
+	for _, pn := range latencyPanels() {
 		p := plot.New()
-		p.Title.Text = "Scenario 2: execute_command, " + tr.title
+		p.Title.Text = pn.title
 		p.X.Label.Text = "latency (ms, log scale)"
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -58,8 +87,9 @@ func latencyPlot(res *Results, path string) error {
 		p.Legend.Top = false
 		p.Legend.Left = false
 		p.Add(plotter.NewGrid())
-		for _, c := range latencyCurves() {
-			xs := res.Series["2/"+tr.key+"/"+c.suffix].Samples
+		drawn := 0
+		for _, c := range pn.curves {
+			xs := res.Series[c.key].Samples
 			if len(xs) == 0 {
 				continue
 			}
@@ -74,10 +104,16 @@ func latencyPlot(res *Results, path string) error {
 			}
 			p.Add(l)
 			p.Legend.Add(c.label, l)
+			drawn++
 		}
-		row = append(row, p)
+		if drawn > 0 {
+			row = append(row, p)
+		}
 	}
-	img := vgimg.New(vg.Points(1100), vg.Points(450))
+	if len(row) == 0 {
+		return errors.New("no latency samples to plot")
+	}
+	img := vgimg.New(vg.Points(float64(520*len(row))), vg.Points(450))
 	dc := draw.New(img)
 	tiles := draw.Tiles{Rows: 1, Cols: len(row), PadX: vg.Points(20), PadTop: vg.Points(10), PadBottom: vg.Points(10), PadLeft: vg.Points(10), PadRight: vg.Points(10)}
 	canvases := plot.Align([][]*plot.Plot{row}, tiles, dc)
