@@ -61,7 +61,8 @@ type fixture struct {
 // newFixture builds a gateway with no built-in tools and registers every
 // conformance fixture on it: tools through the gateway's registry,
 // resources, templates, prompts and completions on its mcp-go server.
-func newFixture(logger *slog.Logger) (*fixture, error) {
+// Middleware, if any, wraps every tool call inside the gateway's chain.
+func newFixture(logger *slog.Logger, middleware ...rigout.Middleware) (*fixture, error) {
 	png, err := redPixelPNG()
 	if err != nil {
 		return nil, err
@@ -77,6 +78,7 @@ func newFixture(logger *slog.Logger) (*fixture, error) {
 		Instructions:   "Conformance fixtures for the MCP test suite, served by rigout.",
 		Logger:         logger,
 		NoBuiltinTools: true,
+		Middleware:     middleware,
 		MCPOptions: []server.ServerOption{
 			server.WithResourceCapabilities(true, true),
 			server.WithPromptCapabilities(true),

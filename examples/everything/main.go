@@ -42,6 +42,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/transport"
 )
@@ -66,6 +67,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	verbose := fs.Bool("v", false, "log debug messages")
 	eventStore := fs.Bool("prototype-event-store", false,
 		"serve HTTP with mcp-go's in-memory event store instead of package transport (a prototype of a transport fix; see prototype.go)")
+	settle := fs.Duration("prototype-settle", 0,
+		"hold each tool result until the session's notification queue is empty, then this long (a prototype of a gateway fix; see prototype.go)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -78,7 +81,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	f, err := newFixture(logger)
+	var mw []rigout.Middleware
+	if *settle > 0 {
+		mw = append(mw, settleNotifications(*settle))
+	}
+	f, err := newFixture(logger, mw...)
 	if err != nil {
 		return err
 	}

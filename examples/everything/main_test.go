@@ -226,6 +226,23 @@ func TestHTTP(t *testing.T) {
 	subscriptions(t, c, tr, n)
 }
 
+// TestPrototypes serves the fixture with both prototype fixes: with mcp-go's
+// event store no notification is dropped, so all of them must arrive.
+func TestPrototypes(t *testing.T) {
+	url := startHTTP(t, "-prototype-event-store", "-prototype-settle", "5ms")
+	tr, err := transport.NewStreamableHTTP(url,
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}),
+		transport.WithContinuousListening(),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, n := &fakeUser{}, &notes{}
+	c := connect(t, tr, u, n)
+	exercise(t, c, tr, u, n, 3)
+	subscriptions(t, c, tr, n)
+}
+
 func TestStdio(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/transport"
 )
@@ -53,3 +55,35 @@ func prototypeEventStore(f *fixture, front *auth.Front, logger *slog.Logger) fun
 		return nil
 	}
 }
+
+// settleNotifications is a prototype of a gateway fix for the other half of
+// the race: mcp-go v1.2.1 queues a tool's notifications on its session's
+// one channel, which the call's own POST stream and the client's standalone
+// GET stream both read, so a notification can reach the client on the GET
+// stream after the call's result has arrived on the POST stream (a progress
+// notification that arrives after the result is discarded by the client).
+// The middleware holds each result until the session's queue is empty (at
+// most maxSettle) and then for grace more, so that whichever stream took
+// the last notification has written it before the result is written.
+func settleNotifications(grace time.Duration) rigout.Middleware {
+	return func(next rigout.Handler) rigout.Handler {
+		return func(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
+			res, err := next(ctx, call)
+			s := server.ClientSessionFromContext(ctx)
+			if s == nil {
+				return res, err
+			}
+			queue := s.NotificationChannel()
+			deadline := time.Now().Add(maxSettle)
+			for len(queue) > 0 && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			_ = sleep(ctx, grace)
+			return res, err
+		}
+	}
+}
+
+// maxSettle bounds how long settleNotifications waits for a session's
+// notification queue to empty.
+const maxSettle = time.Second

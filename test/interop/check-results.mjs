@@ -79,7 +79,7 @@ for (const scenario of scenarios) {
       verdict = "FAIL (unexpected)";
     }
   }
-  const tally = checks === null ? "no results" : `${count("SUCCESS")} ok, ${count("FAILURE")} failed, ${count("WARNING")} warnings`;
+  const tally = checks === null ? "no results" : `${count("SUCCESS")} ok, ${count("FAILURE")} failed, ${count("WARNING")} warn, ${count("INFO")} info`;
   console.log(`  ${scenario.padEnd(width)}  ${tally.padEnd(34)} ${verdict}`);
   for (const f of failures) {
     console.log(`  ${"".padEnd(width)}    ${f.name}: ${f.errorMessage ?? f.description}`);

@@ -93,7 +93,7 @@ auth=(--transport http --header "Authorization: Bearer $token")
 inspector http-tools-list ok '"name": "execute_command"' "$SERVER_URL" "${auth[@]}" --method tools/list
 inspector http-tools-call ok '"stdout": "hi\\n"' "$SERVER_URL" "${auth[@]}" \
 	--method tools/call --tool-name execute_command --tool-arg 'command=echo hi'
-inspector http-no-token fail '401' "$SERVER_URL" --transport http --method tools/list
+inspector http-no-token fail 'unauthorized' "$SERVER_URL" --transport http --method tools/list
 stop_all
 inspector stdio-tools-call ok '"stdout": "hi\\n"' "$WORK/rigout" stdio --state-dir "$WORK/state-inspector" \
 	--method tools/call --tool-name execute_command --tool-arg 'command=echo hi'
