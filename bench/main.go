@@ -210,13 +210,13 @@ type scenario struct {
 // scenarios is the list bench runs, in order.
 func scenarios() []scenario {
 	return []scenario{
-		{ID: "1", Title: "cold start", Quick: 12 * time.Second, Full: time.Minute, Run: coldStart},
-		{ID: "2", Title: "local call latency", Quick: 30 * time.Second, Full: 3 * time.Minute, Run: localLatency},
+		{ID: "1", Title: "cold start", Quick: 10 * time.Second, Full: time.Minute, Run: coldStart},
+		{ID: "2", Title: "local call latency", Quick: 28 * time.Second, Full: 3 * time.Minute, Run: localLatency},
 		{ID: "3", Title: "HTTP throughput", Quick: 30 * time.Second, Full: 4 * time.Minute, Run: throughput},
 		{ID: "4", Title: "validator", Quick: 5 * time.Second, Full: 40 * time.Second, Run: validator},
 		{ID: "5", Title: "audit ledger", Quick: 8 * time.Second, Full: time.Minute, Run: auditLedger},
-		{ID: "6", Title: "memory", Quick: 20 * time.Second, Full: 2 * time.Minute, Run: memory},
-		{ID: "7", Title: "SSH executor (exec.Router): warm call, fresh call, fan-out", Quick: 25 * time.Second, Full: 2 * time.Minute, Run: sshScenario},
+		{ID: "6", Title: "memory", Quick: 18 * time.Second, Full: 2 * time.Minute, Run: memory},
+		{ID: "7", Title: "SSH executor (exec.Router): warm call, fresh call, fan-out", Quick: 15 * time.Second, Full: 2 * time.Minute, Run: sshScenario},
 		{ID: "8", Title: "file transfer: 1 GiB up and down vs OpenSSH sftp", NotYet: "SFTP transfer has not landed; nothing to measure."},
 	}
 }
