@@ -488,6 +488,14 @@ var checkCases = []checkCase{
 	{cmd: "x=rm; y=x; ${!y} -rf /", rule: rDel},
 	{cmd: "a=(ls -la); \"${a[@]}\""},
 
+	{cmd: "rm -rf \"$(pwd)\"/*"},
+	{cmd: "rm -rf \"$PWD\""},
+	{cmd: "rm -rf $PWD/build"},
+	{cmd: "rm -rf \"$(pwd)/\"*", dir: "/", rule: rDel},
+	{cmd: "rm -rf ~+/*", dir: "/usr", rule: rDel},
+	{cmd: "echo {a,b} | sh"},
+	{cmd: "x | {rm,-rf,/}", rule: rDel},
+
 	// Every wrapper.
 	{cmd: "sudo rm -rf /", rule: rDel},
 	{cmd: "sudo rm -rf /", rule: rDel, sudo: true},

@@ -448,7 +448,11 @@ func keyValue(f field, key string) (field, bool) {
 	if allLit(rest) {
 		return field{s: litString(rest), pos: f.pos}, true
 	}
-	return field{toks: rest, s: tokString(rest), pos: f.pos}, true
+	show := tokString(rest)
+	if strings.HasPrefix(f.s, key) {
+		show = f.s[len(key):]
+	}
+	return field{toks: rest, s: show, pos: f.pos}, true
 }
 
 func (w *walker) dd(inv *invocation, name string) {

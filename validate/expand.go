@@ -54,10 +54,7 @@ func (f field) dynamic() bool {
 
 // show renders the field for a reason.
 func (f field) show() string {
-	if f.exact() {
-		return showPath(f.s)
-	}
-	return showPath(tokString(f.toks))
+	return showPath(f.s)
 }
 
 // mayBeOption reports whether a field could start with '-'.
@@ -123,7 +120,9 @@ type builder struct {
 	pos     syntax.Pos
 	unqUnk  bool
 	hasLit  bool
-	noSplit bool // assignments, here-strings: no field splitting, no globbing
+	noSplit bool   // assignments, here-strings: no field splitting, no globbing
+	disp    []byte // the field as people should see it: $X for an unknown $X
+	label   string // how the next unknown expansion is shown
 }
 
 func (b *builder) toTok() {
@@ -139,6 +138,7 @@ func (b *builder) toTok() {
 
 func (b *builder) byteLit(c byte) {
 	b.hasLit = true
+	b.disp = append(b.disp, c)
 	if b.tokMode {
 		b.toks = append(b.toks, ptok{kind: tLit, b: c})
 		return
@@ -157,12 +157,18 @@ func (b *builder) addWild(k ptok) {
 	b.has = true
 	b.toTok()
 	b.toks = append(b.toks, k)
+	b.disp = append(b.disp, tokString([]ptok{k})...)
 }
 
 func (b *builder) addUnknown(flags uint8, quoted bool) {
 	b.has = true
 	b.toTok()
 	b.toks = append(b.toks, ptok{kind: tUnknown, b: flags})
+	if b.label == "" {
+		b.disp = append(b.disp, "$…"...)
+	} else {
+		b.disp = append(b.disp, b.label...)
+	}
 	if !quoted && !b.noSplit {
 		b.unqUnk = true
 	}
@@ -224,7 +230,7 @@ func (b *builder) addExpanded(s, ifs string, quoted bool) {
 	}
 }
 
-func (b *builder) addToks(t []ptok) {
+func (b *builder) addToks(t []ptok, disp string) {
 	b.has = true
 	b.toTok()
 	for _, k := range t {
@@ -233,6 +239,7 @@ func (b *builder) addToks(t []ptok) {
 		}
 	}
 	b.toks = append(b.toks, t...)
+	b.disp = append(b.disp, disp...)
 }
 
 func (b *builder) addValue(v field, ifs string, quoted bool) {
@@ -241,7 +248,7 @@ func (b *builder) addValue(v field, ifs string, quoted bool) {
 		b.addExpanded(v.s, ifs, quoted)
 		return
 	}
-	b.addToks(v.toks)
+	b.addToks(v.toks, v.s)
 	if !quoted && v.dynamic() {
 		b.unqUnk = true
 	}
@@ -250,6 +257,7 @@ func (b *builder) addValue(v field, ifs string, quoted bool) {
 func (b *builder) flush() {
 	if !b.has {
 		b.lit = b.lit[:0]
+		b.disp = b.disp[:0]
 		b.toks = nil
 		b.tokMode = false
 		return
@@ -257,13 +265,14 @@ func (b *builder) flush() {
 	f := field{pos: b.pos, taint: b.taint, proc: b.proc}
 	if b.tokMode {
 		f.toks = b.toks
-		f.s = tokString(b.toks)
+		f.s = string(b.disp)
 		f.split = b.unqUnk && b.hasLit
 	} else {
 		f.s = string(b.lit)
 	}
 	b.out = append(b.out, f)
 	b.lit = b.lit[:0]
+	b.disp = b.disp[:0]
 	b.toks = nil
 	b.tokMode = false
 	b.has = false
@@ -305,7 +314,7 @@ func joinFields(a, b field, sep string) field {
 	t = append(t, litToks(sep)...)
 	t = append(t, tb...)
 	out.toks = t
-	out.s = tokString(t)
+	out.s = a.s + sep + b.s
 	return out
 }
 
@@ -326,7 +335,11 @@ func (w *walker) expandWord(wd *syntax.Word, out []field) []field {
 	}
 	pos := wd.Pos()
 	if braceCandidate(wd) {
-		syntax.SplitBraces(wd)
+		// SplitBraces rewrites the word in place; work on a copy so that
+		// the tree stays intact for later walks.
+		cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), wd.Parts...)}
+		syntax.SplitBraces(cp)
+		wd = cp
 	}
 	if !hasBraceExp(wd.Parts) {
 		return w.expandParts(wd.Parts, pos, out)
@@ -486,18 +499,24 @@ func (w *walker) addParts(b *builder, parts []syntax.WordPart, quoted, tilde boo
 		case *syntax.ParamExp:
 			w.expandParam(b, p, quoted)
 		case *syntax.CmdSubst:
-			text, ok, t := w.substOutput(p.Stmts)
+			out, ok, t := w.substOutput(p.Stmts)
 			b.taint |= t
 			if ok {
-				b.addExpanded(strings.TrimRight(text, "\n"), w.ifs(), quoted)
+				b.addValue(out, w.ifs(), quoted)
 			} else {
+				prev := b.label
+				b.label = "$(" + describeStmts(p.Stmts) + ")"
 				b.addUnknown(0, quoted)
+				b.label = prev
 			}
 		case *syntax.ArithmExp:
 			if n, ok := w.arith(p.X); ok {
 				b.addQuoted(strconv.Itoa(n))
 			} else {
+				prev := b.label
+				b.label = "$((…))"
 				b.addUnknown(unkNonEmpty, quoted)
+				b.label = prev
 			}
 		case *syntax.ProcSubst:
 			if !b.has {
@@ -534,11 +553,7 @@ func (w *walker) tilde(b *builder, v string, whole bool) string {
 	case name == "root":
 		b.addQuoted("/root")
 	case name == "+":
-		if w.cwd != "" {
-			b.addQuoted(w.cwd)
-		} else {
-			b.addUnknown(0, true)
-		}
+		b.addValue(w.cwdField(), w.ifs(), true)
 	case name == "-":
 		b.addUnknown(0, true)
 	case validLogin(name):
@@ -799,6 +814,9 @@ func (c *chooser) next() bool {
 }
 
 func (w *walker) expandParam(b *builder, pe *syntax.ParamExp, quoted bool) {
+	prev := b.label
+	b.label = paramLabel(pe)
+	defer func() { b.label = prev }()
 	if pe.Param == nil || pe.Width || pe.IsSet || pe.Flags != nil || pe.NestedParam != nil || len(pe.Modifiers) > 0 || pe.Names != 0 {
 		b.addUnknown(0, quoted)
 		return
@@ -927,15 +945,17 @@ func (w *walker) scalarParam(name string) (field, bool) {
 		return unknownField(unkNonEmpty | unkNoFlag), false
 	case "HOME":
 		return w.homeValue(), true
-	case "PWD", "OLDPWD":
+	case "PWD":
 		if v, ok := w.lookupScalar(name); ok {
 			return v, true
 		}
-		if w.cwd != "" && name == "PWD" {
-			return exactField(w.cwd), true
+		return w.cwdField(), true
+	case "OLDPWD":
+		if v, ok := w.lookupScalar(name); ok {
+			return v, true
 		}
 		// Some absolute directory.
-		return field{s: "/$…", toks: []ptok{{kind: tLit, b: '/'}, {kind: tUnknown}}}, true
+		return field{s: "$OLDPWD", toks: []ptok{{kind: tLit, b: '/'}, {kind: tUnknown}}}, true
 	case "PATH", "SHELL", "BASH":
 		if v, ok := w.lookupScalar(name); ok {
 			return v, true
@@ -990,7 +1010,11 @@ func (w *walker) applyOps(b *builder, pe *syntax.ParamExp, v field, ok, quoted b
 		}
 		if ok && !v.exact() && ok1 && ok2 {
 			// Slice the literal start of a partly known value: ${PWD:0:1}.
-			v = field{s: v.prefix()}
+			if v.toks[0].kind == tCwd {
+				v = field{s: "/"}
+			} else {
+				v = field{s: v.prefix()}
+			}
 			if off < 0 || length < 0 || off+length > len(v.s) {
 				unknown(0)
 				return
@@ -1252,4 +1276,30 @@ func renderPayload(f field) string {
 		}
 	}
 	return b.String()
+}
+
+// paramLabel shows a parameter expansion in a reason: $X, ${X…}.
+func paramLabel(pe *syntax.ParamExp) string {
+	if pe.Param == nil {
+		return "${…}"
+	}
+	if pe.Short {
+		return "$" + pe.Param.Value
+	}
+	if pe.Exp == nil && pe.Slice == nil && pe.Repl == nil && pe.Index == nil && !pe.Length && !pe.Excl {
+		return "${" + pe.Param.Value + "}"
+	}
+	return "${" + pe.Param.Value + "…}"
+}
+
+// describeStmts names the first command of a substitution: $(curl …).
+func describeStmts(stmts []*syntax.Stmt) string {
+	if len(stmts) == 0 {
+		return ""
+	}
+	d := describeStmt(stmts[0])
+	if len(stmts) > 1 || d == "a command" || d == "a compound command" {
+		return "…"
+	}
+	return d + " …"
 }

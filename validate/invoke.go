@@ -59,10 +59,11 @@ func (w *walker) invoke(inv *invocation) {
 	if len(inv.argv) == 0 || !w.tick() {
 		return
 	}
+	w.invokeOne(inv)
 	if anySplit(inv.argv) {
+		// The unquoted expansion may hold blanks and split the word.
 		w.invokeOne(inv.sub(splitUnknown(inv.argv), ""))
 	}
-	w.invokeOne(inv)
 }
 
 func (w *walker) invokeOne(inv *invocation) {

@@ -19,6 +19,7 @@ const (
 	tStar                   // * : a run of bytes without '/', possibly empty
 	tDeep                   // ** in configured patterns: any run of bytes, '/' included
 	tUnknown                // an unknown expansion: a run of bytes without '/'
+	tCwd                    // the working directory when it is unknown ($PWD, $(pwd))
 )
 
 // Flags on tUnknown tokens.
@@ -186,6 +187,8 @@ func tokString(t []ptok) string {
 			b.WriteString("**")
 		case tUnknown:
 			b.WriteString("$…")
+		case tCwd:
+			b.WriteString("$PWD")
 		}
 	}
 	return b.String()
@@ -210,14 +213,14 @@ func runs(k ptok) (run, slash bool) {
 	switch k.kind {
 	case tStar, tUnknown:
 		return true, false
-	case tDeep:
+	case tDeep, tCwd:
 		return true, true
 	}
 	return false, false
 }
 
 func minLen(k ptok) int {
-	if k.kind == tUnknown && k.b&unkNonEmpty != 0 {
+	if k.kind == tUnknown && k.b&unkNonEmpty != 0 || k.kind == tCwd {
 		return 1
 	}
 	if r, _ := runs(k); r {

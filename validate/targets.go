@@ -38,6 +38,20 @@ func (w *walker) target(f field) target {
 		return target{lit: p}
 	}
 	var t target
+	if f.toks[0].kind == tCwd {
+		// $PWD/…: relative to the working directory.
+		rest := f.toks[1:]
+		for len(rest) > 0 && rest[0].kind == tLit && rest[0].b == '/' {
+			rest = rest[1:]
+		}
+		if len(rest) == 0 {
+			rest = []ptok{{kind: tLit, b: '.'}}
+		}
+		if allLit(rest) {
+			return w.target(field{s: litString(rest), pos: f.pos})
+		}
+		f = field{toks: rest, s: tokString(rest), pos: f.pos}
+	}
 	abs := f.toks[0].kind == tLit && f.toks[0].b == '/'
 	for _, v := range cleanToks(f.toks) {
 		if len(v) > 0 && v[0].kind == tLit && v[0].b == '/' {
@@ -362,9 +376,7 @@ func (w *walker) staticOutputOf(st *syntax.Stmt, in *source) (field, bool) {
 	case "printf":
 		return printfOutput(args)
 	case "pwd":
-		if w.cwd != "" {
-			return exactField(w.cwd + "\n"), true
-		}
+		return joinFields(w.cwdField(), exactField(""), "\n"), true
 	case "which", "command", "type", "whereis", "realpath", "readlink":
 		// $(which sudo) is sudo; $(realpath /) is /.
 		flags := ""
@@ -572,15 +584,35 @@ func (w *walker) findOutput(st *syntax.Stmt) ([]field, bool, bool) {
 	return fe.starts, true, true
 }
 
-// substOutput is the value of a command substitution when it is known.
-func (w *walker) substOutput(stmts []*syntax.Stmt) (string, bool, taint) {
+// substOutput is the value of a command substitution when it is known,
+// without its trailing newlines.
+func (w *walker) substOutput(stmts []*syntax.Stmt) (field, bool, taint) {
 	t := w.taintOf(stmts)
 	if len(stmts) != 1 {
-		return "", false, t
+		return field{}, false, t
 	}
 	f, ok := w.staticOutput(stmts[0], nil)
-	if !ok || !f.exact() {
-		return "", false, t | f.taint
+	if !ok {
+		return field{}, false, t | f.taint
 	}
-	return f.s, true, t | f.taint
+	if f.exact() {
+		f.s = strings.TrimRight(f.s, "\n")
+		return f, true, t | f.taint
+	}
+	for len(f.toks) > 0 && f.toks[len(f.toks)-1].kind == tLit && f.toks[len(f.toks)-1].b == '\n' {
+		f.toks = f.toks[:len(f.toks)-1]
+	}
+	f.s = strings.TrimRight(f.s, "\n")
+	if len(f.toks) == 0 {
+		return field{}, true, t | f.taint
+	}
+	return f, true, t | f.taint
+}
+
+// cwdField is the working directory as a value.
+func (w *walker) cwdField() field {
+	if w.cwd != "" {
+		return exactField(w.cwd)
+	}
+	return field{s: "$PWD", toks: []ptok{{kind: tCwd}}}
 }
