@@ -49,6 +49,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			if errors.Is(err, flag.ErrHelp) {
 				return 0
 			}
+			if len(pos) > 0 {
+				fmt.Fprintf(stderr, "rigout check: quote the command (rigout check '%s …') or use --argv -- PROGRAM ARG…\n", pos[0])
+			}
 			return 2
 		}
 		left := fs.Args()
