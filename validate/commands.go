@@ -59,6 +59,7 @@ var commandTable = map[string]handler{
 	"vi": (*walker).vim, "nvim": (*walker).vim, "ex": (*walker).vim, "view": (*walker).vim,
 	"scp": (*walker).sshOpts, "sftp": (*walker).sshOpts, "alias": (*walker).alias,
 	"killall": (*walker).power, "pkill": (*walker).power,
+	"nc": (*walker).netcat, "ncat": (*walker).netcat, "netcat": (*walker).netcat, "socat": (*walker).socat,
 
 	// Readers of raw devices.
 	"cat": (*walker).reader, "tac": (*walker).reader, "head": (*walker).reader, "tail": (*walker).reader,
@@ -1756,4 +1757,47 @@ func sedExecs(script string) []string {
 		}
 	}
 	return out
+}
+
+// netcat with -e or -c connects a program to a network peer: a remote
+// shell.
+func (w *walker) netcat(inv *invocation, name string) {
+	args := inv.args()
+	for i, a := range args {
+		if !a.exact() {
+			continue
+		}
+		switch {
+		case oneOf(a.s, "-e", "-c", "--exec", "--sh-exec", "--lua-exec") && i+1 < len(args):
+			w.report(inv, RuleRemoteScript, name+" "+a.s+" "+args[i+1].show()+at(a.pos)+" lets a network peer run commands")
+			return
+		case strings.HasPrefix(a.s, "-e") && len(a.s) > 2 || strings.HasPrefix(a.s, "--exec=") || strings.HasPrefix(a.s, "--sh-exec="):
+			w.report(inv, RuleRemoteScript, name+" "+a.s+at(a.pos)+" lets a network peer run commands")
+			return
+		}
+	}
+}
+
+// socat joining EXEC: or SYSTEM: with a network address is a remote shell.
+func (w *walker) socat(inv *invocation, name string) {
+	var exec, network bool
+	for _, a := range inv.args() {
+		if !a.exact() || strings.HasPrefix(a.s, "-") && len(a.s) > 1 {
+			continue
+		}
+		addr := strings.ToLower(a.s)
+		switch {
+		case strings.HasPrefix(addr, "exec:") || strings.HasPrefix(addr, "system:"):
+			exec = true
+			cmd, _, _ := strings.Cut(a.s[strings.IndexByte(a.s, ':')+1:], ",")
+			w.payload(inv, field{s: cmd, pos: a.pos}, "socat "+addr[:strings.IndexByte(addr, ':')]+" command", nil, true)
+		case strings.HasPrefix(addr, "tcp") || strings.HasPrefix(addr, "udp") || strings.HasPrefix(addr, "ssl") ||
+			strings.HasPrefix(addr, "openssl") || strings.HasPrefix(addr, "sctp") || strings.HasPrefix(addr, "socks") ||
+			strings.HasPrefix(addr, "proxy") || strings.HasPrefix(addr, "vsock") || strings.HasPrefix(addr, "dccp"):
+			network = true
+		}
+	}
+	if exec && network {
+		w.report(inv, RuleRemoteScript, "socat connects a program to a network address, so a peer can run commands"+at(inv.argv[0].pos))
+	}
 }

@@ -33,7 +33,7 @@ var defaultRoots = [...]string{
 	"/media", "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp",
 	"/usr", "/var",
 	"/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec", "/usr/share",
-	"/var/lib", "/var/log", "/etc/ssh", "/etc/systemd", "/boot/efi",
+	"/var/lib", "/etc/ssh", "/etc/systemd", "/boot/efi",
 	"/System", "/Library", "/Applications", "/Users", "/Volumes", "/private",
 	"/private/etc", "/private/var", "/nix", "/nix/store", "/snap",
 	"~",
