@@ -491,6 +491,9 @@ var checkCases = []checkCase{
 	{cmd: "a[0]=rm; a[1]=-rf; a[2]=/; \"${a[@]}\"", rule: rDel},
 	{cmd: "x=rm; y=x; ${!y} -rf /", rule: rDel},
 	{cmd: "a=(ls -la); \"${a[@]}\""},
+	{cmd: "eval 'X=/'; rm -rf $X", rule: rDel},
+	{cmd: "echo 'D=/' > env.sh; . ./env.sh; rm -rf $D", rule: rDel},
+	{cmd: "eval 'cd /'; rm -rf *", rule: rDel},
 
 	{cmd: "rm -rf \"$(pwd)\"/*"},
 	{cmd: "rm -rf \"$PWD\""},

@@ -260,6 +260,9 @@ func (b *builder) flush() {
 		b.disp = b.disp[:0]
 		b.toks = nil
 		b.tokMode = false
+		b.proc = nil
+		b.unqUnk = false
+		b.hasLit = false
 		return
 	}
 	f := field{pos: b.pos, taint: b.taint, proc: b.proc}

@@ -1,0 +1,176 @@
+package validate
+
+import (
+	"strings"
+)
+
+func (w *walker) cd(inv *invocation, name string) {
+	args := inv.args()
+	for len(args) > 0 && args[0].exact() && strings.HasPrefix(args[0].s, "-") && args[0].s != "-" {
+		args = args[1:]
+	}
+	if name == "popd" {
+		w.cwd = ""
+		return
+	}
+	if len(args) == 0 {
+		if name == "cd" {
+			w.cwd = ""
+			if h := w.homeValue(); h.exact() && strings.HasPrefix(h.s, "/") {
+				w.cwd = cleanPath(h.s)
+			}
+		}
+		return
+	}
+	d := args[0]
+	switch {
+	case !d.exact() || d.s == "-":
+		w.cwd = ""
+	case strings.HasPrefix(d.s, "/"):
+		w.cwd = cleanPath(d.s)
+	case w.cwd != "":
+		w.cwd = cleanPath(w.cwd + "/" + d.s)
+	}
+}
+
+func (w *walker) readVars(inv *invocation, name string) {
+	args := inv.args()
+	switch name {
+	case "printf":
+		if len(args) >= 2 && args[0].exact() && args[0].s == "-v" && args[1].exact() {
+			if out, ok := printfOutput(args[2:]); ok {
+				w.setVar(args[1].s, value{f: out})
+			} else {
+				w.setUnknown(args[1].s)
+			}
+		}
+		return
+	case "getopts":
+		if len(args) >= 2 && args[1].exact() {
+			w.setUnknown(args[1].s)
+		}
+		return
+	}
+	syn := optSyntax{argShort: "adinNptu"}
+	if name != "read" {
+		syn = optSyntax{argShort: "dnOsuCc"}
+	}
+	p := parseArgs(args, &syn)
+	text, known := "", false
+	if _, fd := p.val('u', ""); !fd && inv.stdin != nil && inv.stdin.has && inv.stdin.text.exact() {
+		src := inv.stdin
+		text, known = src.text.s, true
+	}
+	var names []string
+	for _, o := range p.ops {
+		if o.exact() {
+			names = append(names, o.s)
+		}
+	}
+	ifs := w.ifs()
+	if name != "read" {
+		arr := "MAPFILE"
+		if len(names) > 0 {
+			arr = names[0]
+		}
+		if !known {
+			w.setUnknown(arr)
+			return
+		}
+		var elems []field
+		for _, l := range strings.SplitAfter(text, "\n") {
+			if l == "" {
+				continue
+			}
+			if p.hasShort('t') {
+				l = strings.TrimSuffix(l, "\n")
+			}
+			elems = append(elems, exactField(l))
+		}
+		w.setVar(arr, value{arr: elems, isArr: true})
+		return
+	}
+	line, _, _ := strings.Cut(text, "\n")
+	if v, ok := p.val('a', ""); ok && v.exact() {
+		if !known {
+			w.setUnknown(v.s)
+			return
+		}
+		var elems []field
+		for _, word := range strings.FieldsFunc(line, func(r rune) bool { return strings.ContainsRune(ifs, r) }) {
+			elems = append(elems, exactField(word))
+		}
+		w.setVar(v.s, value{arr: elems, isArr: true})
+		return
+	}
+	if len(names) == 0 {
+		names = []string{"REPLY"}
+	}
+	if !known {
+		for _, n := range names {
+			w.setUnknown(n)
+		}
+		return
+	}
+	rest := strings.Trim(line, " \t")
+	for i, n := range names {
+		if i == len(names)-1 {
+			w.setVar(n, value{f: exactField(strings.TrimRight(rest, " \t"))})
+			break
+		}
+		rest = strings.TrimLeft(rest, " \t")
+		word, after, _ := strings.Cut(rest, " ")
+		w.setVar(n, value{f: exactField(word)})
+		rest = after
+	}
+}
+
+func (w *walker) unset(inv *invocation, name string) {
+	for _, a := range inv.args() {
+		if a.exact() && !strings.HasPrefix(a.s, "-") {
+			w.setUnknown(a.s)
+		}
+	}
+}
+
+func (w *walker) shift(inv *invocation, name string) {
+	if !w.hasArgs {
+		return
+	}
+	n := 1
+	if args := inv.args(); len(args) > 0 {
+		if !args[0].exact() {
+			w.hasArgs = false
+			return
+		}
+		if k, err := atoi(args[0].s); err == nil && k >= 0 {
+			n = k
+		}
+	}
+	if n > len(w.args) {
+		n = len(w.args)
+	}
+	w.args = w.args[n:]
+}
+
+func (w *walker) set(inv *invocation, name string) {
+	args := inv.args()
+	for i, a := range args {
+		if !a.exact() {
+			return
+		}
+		if a.s == "--" {
+			w.hasArgs = true
+			w.args = append([]field{}, args[i+1:]...)
+			return
+		}
+		if !strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "+") {
+			w.hasArgs = true
+			w.args = append([]field{}, args[i:]...)
+			return
+		}
+		if a.s == "-o" || a.s == "+o" {
+			return
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package validate
+
+import (
+	"strings"
+)
+
+// tar deletes with --remove-files and runs commands with --to-command,
+// --use-compress-program, --checkpoint-action=exec= and --info-script.
+func (w *walker) tar(inv *invocation, name string) {
+	p := parseArgs(inv.args(), &optSyntax{argShort: "fCIFTXbLKNVgH", argLong: []string{"file", "directory", "use-compress-program", "info-script", "new-volume-script", "to-command", "files-from", "exclude-from", "checkpoint-action", "owner", "group", "mode", "transform", "xform", "exclude", "label", "newer", "after-date", "rsh-command", "format", "blocking-factor", "suffix", "index-file", "volno-file", "tape-length", "starting-file"}})
+	for _, v := range p.vals {
+		switch {
+		case v.name == "I" || v.name == "F" || len(v.name) > 2 && (strings.HasPrefix("use-compress-program", v.name) || strings.HasPrefix("info-script", v.name) || strings.HasPrefix("new-volume-script", v.name) || strings.HasPrefix("to-command", v.name) || strings.HasPrefix("rsh-command", v.name)):
+			w.payload(inv, v.val, "tar --"+v.name+" command", nil, true)
+		case len(v.name) > 2 && strings.HasPrefix("checkpoint-action", v.name):
+			if c, ok := keyValue(v.val, "exec="); ok {
+				w.payload(inv, c, "tar --checkpoint-action command", nil, true)
+			}
+		}
+	}
+	if p.hasLong("remove-files", 4) {
+		dir := ""
+		if d, ok := p.val('C', "directory"); ok && d.exact() {
+			dir = d.s
+		}
+		for _, f := range p.ops {
+			if dir != "" && f.exact() && !strings.HasPrefix(f.s, "/") {
+				f.s = dir + "/" + f.s
+			}
+			w.deleteTarget(inv, "tar --remove-files", f, true, false)
+		}
+	}
+}
+
+// gitShellKeys are configuration keys whose values git runs through a
+// shell.
+var gitShellKeys = []string{"core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "core.askpass",
+	"sequence.editor", "diff.external", "gpg.program", "credential.helper", "pager.", "alias.", "filter.",
+	"merge.tool", "mergetool.", "difftool.", "uploadpack.packobjectshook", "core.hookspath"}
+
+// git checks -c KEY=VALUE and git config values that git runs as shell
+// commands, and --upload-pack, --receive-pack and --exec.
+func (w *walker) git(inv *invocation, name string) {
+	args := inv.args()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.exact() {
+			continue
+		}
+		s := a.s
+		var kv string
+		switch {
+		case s == "-c" && i+1 < len(args) && args[i+1].exact():
+			i++
+			kv = args[i].s
+		case strings.HasPrefix(s, "-c") && len(s) > 2:
+			kv = s[2:]
+		case strings.HasPrefix(s, "--upload-pack=") || strings.HasPrefix(s, "--receive-pack=") || strings.HasPrefix(s, "--exec="):
+			v := field{s: s[strings.IndexByte(s, '=')+1:], pos: a.pos}
+			w.payload(inv, v, "git "+s[:strings.IndexByte(s, '=')]+" command", nil, true)
+			continue
+		case (s == "--upload-pack" || s == "--receive-pack" || s == "--exec" || s == "-u") && i+1 < len(args):
+			i++
+			w.payload(inv, args[i], "git "+s+" command", nil, true)
+			continue
+		case s == "config" && i+2 < len(args):
+			// git config [--global] KEY VALUE
+			rest := args[i+1:]
+			for len(rest) > 0 && rest[0].exact() && strings.HasPrefix(rest[0].s, "-") {
+				rest = rest[1:]
+			}
+			if len(rest) >= 2 && rest[0].exact() {
+				w.gitValue(inv, rest[0].s, rest[1])
+			}
+			return
+		default:
+			continue
+		}
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			w.gitValue(inv, k, field{s: v, pos: a.pos})
+		}
+	}
+}
+
+func (w *walker) gitValue(inv *invocation, key string, v field) {
+	key = strings.ToLower(key)
+	for _, k := range gitShellKeys {
+		if key == k || strings.HasSuffix(k, ".") && strings.HasPrefix(key, k) {
+			if v.exact() {
+				v.s = strings.TrimPrefix(v.s, "!")
+			}
+			w.payload(inv, v, "git "+key+" command", nil, true)
+			return
+		}
+	}
+}
+
+// vim runs ex commands from -c and +; :!cmd runs a shell command.
+func (w *walker) vim(inv *invocation, name string) {
+	args := inv.args()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.exact() {
+			continue
+		}
+		var cmd string
+		switch {
+		case (a.s == "-c" || a.s == "--cmd") && i+1 < len(args) && args[i+1].exact():
+			i++
+			cmd = args[i].s
+		case strings.HasPrefix(a.s, "+") && len(a.s) > 1:
+			cmd = a.s[1:]
+		default:
+			continue
+		}
+		cmd = strings.TrimLeft(cmd, ": ")
+		if rest, ok := strings.CutPrefix(cmd, "!"); ok {
+			w.payload(inv, field{s: rest, pos: a.pos}, name+" :! command", nil, true)
+		}
+	}
+}
+
+// sshOpts checks -o ProxyCommand=… and LocalCommand, which ssh, scp and
+// sftp run through a local shell.
+func (w *walker) sshOpts(inv *invocation, name string) {
+	args := inv.args()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.exact() {
+			continue
+		}
+		opt := ""
+		switch {
+		case a.s == "-o" && i+1 < len(args) && args[i+1].exact():
+			i++
+			opt = args[i].s
+		case strings.HasPrefix(a.s, "-o") && len(a.s) > 2:
+			opt = a.s[2:]
+		default:
+			continue
+		}
+		key, val, ok := strings.Cut(opt, "=")
+		if !ok {
+			key, val, ok = strings.Cut(opt, " ")
+		}
+		key = strings.ToLower(strings.TrimSpace(key))
+		if ok && (key == "proxycommand" || key == "localcommand" || key == "knownhostscommand") {
+			w.payload(inv, field{s: strings.TrimSpace(val), pos: a.pos}, name+" "+key, nil, true)
+		}
+	}
+}
+
+// netcat with -e or -c connects a program to a network peer: a remote
+// shell.
+func (w *walker) netcat(inv *invocation, name string) {
+	args := inv.args()
+	for i, a := range args {
+		if !a.exact() {
+			continue
+		}
+		switch {
+		case oneOf(a.s, "-e", "-c", "--exec", "--sh-exec", "--lua-exec") && i+1 < len(args):
+			w.report(inv, RuleRemoteScript, name+" "+a.s+" "+args[i+1].show()+at(a.pos)+" lets a network peer run commands")
+			return
+		case strings.HasPrefix(a.s, "-e") && len(a.s) > 2 || strings.HasPrefix(a.s, "--exec=") || strings.HasPrefix(a.s, "--sh-exec="):
+			w.report(inv, RuleRemoteScript, name+" "+a.s+at(a.pos)+" lets a network peer run commands")
+			return
+		}
+	}
+}
+
+// socat joining EXEC: or SYSTEM: with a network address is a remote shell.
+func (w *walker) socat(inv *invocation, name string) {
+	var exec, network bool
+	for _, a := range inv.args() {
+		if !a.exact() || strings.HasPrefix(a.s, "-") && len(a.s) > 1 {
+			continue
+		}
+		addr := strings.ToLower(a.s)
+		switch {
+		case strings.HasPrefix(addr, "exec:") || strings.HasPrefix(addr, "system:"):
+			exec = true
+			cmd, _, _ := strings.Cut(a.s[strings.IndexByte(a.s, ':')+1:], ",")
+			w.payload(inv, field{s: cmd, pos: a.pos}, "socat "+addr[:strings.IndexByte(addr, ':')]+" command", nil, true)
+		case strings.HasPrefix(addr, "tcp") || strings.HasPrefix(addr, "udp") || strings.HasPrefix(addr, "ssl") ||
+			strings.HasPrefix(addr, "openssl") || strings.HasPrefix(addr, "sctp") || strings.HasPrefix(addr, "socks") ||
+			strings.HasPrefix(addr, "proxy") || strings.HasPrefix(addr, "vsock") || strings.HasPrefix(addr, "dccp"):
+			network = true
+		}
+	}
+	if exec && network {
+		w.report(inv, RuleRemoteScript, "socat connects a program to a network address, so a peer can run commands"+at(inv.argv[0].pos))
+	}
+}
