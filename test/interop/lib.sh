@@ -33,6 +33,7 @@ new_token() {
 start_server() {
 	local log=$1
 	shift
+	: >"$log"
 	"$@" >"$log" 2>&1 &
 	SERVER_PID=$!
 	PIDS+=("$SERVER_PID")

@@ -57,7 +57,8 @@ verdict "conformance: examples/everything" "$status"
 stop_all
 
 # 2. The scenarios that need no fixtures against the real binary, with
-# bearer auth on, and 3. the Inspector CLI against the same server.
+# bearer auth on (stateful, then stateless), and 3. the Inspector CLI
+# against the stateful server.
 echo "== conformance suite against rigout serve"
 GENERIC=(server-initialize ping logging-set-level tools-list server-sse-multiple-streams server-sse-polling dns-rebinding-protection)
 token=$(new_token)
@@ -94,6 +95,19 @@ inspector http-tools-list ok '"name": "execute_command"' "$SERVER_URL" "${auth[@
 inspector http-tools-call ok '"stdout": "hi\\n"' "$SERVER_URL" "${auth[@]}" \
 	--method tools/call --tool-name execute_command --tool-arg 'command=echo hi'
 inspector http-no-token fail 'unauthorized' "$SERVER_URL" --transport http --method tools/list
+stop_all
+
+echo "== conformance suite against rigout serve --stateless"
+token=$(new_token)
+RIGOUT_STATE_DIR="$WORK/state-stateless" RIGOUT_AUTH_TOKEN=$token \
+	start_server "$RESULTS/rigout-stateless.log" "$WORK/rigout" serve --addr 127.0.0.1:0 --stateless
+echo "rigout serve --stateless at $SERVER_URL (pid $SERVER_PID)"
+for s in "${GENERIC[@]}"; do
+	scenario "$SERVER_URL" "$token" "$RESULTS/rigout-stateless" "$s" || true
+done
+status=0
+"$NODE" "$HERE/check-results.mjs" rigout-stateless "$RESULTS/rigout-stateless" "$HERE/allow-list.txt" "${GENERIC[@]}" || status=$?
+verdict "conformance: rigout serve --stateless" "$status"
 stop_all
 inspector stdio-tools-call ok '"stdout": "hi\\n"' "$WORK/rigout" stdio --state-dir "$WORK/state-inspector" \
 	--method tools/call --tool-name execute_command --tool-arg 'command=echo hi'
