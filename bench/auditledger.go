@@ -77,7 +77,7 @@ func auditLedger(ctx context.Context, b *bench) error {
 		b.res.AddSeries(k, "events/s", v[:complete])
 	}
 	for _, w := range []int{1, 16} {
-		b.res.AddRow(Row{Scenario: "5", Name: fmt.Sprintf("audit.Ledger.Record, %d writer(s)", w), Unit: "events/s", Better: "higher",
+		b.res.AddRow(Row{Scenario: "5", Name: "audit.Ledger.Record, " + plural(w, "writer"), Unit: "events/s", Better: "higher",
 			Stat: "median", Floor: "JSON lines + fdatasync, same group commit",
 			RigoutSeries: fmt.Sprintf("5/w%d/ledger", w), FloorSeries: fmt.Sprintf("5/w%d/floor", w)})
 	}

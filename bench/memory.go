@@ -36,6 +36,9 @@ func memory(ctx context.Context, b *bench) error {
 			side := sides[(i+r)%len(sides)]
 			idle, above, err := memoryRound(ctx, b, side, size)
 			if err != nil {
+				if ctx.Err() != nil {
+					break // the budget ran out: keep the complete rounds
+				}
 				return fmt.Errorf("%s: %w", side, err)
 			}
 			samples["6/idle/"+side] = append(samples["6/idle/"+side], idle)
