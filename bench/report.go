@@ -180,6 +180,9 @@ func (r *Results) writeMarkdown(w io.Writer, plot string) {
 	if r.Revision != "" {
 		fmt.Fprintf(w, " Source: %s.", r.Revision)
 	}
+	if max(m.LoadStart, m.LoadEnd) > float64(m.CPUs) {
+		fmt.Fprint(w, " The load average above the CPU count means other work shared the machine during the run.")
+	}
 	fmt.Fprintf(w, "\nCommand: `%s` (%s).\n\n", r.Command, r.Finished.Sub(r.Started).Round(time.Second))
 	fmt.Fprintln(w, "Each ratio is rigout ÷ floor of the named statistic, both sides measured in this run, interleaved.")
 	fmt.Fprintln(w, "Spread is the 90% bootstrap interval of that ratio. Absolute values are for context only; compare ratios.")
@@ -187,7 +190,7 @@ func (r *Results) writeMarkdown(w io.Writer, plot string) {
 	r.table(w)
 	fmt.Fprintln(w)
 	if plot != "" {
-		fmt.Fprintf(w, "Latency distributions of scenario 2 against their floors: [%s](%s)\n\n", plot, plot)
+		fmt.Fprintf(w, "Latency distributions of scenarios 2 and 7 against their floors: [%s](%s)\n\n", plot, plot)
 	}
 	notes := false
 	for _, row := range r.Rows {
