@@ -207,12 +207,14 @@ func substField(f field, marker string, v field) field {
 	if v.exact() {
 		return field{s: strings.ReplaceAll(f.s, marker, v.s), pos: f.pos, taint: v.taint}
 	}
-	parts := strings.Split(f.s, marker)
-	out := field{s: parts[0], pos: f.pos}
-	for _, p := range parts[1:] {
-		out = joinFields(out, v, "")
-		out = joinFields(out, exactField(p), "")
+	var parts []field
+	for i, p := range strings.Split(f.s, marker) {
+		if i > 0 {
+			parts = append(parts, v)
+		}
+		parts = append(parts, exactField(p))
 	}
+	out := concatFields(parts, "")
 	out.pos = f.pos
 	return out
 }

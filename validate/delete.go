@@ -105,7 +105,16 @@ func pureWildcard(f field) bool {
 	if !f.exact() {
 		return false
 	}
-	return strings.Trim(f.s, "*?/.") == "" || f.s == ".*" || f.s == "^.*$"
+	switch strings.TrimSuffix(strings.TrimPrefix(f.s, "^"), "$") {
+	case ".*", ".+", ".*.*", "(.*)", ".?.*":
+		return true // -regex forms
+	}
+	for _, k := range compilePattern(f.s) {
+		if k.kind == tLit && k.b != '/' && k.b != '.' {
+			return false
+		}
+	}
+	return true
 }
 
 func (w *walker) find(inv *invocation, name string) {

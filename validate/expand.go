@@ -123,6 +123,7 @@ type builder struct {
 	noSplit bool   // assignments, here-strings: no field splitting, no globbing
 	disp    []byte // the field as people should see it: $X for an unknown $X
 	label   string // how the next unknown expansion is shown
+	w       *walker
 }
 
 func (b *builder) toTok() {
@@ -153,6 +154,28 @@ func (b *builder) addQuoted(s string) {
 	}
 }
 
+// tooLong accounts for n bytes that an expansion adds to the word. It
+// reports whether the word would grow beyond maxValue, or the check beyond
+// maxExpanded bytes in all (X=$X$X doubles at every step); then the rest
+// of the word is an unknown expansion. Text written in the command itself
+// is never cut: the input limit bounds it.
+func (b *builder) tooLong(n int) bool {
+	if b.w != nil {
+		b.w.res.expanded += n
+		if b.w.res.expanded > maxExpanded {
+			b.w.complex("expansions produce more than " + strconv.Itoa(maxExpanded>>20) + " MiB of text")
+		}
+	}
+	if len(b.disp)+n <= maxValue {
+		return false
+	}
+	if !b.tokMode || len(b.toks) == 0 || b.toks[len(b.toks)-1].kind != tUnknown {
+		b.toTok()
+		b.toks = append(b.toks, ptok{kind: tUnknown})
+	}
+	return true
+}
+
 func (b *builder) addWild(k ptok) {
 	b.has = true
 	b.toTok()
@@ -181,6 +204,10 @@ func (b *builder) addGlob(s string, escapes bool) {
 	if len(s) > 0 {
 		b.has = true
 	}
+	if !escapes && b.tooLong(len(s)) {
+		return
+	}
+	lastClose := strings.LastIndexByte(s, ']')
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -195,7 +222,7 @@ func (b *builder) addGlob(s string, escapes bool) {
 			b.addWild(ptok{kind: tStar})
 		case c == '?':
 			b.addWild(ptok{kind: tAny})
-		case c == '[':
+		case c == '[' && i < lastClose:
 			if set, n, ok := parseClass(s[i:]); ok {
 				b.addWild(ptok{kind: tClass, cls: set})
 				i += n - 1
@@ -211,6 +238,10 @@ func (b *builder) addGlob(s string, escapes bool) {
 // addExpanded adds the known result of an expansion. Unquoted, it is split
 // into fields at IFS characters and its glob characters are active.
 func (b *builder) addExpanded(s, ifs string, quoted bool) {
+	if b.tooLong(len(s)) {
+		b.has = true
+		return
+	}
 	if quoted || b.noSplit {
 		b.addQuoted(s)
 		return
@@ -232,6 +263,9 @@ func (b *builder) addExpanded(s, ifs string, quoted bool) {
 
 func (b *builder) addToks(t []ptok, disp string) {
 	b.has = true
+	if b.tooLong(len(disp) + len(t)) {
+		return
+	}
 	b.toTok()
 	for _, k := range t {
 		if k.kind == tLit {
@@ -291,11 +325,7 @@ func (b *builder) single() field {
 	if len(b.out) == 0 {
 		return field{pos: b.pos}
 	}
-	f := b.out[0]
-	for _, g := range b.out[1:] {
-		f = joinFields(f, g, " ")
-	}
-	return f
+	return concatFields(b.out, " ")
 }
 
 // joinFields concatenates two fields with sep between them.
@@ -318,6 +348,49 @@ func joinFields(a, b field, sep string) field {
 	t = append(t, tb...)
 	out.toks = t
 	out.s = a.s + sep + b.s
+	return out
+}
+
+// concatFields joins fields with sep in one pass.
+func concatFields(parts []field, sep string) field {
+	if len(parts) == 0 {
+		return field{}
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	out := field{pos: parts[0].pos}
+	exact := true
+	n := 0
+	for _, p := range parts {
+		out.taint |= p.taint
+		exact = exact && p.exact()
+		n += len(p.s) + len(sep)
+	}
+	var disp strings.Builder
+	disp.Grow(n)
+	for i, p := range parts {
+		if i > 0 {
+			disp.WriteString(sep)
+		}
+		disp.WriteString(p.s)
+	}
+	out.s = disp.String()
+	if exact {
+		return out
+	}
+	toks := make([]ptok, 0, n)
+	for i, p := range parts {
+		if i > 0 {
+			toks = append(toks, litToks(sep)...)
+		}
+		if p.exact() {
+			toks = append(toks, litToks(p.s)...)
+		} else {
+			toks = append(toks, p.toks...)
+		}
+	}
+	out.toks = toks
 	return out
 }
 
@@ -459,7 +532,7 @@ func braceElems(br *syntax.BraceExp) [][]syntax.WordPart {
 }
 
 func (w *walker) expandParts(parts []syntax.WordPart, pos syntax.Pos, out []field) []field {
-	b := builder{pos: pos, out: out}
+	b := builder{pos: pos, out: out, w: w}
 	w.addParts(&b, parts, false, true)
 	b.flush()
 	return b.out
@@ -471,7 +544,7 @@ func (w *walker) expandString(wd *syntax.Word) field {
 	if len(wd.Parts) == 0 {
 		return field{}
 	}
-	b := builder{pos: wd.Pos(), noSplit: true}
+	b := builder{pos: wd.Pos(), noSplit: true, w: w}
 	w.addParts(&b, wd.Parts, false, true)
 	return b.single()
 }
@@ -892,16 +965,8 @@ func (w *walker) expandParam(b *builder, pe *syntax.ParamExp, quoted bool) {
 			if ifs != "" {
 				sep = ifs[:1]
 			}
-			var j field
-			for i, f := range list {
-				if i == 0 {
-					j = f
-				} else {
-					j = joinFields(j, f, sep)
-				}
-			}
 			if len(list) > 0 {
-				b.addValue(j, ifs, true)
+				b.addValue(concatFields(list, sep), ifs, true)
 			}
 			return
 		}
@@ -1116,7 +1181,7 @@ func (w *walker) applyOps(b *builder, pe *syntax.ParamExp, v field, ok, quoted b
 		}
 	case syntax.RemSmallSuffix, syntax.RemLargeSuffix, syntax.RemSmallPrefix, syntax.RemLargePrefix:
 		pat, ok1 := w.literalWord(pe.Exp.Word)
-		if !ok || !v.exact() || !ok1 || len(v.s) > 4096 {
+		if !ok || !v.exact() || !ok1 || len(v.s) > 1024 {
 			unknown(0)
 			return
 		}

@@ -138,6 +138,7 @@ func addNamedClass(set *byteSet, name string) {
 // also crosses '/'); a backslash quotes the next byte.
 func compilePattern(s string) []ptok {
 	var t []ptok
+	lastClose := strings.LastIndexByte(s, ']')
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch c {
@@ -156,7 +157,7 @@ func compilePattern(s string) []ptok {
 		case '?':
 			t = append(t, ptok{kind: tAny})
 		case '[':
-			if set, n, ok := parseClass(s[i:]); ok {
+			if set, n, ok := parseClass(s[i:]); i < lastClose && ok {
 				t = append(t, ptok{kind: tClass, cls: set})
 				i += n - 1
 				continue

@@ -47,6 +47,12 @@ loop:
 		}
 	}
 	ops := args[min(i, len(args)):]
+	// BASH_ENV and ENV name a file the shell reads first.
+	for _, v := range []string{"BASH_ENV", "ENV"} {
+		if b := inv.env[v]; b != nil && len(b.alts) > 0 && b.alts[0].f.exact() {
+			w.scriptOperand(inv, b.alts[0].f, name+" "+v)
+		}
+	}
 	if !cflag && len(ops) > 1 && ops[0].mayBeOption() && !ops[0].exact() {
 		// bash $OPTS 'text': the unknown word may be -c.
 		dynOpt = true
@@ -383,11 +389,7 @@ func (w *walker) eval(inv *invocation, name string) {
 	if len(args) == 0 {
 		return
 	}
-	text := args[0]
-	for _, a := range args[1:] {
-		text = joinFields(text, a, " ")
-	}
-	w.payloadHere(inv, text, "eval payload")
+	w.payloadHere(inv, concatFields(args, " "), "eval payload")
 }
 
 // positional returns the current positional parameters for a payload that

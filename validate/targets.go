@@ -389,23 +389,16 @@ func (w *walker) staticOutputOf(st *syntax.Stmt, in *source) (field, bool) {
 		if base == "command" && !strings.ContainsAny(flags, "vV") || base == "type" && !strings.ContainsAny(flags, "pP") {
 			return field{}, false
 		}
-		var out field
-		n := 0
+		var names []field
 		for _, a := range args {
-			if a.exact() && strings.HasPrefix(a.s, "-") {
-				continue
+			if !a.exact() || !strings.HasPrefix(a.s, "-") {
+				names = append(names, a)
 			}
-			if n == 0 {
-				out = a
-			} else {
-				out = joinFields(out, a, "\n")
-			}
-			n++
 		}
-		if n == 0 {
+		if len(names) == 0 {
 			return field{}, false
 		}
-		return joinFields(out, exactField(""), "\n"), true
+		return concatFields(append(names, exactField("")), "\n"), true
 	case "cat":
 		if len(args) == 0 || len(args) == 1 && args[0].exact() && args[0].s == "-" {
 			if in != nil && in.has {
@@ -413,19 +406,15 @@ func (w *walker) staticOutputOf(st *syntax.Stmt, in *source) (field, bool) {
 			}
 			return field{}, false
 		}
-		var out field
-		for i, a := range args {
+		parts := make([]field, 0, len(args))
+		for _, a := range args {
 			c, ok := w.knownFile(a)
 			if !ok {
 				return field{}, false
 			}
-			if i == 0 {
-				out = c
-			} else {
-				out = joinFields(out, c, "")
-			}
+			parts = append(parts, c)
 		}
-		return out, true
+		return concatFields(parts, ""), true
 	}
 	return field{}, false
 }
@@ -445,24 +434,22 @@ func echoOutput(args []field) field {
 		}
 		args = args[1:]
 	}
-	var out field
-	for i, a := range args {
+	parts := make([]field, 0, len(args)+1)
+	for _, a := range args {
+		a.proc = nil
 		if escapes && a.exact() {
 			s, stop := decodeEscapes(a.s, true)
 			a.s = s
 			if stop {
-				newline = false
+				parts = append(parts, a)
+				return concatFields(parts, " ")
 			}
 		}
-		if i == 0 {
-			out = a
-			out.proc = nil
-		} else {
-			out = joinFields(out, a, " ")
-		}
+		parts = append(parts, a)
 	}
+	out := concatFields(parts, " ")
 	if newline {
-		out = joinFields(out, exactField(""), "\n")
+		out = concatFields([]field{out, exactField("\n")}, "")
 	}
 	return out
 }
@@ -477,15 +464,10 @@ func printfOutput(args []field) (field, bool) {
 	}
 	format := args[0].s
 	rest := args[1:]
-	var out field
-	started := false
+	var parts []field
 	add := func(f field) {
-		if !started {
-			out, started = f, true
-			out.proc = nil
-			return
-		}
-		out = joinFields(out, f, "")
+		f.proc = nil
+		parts = append(parts, f)
 	}
 	for round := 0; round < 64; round++ {
 		used := 0
@@ -545,10 +527,10 @@ func printfOutput(args []field) (field, bool) {
 			break
 		}
 	}
-	if !started {
+	if len(parts) == 0 {
 		return exactField(""), true
 	}
-	return out, true
+	return concatFields(parts, ""), true
 }
 
 // findOutput describes the paths a find statement prints (for xargs).
@@ -588,10 +570,12 @@ func (w *walker) findOutput(st *syntax.Stmt) ([]field, bool, bool) {
 // without its trailing newlines.
 func (w *walker) substOutput(stmts []*syntax.Stmt) (field, bool, taint) {
 	t := w.taintOf(stmts)
-	if len(stmts) != 1 {
+	if len(stmts) != 1 || w.res.eval >= maxEval || !w.tick() {
 		return field{}, false, t
 	}
+	w.res.eval++
 	f, ok := w.staticOutput(stmts[0], nil)
+	w.res.eval--
 	if !ok {
 		return field{}, false, t | f.taint
 	}

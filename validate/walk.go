@@ -16,7 +16,10 @@ const (
 	maxWork     = 50000   // statements and commands visited
 	maxCombos   = 16      // combinations of alternative variable values per command
 	maxFindings = 64
-	maxAlts     = 8 // alternative values of one variable
+	maxAlts     = 8        // alternative values of one variable
+	maxValue    = maxInput // bytes of one expanded word; longer values are unknown
+	maxExpanded = 64 << 20 // bytes that expansions may produce in one check
+	maxEval     = 8        // nested static evaluations of $(…)
 )
 
 type finding struct {
@@ -33,6 +36,9 @@ type result struct {
 	fetched  map[string]string // downloaded file → the command that wrote it
 	files    map[string]field  // file → content an earlier command wrote
 	links    map[string]string // symbolic link → target, from ln -s
+	eval     int               // nesting of static $(…) evaluations
+	expanded int               // bytes produced by expansions
+	taints   map[*syntax.Stmt]taint
 }
 
 // walker checks one shell program. Nested payloads get a child walker that
@@ -171,6 +177,9 @@ func (w *walker) tick() bool {
 // setVar binds a variable. Inside a branch or loop the new value joins the
 // old ones as an alternative.
 func (w *walker) setVar(name string, v value) {
+	if len(v.f.s) > maxValue || len(v.arr) > 1024 {
+		v = value{f: unknownField(0)}
+	}
 	if w.vars == nil {
 		w.vars = make(map[string]*binding)
 	}
@@ -805,7 +814,7 @@ func quotedDelim(wd *syntax.Word) bool {
 
 // hdocText resolves the body of a here-document.
 func (w *walker) hdocText(body *syntax.Word, quoted bool) field {
-	b := builder{pos: body.Pos(), noSplit: true}
+	b := builder{pos: body.Pos(), noSplit: true, w: w}
 	for _, p := range body.Parts {
 		if l, ok := p.(*syntax.Lit); ok {
 			if quoted {
@@ -948,19 +957,29 @@ func quickLit(wd *syntax.Word) (string, bool) {
 func (w *walker) taintOf(stmts []*syntax.Stmt) taint {
 	var t taint
 	for _, st := range stmts {
+		if c, ok := w.res.taints[st]; ok {
+			t |= c
+			continue
+		}
+		var st1 taint
 		syntax.Walk(st, func(n syntax.Node) bool {
 			switch n := n.(type) {
 			case *syntax.CallExpr:
-				t |= taintOfArgs(n.Args)
+				st1 |= taintOfArgs(n.Args)
 			case *syntax.Redirect:
 				if n.Word != nil {
 					if s, ok := quickLit(n.Word); ok && (strings.HasPrefix(s, "/dev/tcp/") || strings.HasPrefix(s, "/dev/udp/")) {
-						t |= taintNet
+						st1 |= taintNet
 					}
 				}
 			}
 			return true
 		})
+		if w.res.taints == nil {
+			w.res.taints = make(map[*syntax.Stmt]taint)
+		}
+		w.res.taints[st] = st1
+		t |= st1
 	}
 	return t
 }

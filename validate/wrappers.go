@@ -189,13 +189,7 @@ func oneOfPrefix(name string, list []string) bool {
 	return false
 }
 
-func joinAll(ops []field) field {
-	out := ops[0]
-	for _, o := range ops[1:] {
-		out = joinFields(out, o, " ")
-	}
-	return out
-}
+func joinAll(ops []field) field { return concatFields(ops, " ") }
 
 // withEnv returns inv with NAME=value added to the environment of the
 // command it runs.
@@ -255,11 +249,11 @@ loop:
 			default:
 				str = field{s: s[strings.IndexByte(s, 'S')+1:], pos: a.pos}
 			}
-			text := str
+			parts := []field{str}
 			for _, r := range args[i+1:] {
-				text = joinFields(text, quoteField(r), " ")
+				parts = append(parts, quoteField(r))
 			}
-			w.payload(sub, text, "env -S string", nil, false)
+			w.payload(sub, concatFields(parts, " "), "env -S string", nil, false)
 			return
 		case strings.HasPrefix(s, "--"):
 		case strings.HasPrefix(s, "-"):
