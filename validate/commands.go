@@ -55,6 +55,7 @@ var commandTable = map[string]handler{
 	"vi": (*walker).vim, "nvim": (*walker).vim, "ex": (*walker).vim, "view": (*walker).vim,
 	"scp": (*walker).sshOpts, "sftp": (*walker).sshOpts, "alias": (*walker).alias,
 	"killall": (*walker).power, "pkill": (*walker).power,
+	"docker": (*walker).docker, "podman": (*walker).docker, "nerdctl": (*walker).docker,
 	"nc": (*walker).netcat, "ncat": (*walker).netcat, "netcat": (*walker).netcat, "socat": (*walker).socat,
 
 	// Readers of raw devices.

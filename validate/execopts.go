@@ -192,3 +192,120 @@ func (w *walker) socat(inv *invocation, name string) {
 		w.report(inv, RuleRemoteScript, "socat connects a program to a network address, so a peer can run commands"+at(inv.argv[0].pos))
 	}
 }
+
+var dockerRunSyntax = optSyntax{
+	argShort: "aceEhlmpuvw",
+	argLong: []string{"add-host", "annotation", "attach", "blkio-weight", "blkio-weight-device", "cap-add", "cap-drop",
+		"cgroup-parent", "cgroupns", "cidfile", "cpu-period", "cpu-quota", "cpu-rt-period", "cpu-rt-runtime",
+		"cpu-shares", "cpus", "cpuset-cpus", "cpuset-mems", "device", "device-cgroup-rule", "device-read-bps",
+		"device-read-iops", "device-write-bps", "device-write-iops", "dns", "dns-option", "dns-search", "domainname",
+		"entrypoint", "env", "env-file", "expose", "gpus", "group-add", "health-cmd", "health-interval",
+		"health-retries", "health-start-period", "health-timeout", "hostname", "ip", "ip6", "ipc", "isolation",
+		"kernel-memory", "label", "label-file", "link", "link-local-ip", "log-driver", "log-opt", "mac-address",
+		"memory", "memory-reservation", "memory-swap", "memory-swappiness", "mount", "name", "network", "net",
+		"network-alias", "oom-score-adj", "pid", "pids-limit", "platform", "publish", "pull", "restart", "runtime",
+		"security-opt", "shm-size", "stop-signal", "stop-timeout", "storage-opt", "sysctl", "tmpfs", "ulimit",
+		"user", "userns", "uts", "volume", "volume-driver", "volumes-from", "workdir", "systemd", "pod"},
+	posix: true,
+}
+
+// docker and podman run containers; a container with a protected host
+// directory bind-mounted read-write (-v /:/host) or with --privileged can
+// change the host, so its command is checked with the mounts mapped back to
+// host paths.
+func (w *walker) docker(inv *invocation, name string) {
+	args := inv.args()
+	i := 0
+	for i < len(args) && args[i].exact() && strings.HasPrefix(args[i].s, "-") {
+		if oneOf(args[i].s, "-H", "--host", "--context", "-c", "--config", "-l", "--log-level", "--tlscacert", "--tlscert", "--tlskey", "--url", "--connection") {
+			i++
+		}
+		i++
+	}
+	if i >= len(args) || !args[i].exact() {
+		return
+	}
+	sub, rest := args[i].s, args[i+1:]
+	if sub == "container" && len(rest) > 0 && rest[0].exact() {
+		sub, rest = rest[0].s, rest[1:]
+	}
+	if sub != "run" && sub != "create" {
+		return
+	}
+	p := parseArgs(rest, &dockerRunSyntax)
+	mounts := map[string]string{} // container path → host path
+	risky := p.hasLong("privileged", 5)
+	for _, v := range p.vals {
+		if !v.val.exact() {
+			continue
+		}
+		var host, ctr string
+		ro := false
+		switch {
+		case v.name == "v" || len(v.name) > 2 && strings.HasPrefix("volume", v.name):
+			parts := strings.Split(v.val.s, ":")
+			if len(parts) < 2 {
+				continue
+			}
+			host, ctr = parts[0], parts[1]
+			ro = len(parts) > 2 && oneOf("ro", strings.Split(parts[2], ",")...)
+		case len(v.name) > 2 && strings.HasPrefix("mount", v.name):
+			bind := false
+			for _, kv := range strings.Split(v.val.s, ",") {
+				k, val, _ := strings.Cut(kv, "=")
+				switch k {
+				case "type":
+					bind = val == "bind"
+				case "source", "src":
+					host = val
+				case "target", "dst", "destination":
+					ctr = val
+				case "readonly", "ro":
+					ro = val == "" || val == "true" || val == "1"
+				}
+			}
+			if !bind {
+				continue
+			}
+		case len(v.name) > 2 && strings.HasPrefix("device", v.name):
+			dev, _, _ := strings.Cut(v.val.s, ":")
+			if _, ok := w.deviceHit(w.target(field{s: dev})); ok {
+				risky = true
+			}
+			continue
+		default:
+			continue
+		}
+		if ro || !strings.HasPrefix(host, "/") || !strings.HasPrefix(ctr, "/") {
+			continue
+		}
+		host, ctr = cleanPath(host), cleanPath(ctr)
+		if _, ok := w.protectedHit(target{lit: host}); ok {
+			risky = true
+		}
+		mounts[ctr] = host
+	}
+	if !risky || len(p.ops) < 1 {
+		return
+	}
+	cmd := p.ops[1:]
+	if e, ok := p.val(0, "entrypoint"); ok {
+		cmd = append([]field{e}, cmd...)
+	}
+	if len(cmd) == 0 {
+		return
+	}
+	saved := w.res.links
+	links := make(map[string]string, len(saved)+len(mounts))
+	for k, v := range saved {
+		links[k] = v
+	}
+	for k, v := range mounts {
+		links[k] = v
+	}
+	w.res.links = links
+	sub2 := inv.sub(cmd, name+" "+sub)
+	sub2.stdin = nil
+	w.invoke(sub2)
+	w.res.links = saved
+}

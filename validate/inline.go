@@ -11,7 +11,9 @@ import "strings"
 type inlineFind struct {
 	shell   []string
 	argv    [][]string
-	deletes []string
+	deletes []string // recursive deletes
+	removes []string // single files deleted
+	writes  []string // files written
 }
 
 type itok struct {
@@ -35,6 +37,17 @@ var execFuncs = map[string]bool{
 var argvFuncs = map[string]bool{
 	"spawn": true, "spawnSync": true, "execFile": true, "execFileSync": true,
 	"execvp": true, "execv": true, "execve": true, "execl": true, "execlp": true,
+}
+
+// removeFuncs delete one file.
+var removeFuncs = map[string]bool{
+	"remove": true, "unlink": true, "unlinkSync": true, "Remove": true, "delete": true, "rmdir": true,
+}
+
+// writeFuncs write the file they are given.
+var writeFuncs = map[string]bool{
+	"writeFileSync": true, "appendFileSync": true, "writeFile": true, "appendFile": true,
+	"file_put_contents": true, "WriteFile": true, "truncate": true,
 }
 
 // deleteFuncs delete a directory tree.
@@ -69,6 +82,8 @@ func scanInline(code, lang string) inlineFind {
 		name := t.text[strings.LastIndexAny(t.text, ".:")+1:]
 		isExec := execFuncs[name] && !(lang == "python" && (name == "exec" || name == "eval"))
 		isDel := deleteFuncs[name]
+		isRemove := removeFuncs[name]
+		isWrite := writeFuncs[name] || name == "open" || name == "fopen"
 		if lang == "python" && (name == "exec" || name == "eval") {
 			// Python code run by Python: scan it the same way.
 			j := k + 1
@@ -83,7 +98,7 @@ func scanInline(code, lang string) inlineFind {
 			}
 			continue
 		}
-		if !isExec && !isDel {
+		if !isExec && !isDel && !isRemove && !isWrite {
 			continue
 		}
 		j := k + 1
@@ -115,6 +130,13 @@ func scanInline(code, lang string) inlineFind {
 		switch {
 		case isDel:
 			out.deletes = append(out.deletes, strs[0])
+		case isRemove:
+			out.removes = append(out.removes, strs...)
+		case isWrite:
+			if name != "open" && name != "fopen" || len(strs) > 1 && strings.ContainsAny(strs[1], "wa+") {
+				out.writes = append(out.writes, strs[0])
+			}
+		case !isExec:
 		case list || len(strs) > 1 || argvFuncs[name]:
 			out.argv = append(out.argv, strs)
 		default:

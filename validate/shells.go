@@ -379,6 +379,12 @@ func (w *walker) inlineCode(inv *invocation, lang string, f field, label string)
 	for _, d := range found.deletes {
 		w.deleteTarget(inv, "the "+label, field{s: d, pos: f.pos}, true, false)
 	}
+	for _, d := range found.removes {
+		w.deleteTarget(inv, "the "+label, field{s: d, pos: f.pos}, false, false)
+	}
+	for _, d := range found.writes {
+		w.writeTarget(inv, field{s: d, pos: f.pos}, "the "+label)
+	}
 }
 
 func (w *walker) eval(inv *invocation, name string) {
