@@ -29,14 +29,25 @@
 // command word that is itself unknown is refused only when the rest of the
 // command is destructive ($X -rf /, $SUDO rm -rf /).
 //
+// Values flow through the program as the shell would carry them:
+// assignments, for loops, read and mapfile from known input, printf -v,
+// function arguments, cd (so cd / && rm -rf * is rm -rf /*), files that an
+// earlier command wrote (echo / > list; xargs rm -rf < list), symbolic
+// links it made (ln -s / r; rm -rf r/) and files it downloaded (curl -o
+// i.sh …; sh i.sh). [Options].Dir gives the starting directory.
+//
 // Wrappers are seen through: sudo, doas, env (assignments, -i, -u, -C, -S),
 // command, exec, builtin, nice, nohup, setsid, timeout, time, stdbuf, ionice,
 // chrt, taskset, chroot, nsenter, unshare, strace, systemd-run, flock, xargs
 // (with the arguments it reads when they are known), busybox, find -exec,
-// watch, ssh, parallel and more. Inline interpreter code (python -c, perl -e,
-// ruby -e, node -e, php -r, lua -e, awk programs) is searched for shell
-// commands and recursive deletes given as string literals; that search is
-// best effort, as no checker can decide what a program does.
+// watch, ssh, parallel, at, crontab and more, as are options that run shell
+// commands (git -c core.pager=…, ssh -o ProxyCommand=…, tar
+// --to-command=…, sed's e command, vim -c '!…') and containers that mount a
+// protected host directory read-write (docker run -v /:/host …). Inline
+// interpreter code (python -c, perl -e, ruby -e, node -e, php -r, lua -e,
+// awk programs) is searched for shell commands, deletes and writes given as
+// string literals; that search is best effort, as no checker can decide
+// what a program does.
 //
 // # Rules
 //

@@ -376,8 +376,12 @@ func onlyUnknown(c []ptok) bool {
 }
 
 // allChildren reports whether a path component is made only of wildcards (and
-// unknown expansions), so that it matches every entry of its directory.
+// unknown expansions), so that it matches every entry of its directory, or
+// every hidden entry (.*).
 func allChildren(c []ptok) bool {
+	if len(c) > 1 && c[0].kind == tLit && c[0].b == '.' {
+		c = c[1:]
+	}
 	wild := false
 	for _, k := range c {
 		switch {
