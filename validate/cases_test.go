@@ -338,6 +338,7 @@ var checkCases = []checkCase{
 	{cmd: "ruby -e 'require \"fileutils\"; FileUtils.rm_rf(\"/\")'", rule: rDel},
 	{cmd: "node -e 'require(\"child_process\").execSync(\"rm -rf /\")'", rule: rDel},
 	{cmd: "node -e 'require(\"fs\").rmSync(\"/\", {recursive: true})'", rule: rDel},
+	{cmd: "node -pe 'require(\"child_process\").execSync(\"reboot\")'", rule: rPower},
 	{cmd: "php -r 'system(\"rm -rf /\");'", rule: rDel},
 	{cmd: "lua -e 'os.execute(\"rm -rf /\")'", rule: rDel},
 	{cmd: "awk 'BEGIN{system(\"rm -rf /\")}'", rule: rDel},

@@ -272,6 +272,10 @@ loop:
 				code = append(code, field{s: s[strings.IndexByte(s, '=')+1:], pos: a.pos})
 			case s == "-r" || s == "--require" || s == "--import" || s == "--loader":
 				i++
+			case s[1] != '-' && (strings.HasSuffix(s, "e") || strings.HasSuffix(s, "p")) && i+1 < len(args):
+				// -pe 'code'
+				i++
+				code = append(code, args[i])
 			}
 		case "php":
 			switch s {
