@@ -31,9 +31,9 @@ type FanOutRequest struct {
 
 // FanResult is what happened on one host.
 type FanResult struct {
-	// Host is the host argument; Route where it led ("" if it did not
-	// resolve).
-	Host  string
+	// Host is the host argument.
+	Host string
+	// Route is where it led ("" if it did not resolve).
 	Route string
 	// Result is the command's result when Err is nil (and may hold partial
 	// output when Err is a *DisconnectError).

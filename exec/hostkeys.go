@@ -346,7 +346,9 @@ func caLines(path string) (map[int]bool, error) {
 	return out, sc.Err()
 }
 
-var probeAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 22}
+// probeAddr is the remote address passed to knownhosts when none matters
+// (it is used only when the host name is empty, which it never is here).
+func probeAddr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 22} }
 
 // known returns the keys on file for addr (host:port).
 func (k *knownHosts) known(addr string) ([]KnownKey, error) {
@@ -354,7 +356,7 @@ func (k *knownHosts) known(addr string) ([]KnownKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = cb(addr, probeAddr, k.probe)
+	err = cb(addr, probeAddr(), k.probe)
 	var ke *knownhosts.KeyError
 	if !errors.As(err, &ke) {
 		return nil, nil
@@ -595,7 +597,7 @@ func (k *knownHosts) learn(addr string, key ssh.PublicKey) (string, bool, error)
 	if err != nil {
 		return "", false, err
 	}
-	v := classify(cb, ca, addr, probeAddr, key)
+	v := classify(cb, ca, addr, probeAddr(), key)
 	switch v.reason {
 	case nil:
 		return k.own, false, nil

@@ -421,8 +421,9 @@ func (r *Router) isLocal(h string) bool {
 
 // TestResult is the outcome of Test.
 type TestResult struct {
-	// Host is the host asked for; Route where it leads.
-	Host  string `json:"host"`
+	// Host is the host asked for.
+	Host string `json:"host"`
+	// Route is where it leads.
 	Route string `json:"route"`
 	// Local is set when the host is this machine (always reachable).
 	Local bool `json:"local,omitempty"`
@@ -596,20 +597,26 @@ func (r *Router) Select(selector string) ([]string, error) {
 // Description is the access guide for one host: where it leads, whether it
 // answers, and the command a person would paste to reach it.
 type Description struct {
-	Host  string `json:"host"`
+	// Host is the host asked for.
+	Host string `json:"host"`
+	// Route is where it leads: "local" or "ssh(…)".
 	Route string `json:"route"`
-	Local bool   `json:"local,omitempty"`
+	// Local is set when it is this machine.
+	Local bool `json:"local,omitempty"`
 	// Endpoint is the resolved destination; nil when Local.
 	Endpoint *Endpoint `json:"endpoint,omitempty"`
 	// HostKeyPolicy is the policy in force.
 	HostKeyPolicy string `json:"host_key_policy"`
 	// KnownKeys are the keys on file for the host.
 	KnownKeys []KnownKey `json:"known_keys,omitempty"`
-	// Reachable, Latency, HostKey and Error come from a Test.
-	Reachable bool          `json:"reachable"`
-	Latency   time.Duration `json:"latency,omitempty"`
-	HostKey   string        `json:"host_key,omitempty"`
-	Error     string        `json:"error,omitempty"`
+	// Reachable is set when a connection answered (see Test).
+	Reachable bool `json:"reachable"`
+	// Latency is the time the test took (see TestResult.Latency).
+	Latency time.Duration `json:"latency,omitempty"`
+	// HostKey is the key type and fingerprint the host showed.
+	HostKey string `json:"host_key,omitempty"`
+	// Error says why the host did not answer.
+	Error string `json:"error,omitempty"`
 	// SSHCommand is the OpenSSH command line that reaches the same place
 	// interactively, quoted for a POSIX shell. Empty when Local.
 	SSHCommand string `json:"ssh_command,omitempty"`
@@ -708,7 +715,9 @@ var ErrFingerprintMismatch = errors.New("exec: host key fingerprint differs from
 
 // TrustResult is the outcome of Trust.
 type TrustResult struct {
-	Host    string `json:"host"`
+	// Host is the host asked for.
+	Host string `json:"host"`
+	// Address is the host:port whose key was read.
 	Address string `json:"address"`
 	// KeyType and Fingerprint describe the host's key.
 	KeyType     string `json:"key_type"`
@@ -716,8 +725,9 @@ type TrustResult struct {
 	// AlreadyKnown is set when the key was on file already.
 	AlreadyKnown bool `json:"already_known,omitempty"`
 	// Recorded is set when a hashed line was written to File.
-	Recorded bool   `json:"recorded,omitempty"`
-	File     string `json:"file,omitempty"`
+	Recorded bool `json:"recorded,omitempty"`
+	// File is rigout's known_hosts file.
+	File string `json:"file,omitempty"`
 }
 
 // Trust connects to host, reads its key (no login is attempted) and
@@ -747,7 +757,7 @@ func (r *Router) Trust(ctx context.Context, host, expect string) (TrustResult, e
 	if expect != "" && expect != res.Fingerprint {
 		return res, fmt.Errorf("%w: %s (%s) showed %s %s, expected %s", ErrFingerprintMismatch, host, res.Address, res.KeyType, res.Fingerprint, expect)
 	}
-	v, err := r.keys.check(ep.Address(), probeAddr, key)
+	v, err := r.keys.check(ep.Address(), probeAddr(), key)
 	if err != nil {
 		return res, err
 	}

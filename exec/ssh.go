@@ -317,6 +317,8 @@ func (s *SSH) killGroup(c *conn, pid int, sig ssh.Signal) {
 //
 //	[cd -- DIR && ][export K=V… && ]exec [sudo -n -- ]ARGV…
 //
+// A DIR of "~" or "~/…" starts from the remote $HOME; a relative DIR from
+// the login directory.
 // where ARGV is cmd.Argv quoted word by word, or for a shell command
 // `SHELL -c COMMAND`. SHELL is shell when it is not empty; otherwise bash
 // when the host has it, else sh, chosen on the host without running
@@ -336,9 +338,19 @@ func RemoteCommandLine(cmd Command, shell string) (string, error) {
 		b.WriteString(v)
 		return nil
 	}
-	if cmd.Dir != "" {
+	switch dir := cmd.Dir; {
+	case dir == "":
+	case dir == "~":
+		b.WriteString(`cd -- "$HOME" && `)
+	case strings.HasPrefix(dir, "~/"):
+		b.WriteString(`cd -- "$HOME"/`)
+		if err := q(dir[2:]); err != nil {
+			return "", err
+		}
+		b.WriteString(" && ")
+	default:
 		b.WriteString("cd -- ")
-		if err := q(cmd.Dir); err != nil {
+		if err := q(dir); err != nil {
 			return "", err
 		}
 		b.WriteString(" && ")

@@ -21,9 +21,14 @@ import (
 func TestSSHRunBasics(t *testing.T) {
 	leakCheck(t)
 	e := newSSHEnv(t)
-	s := e.trustedServer(sshtest.Config{})
+	remoteHome := t.TempDir()
+	s := e.trustedServer(sshtest.Config{Env: append(os.Environ(), "HOME="+remoteHome)})
 	r := e.router(nil)
 	dir := t.TempDir()
+	homeSub := filepath.Join(remoteHome, "test dir $x")
+	if err := os.Mkdir(homeSub, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name       string
 		cmd        exec.Command
@@ -36,6 +41,8 @@ func TestSSHRunBasics(t *testing.T) {
 		{"argv is not a shell", exec.Command{Argv: []string{"printf", "%s", "$HOME; rm x"}}, "$HOME; rm x", "", 0},
 		{"argv exit code", exec.Command{Argv: []string{"sh", "-c", "exit 7"}}, "", "", 7},
 		{"dir", exec.Command{Shell: "pwd", Dir: dir}, dir + "\n", "", 0},
+		{"home dir", exec.Command{Shell: "pwd", Dir: "~"}, remoteHome + "\n", "", 0},
+		{"home subdir", exec.Command{Shell: "pwd", Dir: "~/" + filepath.Base(homeSub)}, homeSub + "\n", "", 0},
 		{"env", exec.Command{Shell: `echo "$EXTRA"`, Env: map[string]string{"EXTRA": "a b"}}, "a b\n", "", 0},
 		{"env argv", exec.Command{Argv: []string{"sh", "-c", `printf %s "$X"`}, Env: map[string]string{"X": "it's $y"}}, "it's $y", "", 0},
 		{"stdin", exec.Command{Argv: []string{"cat"}, Stdin: strings.NewReader("fed")}, "fed", "", 0},

@@ -654,7 +654,10 @@ func (t *Tarpit) Close() error {
 
 // Key is a key pair for tests: a host key, or a user key written to a file.
 type Key struct {
-	Signer  ssh.Signer
+	// Signer signs with the key.
+	Signer ssh.Signer
+	// Private is the private key (ed25519.PrivateKey, *ecdsa.PrivateKey
+	// or *rsa.PrivateKey).
 	Private crypto.PrivateKey
 }
 
