@@ -487,11 +487,13 @@ func classify(cb ssh.HostKeyCallback, ca map[string]map[int]bool, addr string, r
 // callback returns the HostKeyCallback for one connection. The refusal, if
 // any, is stored in *refused so the dialer can return it as it is.
 func (k *knownHosts) callback(ctx context.Context, h hop, refused **HostKeyError, fingerprint *string) ssh.HostKeyCallback {
-	return func(_ string, remote net.Addr, key ssh.PublicKey) error {
+	return func(_ string, _ net.Addr, key ssh.PublicKey) error {
 		fp := ssh.FingerprintSHA256(key)
 		*fingerprint = key.Type() + " " + fp
 		ev := HostKeyEvent{Host: h.name, Address: h.addr, Principal: h.principal, KeyType: key.Type(), Fingerprint: fp, Time: k.now()}
-		v, err := k.check(h.addr, remote, key)
+		// knownhosts matches on h.addr; the remote address (not host:port
+		// through a ProxyCommand) only has to parse.
+		v, err := k.check(h.addr, probeAddr(), key)
 		if err != nil {
 			return err
 		}

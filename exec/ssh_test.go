@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -977,5 +978,31 @@ func TestSSHTwoRoutersAreIndependent(t *testing.T) {
 	runOn(t, r2, addr(s), exec.Command{Argv: []string{"true"}})
 	if _, err := runErr(r1, addr(s), "alice", exec.Command{Argv: []string{"true"}}); !errors.Is(err, exec.ErrClosed) {
 		t.Errorf("closed router: %v", err)
+	}
+}
+
+func TestSSHUnsafeProxyCommand(t *testing.T) {
+	leakCheck(t)
+	if _, err := osexec.LookPath("bash"); err != nil {
+		t.Skip("bash not installed")
+	}
+	e := newSSHEnv(t)
+	s := e.trustedServer(sshtest.Config{})
+	e.writeConfig(fmt.Sprintf("Host viaproxy\n  HostName 127.0.0.1\n  Port %d\n  ProxyCommand bash -c 'exec 3<>/dev/tcp/%%h/%%p; cat <&3 & exec cat >&3'\n", s.Port()))
+
+	// Off by default: ignored, so the connection goes direct.
+	r := e.router(nil)
+	res := runOn(t, r, "viaproxy", exec.Command{Shell: "echo direct"})
+	if string(res.Stdout.Data) != "direct\n" || strings.Contains(res.Route, "ProxyCommand") {
+		t.Errorf("without the option: %q via %s", res.Stdout.Data, res.Route)
+	}
+	// Enabled: the connection goes through the command.
+	r2 := e.router(func(c *exec.RouterConfig) { c.UnsafeProxyCommand = true })
+	res = runOn(t, r2, "viaproxy", exec.Command{Shell: "echo proxied"})
+	if string(res.Stdout.Data) != "proxied\n" || !strings.Contains(res.Route, "via ProxyCommand") {
+		t.Errorf("with the option: %q via %s", res.Stdout.Data, res.Route)
+	}
+	if s.Accepted() != 2 {
+		t.Errorf("accepted %d", s.Accepted())
 	}
 }
