@@ -13,6 +13,7 @@ import (
 
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/validate"
 )
 
@@ -254,5 +255,23 @@ func (g *Gateway) recordUnknownTool(ctx context.Context, id any, method mcp.MCPM
 		Tool:       name,
 		Status:     "unknown",
 		Error:      "unknown tool",
+	})
+}
+
+// recordHostKey audits a host key learned, refused or ignored by the SSH
+// router: ssh.hostkey.learned, ssh.hostkey.mismatch, ….
+func (g *Gateway) recordHostKey(ctx context.Context, ev exec.HostKeyEvent) {
+	status := audit.StatusOK
+	if ev.Kind != exec.HostKeyLearned {
+		status = audit.StatusDenied
+	}
+	_ = g.RecordEvent(ctx, audit.Event{
+		Type:      ev.Kind.String(),
+		Time:      ev.Time.UTC(),
+		Principal: ev.Principal,
+		Host:      ev.Host,
+		Route:     ev.Address,
+		Status:    status,
+		Detail:    detailJSON(map[string]string{"key_type": ev.KeyType, "fingerprint": ev.Fingerprint, "file": ev.File}),
 	})
 }

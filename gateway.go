@@ -59,6 +59,12 @@ type Config struct {
 
 	// Local runs commands on this machine. If nil, a zero exec.Local.
 	Local exec.Runner
+	// SSH, if set, lets tools reach other machines: the host argument goes
+	// through its routing ladder (aliases, user@host, ~/.ssh/config, auto)
+	// and execute_command can fan out to several hosts. Its Local is
+	// replaced by the gateway's; host-key events are also recorded in the
+	// audit ledger. The gateway owns the router and closes it on Close.
+	SSH *exec.RouterConfig
 	// WorkDir is the working directory of local commands that name none.
 	// If empty, the gateway process's working directory.
 	WorkDir string
@@ -185,6 +191,7 @@ type Gateway struct {
 	cfg      Config
 	log      *slog.Logger
 	srv      *server.MCPServer
+	router   *exec.Router // nil without SSH
 	chain    []Middleware
 	auditErr atomic.Pointer[auditError] // the last ledger failure, for Health
 	started  time.Time
@@ -238,6 +245,26 @@ func New(cfg Config) (*Gateway, error) {
 	g.chain = append(g.chain, g.authorize, g.checkArgs)
 	g.chain = append(g.chain, c.Middleware...)
 
+	if c.SSH != nil {
+		rc := *c.SSH
+		rc.Local = c.Local
+		if rc.Logger == nil {
+			rc.Logger = c.Logger
+		}
+		onHostKey := rc.OnHostKey
+		rc.OnHostKey = func(ctx context.Context, ev exec.HostKeyEvent) {
+			g.recordHostKey(ctx, ev)
+			if onHostKey != nil {
+				onHostKey(ctx, ev)
+			}
+		}
+		r, err := exec.NewRouter(rc)
+		if err != nil {
+			return nil, fmt.Errorf("rigout: ssh: %w", err)
+		}
+		g.router = r
+	}
+
 	var tools []Tool
 	if !c.NoBuiltinTools {
 		tools = g.builtinTools()
@@ -245,6 +272,7 @@ func New(cfg Config) (*Gateway, error) {
 	tools = append(tools, c.Tools...)
 	for _, t := range tools {
 		if err := g.Register(t); err != nil {
+			g.Close()
 			return nil, err
 		}
 	}
@@ -259,12 +287,17 @@ func (g *Gateway) MCPServer() *server.MCPServer { return g.srv }
 // applied.
 func (g *Gateway) Config() Config { return g.cfg }
 
-// Close releases the gateway's resources. Calls after Close fail.
+// Close releases the gateway's resources: pooled SSH connections and their
+// goroutines. Calls after Close fail.
 func (g *Gateway) Close() error {
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	already := g.closed
 	g.closed = true
-	return nil
+	g.mu.Unlock()
+	if already || g.router == nil {
+		return nil
+	}
+	return g.router.Close()
 }
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_\-.]{1,64}$`)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -20,7 +21,11 @@ import (
 // builtinTools returns the gateway's own tools, in the order tools/list
 // shows them.
 func (g *Gateway) builtinTools() []Tool {
-	return []Tool{g.executeCommandTool(), g.activityTool()}
+	tools := []Tool{g.executeCommandTool(), g.activityTool()}
+	if g.router != nil {
+		tools = append(tools, g.manageHostsTool())
+	}
+	return tools
 }
 
 const executeCommandDescription = "Run a command and return its exit code, stdout and stderr. " +
@@ -32,7 +37,8 @@ var executeCommandInput = json.RawMessage(`{
   "properties": {
     "command": {"type": "string", "minLength": 1, "description": "Shell command line, run by bash -c."},
     "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "Exact argument vector, run without a shell. Use instead of command."},
-    "host": {"type": "string", "description": "Where to run. Default: local."},
+    "host": {"type": "string", "description": "Where to run: local (default), an SSH alias, user@host, or auto."},
+    "hosts": {"type": ["array", "string"], "items": {"type": "string"}, "description": "Run on several hosts at once: a list of hosts, or a label selector such as \"web,env=prod\". Use instead of host."},
     "working_directory": {"type": "string", "description": "Working directory; ~ is the home directory."},
     "environment": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Extra environment variables."},
     "stdin": {"type": "string", "description": "Text fed to standard input."},
@@ -57,9 +63,10 @@ var executeCommandOutput = json.RawMessage(`{
     "stdout_bytes": {"type": "integer"},
     "stderr_bytes": {"type": "integer"},
     "stdout_dropped": {"type": "integer"},
-    "stderr_dropped": {"type": "integer"}
-  },
-  "required": ["host", "route", "exit_code", "timed_out", "duration_ms", "stdout", "stderr"]
+    "stderr_dropped": {"type": "integer"},
+    "error": {"type": "string"},
+    "results": {"type": "array", "description": "One entry per host of a fan-out.", "items": {"type": "object"}}
+  }
 }`)
 
 func (g *Gateway) executeCommandTool() Tool {
@@ -78,6 +85,7 @@ type executeArgs struct {
 	Command          string            `json:"command"`
 	Argv             []string          `json:"argv"`
 	Host             string            `json:"host"`
+	Hosts            any               `json:"hosts"`
 	WorkingDirectory string            `json:"working_directory"`
 	Environment      map[string]string `json:"environment"`
 	Stdin            *string           `json:"stdin"`
@@ -100,6 +108,7 @@ type commandResult struct {
 	StderrBytes   int64  `json:"stderr_bytes"`
 	StdoutDropped int64  `json:"stdout_dropped,omitempty"`
 	StderrDropped int64  `json:"stderr_dropped,omitempty"`
+	Error         string `json:"error,omitempty"`
 }
 
 func (g *Gateway) executeCommand(ctx context.Context, call *Call) (*mcp.CallToolResult, error) {
@@ -115,39 +124,18 @@ func (g *Gateway) executeCommand(ctx context.Context, call *Call) (*mcp.CallTool
 		call.Outcome.Status = "invalid"
 		return ErrorResult("execute_command takes `command` or `argv`, not both"), nil
 	}
-	host := a.Host
-	if host == "" {
-		host = "local"
+	if a.Hosts != nil && a.Host != "" {
+		call.Outcome.Status = "invalid"
+		return ErrorResult("execute_command takes `host` or `hosts`, not both"), nil
 	}
-	call.Outcome.Host = host
-
 	timeout := g.cfg.DefaultTimeout
 	if a.Timeout > 0 {
-		timeout = time.Duration(a.Timeout) * time.Second
-		if timeout > g.cfg.MaxTimeout || a.Timeout > int64(g.cfg.MaxTimeout/time.Second) {
+		if a.Timeout > int64(g.cfg.MaxTimeout/time.Second) {
 			call.Outcome.Status = "invalid"
 			return ErrorResult("timeout %ds exceeds this gateway's maximum of %ds", a.Timeout, int64(g.cfg.MaxTimeout/time.Second)), nil
 		}
+		timeout = time.Duration(a.Timeout) * time.Second
 	}
-
-	runner, route, err := g.route(host)
-	if err != nil {
-		call.Outcome.Status = "error"
-		return ErrorResult("%v", err), nil
-	}
-	call.Outcome.Route = route
-
-	var dir string
-	if route == "local" {
-		if dir, err = g.localDir(a.WorkingDirectory); err != nil {
-			call.Outcome.Status = "invalid"
-			return ErrorResult("%v", err), nil
-		}
-	}
-	if res := g.checkPolicy(ctx, call, a, dir); res != nil {
-		return res, nil
-	}
-
 	cmd := exec.Command{
 		Shell:     a.Command,
 		Argv:      a.Argv,
@@ -159,12 +147,6 @@ func (g *Gateway) executeCommand(ctx context.Context, call *Call) (*mcp.CallTool
 	if a.Stdin != nil {
 		cmd.Stdin = strings.NewReader(*a.Stdin)
 	}
-	if route == "local" {
-		cmd.Dir = dir
-	} else {
-		cmd.Dir = a.WorkingDirectory
-	}
-
 	if p := g.newProgress(ctx, call.Request); p != nil {
 		cmd.OnOutput = func(_ exec.Stream, b []byte) { p.output(len(b)) }
 		pctx, stop := context.WithCancel(ctx)
@@ -172,22 +154,55 @@ func (g *Gateway) executeCommand(ctx context.Context, call *Call) (*mcp.CallTool
 		go func() { defer close(done); p.run(pctx) }()
 		defer func() { stop(); <-done }()
 	}
-	res, err := runner.Run(ctx, cmd)
+	if a.Hosts != nil {
+		return g.fanOut(ctx, call, a, cmd)
+	}
+
+	host := a.Host
+	if host == "" {
+		host = "local"
+	}
+	call.Outcome.Host = host
+	target, err := g.route(ctx, host)
+	if err != nil {
+		call.Outcome.Status = "error"
+		return ErrorResult("%v", err), nil
+	}
+	call.Outcome.Route = target.Route
+
+	if target.Local {
+		if cmd.Dir, err = g.localDir(a.WorkingDirectory); err != nil {
+			call.Outcome.Status = "invalid"
+			return ErrorResult("%v", err), nil
+		}
+	} else {
+		cmd.Dir = a.WorkingDirectory
+	}
+	if res := g.checkPolicy(ctx, call, a, cmd.Dir); res != nil {
+		return res, nil
+	}
+	res, err := target.Runner.Run(ctx, cmd)
 	if err != nil {
 		call.Outcome.Status = "error"
 		return ErrorResult("could not run on %s: %v", host, err), nil
 	}
+	if res.Route == "" {
+		res.Route = target.Route
+	}
 	return g.commandResult(call, host, describeCommand(a), res), nil
 }
 
-// route resolves the host argument to a runner. Until SSH lands, only this
-// machine is reachable.
-func (g *Gateway) route(host string) (exec.Runner, string, error) {
-	switch strings.ToLower(host) {
-	case "local", "self", "localhost", "127.0.0.1", "::1":
-		return g.cfg.Local, "local", nil
+// route resolves a host argument through the routing ladder. Without SSH
+// configured, only this machine is reachable.
+func (g *Gateway) route(ctx context.Context, host string) (exec.Target, error) {
+	if g.router != nil {
+		return g.router.Resolve(ctx, host, g.principal(ctx).Name)
 	}
-	return nil, "", fmt.Errorf("unknown host %q: this gateway runs commands only on this machine (host \"local\")", host)
+	switch strings.ToLower(host) {
+	case "", "local", "self", "localhost", "127.0.0.1", "::1":
+		return exec.Target{Runner: g.cfg.Local, Route: "local", Host: host, Local: true}, nil
+	}
+	return exec.Target{}, fmt.Errorf("unknown host %q: this gateway runs commands only on this machine (host \"local\"); SSH hosts are not configured", host)
 }
 
 // localDir resolves a working directory for a local command: empty means the
@@ -257,7 +272,7 @@ func (g *Gateway) commandResult(call *Call, host, command string, res exec.Resul
 	}
 
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "$ %s\n", validate.Redact(cleanText([]byte(firstLine(command, 500)))))
+	fmt.Fprintf(&sb, "$ %s\n", redactLine(command))
 	fmt.Fprintf(&sb, "host: %s (via %s)\n", host, res.Route)
 	switch {
 	case res.TimedOut:
@@ -273,18 +288,12 @@ func (g *Gateway) commandResult(call *Call, host, command string, res exec.Resul
 		sb.WriteString("(no output)\n")
 	}
 	if stdout != "" {
-		sb.WriteString("\nstdout:\n")
-		sb.WriteString(stdout)
-		if !strings.HasSuffix(stdout, "\n") {
-			sb.WriteByte('\n')
-		}
+		sb.WriteByte('\n')
+		writeStream(&sb, "stdout", stdout)
 	}
 	if stderr != "" {
-		sb.WriteString("\nstderr:\n")
-		sb.WriteString(stderr)
-		if !strings.HasSuffix(stderr, "\n") {
-			sb.WriteByte('\n')
-		}
+		sb.WriteByte('\n')
+		writeStream(&sb, "stderr", stderr)
 	}
 
 	return &mcp.CallToolResult{
@@ -324,7 +333,11 @@ func outputText(o exec.Output) string {
 // may pass bypass_security only with a token that has the bypass scope;
 // every bypass is recorded in the outcome.
 func (g *Gateway) checkPolicy(ctx context.Context, call *Call, a executeArgs, dir string) *mcp.CallToolResult {
-	opts := validate.Options{AllowSudo: a.UseSudo, Dir: dir}
+	opts := validate.Options{AllowSudo: a.UseSudo}
+	if path.IsAbs(dir) {
+		// Relative paths are judged against where the command will run.
+		opts.Dir = dir
+	}
 	var d validate.Decision
 	if a.Command != "" {
 		d = g.cfg.Policy.Check(a.Command, opts)
@@ -365,4 +378,10 @@ func (g *Gateway) checkPolicy(ctx context.Context, call *Call, a executeArgs, di
 	}
 	sb.WriteString("\nNothing ran.")
 	return ErrorResult("%s", sb.String())
+}
+
+// redactLine renders one line of caller-supplied text for a result: its
+// first line, cut to 500 bytes, cleaned and redacted.
+func redactLine(s string) string {
+	return validate.Redact(cleanText([]byte(firstLine(s, 500))))
 }
