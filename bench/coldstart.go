@@ -25,7 +25,7 @@ func coldStart(ctx context.Context, b *bench) error {
 		return err
 	}
 	state := filepath.Join(b.tmp, "cold-state")
-	n := pick(b, 15, 60)
+	n := pick(b, 15, 200)
 	if _, err := b.startStdioOnce(ctx, state); err != nil { // creates the ledger
 		return err
 	}

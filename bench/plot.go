@@ -83,9 +83,14 @@ func latencyPlot(res *Results, path string) error {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 		p.Y.Label.Text = "fraction of calls at or below"
-		p.Y.Min, p.Y.Max = 0, 1
-		p.Legend.Top = false
-		p.Legend.Left = false
+		// The legend sits above the curves, in a band the axis leaves
+		// empty over 100%.
+		p.Y.Min, p.Y.Max = 0, 1.45
+		p.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 0.25, Label: "25%"},
+			{Value: 0.5, Label: "50%"}, {Value: 0.75, Label: "75%"}, {Value: 0.95, Label: "95%"}, {Value: 1, Label: ""}})
+		p.Legend.Top = true
+		p.Legend.Left = true
+		p.Legend.XOffs = vg.Points(8)
 		p.Add(plotter.NewGrid())
 		drawn := 0
 		for _, c := range pn.curves {

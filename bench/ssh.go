@@ -41,7 +41,7 @@ const sshPrincipal = "bench"
 //     parallel, each over its host's ControlMaster.
 func sshScenario(ctx context.Context, b *bench) error {
 	b.res.AddRow(Row{Scenario: "7", Name: "SSH through execute_command `host`", Status: statusNotYet,
-		Note: "the gateway does not route `host` to exec.Router in the committed tree; the rows above measure exec.Router directly."})
+		Note: "the gateway does not route `host` to exec.Router in the committed tree; the other scenario 7 rows measure exec.Router directly, without the MCP round trip of scenario 2."})
 	sshd, err := osexec.LookPath("sshd")
 	if err != nil {
 		if sshd, err = osexec.LookPath("/usr/sbin/sshd"); err != nil {
