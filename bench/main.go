@@ -91,8 +91,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		opts.rev = gitDescribe(root)
 	}
 	command := "go run ./bench"
-	if len(args) > 0 {
-		command += " " + strings.Join(args, " ")
+	for _, a := range args {
+		if strings.ContainsAny(a, " \t'\"$`\\") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		command += " " + a
 	}
 	return execute(ctx, opts, root, command, scenarios(), stdout, stderr)
 }
