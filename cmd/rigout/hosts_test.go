@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/goleak"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/rigout/rigout/exec/sshtest"
@@ -68,6 +69,8 @@ func TestHostsUsage(t *testing.T) {
 }
 
 func TestHostsTrustTestList(t *testing.T) {
+	opt := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, opt) })
 	home, state, known, key := hostsEnv(t)
 	s, err := sshtest.NewServer(sshtest.Config{AuthorizedKeys: []ssh.PublicKey{key.Public()}})
 	if err != nil {
