@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/validate"
 )
 
@@ -30,8 +31,11 @@ type fileConfig struct {
 	Audit fileAudit `json:"audit"`
 	// Policy is the command policy (see package validate).
 	Policy *filePolicy `json:"policy"`
-	// Hosts are SSH hosts beside ~/.ssh/config.
-	Hosts json.RawMessage `json:"hosts"`
+	// Hosts are SSH hosts beside ~/.ssh/config: name, address, user,
+	// port, key, proxy_jump, labels.
+	Hosts []exec.HostConfig `json:"hosts"`
+	// SSH settings.
+	SSH fileSSH `json:"ssh"`
 }
 
 type fileToken struct {
@@ -95,6 +99,19 @@ func (c *fileConfig) policy() (*validate.Policy, error) {
 		return nil, fmt.Errorf("config: policy: %w", err)
 	}
 	return p, nil
+}
+
+type fileSSH struct {
+	// HostKeys is "strict" (the default), "accept-new" or
+	// "insecure-ignore-host-key".
+	HostKeys string `json:"host_keys"`
+	// AutoHosts are the candidates of host "auto", in order.
+	AutoHosts []string `json:"auto_hosts"`
+	// AutoLocal lets "auto" fall back to this machine.
+	AutoLocal bool `json:"auto_local"`
+	// UnsafeProxyCommand honours ssh_config ProxyCommand, which runs a
+	// local command for every connection.
+	UnsafeProxyCommand bool `json:"unsafe_proxy_command"`
 }
 
 type fileAudit struct {

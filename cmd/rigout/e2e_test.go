@@ -23,6 +23,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	mcptransport "github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/rigout/rigout/exec/sshtest"
 )
 
 // binary is the rigout binary built once for the end-to-end tests.
@@ -547,7 +549,7 @@ func TestE2EVersionAndUsage(t *testing.T) {
 	}
 	out, err = osexec.Command(rigoutBinary(t), "frobnicate").CombinedOutput()
 	var exitErr *osexec.ExitError
-	if !asExit(err, &exitErr) || exitErr.ExitCode() != 2 || !strings.Contains(string(out), `unknown command "frobnicate". Expected one of: audit, check, serve, stdio, version`) {
+	if !asExit(err, &exitErr) || exitErr.ExitCode() != 2 || !strings.Contains(string(out), `unknown command "frobnicate". Expected one of: audit, check, hosts, serve, stdio, version`) {
 		t.Errorf("unknown command: %q %v", out, err)
 	}
 }
@@ -599,5 +601,56 @@ func TestE2EHTTPNeedsAToken(t *testing.T) {
 	_, url2, tok2 := startServeEnv(t, []string{"RIGOUT_AUTH_TOKEN=env-token-0123456789abcdef"})
 	if tok2 != "env-token-0123456789abcdef" || url2 == "" {
 		t.Errorf("connection file token = %q, want the one from RIGOUT_AUTH_TOKEN", tok2)
+	}
+}
+
+// TestE2ESSHHostFromConfig runs the binary with a host declared in its
+// configuration file and a known_hosts file, against an in-process SSH
+// server, and checks the route, the policy and the host-key refusal.
+func TestE2ESSHHostFromConfig(t *testing.T) {
+	dir := t.TempDir()
+	key, err := sshtest.NewKey("ed25519")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPath := filepath.Join(dir, "id_ed25519")
+	if err := key.Write(keyPath, ""); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := sshtest.NewServer(sshtest.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	stranger, err := sshtest.NewServer(sshtest.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stranger.Close()
+	known := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(known, []byte(srv.KnownHostsLine()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`{"hosts": [
+		{"name": "box", "address": %q, "port": %d, "user": "agent", "key": %q, "labels": ["lab"]},
+		{"name": "stranger", "address": %q, "port": %d, "user": "agent", "key": %q}
+	]}`, srv.Host(), srv.Port(), keyPath, stranger.Host(), stranger.Port(), keyPath)
+	cfgPath := filepath.Join(dir, "rigout.json")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startStdio(t, "--config", cfgPath, "--known-hosts", known, "--ssh-config", filepath.Join(dir, "no-ssh-config"))
+
+	res := call(t, s.client, "execute_command", map[string]any{"host": "box", "command": "echo from-box"})
+	if res.IsError || !strings.Contains(resultText(res), "stdout:\nfrom-box") || !strings.Contains(resultText(res), "via ssh(box") {
+		t.Errorf("ssh call: %q", resultText(res))
+	}
+	res = call(t, s.client, "execute_command", map[string]any{"hosts": "lab", "command": "uname -s"})
+	if res.IsError || !strings.Contains(resultText(res), "1 of 1 hosts succeeded") {
+		t.Errorf("fan-out by label: %q", resultText(res))
+	}
+	res = call(t, s.client, "execute_command", map[string]any{"host": "stranger", "command": "true"})
+	if !res.IsError || !strings.Contains(resultText(res), "rigout hosts trust") || stranger.AuthAttempts() != 0 {
+		t.Errorf("unknown host key: %q (auth attempts %d)", resultText(res), stranger.AuthAttempts())
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/statedir"
 )
 
@@ -37,6 +38,7 @@ Usage:
   rigout serve [flags]     serve MCP over streamable HTTP (bearer token required)
   rigout check 'CMD'       show what the command policy decides about CMD
   rigout audit SUBCOMMAND  verify, tail, query, stats, export or prune the audit ledger
+  rigout hosts SUBCOMMAND  list, test or trust SSH hosts
   rigout version           print the version
 
 Run 'rigout COMMAND -h' for a command's flags.
@@ -64,6 +66,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runCheck(args[1:], stdout, stderr)
 	case "audit":
 		return runAudit(ctx, args[1:], stdout, stderr)
+	case "hosts":
+		return runHosts(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-V":
 		fmt.Fprintf(stdout, "rigout %s\n", rigout.Version)
 		return 0
@@ -71,7 +75,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "rigout: unknown command %q. Expected one of: audit, check, serve, stdio, version\n", args[0])
+	fmt.Fprintf(stderr, "rigout: unknown command %q. Expected one of: audit, check, hosts, serve, stdio, version\n", args[0])
 	return 2
 }
 
@@ -85,8 +89,13 @@ type common struct {
 	auditDB    string
 	configPath string
 	bestEffort bool
+	hostKeys   string
+	sshConfig  string
+	knownHosts string
+	noSSH      bool
 
 	file *fileConfig
+	dir  string // the state directory, resolved by prepare
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -98,6 +107,10 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.auditDB, "audit-db", "", "audit ledger file (default <state dir>/audit.db)")
 	fs.StringVar(&c.configPath, "config", os.Getenv("RIGOUT_CONFIG"), "JSON configuration file: tokens, OAuth clients, policy, hosts (env RIGOUT_CONFIG)")
 	fs.BoolVar(&c.bestEffort, "unsafe-audit-best-effort", false, "run calls even when the audit ledger cannot record them (health reports degraded)")
+	fs.StringVar(&c.hostKeys, "host-keys", os.Getenv("RIGOUT_HOST_KEYS"), "SSH host key policy: strict (default), accept-new, insecure-ignore-host-key (env RIGOUT_HOST_KEYS)")
+	fs.StringVar(&c.sshConfig, "ssh-config", "", "OpenSSH client configuration to read (default ~/.ssh/config)")
+	fs.StringVar(&c.knownHosts, "known-hosts", "", "the user's known_hosts, read only (default ~/.ssh/known_hosts); rigout records keys in <state dir>/known_hosts")
+	fs.BoolVar(&c.noSSH, "no-ssh", false, "run commands on this machine only")
 }
 
 func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
@@ -126,7 +139,56 @@ func (c *common) prepare(logger *slog.Logger) (string, error) {
 	if open {
 		logger.Warn("state directory is reachable by group or others; it holds the audit ledger and credentials", "dir", dir)
 	}
+	c.dir = dir
 	return dir, nil
+}
+
+// ssh returns the SSH router configuration: strict host keys unless the
+// flag or the file says otherwise, the user's ssh_config and known_hosts
+// (read only), rigout's own known_hosts in the state directory, the agent.
+func (c *common) ssh(logger *slog.Logger) (*exec.RouterConfig, error) {
+	if c.noSSH {
+		return nil, nil
+	}
+	policyName := c.hostKeys
+	if policyName == "" {
+		policyName = c.file.SSH.HostKeys
+	}
+	if policyName == "" {
+		policyName = "strict"
+	}
+	policy, err := exec.ParseHostKeyPolicy(policyName)
+	if err != nil {
+		return nil, err
+	}
+	if policy == exec.HostKeyInsecureIgnore {
+		logger.Warn("SSH host keys are not checked (insecure-ignore-host-key): any machine can impersonate your hosts")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil, fmt.Errorf("ssh: no home directory: %w", err)
+	}
+	sshConfig, knownHosts := c.sshConfig, c.knownHosts
+	if sshConfig == "" {
+		sshConfig = filepath.Join(home, ".ssh", "config")
+	}
+	if knownHosts == "" {
+		knownHosts = filepath.Join(home, ".ssh", "known_hosts")
+	}
+	return &exec.RouterConfig{
+		Hosts:               c.file.Hosts,
+		SSHConfigFiles:      []string{sshConfig},
+		UserKnownHostsFiles: []string{knownHosts},
+		KnownHostsFile:      filepath.Join(c.dir, "known_hosts"),
+		HostKeyPolicy:       policy,
+		AgentSocket:         os.Getenv("SSH_AUTH_SOCK"),
+		PassphraseEnv:       "RIGOUT_SSH_PASSPHRASE",
+		HomeDir:             home,
+		AutoHosts:           c.file.SSH.AutoHosts,
+		AutoLocal:           c.file.SSH.AutoLocal,
+		UnsafeProxyCommand:  c.file.SSH.UnsafeProxyCommand,
+		Logger:              logger,
+	}, nil
 }
 
 // openLedger opens the audit ledger. A ledger that cannot be opened stops
@@ -149,8 +211,13 @@ func (c *common) gateway(logger *slog.Logger, ledger *audit.Ledger, principal *a
 	if err != nil {
 		return nil, err
 	}
+	sshCfg, err := c.ssh(logger)
+	if err != nil {
+		return nil, err
+	}
 	cfg := rigout.Config{
 		Policy:                policy,
+		SSH:                   sshCfg,
 		Logger:                logger,
 		WorkDir:               c.workDir,
 		DefaultTimeout:        c.timeout,
