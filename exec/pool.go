@@ -342,16 +342,6 @@ func (p *pool) remove(c *conn) {
 	}
 }
 
-// stats reports the open connections per key, for tests and Describe.
-func (p *pool) count(key string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if g := p.groups[key]; g != nil {
-		return len(g.conns)
-	}
-	return 0
-}
-
 // close retires every connection and waits for the pool's goroutines.
 func (p *pool) close() {
 	p.mu.Lock()
