@@ -35,6 +35,8 @@ for s in tools-call-with-progress tools-call-with-logging; do
 			marks+="P"
 		else
 			marks+="F"
+			why=$(grep -h -o '"errorMessage": "[^"]*"' "$WORK/results-$i"/server-"$s"-*/checks.json 2>/dev/null | head -1)
+			echo "  run $i of $s failed: ${why:-see $WORK/results-$i/$s.log}"
 		fi
 	done
 	echo "$s: passed $pass of $runs ($marks)"
