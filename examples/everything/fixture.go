@@ -104,6 +104,10 @@ func newFixture(logger *slog.Logger, middleware ...rigout.Middleware) (*fixture,
 	// The gateway owns the server's hooks (audit of unknown tools); add to
 	// them rather than replacing them with server.WithHooks.
 	hooks := f.srv.GetHooks()
+	if hooks == nil {
+		gw.Close()
+		return nil, errors.New("the gateway's mcp-go server has no hooks to add subscription tracking to")
+	}
 	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
 		f.subscribe(ctx, req.Params.URI, true)
 	})

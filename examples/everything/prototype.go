@@ -64,19 +64,22 @@ func prototypeEventStore(f *fixture, front *auth.Front, logger *slog.Logger) fun
 // notification that arrives after the result is discarded by the client).
 // The middleware holds each result until the session's queue is empty (at
 // most maxSettle) and then for grace more, so that whichever stream took
-// the last notification has written it before the result is written.
+// the last notification has written it before the result is written. Only
+// streamable HTTP sessions need it: stdio and in-process clients get
+// notifications and results in order on one stream.
 func settleNotifications(grace time.Duration) rigout.Middleware {
 	return func(next rigout.Handler) rigout.Handler {
 		return func(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
 			res, err := next(ctx, call)
-			s := server.ClientSessionFromContext(ctx)
-			if s == nil {
+			s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithStreamableHTTPConfig)
+			if !ok {
 				return res, err
 			}
 			queue := s.NotificationChannel()
-			deadline := time.Now().Add(maxSettle)
-			for len(queue) > 0 && time.Now().Before(deadline) {
-				time.Sleep(time.Millisecond)
+			for deadline := time.Now().Add(maxSettle); len(queue) > 0 && time.Now().Before(deadline); {
+				if sleep(ctx, time.Millisecond) != nil {
+					return res, err
+				}
 			}
 			_ = sleep(ctx, grace)
 			return res, err
