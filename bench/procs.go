@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -72,6 +71,8 @@ type proc struct {
 	stderr *tail
 }
 
+// listenRE finds the URL in the line every helper prints once it listens.
+// It is compiled once and never changed.
 var listenRE = regexp.MustCompile(`listening on (http://\S+)`)
 
 // startListener starts argv with env and waits until it prints
@@ -344,7 +345,3 @@ func (t *tail) String() string {
 	}
 	return strings.Join(t.lines, " | ")
 }
-
-// errStopped is returned by loops that ended because their time ran out
-// before the planned count.
-var errStopped = errors.New("bench: time budget ran out")
