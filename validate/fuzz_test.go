@@ -3,6 +3,7 @@ package validate_test
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/rigout/rigout/validate"
@@ -18,7 +19,13 @@ func FuzzCheck(f *testing.F) {
 	f.Fuzz(func(t *testing.T, cmd string, sudo bool) {
 		var p validate.Policy
 		opts := validate.Options{AllowSudo: sudo}
+		start := time.Now()
 		d1 := p.Check(cmd, opts)
+		if d := time.Since(start); d > 20*time.Second {
+			// Not a timing test: a check this slow is a runaway, which
+			// the fuzzer should report with its input.
+			t.Fatalf("Check(%q) took %v", cmd, d)
+		}
 		d2 := p.Check(cmd, opts)
 		if d1 != d2 {
 			t.Fatalf("Check(%q) is not deterministic:\n%+v\n%+v", cmd, d1, d2)

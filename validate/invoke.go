@@ -106,29 +106,37 @@ func (w *walker) invokeOne(inv *invocation) {
 		if w.cfg.mode == ModeAllow {
 			w.report(inv, RuleNotAllowlisted, "the command name "+head.show()+at(head.pos)+" is a glob pattern")
 		}
-		names := make([]string, 0, len(w.cmds))
+		var names []string
 		for n := range w.cmds {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
 			if matchLit(base, n) {
-				argv := append([]field{{s: n, pos: head.pos}}, inv.argv[1:]...)
-				w.named(inv.sub(argv, ""), n)
+				names = append(names, n)
 			}
 		}
 		// Versioned names: mkfs.* may be mkfs.ext4, python3.* python3.12.
 		for _, pre := range namePrefixes {
 			if intersects(base, append(litToks(pre.prefix), ptok{kind: tStar})) && !matchLit(base, pre.canon) {
-				argv := append([]field{{s: pre.canon, pos: head.pos}}, inv.argv[1:]...)
-				w.named(inv.sub(argv, ""), pre.canon)
+				names = append(names, pre.canon)
 			}
+		}
+		if len(names) > maxGlobNames {
+			// A glob such as * could be any program: judge it by its
+			// arguments, as a dynamic name.
+			w.dynamic(inv)
+			return
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			argv := append([]field{{s: n, pos: head.pos}}, inv.argv[1:]...)
+			w.named(inv.sub(argv, ""), n)
 		}
 	}
 }
 
 // named checks a command whose name is known.
 func (w *walker) named(inv *invocation, path string) {
+	if !w.tick() {
+		return
+	}
 	base := path[strings.LastIndexByte(path, '/')+1:]
 	if w.fn != nil {
 		w.fn.calls[base] = w.fn.calls[base] || w.spawn

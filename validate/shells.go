@@ -144,7 +144,7 @@ func (w *walker) payload(inv *invocation, f field, label string, positional []fi
 		return
 	}
 	text := renderPayload(f)
-	if strings.TrimSpace(text) == "" {
+	if strings.TrimSpace(text) == "" || !w.charge(len(text)) {
 		return
 	}
 	file, err := parse(text)
@@ -174,7 +174,7 @@ func (w *walker) payloadHere(inv *invocation, f field, label string) {
 		return
 	}
 	text := renderPayload(f)
-	if strings.TrimSpace(text) == "" {
+	if strings.TrimSpace(text) == "" || !w.charge(len(text)) {
 		return
 	}
 	file, err := parse(text)

@@ -11,15 +11,16 @@ import (
 // Limits that keep a check bounded. Input beyond them is refused with
 // [RuleTooComplex].
 const (
-	maxInput    = 4 << 20 // bytes of shell text
-	maxDepth    = 12      // nested payloads: bash -c "bash -c '…'"
-	maxWork     = 50000   // statements and commands visited
-	maxCombos   = 16      // combinations of alternative variable values per command
-	maxFindings = 64
-	maxAlts     = 8        // alternative values of one variable
-	maxValue    = maxInput // bytes of one expanded word; longer values are unknown
-	maxExpanded = 64 << 20 // bytes that expansions may produce in one check
-	maxEval     = 8        // nested static evaluations of $(…)
+	maxInput     = 4 << 20 // bytes of shell text
+	maxDepth     = 12      // nested payloads: bash -c "bash -c '…'"
+	maxWork      = 50000   // statements and commands visited
+	maxCombos    = 16      // combinations of alternative variable values per command
+	maxFindings  = 64
+	maxAlts      = 8        // alternative values of one variable
+	maxGlobNames = 16       // known commands a glob command word may stand for
+	maxValue     = maxInput // bytes of one expanded word; longer values are unknown
+	maxExpanded  = 64 << 20 // bytes that expansions may produce in one check
+	maxEval      = 8        // nested static evaluations of $(…)
 )
 
 type finding struct {
@@ -163,6 +164,12 @@ func (w *walker) complex(msg string) {
 	w.res.complex = true
 	w.res.work = maxWork + 1
 	w.report(nil, RuleTooComplex, msg)
+}
+
+// charge counts the parsing of n bytes of payload against the work limit.
+func (w *walker) charge(n int) bool {
+	w.res.work += n / 64
+	return w.tick()
 }
 
 func (w *walker) tick() bool {
@@ -978,7 +985,9 @@ func (w *walker) taintOf(stmts []*syntax.Stmt) taint {
 		if w.res.taints == nil {
 			w.res.taints = make(map[*syntax.Stmt]taint)
 		}
-		w.res.taints[st] = st1
+		if len(w.res.taints) < 1024 {
+			w.res.taints[st] = st1
+		}
 		t |= st1
 	}
 	return t
