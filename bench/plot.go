@@ -46,6 +46,7 @@ func latencyPanels() []panel {
 		}})
 	}
 	ps = append(ps, panel{"Scenario 7: SSH to loopback sshd, `true`", []curve{
+		{"7/gateway-warm/rigout", "execute_command host, HTTP, warm", green, false},
 		{"7/warm/rigout", "exec.Router, pooled connection", red, false},
 		{"7/warm/floor", "ssh via ControlMaster", red, true},
 		{"7/fresh/rigout", "exec.Router, new connection", blue, false},

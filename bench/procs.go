@@ -160,12 +160,13 @@ func newToken() string {
 // state directory. With auth it uses a random token from
 // RIGOUT_AUTH_TOKEN; without, it passes --no-auth. The audit ledger is
 // always on, as in the shipped binary.
-func (b *bench) startServe(ctx context.Context, name string, withAuth bool) (*proc, error) {
+// Extra arguments are appended to the command line.
+func (b *bench) startServe(ctx context.Context, name string, withAuth bool, extra ...string) (*proc, error) {
 	state, err := os.MkdirTemp(b.tmp, "state-")
 	if err != nil {
 		return nil, err
 	}
-	argv := []string{b.rigout, "serve", "--addr", "127.0.0.1:0", "--log-level", "warn", "--workdir", b.tmp}
+	argv := append([]string{b.rigout, "serve", "--addr", "127.0.0.1:0", "--log-level", "warn", "--workdir", b.tmp}, extra...)
 	env := baseEnv("RIGOUT_STATE_DIR=" + state)
 	token := ""
 	if withAuth {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -24,13 +25,16 @@ const sshHosts = 10
 // sshPrincipal is the caller identity bench's router calls carry.
 const sshPrincipal = "bench"
 
-// sshScenario is scenario 7, measured on rigout's SSH executor, exec.Router,
-// in this process: the gateway does not route execute_command's `host`
-// through it yet, so the MCP round trip (scenario 2) is not included. Ten
-// sshd instances listen on loopback with throwaway host and client keys;
-// the router checks host keys strictly against a known_hosts file written
-// for them.
+// sshScenario is scenario 7: SSH to ten sshd instances on loopback with
+// throwaway host and client keys, host keys checked strictly against a
+// known_hosts file written for them. It is measured twice: through
+// execute_command's `host` and `hosts` on `rigout serve` (auth and audit
+// on, hosts declared in its configuration file), and on rigout's SSH
+// executor, exec.Router, in this process, which isolates the executor from
+// the MCP round trip.
 //
+//   - gateway: execute_command on a warm pooled connection, and on all ten
+//     hosts by label, against OpenSSH over ControlMaster connections;
 //   - warm: a command on a pooled connection (a new channel), against
 //     OpenSSH reusing a ControlMaster connection (a new ssh process that
 //     multiplexes over the master);
@@ -40,8 +44,6 @@ const sshPrincipal = "bench"
 //     same command on one host, and against ten `ssh` processes in
 //     parallel, each over its host's ControlMaster.
 func sshScenario(ctx context.Context, b *bench) error {
-	b.res.AddRow(Row{Scenario: "7", Name: "SSH through execute_command `host`", Status: statusNotYet,
-		Note: "the gateway does not route `host` to exec.Router in the committed tree; the other scenario 7 rows measure exec.Router directly, without the MCP round trip of scenario 2."})
 	sshd, err := osexec.LookPath("sshd")
 	if err != nil {
 		if sshd, err = osexec.LookPath("/usr/sbin/sshd"); err != nil {
@@ -70,6 +72,24 @@ func sshScenario(ctx context.Context, b *bench) error {
 			return err
 		}
 	}
+
+	// rigout serve with the lab's hosts in its configuration file, the
+	// lab's known_hosts and no ssh_config, auth and audit on.
+	srv, err := b.startServe(ctx, "rigout serve (SSH hosts)", true,
+		"--config", lab.configFile, "--known-hosts", lab.knownHosts, "--ssh-config", filepath.Join(lab.dir, "no-ssh-config"))
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	gw, err := httpClient(ctx, srv.url, srv.token)
+	if err != nil {
+		return fmt.Errorf("rigout serve: %w", err)
+	}
+	defer gw.Close()
+	gwWarm := toolRequest("execute_command", map[string]any{"host": "h0", "argv": []string{"true"}})
+	gwFan := toolRequest("execute_command", map[string]any{"hosts": "lab", "argv": []string{"true"}})
+	warmGateway := func() (time.Duration, error) { return callTool(ctx, gw, gwWarm) }
+	fanGateway := func() (time.Duration, error) { return callTool(ctx, gw, gwFan) }
 
 	run := exec.Command{Argv: []string{"true"}, Timeout: 30 * time.Second}
 	warmRigout := func() (time.Duration, error) {
@@ -153,12 +173,17 @@ func sshScenario(ctx context.Context, b *bench) error {
 		if _, err := warmSSH(); err != nil {
 			return fmt.Errorf("warm-up ssh: %w", err)
 		}
+		if _, err := fanGateway(); err != nil {
+			return fmt.Errorf("warm-up execute_command hosts: %w", err)
+		}
 	}
 	pairs := []struct {
 		key        string
 		n          int
 		rig, floor func() (time.Duration, error)
 	}{
+		{"gateway-warm", pick(b, 60, 400), warmGateway, warmSSH},
+		{"gateway-fanout", pick(b, 20, 150), fanGateway, fanOutSSH},
 		{"warm", pick(b, 60, 400), warmRigout, warmSSH},
 		{"fresh", pick(b, 8, 40), freshRigout, freshSSH},
 		{"fanout", pick(b, 20, 150), fanOut, warmRigout},
@@ -181,6 +206,12 @@ func sshScenario(ctx context.Context, b *bench) error {
 		b.res.AddSeries("7/"+p.key+"/rigout", "ms", rig)
 		b.res.AddSeries("7/"+p.key+"/floor", "ms", floor)
 	}
+	for _, stat := range []string{"median", "p95"} {
+		b.res.AddRow(Row{Scenario: "7", Name: "execute_command `host` over HTTP (auth + audit), warm, argv [true], " + statLabel(stat), Unit: "ms", Better: "lower", Stat: stat,
+			Floor: "OpenSSH `ssh` over a ControlMaster connection", RigoutSeries: "7/gateway-warm/rigout", FloorSeries: "7/gateway-warm/floor"})
+	}
+	b.res.AddRow(Row{Scenario: "7", Name: fmt.Sprintf("execute_command `hosts` (%d by label) over HTTP (auth + audit), warm, p50", sshHosts), Unit: "ms", Better: "lower", Stat: "median",
+		Floor: fmt.Sprintf("%d parallel `ssh` over ControlMaster connections", sshHosts), RigoutSeries: "7/gateway-fanout/rigout", FloorSeries: "7/gateway-fanout/floor"})
 	for _, stat := range []string{"median", "p95"} {
 		b.res.AddRow(Row{Scenario: "7", Name: "exec.Router warm call `true`, " + statLabel(stat), Unit: "ms", Better: "lower", Stat: stat,
 			Floor: "OpenSSH `ssh` over a ControlMaster connection", RigoutSeries: "7/warm/rigout", FloorSeries: "7/warm/floor"})
@@ -218,6 +249,7 @@ type sshLab struct {
 	user       string
 	clientKey  string
 	knownHosts string
+	configFile string // rigout's configuration file declaring the hosts
 	ports      []int
 	sshds      []*daemon
 }
@@ -282,7 +314,8 @@ func startSSHLab(ctx context.Context, b *bench, sshd string, n int) (*sshLab, er
 	if err != nil {
 		return nil, err
 	}
-	lab := &sshLab{dir: dir, user: u.Username, clientKey: filepath.Join(dir, "client"), knownHosts: filepath.Join(dir, "known_hosts")}
+	lab := &sshLab{dir: dir, user: u.Username, clientKey: filepath.Join(dir, "client"), knownHosts: filepath.Join(dir, "known_hosts"),
+		configFile: filepath.Join(dir, "rigout.json")}
 	hostKey := filepath.Join(dir, "host")
 	home := filepath.Join(dir, "home")
 	if err := os.Mkdir(home, 0o700); err != nil {
@@ -361,6 +394,15 @@ func startSSHLab(ctx context.Context, b *bench, sshd string, n int) (*sshLab, er
 		lab.stop()
 		return nil, err
 	}
+	conf, err := json.Marshal(map[string]any{"hosts": lab.hostConfigs()})
+	if err != nil {
+		lab.stop()
+		return nil, err
+	}
+	if err := os.WriteFile(lab.configFile, conf, 0o600); err != nil {
+		lab.stop()
+		return nil, err
+	}
 	for i, port := range lab.ports {
 		if err := waitBanner(ctx, port, lab.sshds[i]); err != nil {
 			lab.stop()
@@ -380,17 +422,23 @@ func (l *sshLab) stop() {
 // router builds an exec.Router that knows the lab's hosts h0…h(n-1),
 // checks their keys strictly and logs in with the throwaway key.
 func (l *sshLab) router() (*exec.Router, error) {
-	var hosts []exec.HostConfig
-	for i, port := range l.ports {
-		hosts = append(hosts, exec.HostConfig{Name: "h" + strconv.Itoa(i), Address: "127.0.0.1", Port: port, User: l.user, Key: l.clientKey})
-	}
 	return exec.NewRouter(exec.RouterConfig{
-		Hosts:               hosts,
+		Hosts:               l.hostConfigs(),
 		UserKnownHostsFiles: []string{l.knownHosts},
 		HostKeyPolicy:       exec.HostKeyStrict,
 		HomeDir:             l.dir,
 		LocalUser:           l.user,
 	})
+}
+
+// hostConfigs declares the lab's hosts h0…h(n-1), labelled "lab".
+func (l *sshLab) hostConfigs() []exec.HostConfig {
+	var hosts []exec.HostConfig
+	for i, port := range l.ports {
+		hosts = append(hosts, exec.HostConfig{Name: "h" + strconv.Itoa(i), Address: "127.0.0.1", Port: port, User: l.user,
+			Key: l.clientKey, Labels: []string{"lab"}})
+	}
+	return hosts
 }
 
 // sshArgs are the OpenSSH client options for host i: no user
