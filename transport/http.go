@@ -243,6 +243,22 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 			})
 			return
 		}
+		// mcp-go does not validate the session of a GET stream, and takes
+		// a DELETE for an unknown session as done: check both here, so one
+		// principal can neither listen to nor end another's session.
+		id := r.Header.Get(server.HeaderKeySessionID)
+		switch {
+		case id == "" && r.Method == http.MethodDelete:
+			writeJSON(w, http.StatusBadRequest, map[string]string{
+				"error": "bad_request", "message": "DELETE needs the Mcp-Session-Id header of the session to end",
+			})
+			return
+		case id != "" && !h.sessions.owns(id, h.cfg.SessionOwner(r)):
+			writeJSON(w, http.StatusNotFound, map[string]string{
+				"error": "not_found", "message": "unknown session: initialize a new one",
+			})
+			return
+		}
 	default:
 		allow := "GET, POST, DELETE"
 		if h.cfg.Stateless {
@@ -431,11 +447,22 @@ func (o *ownedSessions) Terminate(id string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	owner, ok := s.sessions[id]
-	if !ok || (!o.any && owner != o.owner) {
-		return false, nil
+	switch {
+	case !ok:
+		return false, nil // already gone: ending it again is harmless
+	case !o.any && owner != o.owner:
+		return true, errUnknownSession // another principal's: not allowed
 	}
 	delete(s.sessions, id)
 	return false, nil
+}
+
+// owns reports whether session id exists and belongs to owner.
+func (s *sessionStore) owns(id, owner string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, ok := s.sessions[id]
+	return ok && o == owner
 }
 
 // newSessionID returns 128 random bits in hex: unguessable, visible ASCII.

@@ -234,6 +234,31 @@ func TestSessionsBoundToPrincipal(t *testing.T) {
 	if resp := post(t, ts.URL+"/mcp", ping, hdr("alice", "0123456789abcdef0123456789abcdef")); resp.StatusCode != 404 {
 		t.Errorf("unknown session = %d, want 404", resp.StatusCode)
 	}
+	// Another principal can neither listen on nor end alice's session.
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		req, _ := http.NewRequest(method, ts.URL+"/mcp", nil)
+		for k, v := range hdr("mallory", sid) {
+			req.Header.Set(k, v)
+		}
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 404 {
+			t.Errorf("mallory %s on alice's session = %d, want 404", method, resp.StatusCode)
+		}
+	}
+	if resp := post(t, ts.URL+"/mcp", ping, hdr("alice", sid)); resp.StatusCode != 200 {
+		t.Errorf("alice's session was disturbed by mallory: ping = %d", resp.StatusCode)
+	}
+	req0, _ := http.NewRequest(http.MethodDelete, ts.URL+"/mcp", nil)
+	req0.Header.Set("X-Test-Principal", "alice")
+	if resp, err := http.DefaultClient.Do(req0); err != nil || resp.StatusCode != 400 {
+		t.Errorf("DELETE without a session ID = %v %v, want 400", resp.StatusCode, err)
+	}
+
 	// DELETE ends it; the ID is then unknown.
 	req, _ := http.NewRequest(http.MethodDelete, ts.URL+"/mcp", nil)
 	for k, v := range hdr("alice", sid) {
