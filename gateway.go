@@ -417,6 +417,7 @@ func (g *Gateway) dispatch(r *registered) server.ToolHandlerFunc {
 		}
 		call.Args = args
 		res, err := r.handler(ctx, call)
+		settleNotifications(ctx, call)
 		if err != nil {
 			return ErrorResult("%s failed: %v", r.tool.Name, err), nil
 		}

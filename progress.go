@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -18,8 +17,7 @@ const DefaultProgressInterval = 2 * time.Second
 // command runs, when the client passed a progress token. Clients reset their
 // request timeouts on progress, so long commands are not abandoned.
 type progressReporter struct {
-	token    mcp.ProgressToken
-	srv      *server.MCPServer
+	call     *Call
 	interval time.Duration
 	start    time.Time
 	bytes    atomic.Int64
@@ -28,15 +26,11 @@ type progressReporter struct {
 
 // newProgress returns a reporter for req, or nil when the client asked for
 // no progress.
-func (g *Gateway) newProgress(ctx context.Context, req mcp.CallToolRequest) *progressReporter {
-	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+func (g *Gateway) newProgress(ctx context.Context, call *Call) *progressReporter {
+	if m := call.Request.Params.Meta; m == nil || m.ProgressToken == nil || server.ServerFromContext(ctx) == nil {
 		return nil
 	}
-	srv := server.ServerFromContext(ctx)
-	if srv == nil {
-		return nil
-	}
-	return &progressReporter{token: req.Params.Meta.ProgressToken, srv: srv, interval: g.cfg.ProgressInterval, start: g.cfg.Now()}
+	return &progressReporter{call: call, interval: g.cfg.ProgressInterval, start: g.cfg.Now()}
 }
 
 // output counts output bytes, for the progress message.
@@ -68,9 +62,5 @@ func (p *progressReporter) run(ctx context.Context) {
 // send emits one progress notification; progress increases with every call.
 func (p *progressReporter) send(ctx context.Context, msg string) {
 	n := p.count.Add(1)
-	_ = p.srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
-		"progressToken": p.token,
-		"progress":      n,
-		"message":       msg,
-	})
+	_ = p.call.Progress(ctx, float64(n), 0, msg)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -85,6 +86,8 @@ type Call struct {
 	// Outcome is filled in by the handler and middleware as the call
 	// proceeds; the audit middleware records it.
 	Outcome Outcome
+
+	notified atomic.Bool // the call sent notifications (see Notify)
 }
 
 // Bind decodes the call's arguments into v, a pointer to a struct with JSON

@@ -147,7 +147,7 @@ func (g *Gateway) executeCommand(ctx context.Context, call *Call) (*mcp.CallTool
 	if a.Stdin != nil {
 		cmd.Stdin = strings.NewReader(*a.Stdin)
 	}
-	if p := g.newProgress(ctx, call.Request); p != nil {
+	if p := g.newProgress(ctx, call); p != nil {
 		cmd.OnOutput = func(_ exec.Stream, b []byte) { p.output(len(b)) }
 		pctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})

@@ -1,0 +1,96 @@
+package rigout
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Notification settling. mcp-go v1.2.1 queues a call's notifications on
+// its session's one channel, which both the call's POST stream and the
+// client's standalone GET stream read; the last notification sent before a
+// tool returns can therefore be written after the result, or dropped by the
+// POST stream's forwarder, and a client discards progress that arrives
+// after its result. A call that sent notifications through its Call has its
+// result held until the session's queue is empty and a short grace has
+// passed, so whichever stream took the last notification has written it.
+// stdio and in-process sessions deliver in order and are never held.
+const (
+	settleMax   = time.Second
+	settleGrace = 10 * time.Millisecond
+)
+
+// ErrNoSession means a notification had no client session to go to.
+var ErrNoSession = errors.New("rigout: no client session to notify")
+
+// Notify sends a notification to the client making the call. Use it (or
+// Progress and Log) rather than mcp-go's server directly, so that the
+// gateway delivers every notification before the call's result.
+func (c *Call) Notify(ctx context.Context, method string, params map[string]any) error {
+	srv := server.ServerFromContext(ctx)
+	if srv == nil {
+		return ErrNoSession
+	}
+	c.notified.Store(true)
+	return srv.SendNotificationToClient(ctx, method, params)
+}
+
+// Progress reports progress of the call to the client, if the client
+// passed a progress token; otherwise it does nothing. progress must
+// increase with every report; total is 0 when unknown.
+func (c *Call) Progress(ctx context.Context, progress, total float64, message string) error {
+	meta := c.Request.Params.Meta
+	if meta == nil || meta.ProgressToken == nil {
+		return nil
+	}
+	params := map[string]any{"progressToken": meta.ProgressToken, "progress": progress}
+	if total > 0 {
+		params["total"] = total
+	}
+	if message != "" {
+		params["message"] = message
+	}
+	return c.Notify(ctx, string(mcp.MethodNotificationProgress), params)
+}
+
+// Log sends a log message to the client, subject to the level the client
+// set.
+func (c *Call) Log(ctx context.Context, level mcp.LoggingLevel, logger string, data any) error {
+	srv := server.ServerFromContext(ctx)
+	if srv == nil {
+		return ErrNoSession
+	}
+	c.notified.Store(true)
+	return srv.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, logger, data))
+}
+
+// settleNotifications holds a call's result until the notifications it
+// sent over streamable HTTP have been written (see above).
+func settleNotifications(ctx context.Context, call *Call) {
+	if !call.notified.Load() {
+		return
+	}
+	s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithStreamableHTTPConfig)
+	if !ok {
+		return
+	}
+	queue := s.NotificationChannel()
+	t := time.NewTimer(settleMax)
+	defer t.Stop()
+	for len(queue) > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			return
+		case <-time.After(time.Millisecond):
+		}
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(settleGrace):
+	}
+}

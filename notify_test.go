@@ -1,0 +1,95 @@
+package rigout_test
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	mcptransport "github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/transport"
+)
+
+// TestNotificationsArriveBeforeTheResult sends three progress notifications
+// and a log message right before a tool returns, over streamable HTTP with
+// the client's standalone GET stream open, many times: every one of them
+// must reach the client before the result does.
+func TestNotificationsArriveBeforeTheResult(t *testing.T) {
+	chatty := rigout.Tool{
+		Name: "chatty", Description: "Reports progress, then returns at once.", Risk: rigout.ReadOnly,
+		Handler: func(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
+			for i := 1; i <= 3; i++ {
+				if err := call.Progress(ctx, float64(i), 3, "step"); err != nil {
+					return nil, err
+				}
+			}
+			_ = call.Log(ctx, mcp.LoggingLevelInfo, "chatty", "done")
+			return rigout.TextResult("ok"), nil
+		},
+	}
+	gw := newGateway(t, rigout.Config{NoBuiltinTools: true, Tools: []rigout.Tool{chatty}})
+	h, err := transport.NewHTTP(gw.MCPServer(), transport.HTTPConfig{InsecureNoAuth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- h.Serve(ctx, ln) }()
+	defer func() { cancel(); <-served }()
+
+	c, err := client.NewStreamableHttpClient("http://"+ln.Addr().String()+"/mcp", mcptransport.WithContinuousListening())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var mu sync.Mutex
+	var progress, logs int
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch n.Method {
+		case "notifications/progress":
+			progress++
+		case "notifications/message":
+			logs++
+		}
+	})
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = "2025-11-25"
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetLevel(ctx, mcp.SetLevelRequest{Params: mcp.SetLevelParams{Level: mcp.LoggingLevelDebug}}); err != nil {
+		t.Fatal(err)
+	}
+	const rounds = 30
+	for i := 0; i < rounds; i++ {
+		mu.Lock()
+		progress, logs = 0, 0
+		mu.Unlock()
+		var req mcp.CallToolRequest
+		req.Params.Name = "chatty"
+		req.Params.Meta = &mcp.Meta{ProgressToken: i}
+		if _, err := c.CallTool(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		p, l := progress, logs
+		mu.Unlock()
+		if p != 3 || l != 1 {
+			t.Fatalf("round %d: %d progress and %d log notifications before the result, want 3 and 1", i, p, l)
+		}
+	}
+}
