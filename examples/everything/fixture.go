@@ -312,15 +312,16 @@ func (f *fixture) tools() []rigout.Tool {
 
 // withLogging sends three log notifications through the session, at the
 // level the client set with logging/setLevel (info passes the default).
-func (f *fixture) withLogging(ctx context.Context, _ *rigout.Call) (*mcp.CallToolResult, error) {
+func (f *fixture) withLogging(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
 	for i, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
 		if i > 0 {
 			if err := sleep(ctx, step); err != nil {
 				return nil, err
 			}
 		}
-		n := mcp.NewLoggingMessageNotification(mcp.LoggingLevelInfo, "everything", msg)
-		if err := f.srv.SendLogMessageToClient(ctx, n); err != nil {
+		// Call.Log, not mcp-go's server, so the gateway delivers the
+		// message before the result.
+		if err := call.Log(ctx, mcp.LoggingLevelInfo, "everything", msg); err != nil {
 			return rigout.ErrorResult("could not send log message %d: %v", i+1, err), nil
 		}
 	}
@@ -343,13 +344,7 @@ func (f *fixture) withProgress(ctx context.Context, call *rigout.Call) (*mcp.Cal
 		if token == nil {
 			continue
 		}
-		err := f.srv.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), map[string]any{
-			"progressToken": token,
-			"progress":      p,
-			"total":         100,
-			"message":       fmt.Sprintf("step %d of 3", i+1),
-		})
-		if err != nil {
+		if err := call.Progress(ctx, p, 100, fmt.Sprintf("step %d of 3", i+1)); err != nil {
 			return rigout.ErrorResult("could not send progress %v: %v", p, err), nil
 		}
 	}

@@ -42,7 +42,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/transport"
 )
@@ -65,10 +64,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	addr := fs.String("addr", "127.0.0.1:8780", "listen address (loopback)")
 	stdio := fs.Bool("stdio", false, "serve MCP on stdin and stdout instead of HTTP")
 	verbose := fs.Bool("v", false, "log debug messages")
-	eventStore := fs.Bool("prototype-event-store", false,
-		"serve HTTP with mcp-go's in-memory event store instead of package transport (a prototype of a transport fix; see prototype.go)")
-	settle := fs.Duration("prototype-settle", 0,
-		"hold each tool result until the session's notification queue is empty, then this long (a prototype of a gateway fix; see prototype.go)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -81,11 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	var mw []rigout.Middleware
-	if *settle > 0 {
-		mw = append(mw, settleNotifications(*settle))
-	}
-	f, err := newFixture(logger, mw...)
+	f, err := newFixture(logger)
 	if err != nil {
 		return err
 	}
@@ -119,25 +110,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err != nil {
 		return err
 	}
-	var serve func(context.Context, net.Listener) error
-	if *eventStore {
-		serve = prototypeEventStore(f, front, logger)
-	} else {
-		h, err := transport.NewHTTP(f.gw.MCPServer(), transport.HTTPConfig{
-			Name:         "rigout-everything",
-			Guard:        front.Guard,
-			Auth:         front.RequireBearer,
-			Routes:       front.Routes(),
-			SessionOwner: sessionOwner,
-			Health:       f.gw.Health,
-			Logger:       logger,
-		})
-		if err != nil {
-			return err
-		}
-		defer h.Close()
-		serve = h.Serve
+	h, err := transport.NewHTTP(f.gw.MCPServer(), transport.HTTPConfig{
+		Name:         "rigout-everything",
+		Guard:        front.Guard,
+		Auth:         front.RequireBearer,
+		Routes:       front.Routes(),
+		SessionOwner: sessionOwner,
+		Health:       f.gw.Health,
+		Logger:       logger,
+	})
+	if err != nil {
+		return err
 	}
+	defer h.Close()
 
 	fmt.Fprintf(stderr, "everything listening on %s\n", url)
 	if generated {
@@ -147,7 +132,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if ready != nil {
 		ready <- url
 	}
-	return serve(ctx, ln)
+	return h.Serve(ctx, ln)
 }
 
 // sessionOwner binds each protocol session to the token that opened it, as

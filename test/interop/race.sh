@@ -4,9 +4,8 @@
 # each (default 10) against a fresh examples/everything, started with any
 # FLAGS given after the run count, and prints the pass rate of each.
 #
-#   ./race.sh                               # rigout's transport as it is
-#   ./race.sh 10 -prototype-event-store     # with mcp-go's event store
-#   ./race.sh 10 -prototype-settle 10ms     # with the settle middleware
+#   ./race.sh            # 10 runs of each
+#   ./race.sh 30         # 30 runs of each
 #
 # A measurement, not a test: it exits 0 whatever the rates.
 set -euo pipefail
