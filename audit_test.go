@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
@@ -228,5 +229,24 @@ func TestServerActivityReadsTheLedger(t *testing.T) {
 	res = callTool(t, c2, "get_server_activity", nil)
 	if strings.Contains(text(res), `"tool": "execute_command"`) || !strings.Contains(text(res), "events of narrow only") {
 		t.Errorf("narrow token saw others' events:\n%s", text(res))
+	}
+}
+
+// TestEmbedderHooksKeepTheAudit passes mcp-go hooks through MCPOptions: the
+// gateway's own hook (auditing unknown tools) must survive beside them.
+func TestEmbedderHooksKeepTheAudit(t *testing.T) {
+	l := openLedger(t)
+	var embedderSaw atomic.Int64
+	hooks := &server.Hooks{}
+	hooks.AddOnError(func(context.Context, any, mcp.MCPMethod, any, error) { embedderSaw.Add(1) })
+	c := connect(t, newGateway(t, rigout.Config{Audit: l, MCPOptions: []server.ServerOption{server.WithHooks(hooks)}}))
+	var req mcp.CallToolRequest
+	req.Params.Name = "no_such_tool"
+	_, _ = c.CallTool(context.Background(), req)
+	if embedderSaw.Load() != 1 {
+		t.Errorf("embedder's hook ran %d times", embedderSaw.Load())
+	}
+	if rows := events(t, l, audit.Filter{Type: audit.TypeToolDenied}); len(rows) != 1 {
+		t.Errorf("unknown tool rows = %d, want 1", len(rows))
 	}
 }

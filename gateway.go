@@ -226,15 +226,20 @@ func New(cfg Config) (*Gateway, error) {
 		tools:   make(map[string]*registered),
 		started: c.Now(),
 	}
-	hooks := &server.Hooks{}
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithLogging(),
 		server.WithInstructions(c.Instructions),
-		server.WithHooks(hooks),
 	}
 	opts = append(opts, c.MCPOptions...)
 	g.srv = server.NewMCPServer(c.Name, c.Version, opts...)
+	// The gateway adds its hooks to the embedder's (a server.WithHooks in
+	// MCPOptions), rather than replacing them or being replaced.
+	hooks := g.srv.GetHooks()
+	if hooks == nil {
+		hooks = &server.Hooks{}
+		server.WithHooks(hooks)(g.srv)
+	}
 	// The chain, outermost first: nothing a tool does escapes recovery and
 	// observation, and the ledger sees every call, refused ones included.
 	g.chain = []Middleware{g.recoverPanics, g.observe}
