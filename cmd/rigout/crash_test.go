@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	mcptransport "github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/rigout/rigout/audit"
+)
+
+// TestCrashLosesNoAcknowledgedCall serves audited calls from the real
+// binary while clients count every acknowledged result, kills the gateway
+// with SIGKILL at a random moment, and checks after every round that each
+// acknowledged call has its done row in the ledger, that SQLite's integrity
+// check passes and that the hash chain verifies. Bounded: a few rounds of
+// at most a second of load each.
+func TestCrashLosesNoAcknowledgedCall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	stateDir := t.TempDir()
+	cfg := filepath.Join(stateDir, "rigout.json")
+	if err := os.WriteFile(cfg, []byte(`{"audit": {"store_args": true}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const token = "crash-test-token-0123456789abcdef"
+	env := []string{"RIGOUT_AUTH_TOKEN=" + token, "RIGOUT_STATE_DIR=" + stateDir}
+	rounds := 5
+	acked := map[string]bool{}
+	for round := 0; round < rounds; round++ {
+		cmd, url, _ := startServeEnv(t, env, "--config", cfg, "--no-ssh")
+		var mu sync.Mutex
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		for w := 0; w < 4; w++ {
+			wg.Go(func() {
+				c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				if c.Start(ctx) != nil {
+					return
+				}
+				var init mcp.InitializeRequest
+				init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+				if _, err := c.Initialize(ctx, init); err != nil {
+					return
+				}
+				for i := 0; ctx.Err() == nil; i++ {
+					marker := fmt.Sprintf("m-%d-%d-%d", round, w, i)
+					var req mcp.CallToolRequest
+					req.Params.Name = "execute_command"
+					req.Params.Arguments = map[string]any{"argv": []string{"echo", marker}}
+					res, err := c.CallTool(ctx, req)
+					if err != nil || res.IsError {
+						return // the gateway died mid-call: not acknowledged
+					}
+					mu.Lock()
+					acked[marker] = true
+					mu.Unlock()
+				}
+			})
+		}
+		time.Sleep(time.Duration(200+rand.IntN(800)) * time.Millisecond)
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		cancel()
+		wg.Wait()
+
+		l, err := audit.Open(context.Background(), audit.Config{Path: filepath.Join(stateDir, "audit.db"), ReadOnly: true})
+		if err != nil {
+			t.Fatalf("round %d: reopen: %v", round, err)
+		}
+		rep, err := l.Verify(context.Background())
+		if err != nil || !rep.OK() {
+			t.Fatalf("round %d: verify: %+v %v", round, rep, err)
+		}
+		rows, err := l.Query(context.Background(), audit.Filter{Tool: "execute_command", Phase: audit.PhaseDone})
+		l.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := map[string]bool{}
+		for _, e := range rows {
+			if i := strings.Index(e.Args, "m-"); i >= 0 {
+				done[strings.Trim(strings.Fields(e.Args[i:])[0], `"],}`)] = true
+			}
+		}
+		lost := 0
+		for m := range acked {
+			if !done[m] {
+				lost++
+			}
+		}
+		if lost > 0 {
+			t.Fatalf("round %d: %d of %d acknowledged calls have no done row", round, lost, len(acked))
+		}
+		t.Logf("round %d: %d acknowledged so far, all in the ledger; %d done rows", round, len(acked), len(rows))
+	}
+	if len(acked) < rounds {
+		t.Fatalf("only %d calls were acknowledged over %d rounds: the test did not exercise the ledger", len(acked), rounds)
+	}
+}
