@@ -20,7 +20,7 @@ import (
 )
 
 const hostsUsage = `Usage:
-  rigout hosts list [flags]          list the hosts rigout knows (~/.ssh/config aliases)
+  rigout hosts list [flags]          list the hosts rigout knows (its configuration file and ~/.ssh/config)
   rigout hosts test NAME [flags]     connect to NAME and report the route and latency
   rigout hosts trust NAME [flags]    show NAME's host key fingerprint and record it in
                                      rigout's known_hosts (<state dir>/known_hosts)
@@ -32,6 +32,7 @@ Flags:
 
 // hostsFlags are the flags of every hosts subcommand.
 type hostsFlags struct {
+	configPath string
 	stateDir   string
 	knownHosts string
 	sshConfig  string
@@ -40,6 +41,7 @@ type hostsFlags struct {
 }
 
 func (f *hostsFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.configPath, "config", os.Getenv("RIGOUT_CONFIG"), "rigout's JSON configuration file, for its hosts and host-key policy (env RIGOUT_CONFIG)")
 	fs.StringVar(&f.stateDir, "state-dir", "", "state directory (env "+statedir.EnvVar+"; default $XDG_STATE_HOME/rigout or ~/.local/state/rigout)")
 	fs.StringVar(&f.knownHosts, "known-hosts", "", "the user's known_hosts file, read only (default ~/.ssh/known_hosts)")
 	fs.StringVar(&f.sshConfig, "ssh-config", "", "OpenSSH client configuration (default ~/.ssh/config)")
@@ -167,12 +169,23 @@ func (f *hostsFlags) router(ensure bool, stderr io.Writer) (*exec.Router, string
 	if cfg == "" {
 		cfg = filepath.Join(home, ".ssh", "config")
 	}
+	file, err := loadConfig(f.configPath)
+	if err != nil {
+		return nil, "", err
+	}
+	policy := exec.HostKeyStrict
+	if file.SSH.HostKeys != "" {
+		if policy, err = exec.ParseHostKeyPolicy(file.SSH.HostKeys); err != nil {
+			return nil, "", err
+		}
+	}
 	r, err := exec.NewRouter(exec.RouterConfig{
 		Local:               &exec.Local{},
+		Hosts:               file.Hosts,
 		SSHConfigFiles:      []string{cfg},
 		UserKnownHostsFiles: []string{known},
 		KnownHostsFile:      filepath.Join(dir, "known_hosts"),
-		HostKeyPolicy:       exec.HostKeyStrict,
+		HostKeyPolicy:       policy,
 		AgentSocket:         os.Getenv("SSH_AUTH_SOCK"),
 		PassphraseEnv:       "RIGOUT_SSH_PASSPHRASE",
 		HomeDir:             home,
