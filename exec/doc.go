@@ -1,5 +1,5 @@
-// Package exec runs commands for the gateway: on this machine, and (in its
-// own issue) over SSH, behind one small interface.
+// Package exec runs commands for the gateway, on this machine and over SSH,
+// behind one small interface.
 //
 // # Overview
 //
@@ -15,6 +15,48 @@
 // period), so no grandchild survives. Output is capped per stream while it
 // streams: a longer stream keeps its head and its tail, and memory stays
 // bounded however much a command prints.
+//
+// # SSH
+//
+// [Router] turns the host argument of a tool into a place to run
+// ([Router.Resolve]): "local"/"self"; "auto" (the host that answered last,
+// else the fastest configured host, else this machine if enabled);
+// "user@host" and "host:port"; an inventory alias (a [HostConfig] or a
+// literal Host in ~/.ssh/config); a name or address of this machine;
+// otherwise a plain SSH attempt. Host and user strings are validated first
+// ([ParseHostSpec]): no leading '-', no shell metacharacters (OpenSSH's fix
+// for CVE-2023-51385).
+//
+// [SSH] implements [Runner] over pooled connections: one multiplexed
+// connection per (principal, login, transport), never shared between
+// principals, opened on demand, probed with keepalive@openssh.com, closed
+// when probes go unanswered or after an idle TTL, carrying at most
+// MaxChannels sessions. A connect deadline covers TCP, handshake and login.
+// ProxyJump hops are each checked against their own known_hosts entry.
+// Logins use keys only (files, the agent, a passphrase from the
+// environment) and never prompt: a host that wants a password fails with
+// [ErrPasswordRequired].
+//
+// Host keys are checked against the user's known_hosts and rigout's own
+// file under a [HostKeyPolicy] that has no default. A changed key is
+// refused during key exchange, before any credential is sent, with both
+// fingerprints and the fix ([ErrHostKeyChanged]); an unknown host is
+// refused under [HostKeyStrict] with its fingerprint and the command that
+// trusts it, or recorded as a hashed line under [HostKeyAcceptNew]. Offered
+// host key algorithms follow the key types on file; @cert-authority and
+// @revoked are honoured; every learned, refused or ignored key is reported
+// through RouterConfig.OnHostKey.
+//
+// [RemoteCommandLine] quotes every piece of data with syntax.Quote:
+// directory, exported environment, argv word by word, or the shell command
+// given to bash -c (sh -c where bash is missing). A timeout or cancellation
+// sends SIGTERM then SIGKILL, as SSH signal requests and to the command's
+// process group from a second channel, then closes the channel. Output is
+// capped while it streams exactly as [Local] caps it. [Router.FanOut] runs a
+// command on many hosts concurrently up to a limit, one [FanResult] per
+// host. [Router.List], [Router.Test], [Router.Describe], [Router.Add],
+// [Router.Remove] and [Router.Trust] serve manage_hosts. Package sshtest
+// has an in-process SSH server for tests.
 //
 // # Usage
 //
