@@ -654,3 +654,52 @@ func TestE2ESSHHostFromConfig(t *testing.T) {
 		t.Errorf("unknown host key: %q (auth attempts %d)", resultText(res), stranger.AuthAttempts())
 	}
 }
+
+func TestE2ESetupToken(t *testing.T) {
+	bin := rigoutBinary(t)
+	cmd := osexec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--setup-token")
+	cmd.Env = append(os.Environ(), "RIGOUT_STATE_DIR="+t.TempDir())
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
+	sc := bufio.NewScanner(stderr)
+	var setupCmd string
+	re := regexp.MustCompile(`X-Setup-Token: (\S+)" (\S+)`)
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			setupCmd = m[1] + " " + m[2]
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	f := strings.Fields(setupCmd)
+	if len(f) != 2 {
+		t.Fatalf("no setup command printed")
+	}
+	get := func(tok string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, f[1], nil)
+		req.Header.Set("X-Setup-Token", tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("wrong"); code != 401 {
+		t.Errorf("wrong setup token: %d %s", code, body)
+	}
+	code, body := get(f[0])
+	if code != 200 || !strings.Contains(body, `"Authorization":"Bearer `) {
+		t.Errorf("setup token: %d %s", code, body)
+	}
+	if code, _ := get(f[0]); code != 401 {
+		t.Errorf("setup token worked twice: %d", code)
+	}
+}

@@ -45,6 +45,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) int {
 	noAuth := fs.Bool("no-auth", false, "serve without authentication (loopback addresses only)")
 	publicURL := fs.String("public-url", os.Getenv("RIGOUT_PUBLIC_URL"), "the URL clients use for the MCP endpoint, if not http://ADDR/PATH (env RIGOUT_PUBLIC_URL)")
 	connFile := fs.String("connection-file", "", "where to write the connection file (default <state dir>/connection.json)")
+	setup := fs.Bool("setup-token", false, "print a one-shot setup token that fetches /connection.json (15 minutes, one use); on by default when the server is reachable beyond this machine")
 	var origins, hosts stringList
 	fs.Var(&origins, "allowed-origin", "browser origin to accept besides this server's own (repeatable)")
 	fs.Var(&hosts, "allowed-host", "Host header value to accept besides loopback names, e.g. a tunnel hostname (repeatable)")
@@ -177,6 +178,16 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) int {
 		}
 	}
 	banner(stderr, url, handout, generated, *noAuth, cf, len(tokens), oauthCfg != nil)
+	public := !auth.IsLoopback(bound) || *publicURL != ""
+	if handout != "" && (*setup || public) {
+		st, err := front.NewSetupToken()
+		if err != nil {
+			return fail(1, "setup token: %v", err)
+		}
+		base := strings.TrimSuffix(url, *path)
+		fmt.Fprintf(stderr, "Setup (one use, expires in 15 minutes; it hands out the bearer token, so treat it like a password):\n"+
+			"  curl -s -H \"X-Setup-Token: %s\" %s/connection.json\n", st.Reveal(), base)
+	}
 	logger.Info("serving MCP over streamable HTTP", "url", url, "stateless", *stateless, "auth", !*noAuth)
 
 	_ = gw.RecordEvent(ctx, audit.Event{Type: audit.TypeServerStart, Transport: auth.TransportHTTP, Status: audit.StatusOK,
