@@ -2,11 +2,13 @@ package rigout_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
 )
 
 // BenchmarkGatewayNoop measures the gateway's own cost per call (registry,
@@ -40,6 +42,30 @@ func BenchmarkGatewayNoop(b *testing.B) {
 
 func BenchmarkGatewayExecuteTrue(b *testing.B) {
 	gw, err := rigout.New(rigout.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer gw.Close()
+	c := connect(b, gw)
+	var req mcp.CallToolRequest
+	req.Params.Name = "execute_command"
+	req.Params.Arguments = map[string]any{"argv": []string{"true"}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, err := c.CallTool(ctx, req); err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+func BenchmarkGatewayExecuteTrueAudited(b *testing.B) {
+	l, err := audit.Open(context.Background(), audit.Config{Path: filepath.Join(b.TempDir(), "audit.db")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	gw, err := rigout.New(rigout.Config{Audit: l})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 package exec
 
-import "sync"
+import (
+	"io"
+	"sync"
+)
 
 // capture is an io.Writer that keeps at most max bytes of a stream: all of
 // it when it fits, otherwise its first half and its last half, so that
@@ -10,6 +13,7 @@ type capture struct {
 	max      int
 	stream   Stream
 	onOutput func(Stream, []byte)
+	bufs     *sync.Pool // of *[]byte copy buffers, shared by a runner's captures; may be nil
 
 	// mu protects the following.
 	mu    sync.Mutex
@@ -25,6 +29,41 @@ func newCapture(max int, stream Stream, onOutput func(Stream, []byte)) *capture 
 		max = DefaultMaxOutput
 	}
 	return &capture{max: max, stream: stream, onOutput: onOutput}
+}
+
+// copyBufSize is the size of the buffers ReadFrom copies through.
+const copyBufSize = 32 << 10
+
+// ReadFrom copies r into the capture until EOF. os/exec's copying
+// goroutine calls it, so that the copy buffer comes from the runner's pool
+// instead of being allocated afresh for every stream of every command.
+func (c *capture) ReadFrom(r io.Reader) (int64, error) {
+	var bp *[]byte
+	if c.bufs != nil {
+		bp, _ = c.bufs.Get().(*[]byte)
+	}
+	if bp == nil {
+		b := make([]byte, copyBufSize)
+		bp = &b
+	}
+	if c.bufs != nil {
+		defer c.bufs.Put(bp)
+	}
+	buf := *bp
+	var total int64
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			c.Write(buf[:n])
+			total += int64(n)
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
 }
 
 // Write never fails: output beyond the cap is counted and dropped.

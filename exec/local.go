@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -41,6 +43,8 @@ type Local struct {
 	shell     string
 	envOnce   sync.Once
 	env       map[string]string
+	baseEnv   []string  // env as a sorted slice, for commands that add nothing
+	bufs      sync.Pool // copy buffers for output capture
 }
 
 var _ Runner = (*Local)(nil)
@@ -70,12 +74,13 @@ func (l *Local) Run(ctx context.Context, cmd Command) (Result, error) {
 		Path:        path,
 		Args:        argv,
 		Dir:         cmd.Dir,
-		Env:         l.environ(cmd.Env),
+		Env:         l.environ(cmd.Env, cmd.Dir),
 		Stdin:       cmd.Stdin,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
 	stdout := newCapture(cmd.MaxOutput, Stdout, cmd.OnOutput)
 	stderr := newCapture(cmd.MaxOutput, Stderr, cmd.OnOutput)
+	stdout.bufs, stderr.bufs = &l.bufs, &l.bufs
 	c.Stdout, c.Stderr = stdout, stderr
 	// Output pipes are closed this long after the process exits even if a
 	// background descendant still holds them, so Wait cannot hang.
@@ -199,7 +204,7 @@ func (l *Local) shellPath() string {
 
 // environ returns the child's environment: the base without private
 // variables, with extra merged over it, sorted for determinism.
-func (l *Local) environ(extra map[string]string) []string {
+func (l *Local) environ(extra map[string]string, dir string) []string {
 	l.envOnce.Do(func() {
 		base := l.Env
 		if base == nil {
@@ -217,8 +222,16 @@ func (l *Local) environ(extra map[string]string) []string {
 			}
 			l.env[k] = v
 		}
+		for k, v := range l.env {
+			l.baseEnv = append(l.baseEnv, k+"="+v)
+		}
+		sort.Strings(l.baseEnv)
+		l.baseEnv = slices.Clip(l.baseEnv)
 	})
-	out := make([]string, 0, len(l.env)+len(extra))
+	if len(extra) == 0 && dir == "" {
+		return l.baseEnv // os/exec copies it; never modified
+	}
+	out := make([]string, 0, len(l.env)+len(extra)+1)
 	for k, v := range l.env {
 		if _, ok := extra[k]; !ok {
 			out = append(out, k+"="+v)
@@ -226,6 +239,13 @@ func (l *Local) environ(extra map[string]string) []string {
 	}
 	for k, v := range extra {
 		out = append(out, k+"="+v)
+	}
+	if _, ok := extra["PWD"]; !ok && dir != "" {
+		// PWD names the working directory, as a shell would set it.
+		if abs, err := filepath.Abs(dir); err == nil {
+			out = slices.DeleteFunc(out, func(kv string) bool { return strings.HasPrefix(kv, "PWD=") })
+			out = append(out, "PWD="+abs)
+		}
 	}
 	sort.Strings(out)
 	return out

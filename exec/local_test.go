@@ -40,6 +40,7 @@ func TestLocalBasics(t *testing.T) {
 		{"exit code", exec.Command{Shell: "echo oops >&2; exit 3"}, "", "oops\n", 3},
 		{"argv is not a shell", exec.Command{Argv: []string{"printf", "%s", "$HOME; rm x"}}, "$HOME; rm x", "", 0},
 		{"dir", exec.Command{Shell: "pwd", Dir: dir}, dir + "\n", "", 0},
+		{"PWD follows the dir", exec.Command{Argv: []string{"printenv", "PWD"}, Dir: dir}, dir + "\n", "", 0},
 		{"env merged", exec.Command{Shell: `echo "$KEEP $EXTRA"`, Env: map[string]string{"EXTRA": "a b"}}, "1 a b\n", "", 0},
 		{"env overrides", exec.Command{Shell: `echo "$KEEP"`, Env: map[string]string{"KEEP": "2"}}, "2\n", "", 0},
 		{"private env dropped", exec.Command{Shell: `echo "[${RIGOUT_AUTH_TOKEN-unset}]"`}, "[unset]\n", "", 0},
