@@ -76,27 +76,41 @@ func (c *capture) Write(p []byte) (int, error) {
 	defer c.mu.Unlock()
 	c.total += int64(len(p))
 	if c.tail == nil {
-		if len(c.buf)+len(p) <= c.max {
+		need := len(c.buf) + len(p)
+		if need > cap(c.buf) && (need > smallOutput || need > c.max) && cap(c.buf) < c.max {
+			// A stream this long is likely to reach the cap: allocate it
+			// once, so that head and tail later share this one array.
+			nb := make([]byte, len(c.buf), c.max)
+			copy(nb, c.buf)
+			c.buf = nb
+		}
+		if need <= c.max {
 			c.buf = append(c.buf, p...)
 			return n, nil
 		}
-		// Overflow: keep the first half as the head and move the rest of
-		// what we have into the tail ring.
+		// Overflow: the first half stays as the head; the second half of
+		// the array becomes the tail ring, already holding what followed
+		// the head.
 		head := c.max / 2
-		c.tail = make([]byte, c.max-head)
-		if len(c.buf) >= head {
-			rest := c.buf[head:]
-			c.buf = c.buf[:head:head]
-			c.ringWrite(rest)
-		} else {
+		if len(c.buf) < head {
 			k := head - len(c.buf)
 			c.buf = append(c.buf, p[:k]...)
 			p = p[k:]
 		}
+		c.tail = c.buf[head:c.max:c.max]
+		c.w = len(c.buf) - head
+		if c.w == len(c.tail) {
+			c.w, c.full = 0, true
+		}
+		c.buf = c.buf[:head:head]
 	}
 	c.ringWrite(p)
 	return n, nil
 }
+
+// smallOutput is how long a stream may grow by append before its buffer is
+// allocated at the full cap.
+const smallOutput = 64 << 10
 
 func (c *capture) ringWrite(p []byte) {
 	n := len(c.tail)

@@ -80,3 +80,37 @@ func TestCaptureProperty(t *testing.T) {
 		}
 	}
 }
+
+// TestCapturePropertyLarge runs the same reference check with caps above
+// the size at which the buffer is allocated whole, so that the head and the
+// tail ring share one array.
+func TestCapturePropertyLarge(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 200; i++ {
+		max := 70<<10 + r.IntN(200<<10)
+		c := newCapture(max, Stdout, nil)
+		var all []byte
+		for n := r.IntN(30); n > 0; n-- {
+			p := make([]byte, r.IntN(60<<10))
+			for j := range p {
+				p[j] = byte(r.IntN(256))
+			}
+			if n, err := c.Write(p); n != len(p) || err != nil {
+				t.Fatalf("Write = %d, %v", n, err)
+			}
+			all = append(all, p...)
+		}
+		out := c.output()
+		want := all
+		if len(all) > max {
+			head := max / 2
+			want = append(append([]byte{}, all[:head]...), all[len(all)-(max-head):]...)
+		}
+		if !bytes.Equal(out.Data, want) || out.Total != int64(len(all)) {
+			t.Fatalf("max %d, %d bytes: kept data differs from the reference", max, len(all))
+		}
+		if cap(c.buf) > max || (c.tail != nil && cap(c.tail) > max) {
+			t.Fatalf("buffers exceed the cap: %d, %d", cap(c.buf), cap(c.tail))
+		}
+	}
+}

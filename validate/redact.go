@@ -52,14 +52,23 @@ func Redact(s string) string {
 	if !mayHoldSecret(s) {
 		return s
 	}
-	s = privateKeyBlock.ReplaceAllString(s, "-----BEGIN ${1}PRIVATE KEY-----\n"+Mask+"\n-----END ${1}PRIVATE KEY-----")
-	s = jsonSecret.ReplaceAllString(s, `${1}"`+Mask+`"`)
-	s = secretAssign.ReplaceAllStringFunc(s, redactAssignment)
-	s = authHeader.ReplaceAllString(s, "${1}${2}"+Mask)
-	s = authorization.ReplaceAllString(s, "${1}"+Mask)
-	s = secretFlag.ReplaceAllString(s, "${1}"+Mask)
-	s = urlCredentials.ReplaceAllString(s, "${1}"+Mask+"@")
-	s = knownTokens.ReplaceAllString(s, Mask)
+	// Each pass runs only where its pattern matches: a replacement copies
+	// the whole text, and command output can be megabytes long.
+	replace := func(re *regexp.Regexp, repl string) {
+		if re.MatchString(s) {
+			s = re.ReplaceAllString(s, repl)
+		}
+	}
+	replace(privateKeyBlock, "-----BEGIN ${1}PRIVATE KEY-----\n"+Mask+"\n-----END ${1}PRIVATE KEY-----")
+	replace(jsonSecret, `${1}"`+Mask+`"`)
+	if secretAssign.MatchString(s) {
+		s = secretAssign.ReplaceAllStringFunc(s, redactAssignment)
+	}
+	replace(authHeader, "${1}${2}"+Mask)
+	replace(authorization, "${1}"+Mask)
+	replace(secretFlag, "${1}"+Mask)
+	replace(urlCredentials, "${1}"+Mask+"@")
+	replace(knownTokens, Mask)
 	return s
 }
 

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -44,7 +45,16 @@ Usage:
 Run 'rigout COMMAND -h' for a command's flags.
 `
 
+// defaultMemoryLimit is the Go runtime's soft memory limit unless
+// GOMEMLIMIT says otherwise: the gateway holds little (output is capped
+// per stream), so collecting sooner keeps a burst of large outputs from
+// inflating the heap; it is a target, not a cap.
+const defaultMemoryLimit = 96 << 20
+
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
