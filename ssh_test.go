@@ -2,6 +2,7 @@ package rigout_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -239,6 +240,16 @@ func TestManageHosts(t *testing.T) {
 	}
 	if res = callTool(t, c, "manage_hosts", map[string]any{"action": "test"}); !res.IsError || !strings.Contains(text(res), "needs `host`") {
 		t.Errorf("test without host: %q", text(res))
+	}
+	// The whole list, with SSH on, stays within the tools/list budget.
+	full, err := c.ListTools(context.Background(), mcpListTools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(full); len(b) > 10<<10 {
+		t.Errorf("tools/list with SSH is %d bytes, budget 10 KiB", len(b))
+	} else {
+		t.Logf("tools/list with SSH: %d tools, %d bytes", len(full.Tools), len(b))
 	}
 	// Without SSH the tool is not listed at all.
 	c2 := connect(t, newGateway(t, rigout.Config{}))
