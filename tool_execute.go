@@ -354,18 +354,34 @@ func (g *Gateway) checkPolicy(ctx context.Context, call *Call, a executeArgs, di
 	if d.Confirm {
 		o.Decision = "confirm"
 	}
-	if a.BypassSecurity {
-		if err := g.principal(ctx).Scopes.RequireBypass(); err != nil {
-			o.Status = "denied"
-			return ErrorResult("refused by policy rule %s: %s\n"+
-				"bypass_security was set, but %v. Nothing ran.", d.Rule, d.Reason, err)
-		}
+	p := g.principal(ctx)
+	bypassErr := p.Scopes.RequireBypass()
+	if a.BypassSecurity && bypassErr == nil {
 		o.Bypassed = true
 		o.Decision = "bypass"
 		g.log.LogAttrs(ctx, slog.LevelWarn, "command policy bypassed",
-			slog.String("call", call.ID), slog.String("rule", d.Rule),
-			slog.String("principal", g.principal(ctx).Name))
+			slog.String("call", call.ID), slog.String("rule", d.Rule), slog.String("principal", p.Name))
 		return nil
+	}
+	// A rule in confirm mode, or a bypass the token may not make by itself,
+	// is put to the person behind the client when the client can ask.
+	if d.Confirm || a.BypassSecurity {
+		state, res := confirm(ctx, call, confirmQuestion(o.Host, describeCommand(a), d.Rule, d.Reason))
+		switch state {
+		case asking:
+			o.Status = "awaiting-confirmation"
+			return res
+		case approved:
+			o.Decision = "confirmed"
+			o.Bypassed = !d.Confirm // the person overrode a deny rule
+			g.log.LogAttrs(ctx, slog.LevelWarn, "held-back command confirmed by a person",
+				slog.String("call", call.ID), slog.String("rule", d.Rule), slog.String("principal", p.Name))
+			return nil
+		case declined:
+			o.Status = "denied"
+			o.Decision = "declined"
+			return ErrorResult("refused by policy rule %s: %s\nA person was asked and did not approve it. Nothing ran.", d.Rule, d.Reason)
+		}
 	}
 	o.Status = "denied"
 	var sb strings.Builder
@@ -373,8 +389,11 @@ func (g *Gateway) checkPolicy(ctx context.Context, call *Call, a executeArgs, di
 	if d.Hint != "" {
 		fmt.Fprintf(&sb, "\nInstead: %s", d.Hint)
 	}
-	if d.Confirm {
-		sb.WriteString("\nThis rule asks for a person's confirmation, which this call could not get.")
+	switch {
+	case a.BypassSecurity:
+		fmt.Fprintf(&sb, "\nbypass_security was set, but %v, and this client cannot ask a person to approve it.", bypassErr)
+	case d.Confirm:
+		sb.WriteString("\nThis rule asks for a person's confirmation, and this client cannot ask (it declared no elicitation capability).")
 	}
 	sb.WriteString("\nNothing ran.")
 	return ErrorResult("%s", sb.String())
