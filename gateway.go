@@ -77,6 +77,13 @@ type Config struct {
 	// MaxOutput caps each output stream of a command, in bytes. If zero,
 	// exec.DefaultMaxOutput (1 MiB).
 	MaxOutput int
+	// MaxConcurrent caps the tool calls in flight; a call over it is refused
+	// at once as busy. If zero, DefaultMaxConcurrent (128).
+	MaxConcurrent int
+	// MaxConcurrentPerPrincipal caps one principal's calls in flight. If
+	// zero, DefaultMaxConcurrentPerPrincipal (64).
+	MaxConcurrentPerPrincipal int
+
 	// ProgressInterval is how often a running command reports progress to
 	// a client that passed a progress token. If zero,
 	// DefaultProgressInterval.
@@ -164,6 +171,12 @@ func (c *Config) setDefaults() error {
 	if c.MaxOutput <= 0 {
 		c.MaxOutput = exec.DefaultMaxOutput
 	}
+	if c.MaxConcurrent <= 0 {
+		c.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if c.MaxConcurrentPerPrincipal <= 0 {
+		c.MaxConcurrentPerPrincipal = DefaultMaxConcurrentPerPrincipal
+	}
 	if c.ProgressInterval <= 0 {
 		c.ProgressInterval = DefaultProgressInterval
 	}
@@ -192,6 +205,7 @@ type Gateway struct {
 	log      *slog.Logger
 	srv      *server.MCPServer
 	router   *exec.Router // nil without SSH
+	limit    *limiter
 	chain    []Middleware
 	auditErr atomic.Pointer[auditError] // the last ledger failure, for Health
 	started  time.Time
@@ -225,6 +239,7 @@ func New(cfg Config) (*Gateway, error) {
 		log:     c.Logger,
 		tools:   make(map[string]*registered),
 		started: c.Now(),
+		limit:   newLimiter(c.MaxConcurrent, c.MaxConcurrentPerPrincipal),
 	}
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(true),
@@ -247,7 +262,7 @@ func New(cfg Config) (*Gateway, error) {
 		g.chain = append(g.chain, g.auditCalls)
 		hooks.AddOnError(g.recordUnknownTool)
 	}
-	g.chain = append(g.chain, g.authorize, g.checkArgs)
+	g.chain = append(g.chain, g.limitConcurrency, g.authorize, g.checkArgs)
 	g.chain = append(g.chain, c.Middleware...)
 
 	if c.SSH != nil {

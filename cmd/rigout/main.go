@@ -103,6 +103,8 @@ type common struct {
 	sshConfig  string
 	knownHosts string
 	noSSH      bool
+	maxCalls   int
+	maxPerTok  int
 
 	file *fileConfig
 	dir  string // the state directory, resolved by prepare
@@ -121,6 +123,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.sshConfig, "ssh-config", "", "OpenSSH client configuration to read (default ~/.ssh/config)")
 	fs.StringVar(&c.knownHosts, "known-hosts", "", "the user's known_hosts, read only (default ~/.ssh/known_hosts); rigout records keys in <state dir>/known_hosts")
 	fs.BoolVar(&c.noSSH, "no-ssh", false, "run commands on this machine only")
+	fs.IntVar(&c.maxCalls, "max-concurrent", rigout.DefaultMaxConcurrent, "tool calls in flight at once; more are refused as busy")
+	fs.IntVar(&c.maxPerTok, "max-concurrent-per-token", rigout.DefaultMaxConcurrentPerPrincipal, "tool calls one token (or the stdio client) may have in flight")
 }
 
 func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
@@ -226,15 +230,17 @@ func (c *common) gateway(logger *slog.Logger, ledger *audit.Ledger, principal *a
 		return nil, err
 	}
 	cfg := rigout.Config{
-		Policy:                policy,
-		SSH:                   sshCfg,
-		Logger:                logger,
-		WorkDir:               c.workDir,
-		DefaultTimeout:        c.timeout,
-		MaxOutput:             c.maxOutput,
-		UnsafeAuditBestEffort: c.bestEffort || c.file.Audit.UnsafeBestEffort,
-		AuditArgValues:        c.file.Audit.StoreArgs,
-		Principal:             principal,
+		Policy:                    policy,
+		SSH:                       sshCfg,
+		Logger:                    logger,
+		WorkDir:                   c.workDir,
+		DefaultTimeout:            c.timeout,
+		MaxOutput:                 c.maxOutput,
+		MaxConcurrent:             c.maxCalls,
+		MaxConcurrentPerPrincipal: c.maxPerTok,
+		UnsafeAuditBestEffort:     c.bestEffort || c.file.Audit.UnsafeBestEffort,
+		AuditArgValues:            c.file.Audit.StoreArgs,
+		Principal:                 principal,
 	}
 	if ledger != nil {
 		cfg.Audit = ledger
