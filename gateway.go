@@ -136,6 +136,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.Instructions == "" {
 		c.Instructions = defaultInstructions
+		if c.SSH != nil {
+			c.Instructions += sshInstructions
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -194,6 +197,9 @@ func (c *Config) setDefaults() error {
 const defaultInstructions = "rigout runs commands for you on this machine. " +
 	"Use execute_command with a shell `command` or an exact `argv`; " +
 	"results give the exit code, stdout and stderr. Destructive commands are refused by policy."
+
+const sshInstructions = " It also reaches SSH hosts: set `host` (an alias, user@host, or auto), " +
+	"or `hosts` to run on several at once; manage_hosts lists and describes them."
 
 // Gateway is an MCP server whose tools reach machines. Build it with New,
 // serve MCPServer() with package transport, and Close it when done.
