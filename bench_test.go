@@ -60,7 +60,12 @@ func BenchmarkGatewayExecuteTrue(b *testing.B) {
 }
 
 func BenchmarkGatewayExecuteTrueAudited(b *testing.B) {
-	l, err := audit.Open(context.Background(), audit.Config{Path: filepath.Join(b.TempDir(), "audit.db")})
+	b.Run("sync=full", func(b *testing.B) { benchAudited(b, false) })
+	b.Run("sync=normal", func(b *testing.B) { benchAudited(b, true) })
+}
+
+func benchAudited(b *testing.B, normal bool) {
+	l, err := audit.Open(context.Background(), audit.Config{Path: filepath.Join(b.TempDir(), "audit.db"), UnsafeSyncNormal: normal})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -212,7 +212,8 @@ func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger
 	if path == "" {
 		path = filepath.Join(dir, "audit.db")
 	}
-	l, err := audit.Open(ctx, audit.Config{Path: path, Logger: logger, StoreArgs: c.file.Audit.StoreArgs})
+	l, err := audit.Open(ctx, audit.Config{Path: path, Logger: logger, StoreArgs: c.file.Audit.StoreArgs,
+		UnsafeSyncNormal: c.file.Audit.UnsafeSyncNormal})
 	if err != nil {
 		return nil, fmt.Errorf("audit ledger %s: %w", path, err)
 	}
