@@ -250,3 +250,29 @@ func TestEmbedderHooksKeepTheAudit(t *testing.T) {
 		t.Errorf("unknown tool rows = %d, want 1", len(rows))
 	}
 }
+
+// TestAuditRecordsArgumentsThatAreNotAnObject sends arguments of the wrong
+// JSON type, which are refused before the schema check: still recorded.
+func TestAuditRecordsArgumentsThatAreNotAnObject(t *testing.T) {
+	l := openLedger(t)
+	c := connect(t, newGateway(t, rigout.Config{Audit: l}))
+	var req mcp.CallToolRequest
+	req.Params.Name = "execute_command"
+	req.Params.Arguments = json.RawMessage(`"not an object"`)
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(text(res), "must be a JSON object") {
+		t.Errorf("result = %q", text(res))
+	}
+	var done []audit.Event
+	for _, e := range events(t, l, audit.Filter{Tool: "execute_command"}) {
+		if e.Phase == audit.PhaseDone {
+			done = append(done, e)
+		}
+	}
+	if len(done) != 1 || done[0].Status != "invalid" {
+		t.Errorf("done rows = %+v", done)
+	}
+}

@@ -438,8 +438,9 @@ func (g *Gateway) dispatch(r *registered) server.ToolHandlerFunc {
 		}
 		args, err := decodeArgs(req.Params.Arguments)
 		if err != nil {
-			call.Outcome.Status = "invalid"
-			return ErrorResult("invalid arguments for %s: %v", r.tool.Name, err), nil
+			// Refused by checkArgs, inside the chain, so it is audited.
+			args = map[string]any{}
+			call.argsErr = &ArgumentError{Tool: r.tool.Name, Problems: []string{err.Error()}}
 		}
 		call.Args = args
 		res, err := r.handler(ctx, call)

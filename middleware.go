@@ -106,6 +106,10 @@ func settle(o *Outcome, res *mcp.CallToolResult) {
 // naming the argument at fault, before the handler runs.
 func (g *Gateway) checkArgs(next Handler) Handler {
 	return func(ctx context.Context, call *Call) (*mcp.CallToolResult, error) {
+		if call.argsErr != nil {
+			call.Outcome.Status = "invalid"
+			return nil, call.argsErr
+		}
 		g.mu.RLock()
 		r := g.tools[call.Tool.Name]
 		g.mu.RUnlock()

@@ -87,7 +87,8 @@ type Call struct {
 	// proceeds; the audit middleware records it.
 	Outcome Outcome
 
-	notified atomic.Bool // the call sent notifications (see Notify)
+	notified atomic.Bool    // the call sent notifications (see Notify)
+	argsErr  *ArgumentError // the arguments were not a JSON object
 }
 
 // Bind decodes the call's arguments into v, a pointer to a struct with JSON
