@@ -40,37 +40,28 @@ func BenchmarkGatewayNoop(b *testing.B) {
 	}
 }
 
+// BenchmarkGatewayExecuteTrue runs execute_command argv [true] in process,
+// without a ledger and with one in each durability mode, side by side.
 func BenchmarkGatewayExecuteTrue(b *testing.B) {
-	gw, err := rigout.New(rigout.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer gw.Close()
-	c := connect(b, gw)
-	var req mcp.CallToolRequest
-	req.Params.Name = "execute_command"
-	req.Params.Arguments = map[string]any{"argv": []string{"true"}}
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if res, err := c.CallTool(ctx, req); err != nil || res.IsError {
-			b.Fatal(err, res)
+	b.Run("audit=off", func(b *testing.B) { benchExecuteTrue(b, nil) })
+	b.Run("audit=full", func(b *testing.B) { benchExecuteTrue(b, &audit.Config{}) })
+	b.Run("audit=normal", func(b *testing.B) { benchExecuteTrue(b, &audit.Config{UnsafeSyncNormal: true}) })
+}
+
+// benchExecuteTrue measures one call against a gateway with a ledger
+// opened with lc, or none when lc is nil.
+func benchExecuteTrue(b *testing.B, lc *audit.Config) {
+	var cfg rigout.Config
+	if lc != nil {
+		lc.Path = filepath.Join(b.TempDir(), "audit.db")
+		l, err := audit.Open(context.Background(), *lc)
+		if err != nil {
+			b.Fatal(err)
 		}
+		defer l.Close()
+		cfg.Audit = l
 	}
-}
-
-func BenchmarkGatewayExecuteTrueAudited(b *testing.B) {
-	b.Run("sync=full", func(b *testing.B) { benchAudited(b, false) })
-	b.Run("sync=normal", func(b *testing.B) { benchAudited(b, true) })
-}
-
-func benchAudited(b *testing.B, normal bool) {
-	l, err := audit.Open(context.Background(), audit.Config{Path: filepath.Join(b.TempDir(), "audit.db"), UnsafeSyncNormal: normal})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
-	gw, err := rigout.New(rigout.Config{Audit: l})
+	gw, err := rigout.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
