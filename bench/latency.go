@@ -8,15 +8,14 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
-
-	"github.com/mark3labs/mcp-go/client"
 )
 
 // localLatency is scenario 2: sequential execute_command calls of `true`,
 // with argv (no shell) and with command (bash -c), over stdio and over
 // HTTP with auth and audit on, against fork/exec of the same programs from
 // Go. Each iteration makes one call of each kind and one fork/exec of each
-// floor, in an order that reverses every iteration.
+// floor, in an order that reverses every iteration. The calls go through
+// rawClient, not mcp-go's client, whose own cost would be charged to rigout.
 func localLatency(ctx context.Context, b *bench) error {
 	if err := b.build(ctx); err != nil {
 		return err
@@ -25,7 +24,7 @@ func localLatency(ctx context.Context, b *bench) error {
 	warm := pick(b, 20, 100)
 
 	state := filepath.Join(b.tmp, "latency-state")
-	stdio, err := b.stdioClient(ctx, state)
+	stdio, err := b.rawStdioClient(ctx, state)
 	if err != nil {
 		return fmt.Errorf("rigout stdio: %w", err)
 	}
@@ -40,7 +39,7 @@ func localLatency(ctx context.Context, b *bench) error {
 		return err
 	}
 	defer srv.stop()
-	c, err := httpClient(ctx, srv.url, srv.token)
+	c, err := rawHTTPClient(ctx, srv.url, srv.token)
 	if err != nil {
 		return fmt.Errorf("rigout serve: %w", err)
 	}
@@ -49,14 +48,19 @@ func localLatency(ctx context.Context, b *bench) error {
 }
 
 // latencyLoop runs scenario 2 over one transport.
-func latencyLoop(ctx context.Context, b *bench, transport string, c *client.Client, n, warm int) error {
-	argv := toolRequest("execute_command", map[string]any{"argv": []string{"true"}})
-	shell := toolRequest("execute_command", map[string]any{"command": "true"})
+func latencyLoop(ctx context.Context, b *bench, transport string, c rawClient, n, warm int) error {
+	argv := map[string]any{"argv": []string{"true"}}
+	shell := map[string]any{"command": "true"}
+	call := func(args map[string]any) (time.Duration, error) {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		return c.callTool(cctx, "execute_command", args)
+	}
 	for range warm {
-		if _, err := callTool(ctx, c, argv); err != nil {
+		if _, err := call(argv); err != nil {
 			return fmt.Errorf("%s: %w", transport, err)
 		}
-		if _, err := callTool(ctx, c, shell); err != nil {
+		if _, err := call(shell); err != nil {
 			return fmt.Errorf("%s: %w", transport, err)
 		}
 	}
@@ -65,9 +69,9 @@ func latencyLoop(ctx context.Context, b *bench, transport string, c *client.Clie
 		run func() (time.Duration, error)
 	}
 	steps := []step{
-		{"rigout-argv", func() (time.Duration, error) { return callTool(ctx, c, argv) }},
+		{"rigout-argv", func() (time.Duration, error) { return call(argv) }},
 		{"floor-true", func() (time.Duration, error) { return forkExec("true") }},
-		{"rigout-command", func() (time.Duration, error) { return callTool(ctx, c, shell) }},
+		{"rigout-command", func() (time.Duration, error) { return call(shell) }},
 		{"floor-bash", func() (time.Duration, error) { return forkExec("bash", "-c", "true") }},
 		{"floor-sh", func() (time.Duration, error) { return forkExec("sh", "-c", "true") }},
 	}
