@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -154,14 +153,12 @@ func hostArgument(args map[string]any) string {
 }
 
 func (g *Gateway) auditFailed(ctx context.Context, err error) {
-	g.auditErr.Store(&auditError{err: err, at: g.cfg.Now()})
+	g.auditErr.Store(&auditError{err: err})
 	g.log.LogAttrs(ctx, slog.LevelError, "audit ledger write failed", slog.String("err", err.Error()))
 }
 
-type auditError struct {
-	err error
-	at  time.Time
-}
+// auditError is the last ledger failure, for Health.
+type auditError struct{ err error }
 
 // RecordEvent writes an event that is not a tool call (server.start,
 // auth.failed, ssh.hostkey.learned, …) to the ledger, if there is one.

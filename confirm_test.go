@@ -2,7 +2,6 @@ package rigout_test
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
-	"github.com/rigout/rigout/transport"
 	"github.com/rigout/rigout/validate"
 )
 
@@ -165,22 +163,11 @@ func TestConfirmOverModernHTTP(t *testing.T) {
 	sentinel := filepath.Join(dir, "ran")
 	pol := &validate.Policy{Rules: map[string]validate.Action{validate.RuleSudo: validate.Confirm}}
 	gw := newGateway(t, rigout.Config{Policy: pol})
-	h, err := transport.NewHTTP(gw.MCPServer(), transport.HTTPConfig{InsecureNoAuth: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- h.Serve(ctx, ln) }()
-	defer func() { cancel(); <-served }()
+	url := serveHTTP(t, gw)
+	ctx := context.Background()
 
 	p := &person{answer: mcp.ElicitationResponseActionAccept, confirm: true}
-	tr, err := mcptransport.NewStreamableHTTP("http://" + ln.Addr().String() + "/mcp")
+	tr, err := mcptransport.NewStreamableHTTP(url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -429,6 +429,7 @@ func (g *Gateway) dispatch(r *registered) server.ToolHandlerFunc {
 			Request: req,
 			ID:      newCallID(),
 			Started: g.cfg.Now(),
+			schema:  r.input,
 		}
 		g.mu.RLock()
 		closed := g.closed

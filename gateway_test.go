@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/transport"
 )
 
 // connect returns an initialized in-process MCP client for gw.
@@ -49,6 +51,31 @@ func newGateway(t *testing.T, cfg rigout.Config) *rigout.Gateway {
 	}
 	t.Cleanup(func() { gw.Close() })
 	return gw
+}
+
+// serveHTTP serves gw over streamable HTTP without authentication on a
+// loopback port until the test ends, and returns the MCP URL.
+func serveHTTP(t *testing.T, gw *rigout.Gateway) string {
+	t.Helper()
+	h, err := transport.NewHTTP(gw.MCPServer(), transport.HTTPConfig{InsecureNoAuth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- h.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		h.Close()
+	})
+	return "http://" + ln.Addr().String() + "/mcp"
 }
 
 func callTool(t *testing.T, c *client.Client, name string, args map[string]any) *mcp.CallToolResult {

@@ -59,7 +59,6 @@ func (g *Gateway) finalize(ctx context.Context, call *Call, next Handler) *mcp.C
 func (g *Gateway) observe(next Handler) Handler {
 	return func(ctx context.Context, call *Call) (*mcp.CallToolResult, error) {
 		res := g.finalize(ctx, call, next)
-		var err error
 		d := g.cfg.Now().Sub(call.Started)
 		level := slog.LevelInfo
 		if call.Outcome.Status != "ok" {
@@ -72,7 +71,7 @@ func (g *Gateway) observe(next Handler) Handler {
 			slog.Duration("duration", d),
 			slog.String("route", call.Outcome.Route),
 			slog.String("rule", call.Outcome.Rule))
-		return res, err
+		return res, nil
 	}
 }
 
@@ -110,14 +109,9 @@ func (g *Gateway) checkArgs(next Handler) Handler {
 			call.Outcome.Status = "invalid"
 			return nil, call.argsErr
 		}
-		g.mu.RLock()
-		r := g.tools[call.Tool.Name]
-		g.mu.RUnlock()
-		if r != nil {
-			if err := r.input.check(call.Tool.Name, call.Args); err != nil {
-				call.Outcome.Status = "invalid"
-				return nil, err
-			}
+		if err := call.schema.check(call.Tool.Name, call.Args); err != nil {
+			call.Outcome.Status = "invalid"
+			return nil, err
 		}
 		return next(ctx, call)
 	}

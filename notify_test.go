@@ -2,7 +2,6 @@ package rigout_test
 
 import (
 	"context"
-	"net"
 	"sync"
 	"testing"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
-	"github.com/rigout/rigout/transport"
 )
 
 // TestNotificationsArriveBeforeTheResult sends three progress notifications
@@ -32,21 +30,10 @@ func TestNotificationsArriveBeforeTheResult(t *testing.T) {
 		},
 	}
 	gw := newGateway(t, rigout.Config{NoBuiltinTools: true, Tools: []rigout.Tool{chatty}})
-	h, err := transport.NewHTTP(gw.MCPServer(), transport.HTTPConfig{InsecureNoAuth: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- h.Serve(ctx, ln) }()
-	defer func() { cancel(); <-served }()
+	url := serveHTTP(t, gw)
+	ctx := context.Background()
 
-	c, err := client.NewStreamableHttpClient("http://"+ln.Addr().String()+"/mcp", mcptransport.WithContinuousListening())
+	c, err := client.NewStreamableHttpClient(url, mcptransport.WithContinuousListening())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,11 +57,10 @@ func (e *ArgumentError) Error() string {
 	return fmt.Sprintf("invalid arguments for %s: %s", e.Tool, strings.Join(e.Problems, "; "))
 }
 
-// check validates decoded arguments. The value must come from
-// json.Unmarshal with UseNumber or from jsonschema's own decoder; numbers as
-// float64 are accepted too.
+// check validates arguments as encoding/json decodes them (numbers as
+// float64), or as an in-process client passes them (Go ints and slices).
 func (s *argSchema) check(tool string, args map[string]any) error {
-	err := s.schema.Validate(toSchemaValue(args))
+	err := s.schema.Validate(args)
 	if err == nil {
 		return nil
 	}
@@ -95,29 +94,6 @@ func (s *argSchema) leaves(verr *jsonschema.ValidationError, out *[]string) {
 		return
 	}
 	*out = append(*out, where+": "+msg)
-}
-
-// toSchemaValue converts values decoded by encoding/json (float64 numbers)
-// into what the validator expects. Whole float64 values validate as
-// integers in jsonschema v6 already, so only nested containers are walked.
-func toSchemaValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = toSchemaValue(e)
-		}
-		return m
-	case []any:
-		a := make([]any, len(x))
-		for i, e := range x {
-			a[i] = toSchemaValue(e)
-		}
-		return a
-	case float64:
-		return json.Number(fmt.Sprint(x))
-	}
-	return v
 }
 
 func compactStrings(s []string) []string {

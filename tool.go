@@ -89,6 +89,7 @@ type Call struct {
 
 	notified atomic.Bool    // the call sent notifications (see Notify)
 	argsErr  *ArgumentError // the arguments were not a JSON object
+	schema   *argSchema     // the tool's compiled input schema
 }
 
 // Bind decodes the call's arguments into v, a pointer to a struct with JSON

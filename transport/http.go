@@ -157,7 +157,7 @@ func NewHTTP(srv *server.MCPServer, cfg HTTPConfig) (*HTTP, error) {
 	if c.Stateless {
 		opts = append(opts, server.WithStateLess(true))
 	} else {
-		h.sessions = newSessionStore(c.Now)
+		h.sessions = newSessionStore()
 		opts = append(opts,
 			server.WithSessionIdManagerResolver(sessionResolver{store: h.sessions, owner: c.SessionOwner}),
 			server.WithSessionIdleTTL(c.SessionIdleTTL))
@@ -365,8 +365,6 @@ func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
 // sessionStore holds the protocol sessions of a stateful transport, each
 // bound to the principal that opened it.
 type sessionStore struct {
-	now func() time.Time
-
 	// mu protects the following.
 	mu       sync.Mutex
 	sessions map[string]string // session ID → owner
@@ -376,8 +374,8 @@ type sessionStore struct {
 // maxSessions bounds the store; the oldest session is evicted beyond it.
 const maxSessions = 10000
 
-func newSessionStore(now func() time.Time) *sessionStore {
-	return &sessionStore{now: now, sessions: make(map[string]string)}
+func newSessionStore() *sessionStore {
+	return &sessionStore{sessions: make(map[string]string)}
 }
 
 // sessionResolver gives mcp-go a session manager bound to one request's
