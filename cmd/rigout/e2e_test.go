@@ -136,6 +136,11 @@ func startServeEnv(t testing.TB, env []string, args ...string) (*osexec.Cmd, str
 	t.Helper()
 	bin := rigoutBinary(t)
 	stateDir := t.TempDir()
+	for _, kv := range env { // a state directory given in env wins
+		if d, ok := strings.CutPrefix(kv, "RIGOUT_STATE_DIR="); ok {
+			stateDir = d
+		}
+	}
 	cmd := osexec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(append(os.Environ(), "RIGOUT_STATE_DIR="+stateDir), env...)
 	stderr, err := cmd.StderrPipe()
@@ -701,5 +706,39 @@ func TestE2ESetupToken(t *testing.T) {
 	}
 	if code, _ := get(f[0]); code != 401 {
 		t.Errorf("setup token worked twice: %d", code)
+	}
+}
+
+// TestE2EConnectionFileWithCustomPath serves the MCP endpoint at another
+// path and follows the connection file's URLs.
+func TestE2EConnectionFileWithCustomPath(t *testing.T) {
+	stateDir := t.TempDir()
+	_, url, token := startServeEnv(t, []string{"RIGOUT_STATE_DIR=" + stateDir}, "--path", "/rpc")
+	if !strings.HasSuffix(url, "/rpc") || token == "" {
+		t.Fatalf("url %q token %q", url, token)
+	}
+	b, err := os.ReadFile(filepath.Join(stateDir, "connection.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cf struct {
+		MCP struct {
+			URL       string `json:"url"`
+			HealthURL string `json:"health_url"`
+		} `json:"mcp"`
+	}
+	if err := json.Unmarshal(b, &cf); err != nil {
+		t.Fatal(err)
+	}
+	if cf.MCP.URL != url {
+		t.Errorf("connection file url = %q, want %q", cf.MCP.URL, url)
+	}
+	resp, err := http.Get(cf.MCP.HealthURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("health_url %s answered %d", cf.MCP.HealthURL, resp.StatusCode)
 	}
 }

@@ -127,7 +127,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	defer gw.Close()
 
-	connData := connectionData(gw, url, handout)
+	connData := connectionData(gw, url, *path, handout)
 	front, err := auth.New(auth.Config{
 		Tokens:         tokens,
 		InsecureNoAuth: *noAuth,
@@ -212,7 +212,8 @@ func sessionOwner(r *http.Request) string {
 }
 
 // connectionData is what /connection.json and the connection file hold.
-func connectionData(gw *rigout.Gateway, url, token string) map[string]any {
+// /health is served at the root beside the MCP endpoint's path.
+func connectionData(gw *rigout.Gateway, url, path, token string) map[string]any {
 	headers := map[string]string{}
 	if token != "" {
 		headers["Authorization"] = "Bearer " + token
@@ -222,7 +223,7 @@ func connectionData(gw *rigout.Gateway, url, token string) map[string]any {
 		"mcp": map[string]any{
 			"transport":  "streamable-http",
 			"url":        url,
-			"health_url": strings.TrimSuffix(url, "/mcp") + "/health",
+			"health_url": strings.TrimSuffix(url, path) + "/health",
 			"headers":    headers,
 		},
 	}
