@@ -658,31 +658,15 @@ func validLogin(s string) bool {
 }
 
 // unescapeDouble removes the backslashes that double quotes honour.
-func unescapeDouble(s string) string {
-	if strings.IndexByte(s, '\\') < 0 {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '\\' && i+1 < len(s) {
-			switch s[i+1] {
-			case '$', '`', '"', '\\':
-				i++
-				c = s[i]
-			case '\n':
-				i++
-				continue
-			}
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
+func unescapeDouble(s string) string { return unescape(s, true) }
 
 // unescapeHeredoc removes the backslashes that an unquoted here-document
-// honours.
-func unescapeHeredoc(s string) string {
+// honours: those of double quotes, except before '"'.
+func unescapeHeredoc(s string) string { return unescape(s, false) }
+
+// unescape removes a backslash before $, `, \ (and " if quote is set), and
+// a backslash-newline pair, as the shell does inside double quotes.
+func unescape(s string, quote bool) string {
 	if strings.IndexByte(s, '\\') < 0 {
 		return s
 	}
@@ -690,11 +674,11 @@ func unescapeHeredoc(s string) string {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == '\\' && i+1 < len(s) {
-			switch s[i+1] {
-			case '$', '`', '\\':
+			switch n := s[i+1]; {
+			case n == '$', n == '`', n == '\\', n == '"' && quote:
 				i++
 				c = s[i]
-			case '\n':
+			case n == '\n':
 				i++
 				continue
 			}
