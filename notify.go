@@ -78,15 +78,19 @@ func settleNotifications(ctx context.Context, call *Call) {
 		return
 	}
 	queue := s.NotificationChannel()
-	t := time.NewTimer(settleMax)
-	defer t.Stop()
-	for len(queue) > 0 {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			return
-		case <-time.After(time.Millisecond):
+	if len(queue) > 0 {
+		deadline := time.NewTimer(settleMax)
+		defer deadline.Stop()
+		poll := time.NewTicker(time.Millisecond)
+		defer poll.Stop()
+		for len(queue) > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-deadline.C:
+				return
+			case <-poll.C:
+			}
 		}
 	}
 	select {
