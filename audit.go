@@ -6,28 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
-	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/validate"
+	"github.com/rigout/rigout/redact"
 )
 
 // AuditLedger is what the gateway needs of an audit ledger: the write side
-// and the keyed digest of arguments. *audit.Ledger implements it. If the
-// value also has Query (as *audit.Ledger does), get_server_activity reads
-// recent events from it.
+// and the keyed digest of arguments. The SQLite ledger implements it; a
+// tool that reads the ledger (get_server_activity) takes the read side,
+// audit.Querier, in its own configuration.
 type AuditLedger interface {
 	audit.Recorder
 	DigestArgs(raw []byte) string
-}
-
-// auditQuerier is the read side get_server_activity uses.
-type auditQuerier interface {
-	Query(ctx context.Context, f audit.Filter) ([]audit.Event, error)
 }
 
 // auditHealth is implemented by ledgers that can report their state.
@@ -35,72 +30,79 @@ type auditHealth interface {
 	Healthy() error
 }
 
-// auditCalls records every call in the ledger: an intent row committed
-// before any tool that can change something runs, and a done row with the
-// outcome after it ends, denied and invalid calls included. If the intent
-// cannot be written the tool does not run (fail closed), unless the gateway
-// was configured with UnsafeAuditBestEffort. Writes ignore the client's
-// cancellation.
-func (g *Gateway) auditCalls(next Handler) Handler {
-	return func(ctx context.Context, call *Call) (*mcp.CallToolResult, error) {
-		led := g.cfg.Audit
-		wctx := context.WithoutCancel(ctx)
-		base := g.baseEvent(ctx, call)
-		wroteIntent := false
-		if call.Tool.Risk >= Mutating {
-			intent := base
-			intent.Type = audit.TypeToolCall
-			intent.Phase = audit.PhaseIntent
-			intent.Status = "started"
-			if err := led.Record(wctx, intent); err != nil {
-				if !g.cfg.UnsafeAuditBestEffort {
-					g.auditFailed(ctx, err)
-					call.Outcome.Status = "error"
-					call.Outcome.Error = "audit ledger unavailable"
-					return ErrorResult("%s did not run: the audit ledger could not record it (%v). "+
-						"The operator must fix the ledger (see /health)", call.Tool.Name, err), nil
-				}
-				g.auditFailed(ctx, err)
-			} else {
-				wroteIntent = true
-				g.auditErr.Store(nil)
-			}
+// recordIntent commits the intent row of a call that can change something,
+// before it runs. If the row cannot be written the call does not run (fail
+// closed), unless the gateway was configured with UnsafeAuditBestEffort;
+// the result it returns is then the call's answer.
+func (g *Gateway) recordIntent(ctx context.Context, call *Call) *mcp.CallToolResult {
+	e := g.baseEvent(ctx, call)
+	e.Type = audit.TypeToolCall
+	e.Phase = audit.PhaseIntent
+	e.Status = audit.StatusStarted
+	if err := g.cfg.Audit.Record(context.WithoutCancel(ctx), e); err != nil {
+		g.auditFailed(ctx, err)
+		if g.cfg.UnsafeAuditBestEffort {
+			return nil
 		}
-
-		res := g.finalize(ctx, call, next)
-
-		done := base
-		done.Type = audit.TypeToolCall
-		if call.Outcome.Status == "denied" {
-			done.Type = audit.TypeToolDenied
-		}
-		if wroteIntent {
-			done.Phase = audit.PhaseDone
-		}
-		fillOutcome(&done, &call.Outcome)
-		done.Duration = g.cfg.Now().Sub(call.Started)
-		if err := led.Record(wctx, done); err != nil {
-			g.auditFailed(ctx, err)
-			if !g.cfg.UnsafeAuditBestEffort {
-				// Nothing is acknowledged without its row: report the
-				// failure instead of the result.
-				what := "ran"
-				if call.Outcome.ExitCode != nil {
-					what = fmt.Sprintf("ran and exited %d", *call.Outcome.ExitCode)
-				}
-				return ErrorResult("%s %s, but the audit ledger could not record its completion (%v); "+
-					"its intent row (call %s) is in the ledger", call.Tool.Name, what, err, call.ID), nil
-			}
-		} else {
-			g.auditErr.Store(nil)
-		}
-		return res, nil
+		call.Outcome.Status = audit.StatusError
+		call.Outcome.Error = "audit ledger unavailable"
+		return ErrorResult("%s did not run: the audit ledger could not record it (%v). "+
+			"The operator must fix the ledger (see /health)", call.Tool.Name, err)
 	}
+	call.intent = true
+	g.auditErr.Store(nil)
+	return nil
 }
 
-// baseEvent holds what every row of one call shares.
+// recordDone writes the row that ends a call: its outcome, whatever the
+// handler did (it is deferred by serve). A call that was refused before it
+// ran has this row alone. If the row cannot be written, the result the
+// caller gets says so instead of the tool's result: nothing is
+// acknowledged without its row.
+func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResult {
+	e := g.baseEvent(ctx, call)
+	e.Type = audit.TypeToolCall
+	if call.Outcome.Status == audit.StatusDenied {
+		e.Type = audit.TypeToolDenied
+	}
+	if call.intent {
+		e.Phase = audit.PhaseDone
+	}
+	o := &call.Outcome
+	e.Status = string(o.Status)
+	e.Route = o.Route
+	e.Decision = string(o.Decision)
+	e.Rule = o.Rule
+	e.Bypassed = o.Bypassed
+	e.ExitCode = o.ExitCode
+	e.Signal = o.Signal
+	e.StdoutBytes, e.StderrBytes = o.StdoutBytes, o.StderrBytes
+	e.Truncated = o.Truncated
+	e.Error = redact.String(o.Error)
+	e.Duration = g.cfg.Now().Sub(call.Started)
+	if err := g.cfg.Audit.Record(context.WithoutCancel(ctx), e); err != nil {
+		g.auditFailed(ctx, err)
+		if g.cfg.UnsafeAuditBestEffort {
+			return nil
+		}
+		what := "ran"
+		if o.ExitCode != nil {
+			what = fmt.Sprintf("ran and exited %d", *o.ExitCode)
+		}
+		if !call.intent {
+			return ErrorResult("%s was not recorded: the audit ledger failed (%v)", call.Tool.Name, err)
+		}
+		return ErrorResult("%s %s, but the audit ledger could not record its completion (%v); "+
+			"its intent row (call %s) is in the ledger", call.Tool.Name, what, err, call.ID)
+	}
+	g.auditErr.Store(nil)
+	return nil
+}
+
+// baseEvent holds what every row of one call shares. Both rows name the
+// hosts the chain resolved, in one format: comma-separated.
 func (g *Gateway) baseEvent(ctx context.Context, call *Call) audit.Event {
-	p := g.principal(ctx)
+	p := call.principal
 	e := audit.Event{
 		Time:       call.Started.UTC(),
 		CallID:     call.ID,
@@ -108,7 +110,7 @@ func (g *Gateway) baseEvent(ctx context.Context, call *Call) audit.Event {
 		Transport:  p.Transport,
 		RemoteAddr: p.RemoteAddr,
 		Tool:       call.Tool.Name,
-		Host:       hostArgument(call.Args),
+		Host:       strings.Join(call.hosts, ","),
 	}
 	if s := server.ClientSessionFromContext(ctx); s != nil {
 		e.Session = s.SessionID()
@@ -116,40 +118,10 @@ func (g *Gateway) baseEvent(ctx context.Context, call *Call) audit.Event {
 	if raw, err := json.Marshal(call.Args); err == nil {
 		e.ArgsDigest = g.cfg.Audit.DigestArgs(raw)
 		if g.cfg.AuditArgValues {
-			e.Args = validate.Redact(string(raw))
+			e.Args = redact.String(string(raw))
 		}
 	}
 	return e
-}
-
-// fillOutcome copies a call's outcome into its done row.
-func fillOutcome(e *audit.Event, o *Outcome) {
-	e.Status = o.Status
-	if o.Host != "" {
-		e.Host = o.Host
-	}
-	e.Route = o.Route
-	e.Decision = o.Decision
-	e.Rule = o.Rule
-	e.Bypassed = o.Bypassed
-	e.ExitCode = o.ExitCode
-	e.Signal = o.Signal
-	e.StdoutBytes, e.StderrBytes = o.StdoutBytes, o.StderrBytes
-	e.Truncated = o.Truncated
-	e.Error = validate.Redact(o.Error)
-}
-
-// hostArgument returns the host a call names, for the ledger: the host
-// argument, or the hosts of a fan-out joined by commas.
-func hostArgument(args map[string]any) string {
-	if h, ok := args["host"].(string); ok && h != "" {
-		return h
-	}
-	if hs, ok := args["hosts"].([]any); ok {
-		b, _ := json.Marshal(hs)
-		return string(b)
-	}
-	return ""
 }
 
 func (g *Gateway) auditFailed(ctx context.Context, err error) {
@@ -177,10 +149,17 @@ func (g *Gateway) RecordEvent(ctx context.Context, e audit.Event) error {
 }
 
 // RecordAuthEvent turns a security decision of package auth into a ledger
-// row. Wire it as auth.Config's event callback.
+// row: a refusal (a bad credential, a throttled address, a refused Host or
+// Origin) as denied, an approval or action (a setup token used, consent
+// given, a grant issued, refreshed or revoked) as ok. Wire it as
+// auth.Config.OnEvent.
 func (g *Gateway) RecordAuthEvent(ctx context.Context, e auth.Event) {
-	typ := e.Type
-	if typ == "auth.deny" {
+	typ := string(e.Type)
+	status := audit.StatusOK
+	if refusedTMP(e) {
+		status = audit.StatusDenied
+	}
+	if e.Type == "auth.deny" {
 		typ = audit.TypeAuthFailed
 	}
 	_ = g.RecordEvent(ctx, audit.Event{
@@ -188,48 +167,84 @@ func (g *Gateway) RecordAuthEvent(ctx context.Context, e auth.Event) {
 		Principal:  e.Principal,
 		Transport:  auth.TransportHTTP,
 		RemoteAddr: e.RemoteAddr,
-		Status:     "denied",
+		Status:     status,
 		Error:      e.Reason,
-		Detail:     detailJSON(map[string]string{"path": e.Path, "client_id": e.ClientID, "grant_id": e.GrantID}),
+		Detail:     DetailJSON(map[string]string{"path": e.Path, "client_id": e.ClientID, "grant_id": e.GrantID}),
 	})
 }
 
-func detailJSON(m map[string]string) string {
+// DetailJSON renders the non-empty entries of m as a JSON object for
+// audit.Event.Detail, or "" when none is set.
+func DetailJSON(m map[string]string) string {
+	out := make(map[string]string, len(m))
 	for k, v := range m {
-		if v == "" {
-			delete(m, k)
+		if v != "" {
+			out[k] = v
 		}
 	}
-	if len(m) == 0 {
+	if len(out) == 0 {
 		return ""
 	}
-	b, _ := json.Marshal(m)
+	b, _ := json.Marshal(out)
 	return string(b)
 }
 
-// Health reports the gateway's state for /health: "ok" is false when the
-// audit ledger cannot be written.
-func (g *Gateway) Health() map[string]any {
-	h := map[string]any{"ok": true}
-	if g.cfg.Audit == nil {
-		h["audit"] = "off"
-		return h
+// AuditState is the state of the gateway's audit ledger.
+type AuditState string
+
+// Audit states.
+const (
+	// AuditOff: no ledger is configured.
+	AuditOff AuditState = "off"
+	// AuditOK: the ledger records every call.
+	AuditOK AuditState = "ok"
+	// AuditFailing: the ledger cannot record, so calls that need a row are
+	// refused.
+	AuditFailing AuditState = "failing"
+	// AuditDegraded: the ledger cannot record and calls run unaudited
+	// (UnsafeAuditBestEffort).
+	AuditDegraded AuditState = "degraded"
+)
+
+// Health is the gateway's state, for /health and get_server_activity.
+type Health struct {
+	// OK is false when the gateway cannot do what it promises: the ledger
+	// cannot record.
+	OK bool `json:"ok"`
+	// Audit is the ledger's state.
+	Audit AuditState `json:"audit"`
+	// AuditError is the ledger's last failure, when it is failing.
+	AuditError string `json:"audit_error,omitempty"`
+}
+
+// Fields returns h as the fields of a /health body (transport.HTTPConfig's
+// Health).
+func (h Health) Fields() map[string]any {
+	m := map[string]any{"ok": h.OK, "audit": string(h.Audit)}
+	if h.AuditError != "" {
+		m["audit_error"] = h.AuditError
 	}
-	h["audit"] = "ok"
+	return m
+}
+
+// Health reports the gateway's state.
+func (g *Gateway) Health() Health {
+	if g.cfg.Audit == nil {
+		return Health{OK: true, Audit: AuditOff}
+	}
 	var err error
 	if ae := g.auditErr.Load(); ae != nil {
 		err = ae.err
 	} else if hl, ok := g.cfg.Audit.(auditHealth); ok {
 		err = hl.Healthy()
 	}
-	if err != nil {
-		h["audit"] = "failing: " + err.Error()
-		if g.cfg.UnsafeAuditBestEffort {
-			h["audit"] = "degraded (calls run unaudited): " + err.Error()
-		}
-		h["ok"] = false
+	switch {
+	case err == nil:
+		return Health{OK: true, Audit: AuditOK}
+	case g.cfg.UnsafeAuditBestEffort:
+		return Health{OK: false, Audit: AuditDegraded, AuditError: err.Error()}
 	}
-	return h
+	return Health{OK: false, Audit: AuditFailing, AuditError: err.Error()}
 }
 
 // recordUnknownTool audits a tools/call for a name the registry does not
@@ -242,7 +257,7 @@ func (g *Gateway) recordUnknownTool(ctx context.Context, id any, method mcp.MCPM
 	if req, ok := message.(*mcp.CallToolRequest); ok {
 		name = req.Params.Name
 	}
-	p := g.principal(ctx)
+	p := g.principalOf(ctx)
 	_ = g.RecordEvent(ctx, audit.Event{
 		Type:       audit.TypeToolDenied,
 		CallID:     newCallID(),
@@ -250,25 +265,9 @@ func (g *Gateway) recordUnknownTool(ctx context.Context, id any, method mcp.MCPM
 		Transport:  p.Transport,
 		RemoteAddr: p.RemoteAddr,
 		Tool:       name,
-		Status:     "unknown",
+		Status:     string(audit.StatusUnknown),
 		Error:      "unknown tool",
 	})
 }
 
-// recordHostKey audits a host key learned, refused or ignored by the SSH
-// router: ssh.hostkey.learned, ssh.hostkey.mismatch, ….
-func (g *Gateway) recordHostKey(ctx context.Context, ev exec.HostKeyEvent) {
-	status := audit.StatusOK
-	if ev.Kind != exec.HostKeyLearned {
-		status = audit.StatusDenied
-	}
-	_ = g.RecordEvent(ctx, audit.Event{
-		Type:      ev.Kind.String(),
-		Time:      ev.Time.UTC(),
-		Principal: ev.Principal,
-		Host:      ev.Host,
-		Route:     ev.Address,
-		Status:    status,
-		Detail:    detailJSON(map[string]string{"key_type": ev.KeyType, "fingerprint": ev.Fingerprint, "file": ev.File}),
-	})
-}
+func refusedTMP(e auth.Event) bool { return e.Type == "auth.deny" || e.Type == "auth.throttled" || e.Type == "http.rejected" }

@@ -15,31 +15,34 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/tools/activity"
+	"github.com/rigout/rigout/tools/shell"
 )
 
-func openLedger(t *testing.T) *audit.Ledger {
+func openLedger(t *testing.T) *sqlite.Ledger { return gwtest.OpenLedger(t) }
+
+func events(t *testing.T, l audit.Querier, f audit.Filter) []audit.Event {
 	t.Helper()
-	l, err := audit.Open(context.Background(), audit.Config{Path: filepath.Join(t.TempDir(), "audit.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return l
+	return gwtest.Events(t, l, f)
 }
 
-func events(t *testing.T, l *audit.Ledger, f audit.Filter) []audit.Event {
+// withActivity adds get_server_activity on l to cfg's tools.
+func withActivity(t testing.TB, cfg rigout.Config, l audit.Querier) rigout.Config {
 	t.Helper()
-	ev, err := l.Query(context.Background(), f)
+	f, err := activity.New(activity.Config{Ledger: l})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ev
+	cfg.Tools = append(cfg.Tools, f.Tools()...)
+	return cfg
 }
 
 func TestAuditRecordsEveryCall(t *testing.T) {
 	l := openLedger(t)
-	gw := newGateway(t, rigout.Config{Audit: l, Tools: []rigout.Tool{echoTool("echo", nil)}})
+	gw := newGateway(t, withShell(t, rigout.Config{Audit: l, Tools: []rigout.Tool{echoTool("echo", nil)}}, shell.Config{}))
 	c := connect(t, gw)
 
 	callTool(t, c, "execute_command", map[string]any{"command": "echo audited; exit 4"})
@@ -56,8 +59,9 @@ func TestAuditRecordsEveryCall(t *testing.T) {
 		byTool[e.Tool] = append(byTool[e.Tool], e)
 	}
 	ex := byTool["execute_command"]
-	if len(ex) != 6 {
-		t.Fatalf("execute_command rows = %d, want 3 intents + 3 done: %+v", len(ex), ex)
+	// The invalid call is refused before it could run: one row, no intent.
+	if len(ex) != 5 {
+		t.Fatalf("execute_command rows = %d, want 2 intents + 3 done: %+v", len(ex), ex)
 	}
 	intent, done := ex[0], ex[1]
 	if intent.Phase != audit.PhaseIntent || intent.Status != "started" || done.Phase != audit.PhaseDone || intent.CallID != done.CallID {
@@ -69,11 +73,14 @@ func TestAuditRecordsEveryCall(t *testing.T) {
 	if strings.Contains(done.Args, "audited") {
 		t.Errorf("argument values stored without AuditArgValues: %q", done.Args)
 	}
-	if ex[3].Status != "invalid" {
-		t.Errorf("invalid call row = %+v", ex[3])
+	if ex[2].Status != audit.StatusInvalid || ex[2].Phase != "" {
+		t.Errorf("invalid call row = %+v", ex[2])
 	}
-	if ex[5].Status != "error" || !strings.Contains(ex[5].Error, "unknown host") || ex[5].Host != "nowhere" {
-		t.Errorf("refused host row = %+v", ex[5])
+	if ex[3].Phase != audit.PhaseIntent || ex[3].Host != "nowhere" {
+		t.Errorf("refused host intent = %+v", ex[3])
+	}
+	if ex[4].Status != audit.StatusError || !strings.Contains(ex[4].Error, "unknown host") || ex[4].Host != "nowhere" {
+		t.Errorf("refused host row = %+v", ex[4])
 	}
 	if rows := byTool["echo"]; len(rows) != 1 || rows[0].Phase != "" || rows[0].Status != "ok" {
 		t.Errorf("read-only tool rows = %+v", rows)
@@ -89,7 +96,7 @@ func TestAuditRecordsEveryCall(t *testing.T) {
 func TestAuditRecordsScopeDenials(t *testing.T) {
 	l := openLedger(t)
 	ro := auth.Principal{Name: "reader", Transport: "stdio", Scopes: auth.Scopes{Tools: []string{"*"}, Hosts: []string{"*"}, ReadOnly: true}}
-	gw := newGateway(t, rigout.Config{Audit: l, Principal: &ro})
+	gw := newGateway(t, withShell(t, rigout.Config{Audit: l, Principal: &ro}, shell.Config{}))
 	c := connect(t, gw)
 	sentinel := filepath.Join(t.TempDir(), "ran")
 	res := callTool(t, c, "execute_command", map[string]any{"command": "touch " + sentinel})
@@ -106,12 +113,12 @@ func TestAuditRecordsScopeDenials(t *testing.T) {
 }
 
 func TestAuditStoresRedactedArgumentsWhenAsked(t *testing.T) {
-	l, err := audit.Open(context.Background(), audit.Config{Path: filepath.Join(t.TempDir(), "audit.db"), StoreArgs: true})
+	l, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "audit.db"), StoreArgs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	c := connect(t, newGateway(t, rigout.Config{Audit: l, AuditArgValues: true}))
+	c := connect(t, newGateway(t, withShell(t, rigout.Config{Audit: l, AuditArgValues: true}, shell.Config{})))
 	callTool(t, c, "execute_command", map[string]any{"command": "true", "environment": map[string]any{"API_TOKEN": "s3cr3t-value"}})
 	all := events(t, l, audit.Filter{Tool: "execute_command"})
 	var rows []audit.Event
@@ -128,7 +135,7 @@ func TestAuditStoresRedactedArgumentsWhenAsked(t *testing.T) {
 // failingLedger is a ledger whose writes fail on demand: the real ledger
 // cannot be made to fail at a chosen row.
 type failingLedger struct {
-	*audit.Ledger
+	*sqlite.Ledger
 	failIntent, failDone atomic.Bool
 }
 
@@ -147,7 +154,7 @@ func TestAuditFailsClosed(t *testing.T) {
 	// A ledger that cannot be written at all: the real one, closed.
 	closed := openLedger(t)
 	closed.Close()
-	gw := newGateway(t, rigout.Config{Audit: closed})
+	gw := newGateway(t, withShell(t, rigout.Config{Audit: closed}, shell.Config{}))
 	res := callTool(t, connect(t, gw), "execute_command", cmd)
 	if !res.IsError || !strings.Contains(text(res), "did not run: the audit ledger could not record it") {
 		t.Errorf("closed ledger: %q", text(res))
@@ -155,14 +162,14 @@ func TestAuditFailsClosed(t *testing.T) {
 	if _, err := os.Stat(sentinel); err == nil {
 		t.Fatal("the command ran without an intent row")
 	}
-	if h := gw.Health(); h["ok"] != false {
-		t.Errorf("health = %v, want not ok", h)
+	if h := gw.Health(); h.OK || h.Audit != rigout.AuditFailing {
+		t.Errorf("health = %+v, want failing", h)
 	}
 
 	// The intent fails: nothing runs.
 	fl := &failingLedger{Ledger: l}
 	fl.failIntent.Store(true)
-	gw = newGateway(t, rigout.Config{Audit: fl})
+	gw = newGateway(t, withShell(t, rigout.Config{Audit: fl}, shell.Config{}))
 	c := connect(t, gw)
 	res = callTool(t, c, "execute_command", cmd)
 	if !res.IsError || !strings.Contains(text(res), "disk full") {
@@ -185,7 +192,7 @@ func TestAuditFailsClosed(t *testing.T) {
 
 	// Best effort: the call runs and health says degraded.
 	os.Remove(sentinel)
-	gw = newGateway(t, rigout.Config{Audit: closed, UnsafeAuditBestEffort: true})
+	gw = newGateway(t, withShell(t, rigout.Config{Audit: closed, UnsafeAuditBestEffort: true}, shell.Config{}))
 	res = callTool(t, connect(t, gw), "execute_command", cmd)
 	if res.IsError {
 		t.Errorf("best effort refused: %q", text(res))
@@ -193,18 +200,21 @@ func TestAuditFailsClosed(t *testing.T) {
 	if _, err := os.Stat(sentinel); err != nil {
 		t.Error("best-effort mode did not run the command")
 	}
-	if h := gw.Health(); h["ok"] != false || !strings.Contains(h["audit"].(string), "degraded") {
-		t.Errorf("health = %v, want degraded", h)
+	if h := gw.Health(); h.OK || h.Audit != rigout.AuditDegraded || h.AuditError == "" {
+		t.Errorf("health = %+v, want degraded", h)
 	}
 }
 
 func TestServerActivityReadsTheLedger(t *testing.T) {
 	l := openLedger(t)
-	c := connect(t, newGateway(t, rigout.Config{Audit: l}))
+	c := connect(t, newGateway(t, withActivity(t, withShell(t, rigout.Config{Audit: l}, shell.Config{}), l)))
 	callTool(t, c, "execute_command", map[string]any{"command": "exit 3"})
 	res := callTool(t, c, "get_server_activity", map[string]any{"lines": 2})
 	var out struct {
-		Server map[string]any `json:"server"`
+		Server struct {
+			Name   string        `json:"name"`
+			Health rigout.Health `json:"health"`
+		} `json:"server"`
 		Events []struct {
 			Type, Phase, Tool, Status string
 			ExitCode                  *int `json:"exit_code"`
@@ -213,7 +223,7 @@ func TestServerActivityReadsTheLedger(t *testing.T) {
 	if err := json.Unmarshal([]byte(text(res)), &out); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, text(res))
 	}
-	if out.Server["audit"] != "ok" || out.Server["name"] != "rigout" {
+	if out.Server.Health.Audit != rigout.AuditOK || out.Server.Name != "rigout" {
 		t.Errorf("server = %v", out.Server)
 	}
 	if len(out.Events) != 2 || out.Events[1].Phase != "done" || out.Events[1].ExitCode == nil || *out.Events[1].ExitCode != 3 {
@@ -225,7 +235,7 @@ func TestServerActivityReadsTheLedger(t *testing.T) {
 
 	// A principal without full scopes sees only its own rows.
 	other := auth.Principal{Name: "narrow", Scopes: auth.Scopes{Tools: []string{"get_server_activity"}, Hosts: []string{"local"}}}
-	c2 := connect(t, newGateway(t, rigout.Config{Audit: l, Principal: &other}))
+	c2 := connect(t, newGateway(t, withActivity(t, rigout.Config{Audit: l, Principal: &other}, l)))
 	res = callTool(t, c2, "get_server_activity", nil)
 	if strings.Contains(text(res), `"tool": "execute_command"`) || !strings.Contains(text(res), "events of narrow only") {
 		t.Errorf("narrow token saw others' events:\n%s", text(res))
@@ -255,7 +265,7 @@ func TestEmbedderHooksKeepTheAudit(t *testing.T) {
 // JSON type, which are refused before the schema check: still recorded.
 func TestAuditRecordsArgumentsThatAreNotAnObject(t *testing.T) {
 	l := openLedger(t)
-	c := connect(t, newGateway(t, rigout.Config{Audit: l}))
+	c := connect(t, newGateway(t, withShell(t, rigout.Config{Audit: l}, shell.Config{})))
 	var req mcp.CallToolRequest
 	req.Params.Name = "execute_command"
 	req.Params.Arguments = json.RawMessage(`"not an object"`)
@@ -266,13 +276,8 @@ func TestAuditRecordsArgumentsThatAreNotAnObject(t *testing.T) {
 	if !res.IsError || !strings.Contains(text(res), "must be a JSON object") {
 		t.Errorf("result = %q", text(res))
 	}
-	var done []audit.Event
-	for _, e := range events(t, l, audit.Filter{Tool: "execute_command"}) {
-		if e.Phase == audit.PhaseDone {
-			done = append(done, e)
-		}
-	}
-	if len(done) != 1 || done[0].Status != "invalid" {
-		t.Errorf("done rows = %+v", done)
+	rows := events(t, l, audit.Filter{Tool: "execute_command"})
+	if len(rows) != 1 || rows[0].Status != audit.StatusInvalid {
+		t.Errorf("rows = %+v, want one invalid row", rows)
 	}
 }

@@ -2,7 +2,6 @@ package rigout
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -12,55 +11,74 @@ import (
 // requests.
 const confirmKey = "rigout.confirm"
 
-// confirmation is what asking a person about a refused command came to.
-type confirmation int
+// Confirmation is what asking the person at the client came to.
+type Confirmation int
 
 const (
-	// cannotAsk: the client declared no elicitation capability.
-	cannotAsk confirmation = iota
-	// asking: the call returns an input request; the client asks the
-	// person and calls again with the answer.
-	asking
-	// approved: the person accepted.
-	approved
-	// declined: the person declined, cancelled, or answered no.
-	declined
+	// CannotAsk: the client declared no elicitation capability, so no
+	// person can be asked. Treat it as a refusal.
+	CannotAsk Confirmation = iota + 1
+	// Asking: the question is on its way. Return the result Confirm gave
+	// as the call's result; the client asks the person and calls again
+	// with the answer.
+	Asking
+	// Approved: the person accepted.
+	Approved
+	// Declined: the person declined, cancelled, or answered no.
+	Declined
 )
 
-// confirm asks the person behind the client whether a command the policy
-// holds back may run, through MCP elicitation (the 2026-07-28 input
-// requests; mcp-go turns them into elicitation/create for older clients).
-// The answer arrives with the client's retry of the same call, which the
-// client, not the model, composes. It returns the state of the question
-// and, while asking, the result that carries it.
-func confirm(ctx context.Context, call *Call, question string) (confirmation, *mcp.CallToolResult) {
-	if ans := server.ElicitationResponse(call.Request.Params.InputResponses, confirmKey); ans != nil {
+func (c Confirmation) String() string {
+	switch c {
+	case CannotAsk:
+		return "cannot-ask"
+	case Asking:
+		return "asking"
+	case Approved:
+		return "approved"
+	case Declined:
+		return "declined"
+	}
+	return "Confirmation(?)"
+}
+
+// Confirm asks the person behind the client a yes-or-no question about
+// this call, through MCP elicitation (the 2026-07-28 input requests; mcp-go
+// turns them into elicitation/create for older clients). The answer
+// arrives with the client's retry of the same call, which the client, not
+// the model, composes, so a model cannot answer for the person. While
+// Asking, res is the result that carries the question: return it.
+//
+// The command gate (package gate) uses it for rules in confirm mode; a
+// tool may use it for any decision a person should make.
+func (c *Call) Confirm(ctx context.Context, question string) (state Confirmation, res *mcp.CallToolResult) {
+	if ans := server.ElicitationResponse(c.Request.Params.InputResponses, confirmKey); ans != nil {
 		if ans.Action != mcp.ElicitationResponseActionAccept {
-			return declined, nil
+			return Declined, nil
 		}
 		if m, ok := ans.Content.(map[string]any); ok && m["confirm"] == true {
-			return approved, nil
+			return Approved, nil
 		}
-		return declined, nil
+		return Declined, nil
 	}
 	if !clientCanElicit(ctx) {
-		return cannotAsk, nil
+		return CannotAsk, nil
 	}
-	res := server.NewInputRequestBuilder("").Elicit(confirmKey, mcp.ElicitationParams{
+	res = server.NewInputRequestBuilder("").Elicit(confirmKey, mcp.ElicitationParams{
 		Message: question,
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
 				"confirm": map[string]any{
 					"type":        "boolean",
-					"title":       "Run it",
-					"description": "Check to let the command run; leave unchecked to refuse it.",
+					"title":       "Allow it",
+					"description": "Check to allow it; leave unchecked to refuse.",
 				},
 			},
 			"required": []string{"confirm"},
 		},
 	}).ToolResult()
-	return asking, res
+	return Asking, res
 }
 
 // clientCanElicit reports whether the calling client declared the
@@ -74,10 +92,4 @@ func clientCanElicit(ctx context.Context) bool {
 		return s.GetClientCapabilities().Elicitation != nil
 	}
 	return false
-}
-
-// confirmQuestion is what the person is asked about a held-back command.
-func confirmQuestion(host, command, rule, reason string) string {
-	return fmt.Sprintf("An agent asks to run on %s:\n\n  %s\n\nrigout's policy holds it back (rule %s): %s\n\nRun it anyway?",
-		host, redactLine(command), rule, reason)
 }

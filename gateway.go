@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"regexp"
 	"slices"
 	"sync"
@@ -19,18 +18,10 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/rigout/rigout/auth"
-	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/validate"
 )
 
 // Version is the gateway's version, reported by initialize and /health.
 const Version = "0.1.0"
-
-// Defaults used when the corresponding Config field is zero.
-const (
-	DefaultTimeout    = 30 * time.Second
-	DefaultMaxTimeout = time.Hour
-)
 
 // Sentinel errors.
 var (
@@ -40,75 +31,52 @@ var (
 	ErrClosed = errors.New("rigout: gateway closed")
 )
 
-// Config configures a Gateway. The zero value is a valid configuration: a
-// gateway named "rigout" with the built-in tools running commands locally.
+// Config configures a Gateway: what every tool shares. What only one tool
+// family needs (an executor, a policy, timeouts, SSH) is in that family's
+// own Config, under tools/. The zero value is a valid configuration: a
+// gateway named "rigout" with no tools, no ledger and no rate limits.
 type Config struct {
 	// Name is the server name reported to clients. If empty, "rigout".
 	Name string
 	// Version is the server version reported to clients. If empty, Version.
 	Version string
 	// Instructions are sent to clients at initialize. If empty, a short
-	// default describing the built-in tools is used.
+	// default naming the gateway's guarantees.
 	Instructions string
 	// Logger receives operator logs. If nil, logs are discarded.
 	Logger *slog.Logger
 
-	// Policy decides which commands may run. If nil, the default policy
-	// (validate.Policy's zero value: every destructive-command rule on).
-	Policy *validate.Policy
+	// Tools are registered in order when the gateway is built; more can be
+	// added later with [Gateway.Register].
+	Tools []Tool
+	// Middleware wraps every tool call inside the gateway's own chain
+	// (after argument validation, scopes, limits and the intent row),
+	// outermost first.
+	Middleware []Middleware
 
-	// Local runs commands on this machine. If nil, a zero exec.Local.
-	Local exec.Runner
-	// SSH, if set, lets tools reach other machines: the host argument goes
-	// through its routing ladder (aliases, user@host, ~/.ssh/config, auto)
-	// and execute_command can fan out to several hosts. Its Local is
-	// replaced by the gateway's; host-key events are also recorded in the
-	// audit ledger. The gateway owns the router and closes it on Close.
-	SSH *exec.RouterConfig
-	// WorkDir is the working directory of local commands that name none.
-	// If empty, the gateway process's working directory.
-	WorkDir string
-	// DefaultTimeout applies to commands that set none. If zero,
-	// DefaultTimeout (30s).
-	DefaultTimeout time.Duration
-	// MaxTimeout is the longest timeout a caller may ask for. If zero,
-	// DefaultMaxTimeout (1h).
-	MaxTimeout time.Duration
-	// MaxOutput caps each output stream of a command, in bytes. If zero,
-	// exec.DefaultMaxOutput (1 MiB).
-	MaxOutput int
 	// MaxConcurrent caps the tool calls in flight; a call over it is refused
 	// at once as busy. If zero, DefaultMaxConcurrent (128).
 	MaxConcurrent int
 	// MaxConcurrentPerPrincipal caps one principal's calls in flight. If
 	// zero, DefaultMaxConcurrentPerPrincipal (64).
 	MaxConcurrentPerPrincipal int
+	// RateLimit limits how often calls that run something (risk Exec and
+	// above) may start, per principal and per host. The zero value sets no
+	// limit.
+	RateLimit RateLimits
 
-	// ProgressInterval is how often a running command reports progress to
-	// a client that passed a progress token. If zero,
-	// DefaultProgressInterval.
-	ProgressInterval time.Duration
-
-	// NoBuiltinTools leaves the registry empty for an embedder that
-	// registers only its own tools.
-	NoBuiltinTools bool
-	// Tools are registered after the built-in tools.
-	Tools []Tool
-	// Middleware wraps every tool call inside the gateway's own chain
-	// (after recovery, observation, audit, scopes and argument
-	// validation), outermost first.
-	Middleware []Middleware
-
-	// Audit records every tool call: an intent row before any tool that can
-	// change something runs, a done row after. If nil, calls are not
-	// audited (the reference binary always opens a ledger).
+	// Audit records every tool call: an intent row before any call that can
+	// change something runs, a done row after, refused calls included. If
+	// nil, calls are not audited (the reference binary always opens a
+	// ledger).
 	Audit AuditLedger
 	// UnsafeAuditBestEffort runs calls even when the ledger cannot record
 	// them; /health then reports the gateway degraded. By default a call
 	// whose intent cannot be recorded does not run.
 	UnsafeAuditBestEffort bool
 	// AuditArgValues stores redacted argument values in the ledger beside
-	// their keyed digest (the ledger must also keep them).
+	// their keyed digest (the ledger must also keep them). By default only
+	// the digest is stored: no command text, no paths.
 	AuditArgValues bool
 
 	// MCPOptions are passed to mcp-go's server after the gateway's own: the
@@ -136,43 +104,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.Instructions == "" {
 		c.Instructions = defaultInstructions
-		if c.SSH != nil {
-			c.Instructions += sshInstructions
-		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.Policy == nil {
-		c.Policy = &validate.Policy{}
-	} else {
-		p := *c.Policy // the gateway reads its own copy
-		if err := p.Validate(); err != nil {
-			return err
-		}
-		c.Policy = &p
-	}
-	if c.Local == nil {
-		c.Local = &exec.Local{}
-	}
-	if c.WorkDir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return fmt.Errorf("rigout: working directory: %w", err)
-		}
-		c.WorkDir = wd
-	}
-	if c.DefaultTimeout <= 0 {
-		c.DefaultTimeout = DefaultTimeout
-	}
-	if c.MaxTimeout <= 0 {
-		c.MaxTimeout = DefaultMaxTimeout
-	}
-	if c.DefaultTimeout > c.MaxTimeout {
-		return fmt.Errorf("rigout: DefaultTimeout %v exceeds MaxTimeout %v", c.DefaultTimeout, c.MaxTimeout)
-	}
-	if c.MaxOutput <= 0 {
-		c.MaxOutput = exec.DefaultMaxOutput
 	}
 	if c.MaxConcurrent <= 0 {
 		c.MaxConcurrent = DefaultMaxConcurrent
@@ -180,8 +114,8 @@ func (c *Config) setDefaults() error {
 	if c.MaxConcurrentPerPrincipal <= 0 {
 		c.MaxConcurrentPerPrincipal = DefaultMaxConcurrentPerPrincipal
 	}
-	if c.ProgressInterval <= 0 {
-		c.ProgressInterval = DefaultProgressInterval
+	if err := c.RateLimit.validate(); err != nil {
+		return err
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -190,16 +124,38 @@ func (c *Config) setDefaults() error {
 		p := auth.Principal{Name: "local", Transport: "in-process", Scopes: auth.FullScopes()}
 		p.Scopes.Bypass = false
 		c.Principal = &p
+	} else {
+		p := clonePrincipal(*c.Principal)
+		c.Principal = &p
 	}
 	return nil
 }
 
-const defaultInstructions = "rigout runs commands for you on this machine. " +
-	"Use execute_command with a shell `command` or an exact `argv`; " +
-	"results give the exit code, stdout and stderr. Destructive commands are refused by policy."
+// clone returns a copy of c that shares no slices or pointers with it.
+func (c Config) clone() Config {
+	c.Tools = slices.Clone(c.Tools)
+	for i := range c.Tools {
+		c.Tools[i] = c.Tools[i].clone()
+	}
+	c.Middleware = slices.Clone(c.Middleware)
+	c.MCPOptions = slices.Clone(c.MCPOptions)
+	if c.Principal != nil {
+		p := clonePrincipal(*c.Principal)
+		c.Principal = &p
+	}
+	return c
+}
 
-const sshInstructions = " It also reaches SSH hosts: set `host` (an alias, user@host, or auto), " +
-	"or `hosts` to run on several at once; manage_hosts lists and describes them."
+func clonePrincipal(p auth.Principal) auth.Principal {
+	p.Scopes.Tools = slices.Clone(p.Scopes.Tools)
+	p.Scopes.Hosts = slices.Clone(p.Scopes.Hosts)
+	p.Scopes.Roots = slices.Clone(p.Scopes.Roots)
+	return p
+}
+
+const defaultInstructions = "rigout gives you tools that work on machines. " +
+	"Every call is checked against your token's scopes and recorded in an audit ledger; " +
+	"a refusal says why and what to do instead."
 
 // Gateway is an MCP server whose tools reach machines. Build it with New,
 // serve MCPServer() with package transport, and Close it when done.
@@ -210,9 +166,8 @@ type Gateway struct {
 	cfg      Config
 	log      *slog.Logger
 	srv      *server.MCPServer
-	router   *exec.Router // nil without SSH
 	limit    *limiter
-	chain    []Middleware
+	rate     *rateLimiter               // nil without rate limits
 	auditErr atomic.Pointer[auditError] // the last ledger failure, for Health
 	started  time.Time
 
@@ -223,20 +178,17 @@ type Gateway struct {
 	closed bool
 }
 
-// registered is a tool with its compiled schemas and its composed handler.
+// registered is a tool with its compiled schema and its composed handler.
 type registered struct {
 	tool    Tool
 	input   *argSchema
-	handler Handler
+	handler Handler // the embedder's middleware around the tool's handler
 }
 
-// New builds a gateway from cfg. cfg is copied; later changes to it have no
-// effect.
+// New builds a gateway from cfg. cfg is copied deeply; later changes to it,
+// or to what [Gateway.Config] returns, have no effect on the gateway.
 func New(cfg Config) (*Gateway, error) {
-	c := cfg
-	c.Tools = slices.Clone(cfg.Tools)
-	c.Middleware = slices.Clone(cfg.Middleware)
-	c.MCPOptions = slices.Clone(cfg.MCPOptions)
+	c := cfg.clone()
 	if err := c.setDefaults(); err != nil {
 		return nil, err
 	}
@@ -246,6 +198,7 @@ func New(cfg Config) (*Gateway, error) {
 		tools:   make(map[string]*registered),
 		started: c.Now(),
 		limit:   newLimiter(c.MaxConcurrent, c.MaxConcurrentPerPrincipal),
+		rate:    newRateLimiter(c.RateLimit, c.Now),
 	}
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(true),
@@ -261,42 +214,10 @@ func New(cfg Config) (*Gateway, error) {
 		hooks = &server.Hooks{}
 		server.WithHooks(hooks)(g.srv)
 	}
-	// The chain, outermost first: nothing a tool does escapes recovery and
-	// observation, and the ledger sees every call, refused ones included.
-	g.chain = []Middleware{g.recoverPanics, g.observe}
 	if c.Audit != nil {
-		g.chain = append(g.chain, g.auditCalls)
 		hooks.AddOnError(g.recordUnknownTool)
 	}
-	g.chain = append(g.chain, g.limitConcurrency, g.authorize, g.checkArgs)
-	g.chain = append(g.chain, c.Middleware...)
-
-	if c.SSH != nil {
-		rc := *c.SSH
-		rc.Local = c.Local
-		if rc.Logger == nil {
-			rc.Logger = c.Logger
-		}
-		onHostKey := rc.OnHostKey
-		rc.OnHostKey = func(ctx context.Context, ev exec.HostKeyEvent) {
-			g.recordHostKey(ctx, ev)
-			if onHostKey != nil {
-				onHostKey(ctx, ev)
-			}
-		}
-		r, err := exec.NewRouter(rc)
-		if err != nil {
-			return nil, fmt.Errorf("rigout: ssh: %w", err)
-		}
-		g.router = r
-	}
-
-	var tools []Tool
-	if !c.NoBuiltinTools {
-		tools = g.builtinTools()
-	}
-	tools = append(tools, c.Tools...)
-	for _, t := range tools {
+	for _, t := range c.Tools {
 		if err := g.Register(t); err != nil {
 			g.Close()
 			return nil, err
@@ -309,44 +230,49 @@ func New(cfg Config) (*Gateway, error) {
 // package transport or an embedder's own transport.
 func (g *Gateway) MCPServer() *server.MCPServer { return g.srv }
 
-// Config returns a copy of the gateway's configuration, with defaults
-// applied.
-func (g *Gateway) Config() Config { return g.cfg }
+// Config returns a deep copy of the gateway's configuration, with defaults
+// applied; changing it does not change the gateway.
+func (g *Gateway) Config() Config { return g.cfg.clone() }
 
-// Close releases the gateway's resources: pooled SSH connections and their
-// goroutines. Calls after Close fail.
+// Started returns when the gateway was built.
+func (g *Gateway) Started() time.Time { return g.started }
+
+// Close stops the gateway: calls after Close are refused. Tool families own
+// their resources (SSH pools, sessions) and close them themselves.
 func (g *Gateway) Close() error {
 	g.mu.Lock()
-	already := g.closed
+	defer g.mu.Unlock()
 	g.closed = true
-	g.mu.Unlock()
-	if already || g.router == nil {
-		return nil
-	}
-	return g.router.Close()
+	return nil
 }
 
-var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_\-.]{1,64}$`)
+var (
+	toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_\-.]{1,64}$`)
+	hostArgRE  = regexp.MustCompile(`^(host|hosts|.+_host|.+_hosts)$`)
+)
 
 // Register adds a tool to the registry. It is an error to register a name
-// twice, a tool without a handler or risk class, or an invalid schema.
-// Tools registered while the gateway serves are announced to clients with
+// twice, a tool without a handler or risk class, an invalid schema, or a
+// declaration the schema does not back (an undeclared host-like argument,
+// a declared argument the schema does not have). t is copied. Tools
+// registered while the gateway serves are announced to clients with
 // notifications/tools/list_changed.
 func (g *Gateway) Register(t Tool) error {
+	t = t.clone()
 	if !toolNameRE.MatchString(t.Name) {
 		return fmt.Errorf("rigout: invalid tool name %q (want 1-64 of [A-Za-z0-9_.-])", t.Name)
 	}
 	if t.Handler == nil {
 		return fmt.Errorf("rigout: tool %s has no handler", t.Name)
 	}
-	if t.Risk < ReadOnly || t.Risk > Privileged {
-		return fmt.Errorf("rigout: tool %s has no risk class", t.Name)
-	}
 	if t.Description == "" {
 		return fmt.Errorf("rigout: tool %s has no description", t.Name)
 	}
 	if t.InputSchema == nil {
 		t.InputSchema = emptyObjectSchema
+	}
+	if err := t.checkDeclarations(); err != nil {
+		return err
 	}
 	input, err := compileSchema(t.Name, "input", t.InputSchema)
 	if err != nil {
@@ -359,7 +285,7 @@ func (g *Gateway) Register(t Tool) error {
 	}
 	r := &registered{tool: t, input: input}
 	h := t.Handler
-	for _, m := range slices.Backward(g.chain) {
+	for _, m := range slices.Backward(g.cfg.Middleware) {
 		h = m(h)
 	}
 	r.handler = h
@@ -381,6 +307,81 @@ func (g *Gateway) Register(t Tool) error {
 	return nil
 }
 
+// checkDeclarations settles the tool's risk and refuses declarations its
+// schema does not back.
+func (t *Tool) checkDeclarations() error {
+	props, err := schemaProperties(t.InputSchema)
+	if err != nil {
+		return fmt.Errorf("rigout: tool %s: %w", t.Name, err)
+	}
+	has := func(name string) bool { _, ok := props[name]; return ok }
+	if len(t.Actions) > 0 || t.Action != "" {
+		if t.Action == "" || len(t.Actions) == 0 {
+			return fmt.Errorf("rigout: tool %s: Action and Actions go together", t.Name)
+		}
+		if !has(t.Action) {
+			return fmt.Errorf("rigout: tool %s: action argument %q is not in the input schema", t.Name, t.Action)
+		}
+		top := Risk(0)
+		for a, r := range t.Actions {
+			if r < ReadOnly || r > Privileged {
+				return fmt.Errorf("rigout: tool %s: action %q has no risk class", t.Name, a)
+			}
+			top = max(top, r)
+		}
+		if t.Risk == 0 {
+			t.Risk = top
+		} else if t.Risk < top {
+			return fmt.Errorf("rigout: tool %s: Risk %s is below its riskiest action's (%s)", t.Name, t.Risk, top)
+		}
+	}
+	if t.Risk < ReadOnly || t.Risk > Privileged {
+		return fmt.Errorf("rigout: tool %s has no risk class", t.Name)
+	}
+	declared := map[string]bool{}
+	for _, h := range t.Hosts {
+		if !has(h.Name) {
+			return fmt.Errorf("rigout: tool %s: host argument %q is not in the input schema", t.Name, h.Name)
+		}
+		declared[h.Name] = true
+	}
+	for name := range props {
+		if hostArgRE.MatchString(name) && !declared[name] {
+			return fmt.Errorf("rigout: tool %s: argument %q names a host but is not declared in Tool.Hosts", t.Name, name)
+		}
+	}
+	for _, p := range t.Paths {
+		if !has(p.Name) {
+			return fmt.Errorf("rigout: tool %s: path argument %q is not in the input schema", t.Name, p.Name)
+		}
+	}
+	for _, n := range t.Needs {
+		if _, ok := map[Capability]bool{Terminals: true, Bypass: true}[n.Capability]; !ok {
+			return fmt.Errorf("rigout: tool %s: unknown capability %d", t.Name, int(n.Capability))
+		}
+		if n.When != "" && !has(n.When) {
+			return fmt.Errorf("rigout: tool %s: need %s: argument %q is not in the input schema", t.Name, n.Capability, n.When)
+		}
+		for _, a := range n.Actions {
+			if _, ok := t.Actions[a]; !ok {
+				return fmt.Errorf("rigout: tool %s: need %s: unknown action %q", t.Name, n.Capability, a)
+			}
+		}
+	}
+	return nil
+}
+
+// schemaProperties returns the top-level properties of an object schema.
+func schemaProperties(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	return s.Properties, nil
+}
+
 // Tools returns the registered tools in registration order.
 func (g *Gateway) Tools() []Tool {
 	g.mu.RLock()
@@ -394,7 +395,7 @@ func (g *Gateway) Tools() []Tool {
 
 // mcpTool converts a registry row into mcp-go's tool definition.
 func mcpTool(t *Tool) mcp.Tool {
-	mt := mcp.Tool{
+	return mcp.Tool{
 		Name:            t.Name,
 		Title:           t.Title,
 		Description:     t.Description,
@@ -402,7 +403,6 @@ func mcpTool(t *Tool) mcp.Tool {
 		RawOutputSchema: t.OutputSchema,
 		Annotations:     annotations(t),
 	}
-	return mt
 }
 
 func annotations(t *Tool) mcp.ToolAnnotation {
@@ -420,38 +420,35 @@ func annotations(t *Tool) mcp.ToolAnnotation {
 }
 
 // dispatch adapts a registered tool to mcp-go: it builds the Call and runs
-// the composed chain. Errors become error results, so a tool failure is
-// never a protocol error.
+// the chain. Errors become error results, so a tool failure is never a
+// protocol error.
 func (g *Gateway) dispatch(r *registered) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		call := &Call{
-			Tool:    &r.tool,
-			Request: req,
-			ID:      newCallID(),
-			Started: g.cfg.Now(),
-			schema:  r.input,
-		}
 		g.mu.RLock()
 		closed := g.closed
 		g.mu.RUnlock()
 		if closed {
 			return ErrorResult("rigout is shutting down; %s did not run", r.tool.Name), nil
 		}
+		call := &Call{
+			Tool:      &r.tool,
+			Request:   req,
+			ID:        newCallID(),
+			Started:   g.cfg.Now(),
+			gw:        g,
+			principal: g.principalOf(ctx),
+			risk:      r.tool.Risk,
+			schema:    r.input,
+		}
 		args, err := decodeArgs(req.Params.Arguments)
 		if err != nil {
-			// Refused by checkArgs, inside the chain, so it is audited.
+			// Refused inside the chain, so it is audited.
 			args = map[string]any{}
 			call.argsErr = &ArgumentError{Tool: r.tool.Name, Problems: []string{err.Error()}}
 		}
 		call.Args = args
-		res, err := r.handler(ctx, call)
+		res := g.serve(ctx, call, r)
 		settleNotifications(ctx, call)
-		if err != nil {
-			return ErrorResult("%s failed: %v", r.tool.Name, err), nil
-		}
-		if res == nil {
-			return ErrorResult("%s returned no result", r.tool.Name), nil
-		}
 		return res, nil
 	}
 }

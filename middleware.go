@@ -9,165 +9,179 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
-	"github.com/rigout/rigout/validate"
+	"github.com/rigout/rigout/redact"
 )
 
-// recoverPanics turns a panicking handler into an error result. The stack
-// goes to the operator's log, not to the client.
-func (g *Gateway) recoverPanics(next Handler) Handler {
-	return func(ctx context.Context, call *Call) (res *mcp.CallToolResult, err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				g.log.LogAttrs(ctx, slog.LevelError, "tool panicked",
-					slog.String("tool", call.Tool.Name),
-					slog.String("call", call.ID),
-					slog.String("panic", fmt.Sprint(p)),
-					slog.String("stack", string(debug.Stack())))
-				call.Outcome.Status = "error"
-				call.Outcome.Error = "internal error"
-				res, err = ErrorResult("internal error in %s (call %s); the operator's log has details", call.Tool.Name, call.ID), nil
+// serve runs one call through the chain. The order is fixed, and every
+// step runs for every tool:
+//
+//  1. the done row and the log line are deferred first, so they are
+//     written whatever happens below, a panic included;
+//  2. the arguments: a JSON object that satisfies the tool's schema;
+//  3. the declarations: the action and its risk, the hosts (selectors
+//     resolved) and the paths (resolved as the tool will act on them);
+//  4. scopes: the tool, writes, every host, every path, capabilities;
+//  5. limits: calls in flight, then the rate of calls that run something;
+//  6. the intent row, committed before anything above read-only runs
+//     (fail closed);
+//  7. the embedder's middleware and the handler, with panics recovered.
+func (g *Gateway) serve(ctx context.Context, call *Call, r *registered) (res *mcp.CallToolResult) {
+	defer func() {
+		// A panic in the chain itself is the last resort; the handler's
+		// own panics are recovered in run.
+		if p := recover(); p != nil {
+			res = g.panicked(ctx, call, p)
+		}
+		g.settle(call, res)
+		if g.cfg.Audit != nil {
+			if ack := g.recordDone(ctx, call); ack != nil {
+				res = ack
 			}
-		}()
-		return next(ctx, call)
+		}
+		g.logCall(ctx, call)
+	}()
+	if err := g.admit(ctx, call); err != nil {
+		return g.refusal(call, err)
 	}
+	release, err := g.limits(call)
+	if err != nil {
+		return g.refusal(call, err)
+	}
+	defer release()
+	if g.cfg.Audit != nil && call.risk >= Mutating {
+		if res := g.recordIntent(ctx, call); res != nil {
+			return res
+		}
+	}
+	return g.run(ctx, call, r.handler)
 }
 
-// finalize runs next and turns what it returns into a result: an error
-// becomes an error result with a redacted message, and the call's outcome
-// is settled from the result.
-func (g *Gateway) finalize(ctx context.Context, call *Call, next Handler) *mcp.CallToolResult {
-	res, err := next(ctx, call)
-	if err != nil {
-		var argErr *ArgumentError
-		var scopeErr *auth.ScopeError
-		switch {
-		case call.Outcome.Status != "":
-		case errors.As(err, &argErr):
-			call.Outcome.Status = "invalid"
-		case errors.As(err, &scopeErr):
-			call.Outcome.Status = "denied"
-		}
-		res = ErrorResult("%s", validate.Redact(err.Error()))
+// admit checks the arguments, settles the declarations and checks them
+// against the caller's scopes. The error is an *ArgumentError (invalid) or
+// an *auth.ScopeError (denied).
+func (g *Gateway) admit(ctx context.Context, call *Call) error {
+	if call.argsErr != nil {
+		return call.argsErr
 	}
-	settle(&call.Outcome, res)
+	if err := call.schema.check(call.Tool.Name, call.Args); err != nil {
+		return err
+	}
+	if err := call.resolveAction(); err != nil {
+		return err
+	}
+	if err := call.resolveHosts(ctx); err != nil {
+		return err
+	}
+	if err := call.resolvePaths(ctx); err != nil {
+		return err
+	}
+	return call.authorize()
+}
+
+// run calls the handler (inside the embedder's middleware) and turns what
+// it returns into a result. A panic becomes an error result; the stack goes
+// to the operator's log, not to the client.
+func (g *Gateway) run(ctx context.Context, call *Call, h Handler) (res *mcp.CallToolResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = g.panicked(ctx, call, p)
+		}
+	}()
+	res, err := h(ctx, call)
+	switch {
+	case err != nil:
+		return g.refusal(call, err)
+	case res == nil:
+		call.Outcome.Status = audit.StatusError
+		return ErrorResult("%s returned no result", call.Tool.Name)
+	}
 	return res
 }
 
-// observe times every call, settles its outcome and logs it. Error texts
-// are redacted before anyone sees them.
-func (g *Gateway) observe(next Handler) Handler {
-	return func(ctx context.Context, call *Call) (*mcp.CallToolResult, error) {
-		res := g.finalize(ctx, call, next)
-		d := g.cfg.Now().Sub(call.Started)
-		level := slog.LevelInfo
-		if call.Outcome.Status != "ok" {
-			level = slog.LevelWarn
-		}
-		g.log.LogAttrs(ctx, level, "tool call",
-			slog.String("tool", call.Tool.Name),
-			slog.String("call", call.ID),
-			slog.String("status", call.Outcome.Status),
-			slog.Duration("duration", d),
-			slog.String("route", call.Outcome.Route),
-			slog.String("rule", call.Outcome.Rule))
-		return res, nil
+func (g *Gateway) panicked(ctx context.Context, call *Call, p any) *mcp.CallToolResult {
+	g.log.LogAttrs(ctx, slog.LevelError, "tool panicked",
+		slog.String("tool", call.Tool.Name),
+		slog.String("call", call.ID),
+		slog.String("panic", fmt.Sprint(p)),
+		slog.String("stack", string(debug.Stack())))
+	call.Outcome.Status = audit.StatusError
+	call.Outcome.Error = "internal error"
+	return ErrorResult("internal error in %s (call %s); the operator's log has details", call.Tool.Name, call.ID)
+}
+
+// refusal turns an error into an error result with a redacted message, and
+// classifies it for the ledger when the handler did not.
+func (g *Gateway) refusal(call *Call, err error) *mcp.CallToolResult {
+	var argErr *ArgumentError
+	var scopeErr *auth.ScopeError
+	var busyErr *BusyError
+	var rateErr *RateLimitError
+	switch {
+	case call.Outcome.Status != "":
+	case errors.As(err, &argErr):
+		call.Outcome.Status = audit.StatusInvalid
+	case errors.As(err, &scopeErr):
+		call.Outcome.Status = audit.StatusDenied
+	case errors.As(err, &busyErr):
+		call.Outcome.Status = audit.StatusBusy
+	case errors.As(err, &rateErr):
+		call.Outcome.Status = audit.StatusLimited
+	default:
+		call.Outcome.Status = audit.StatusError
 	}
+	return ErrorResult("%s", redact.String(err.Error()))
 }
 
 // settle fills in the outcome's status and error from the result when the
 // handler did not.
-func settle(o *Outcome, res *mcp.CallToolResult) {
+func (g *Gateway) settle(call *Call, res *mcp.CallToolResult) {
+	o := &call.Outcome
 	if res == nil {
 		if o.Status == "" {
-			o.Status = "error"
+			o.Status = audit.StatusError
 		}
 		return
 	}
 	if o.Status == "" {
 		if res.IsError {
-			o.Status = "error"
+			o.Status = audit.StatusError
 		} else {
-			o.Status = "ok"
+			o.Status = audit.StatusOK
 		}
 	}
 	if res.IsError && o.Error == "" {
 		for _, c := range res.Content {
 			if t, ok := c.(mcp.TextContent); ok {
-				o.Error = firstLine(t.Text, 300)
+				o.Error = FirstLine(t.Text, 300)
 				break
 			}
 		}
 	}
 }
 
-// checkArgs refuses arguments that do not satisfy the tool's input schema,
-// naming the argument at fault, before the handler runs.
-func (g *Gateway) checkArgs(next Handler) Handler {
-	return func(ctx context.Context, call *Call) (*mcp.CallToolResult, error) {
-		if call.argsErr != nil {
-			call.Outcome.Status = "invalid"
-			return nil, call.argsErr
-		}
-		if err := call.schema.check(call.Tool.Name, call.Args); err != nil {
-			call.Outcome.Status = "invalid"
-			return nil, err
-		}
-		return next(ctx, call)
+// logCall writes the operator's log line for a call.
+func (g *Gateway) logCall(ctx context.Context, call *Call) {
+	level := slog.LevelInfo
+	if call.Outcome.Status != audit.StatusOK {
+		level = slog.LevelWarn
 	}
+	g.log.LogAttrs(ctx, level, "tool call",
+		slog.String("tool", call.Tool.Name),
+		slog.String("call", call.ID),
+		slog.String("principal", call.principal.Name),
+		slog.String("status", string(call.Outcome.Status)),
+		slog.Duration("duration", g.cfg.Now().Sub(call.Started)),
+		slog.String("route", call.Outcome.Route),
+		slog.String("rule", call.Outcome.Rule))
 }
 
-// principal returns who is calling: the principal the transport attached,
-// or the gateway's default for direct clients.
-func (g *Gateway) principal(ctx context.Context) auth.Principal {
+// principalOf returns who is calling: the principal the transport
+// attached, or the gateway's default for direct clients.
+func (g *Gateway) principalOf(ctx context.Context) auth.Principal {
 	if p, ok := auth.FromContext(ctx); ok {
 		return p
 	}
 	return *g.cfg.Principal
-}
-
-// authorize refuses calls outside the caller's scopes: the tool itself, a
-// read-only token calling a tool that can change something, and the hosts
-// the call names. A refusal names the missing scope.
-func (g *Gateway) authorize(next Handler) Handler {
-	return func(ctx context.Context, call *Call) (*mcp.CallToolResult, error) {
-		s := g.principal(ctx).Scopes
-		err := s.RequireTool(call.Tool.Name)
-		if err == nil && call.Tool.Risk > ReadOnly {
-			err = s.RequireWrite()
-		}
-		if err == nil {
-			err = requireHosts(s, call.Args)
-		}
-		if err != nil {
-			call.Outcome.Status = "denied"
-			return nil, err
-		}
-		return next(ctx, call)
-	}
-}
-
-// requireHosts checks the host (default "local") and any fan-out hosts a
-// call names against the token's host scopes. Arguments of the wrong type
-// are left to schema validation.
-func requireHosts(s auth.Scopes, args map[string]any) error {
-	if _, named := args["host"]; named || args["hosts"] == nil {
-		h, _ := args["host"].(string)
-		if h == "" {
-			h = "local"
-		}
-		if err := s.RequireHost(h); err != nil {
-			return err
-		}
-	}
-	if hs, ok := args["hosts"].([]any); ok {
-		for _, v := range hs {
-			if h, ok := v.(string); ok {
-				if err := s.RequireHost(h); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
 }

@@ -56,6 +56,14 @@ func (c *Call) Progress(ctx context.Context, progress, total float64, message st
 	return c.Notify(ctx, string(mcp.MethodNotificationProgress), params)
 }
 
+// WantsProgress reports whether the client passed a progress token and a
+// session can carry the reports, so a long-running tool knows whether to
+// report.
+func (c *Call) WantsProgress(ctx context.Context) bool {
+	m := c.Request.Params.Meta
+	return m != nil && m.ProgressToken != nil && server.ServerFromContext(ctx) != nil
+}
+
 // Log sends a log message to the client, subject to the level the client
 // set.
 func (c *Call) Log(ctx context.Context, level mcp.LoggingLevel, logger string, data any) error {

@@ -1,15 +1,41 @@
 package rigout
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rigout/rigout/redact"
 )
 
-// cleanText makes command output safe for every transport and readable by a
+// SafeText renders bytes a tool is about to show — command output, file
+// contents — for every transport and every reader: cleaned (see
+// [CleanText]), then with secrets masked (package redact).
+func SafeText(b []byte) string { return redact.String(CleanText(b)) }
+
+// SafeBlock renders caller-supplied text that may span lines (a command
+// line, a script) for a result, the ledger or a question to a person: whole
+// when it is short, else its first max bytes and the count of lines and
+// bytes left out, cleaned and redacted. A multi-line command is never shown
+// by its first line alone.
+func SafeBlock(s string, max int) string {
+	s = strings.TrimRight(s, "\n")
+	if len(s) <= max {
+		return SafeText([]byte(s))
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	rest := s[cut:]
+	return SafeText([]byte(s[:cut])) + fmt.Sprintf("… [%d more bytes, %d more lines]", len(rest), strings.Count(rest, "\n"))
+}
+
+// CleanText makes command output safe for every transport and readable by a
 // model: ANSI escape sequences (CSI, OSC and two-byte escapes) are removed,
 // CRLF and lone CR become LF, other C0 controls and DEL become U+FFFD, and
 // invalid UTF-8 becomes U+FFFD. Tabs and newlines are kept.
-func cleanText(b []byte) string {
+func CleanText(b []byte) string {
 	if isPlain(b) {
 		return string(b)
 	}
@@ -56,7 +82,7 @@ func cleanText(b []byte) string {
 }
 
 // isPlain reports whether b is printable ASCII, tabs and newlines only, so
-// that cleanText can return it unchanged.
+// that CleanText can return it unchanged.
 func isPlain(b []byte) bool {
 	for _, c := range b {
 		if (c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f {
@@ -100,9 +126,9 @@ func skipEscape(b []byte, i int) int {
 	}
 }
 
-// firstLine returns s up to its first newline, cut to at most n bytes on a
+// FirstLine returns s up to its first newline, cut to at most n bytes on a
 // rune boundary.
-func firstLine(s string, n int) string {
+func FirstLine(s string, n int) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}

@@ -20,8 +20,8 @@ func TestCleanText(t *testing.T) {
 		"unterminated osc \x1b]0;never": "unterminated osc ",
 	}
 	for in, want := range tests {
-		if got := cleanText([]byte(in)); got != want {
-			t.Errorf("cleanText(%q) = %q, want %q", in, got, want)
+		if got := CleanText([]byte(in)); got != want {
+			t.Errorf("CleanText(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -38,8 +38,28 @@ func TestFirstLine(t *testing.T) {
 		{"ééé", 3, "é…"},
 	}
 	for _, tt := range tests {
-		if got := firstLine(tt.in, tt.n); got != tt.want {
-			t.Errorf("firstLine(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		if got := FirstLine(tt.in, tt.n); got != tt.want {
+			t.Errorf("FirstLine(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
 		}
+	}
+}
+
+func TestSafeBlock(t *testing.T) {
+	tests := []struct {
+		name, in string
+		max      int
+		want     string
+	}{
+		{"short", "echo hi", 500, "echo hi"},
+		{"multi-line whole", "cd /tmp\nrm -rf x\n", 500, "cd /tmp\nrm -rf x"},
+		{"redacted", "curl -H 'Authorization: Bearer abc123' x", 500, "curl -H 'Authorization: Bearer ***' x"},
+		{"bounded with counts", "aaaa\nbbbb\ncccc", 6, "aaaa\nb… [9 more bytes, 1 more lines]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := SafeBlock(tt.in, tt.max); got != tt.want {
+				t.Errorf("SafeBlock(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+			}
+		})
 	}
 }

@@ -4,19 +4,25 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/auth"
 )
 
-// Risk classifies what a tool can do. It drives token scopes and the MCP
+// Risk classifies what a tool, or one action of a tool, can do. It drives
+// token scopes, the audit ledger (an intent row is committed before
+// anything above ReadOnly runs), rate limits (Exec and above) and the MCP
 // tool annotations clients show to people.
 type Risk int
 
 // The risk classes, from least to most dangerous.
 const (
-	// ReadOnly tools only observe.
+	// ReadOnly tools only observe. A read-only token may call them.
 	ReadOnly Risk = iota + 1
 	// Mutating tools change files or configuration.
 	Mutating
@@ -46,13 +52,21 @@ func (r Risk) String() string {
 type Handler func(ctx context.Context, call *Call) (*mcp.CallToolResult, error)
 
 // Middleware wraps a Handler. Every tool call passes through the gateway's
-// one chain of middleware; no tool can skip it.
+// one chain; an embedder's middleware ([Config.Middleware]) runs inside it,
+// after the arguments, scopes, limits and intent row have been settled.
 type Middleware func(next Handler) Handler
 
 // Tool is one row of the gateway's tool registry. tools/list and dispatch
 // both read the registry, so adding a tool means adding a row.
+//
+// A tool declares what its arguments touch — hosts, paths, the risk of
+// each action, the capabilities a call needs — and the chain enforces those
+// declarations on every call, after the arguments have passed the schema.
+// Registration refuses a schema with a host-like argument (host, hosts,
+// *_host, *_hosts) that is not declared in Hosts, so a tool cannot forget
+// one.
 type Tool struct {
-	// Name is the MCP tool name: unique, [a-zA-Z0-9_-], at most 64 bytes.
+	// Name is the MCP tool name: unique, [a-zA-Z0-9_.-], at most 64 bytes.
 	Name string
 	// Title is an optional display name.
 	Title string
@@ -65,13 +79,115 @@ type Tool struct {
 	// OutputSchema, if set, is the JSON Schema of the result's
 	// structuredContent.
 	OutputSchema json.RawMessage
-	// Risk is the tool's risk class. Required.
+
+	// Risk is the tool's risk class. Required unless Actions is set; with
+	// Actions it may be left zero and becomes the highest action's risk
+	// (for the annotations: a tool with one destructive action is not
+	// read-only).
 	Risk Risk
+	// Action names the string argument that selects what the call does
+	// (usually "action"). With Actions, a call's risk is its action's, so
+	// a read-only token can call the read-only actions of any tool.
+	Action string
+	// Actions maps each action to its risk. A call naming an action that
+	// is not in the map is refused as invalid.
+	Actions map[string]Risk
+
+	// Hosts are the arguments that name hosts. The chain resolves them
+	// (selectors included), checks each against the token's host scopes,
+	// records them in the ledger and hands them to the handler as
+	// [Call.Hosts].
+	Hosts []HostArg
+	// DefaultHost is the host a call reaches when it names none of Hosts:
+	// "local" for a tool that runs on this machine by default. Empty means
+	// such a call reaches no host.
+	DefaultHost string
+	// Paths are the arguments that name file paths. The chain resolves
+	// each (see [PathArg]) and checks it against the token's file roots;
+	// the handler reads the resolved paths with [Call.Path].
+	Paths []PathArg
+	// Needs are the capabilities a call needs beyond the tool scope.
+	Needs []Need
+
 	// Handler runs the call. Required.
 	Handler Handler
 }
 
-// Call is one tool call on its way through the middleware chain.
+// HostArg declares one argument that names hosts.
+type HostArg struct {
+	// Name is the argument's name: "host", "hosts", "source_host", ….
+	Name string
+	// Select resolves a string value that is a selector (a label
+	// expression such as "web,env=prod") into host names. If nil, a string
+	// value is one host name. A list of strings is always a list of host
+	// names. A selector that matches nothing is an error.
+	Select func(ctx context.Context, selector string) ([]string, error)
+}
+
+// PathArg declares one argument that names a file path (a string, or a
+// list of strings).
+type PathArg struct {
+	// Name is the argument's name: "path", "working_directory", ….
+	Name string
+	// Resolve turns a value into the absolute path the tool will act on,
+	// with symlinks, "..", "~" and relative paths resolved as the tool
+	// will resolve them (it may look at [Call.Hosts] to know where). The
+	// token's file roots are checked on what it returns, and the handler
+	// must act on that path ([Call.Path]), not on the raw value, so that
+	// what was judged is what is touched. An error refuses the call as
+	// invalid. If nil, the value is cleaned lexically, and a relative path
+	// is refused when the token is confined to roots.
+	Resolve func(ctx context.Context, call *Call, value string) (string, error)
+}
+
+// Capability is a permission beyond the tool scope that some calls need.
+type Capability int
+
+// Capabilities a [Need] can name.
+const (
+	// Terminals: opening persistent terminal sessions, whose input cannot
+	// be policy-checked line by line (auth.Scopes.Terminals).
+	Terminals Capability = iota + 1
+	// Bypass: skipping the command policy without asking a person
+	// (auth.Scopes.Bypass).
+	Bypass
+)
+
+func (c Capability) String() string {
+	switch c {
+	case Terminals:
+		return "terminals"
+	case Bypass:
+		return "bypass"
+	}
+	return fmt.Sprintf("Capability(%d)", int(c))
+}
+
+// require checks the capability against s.
+func (c Capability) require(s auth.Scopes) error {
+	switch c {
+	case Terminals:
+		return s.RequireTerminals()
+	case Bypass:
+		return s.RequireBypass()
+	}
+	return fmt.Errorf("rigout: unknown capability %d", int(c))
+}
+
+// Need declares a capability some calls of a tool need.
+type Need struct {
+	// Capability is what the call needs.
+	Capability Capability
+	// When names a boolean argument: the capability is needed only when
+	// the call sets it to true. Empty means always.
+	When string
+	// Actions limits the need to these actions. Empty means every action.
+	Actions []string
+}
+
+// Call is one tool call on its way through the chain. The chain fills in
+// the principal, the resolved hosts and paths and the call's risk before
+// the handler runs; the handler and middleware fill in Outcome.
 type Call struct {
 	// Tool is the registry row being called.
 	Tool *Tool
@@ -84,13 +200,56 @@ type Call struct {
 	// Started is when the gateway received the call.
 	Started time.Time
 	// Outcome is filled in by the handler and middleware as the call
-	// proceeds; the audit middleware records it.
+	// proceeds; the audit ledger records it.
 	Outcome Outcome
+
+	gw        *Gateway
+	principal auth.Principal
+	risk      Risk
+	action    string
+	hosts     []string
+	paths     map[string][]string
+	intent    bool // the intent row was written
 
 	notified atomic.Bool    // the call sent notifications (see Notify)
 	argsErr  *ArgumentError // the arguments were not a JSON object
 	schema   *argSchema     // the tool's compiled input schema
 }
+
+// Principal returns who is making the call: the identity the transport
+// authenticated, or the gateway's [Config.Principal] for direct clients.
+func (c *Call) Principal() auth.Principal { return c.principal }
+
+// Risk returns the call's risk: its action's, or the tool's.
+func (c *Call) Risk() Risk { return c.risk }
+
+// Action returns the action the call selected, or "" for a tool without
+// actions.
+func (c *Call) Action() string { return c.action }
+
+// Hosts returns the hosts the call reaches, resolved from the tool's
+// declared host arguments (selectors expanded) and checked against the
+// token's scopes, in argument order; or [Tool.DefaultHost] when the call
+// names none. The caller must not modify the slice.
+func (c *Call) Hosts() []string { return c.hosts }
+
+// Path returns the resolved value of a declared path argument: the path
+// the token's roots were checked against, which is the path to act on.
+// ok is false when the call did not set the argument.
+func (c *Call) Path(arg string) (p string, ok bool) {
+	ps := c.paths[arg]
+	if len(ps) == 0 {
+		return "", false
+	}
+	return ps[0], true
+}
+
+// PathList returns the resolved values of a declared path argument that
+// takes a list.
+func (c *Call) PathList(arg string) []string { return c.paths[arg] }
+
+// Gateway returns the gateway serving the call.
+func (c *Call) Gateway() *Gateway { return c.gw }
 
 // Bind decodes the call's arguments into v, a pointer to a struct with JSON
 // tags. The arguments have already passed the tool's input schema.
@@ -105,14 +264,18 @@ func (c *Call) Bind(v any) error {
 	return nil
 }
 
-// Outcome records what a call did, for the audit ledger and the logs.
+// Outcome records what a call did, for the audit ledger and the logs. The
+// hosts of the ledger rows are the chain's resolved [Call.Hosts], never a
+// handler's own idea of them.
 type Outcome struct {
-	// Status is "ok", "error", "denied", "invalid", "timeout" or "canceled".
-	Status string
-	// Host is the target host as requested; Route is how it was reached.
-	Host, Route string
+	// Status is how the call ended. The chain sets it when the handler
+	// does not: ok, or error for an error result.
+	Status audit.Status
+	// Route is how the host was reached ("local", "ssh(web1 → …)").
+	Route string
 	// Decision and Rule are the command policy's verdict, when one ran.
-	Decision, Rule string
+	Decision audit.Decision
+	Rule     string
 	// Bypassed is set when the caller bypassed the command policy.
 	Bypassed bool
 	// ExitCode is set when a command ran to exit.
@@ -123,7 +286,8 @@ type Outcome struct {
 	StdoutBytes, StderrBytes int64
 	// Truncated is set when output was dropped by the cap.
 	Truncated bool
-	// Error is the error text the caller saw, redacted.
+	// Error is the error text the caller saw; the ledger stores it
+	// redacted.
 	Error string
 }
 
@@ -139,4 +303,34 @@ func ErrorResult(format string, args ...any) *mcp.CallToolResult {
 		Content: []mcp.Content{mcp.NewTextContent(fmt.Sprintf(format, args...))},
 		IsError: true,
 	}
+}
+
+// JSONResult returns a successful result holding v rendered as indented
+// JSON text.
+func JSONResult(v any) (*mcp.CallToolResult, error) {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return nil, fmt.Errorf("rigout: result: %w", err)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(b))}}, nil
+}
+
+// clone returns a copy of t that shares no maps or slices with it.
+func (t Tool) clone() Tool {
+	t.InputSchema = slices.Clone(t.InputSchema)
+	t.OutputSchema = slices.Clone(t.OutputSchema)
+	if t.Actions != nil {
+		m := make(map[string]Risk, len(t.Actions))
+		for k, v := range t.Actions {
+			m[k] = v
+		}
+		t.Actions = m
+	}
+	t.Hosts = slices.Clone(t.Hosts)
+	t.Paths = slices.Clone(t.Paths)
+	t.Needs = slices.Clone(t.Needs)
+	for i := range t.Needs {
+		t.Needs[i].Actions = slices.Clone(t.Needs[i].Actions)
+	}
+	return t
 }

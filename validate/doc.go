@@ -87,12 +87,7 @@
 // The package only reports what it found. Whether a caller may bypass the
 // policy is a permission of the caller, decided by the gateway.
 //
-// [Redact] masks credentials in command output, file contents and error
-// texts: NAME=value where NAME ends in a secret word (password, token,
-// secret, api_key, …), JSON fields with such names, Bearer and Basic
-// credentials, passwords in URLs, PEM private keys and well-known token
-// formats. Ordinary words such as monkey=banana or tokenizer pass
-// unchanged.
+// Redacting secrets from output is package redact's job.
 //
 // # Usage
 //

@@ -66,13 +66,3 @@ func ExamplePolicy_allowMode() {
 	// git log | sh         allowed=false confirm=false rule=not-allowlisted
 	// sudo git status      allowed=false confirm=true rule=sudo
 }
-
-func ExampleRedact() {
-	fmt.Println(validate.Redact("DB_PASSWORD=hunter2 monkey=banana"))
-	fmt.Println(validate.Redact("Authorization: Bearer eyJhbGciOi.abc.def"))
-	fmt.Println(validate.Redact("postgres://app:s3cret@db:5432/app"))
-	// Output:
-	// DB_PASSWORD=*** monkey=banana
-	// Authorization: Bearer ***
-	// postgres://app:***@db:5432/app
-}

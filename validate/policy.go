@@ -3,6 +3,8 @@ package validate
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -269,4 +271,20 @@ func (p *Policy) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Clone returns a deep copy of p (nil for nil), so that a holder of the copy
+// is unaffected by later changes to p. Nil lists stay nil, so defaults still
+// apply.
+func (p *Policy) Clone() *Policy {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	c.Allow = slices.Clone(p.Allow)
+	c.Rules = maps.Clone(p.Rules)
+	c.ProtectedRoots = slices.Clone(p.ProtectedRoots)
+	c.Devices = slices.Clone(p.Devices)
+	c.CriticalFiles = slices.Clone(p.CriticalFiles)
+	return &c
 }

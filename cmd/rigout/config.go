@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/validate"
@@ -36,6 +39,45 @@ type fileConfig struct {
 	Hosts []exec.HostConfig `json:"hosts"`
 	// SSH settings.
 	SSH fileSSH `json:"ssh"`
+	// RateLimit limits how often calls that run something may start:
+	// "per_principal" and "per_host", each "N/s", "N/m" or "N/h".
+	RateLimit fileRateLimit `json:"rate_limit"`
+}
+
+type fileRateLimit struct {
+	PerPrincipal string `json:"per_principal"`
+	PerHost      string `json:"per_host"`
+}
+
+// limits parses the rate limits; an empty field sets no limit.
+func (f fileRateLimit) limits() (rigout.RateLimits, error) {
+	var r rigout.RateLimits
+	var err error
+	if r.PerPrincipal, err = parseRate(f.PerPrincipal); err != nil {
+		return r, fmt.Errorf("rate_limit.per_principal: %w", err)
+	}
+	if r.PerHost, err = parseRate(f.PerHost); err != nil {
+		return r, fmt.Errorf("rate_limit.per_host: %w", err)
+	}
+	return r, nil
+}
+
+// parseRate reads "N/s", "N/m" or "N/h" (also "N/second", "N/minute",
+// "N/hour"); "" is no limit.
+func parseRate(s string) (rigout.Rate, error) {
+	if s == "" {
+		return rigout.Rate{}, nil
+	}
+	n, unit, ok := strings.Cut(strings.ReplaceAll(s, " ", ""), "/")
+	calls, err := strconv.Atoi(n)
+	if !ok || err != nil || calls <= 0 {
+		return rigout.Rate{}, fmt.Errorf("%q: want N/s, N/m or N/h with N > 0", s)
+	}
+	per := map[string]time.Duration{"s": time.Second, "second": time.Second, "m": time.Minute, "min": time.Minute, "minute": time.Minute, "h": time.Hour, "hour": time.Hour}[unit]
+	if per == 0 {
+		return rigout.Rate{}, fmt.Errorf("%q: unit %q is not s, m or h", s, unit)
+	}
+	return rigout.Rate{Calls: calls, Per: per}, nil
 }
 
 type fileToken struct {

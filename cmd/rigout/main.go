@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,14 +23,19 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/rigout/rigout"
-	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/internal/statedir"
+	"github.com/rigout/rigout/tools/activity"
+	"github.com/rigout/rigout/tools/hosts"
+	"github.com/rigout/rigout/tools/shell"
 )
 
 const usage = `rigout — authenticated, policy-checked, audited machine access for AI agents over MCP
@@ -113,7 +119,7 @@ type common struct {
 func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.logLevel, "log-level", envOr("RIGOUT_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env RIGOUT_LOG_LEVEL)")
 	fs.StringVar(&c.workDir, "workdir", "", "working directory of commands that name none (default: the current directory)")
-	fs.DurationVar(&c.timeout, "default-timeout", rigout.DefaultTimeout, "timeout of commands that set none")
+	fs.DurationVar(&c.timeout, "default-timeout", shell.DefaultTimeout, "timeout of commands that set none")
 	fs.IntVar(&c.maxOutput, "max-output", 1<<20, "bytes kept per output stream of a command")
 	fs.StringVar(&c.stateDir, "state-dir", "", "state directory: audit ledger, connection file, token (default $RIGOUT_STATE_DIR, else $XDG_STATE_HOME/rigout or ~/.local/state/rigout)")
 	fs.StringVar(&c.auditDB, "audit-db", "", "audit ledger file (default <state dir>/audit.db)")
@@ -207,12 +213,12 @@ func (c *common) ssh(logger *slog.Logger) (*exec.RouterConfig, error) {
 
 // openLedger opens the audit ledger. A ledger that cannot be opened stops
 // the gateway, unless best effort was asked for.
-func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger) (*audit.Ledger, error) {
+func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger) (*sqlite.Ledger, error) {
 	path := c.auditDB
 	if path == "" {
 		path = filepath.Join(dir, "audit.db")
 	}
-	l, err := audit.Open(ctx, audit.Config{Path: path, Logger: logger, StoreArgs: c.file.Audit.StoreArgs,
+	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, Logger: logger, StoreArgs: c.file.Audit.StoreArgs,
 		UnsafeSyncNormal: c.file.Audit.UnsafeSyncNormal})
 	if err != nil {
 		return nil, fmt.Errorf("audit ledger %s: %w", path, err)
@@ -220,9 +226,34 @@ func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger
 	return l, nil
 }
 
-// gateway builds the library configuration from the flags.
-func (c *common) gateway(logger *slog.Logger, ledger *audit.Ledger, principal *auth.Principal) (*rigout.Gateway, error) {
+// assembly is the gateway and the resources its tool families share.
+type assembly struct {
+	*rigout.Gateway
+	router *exec.Router // nil with --no-ssh
+}
+
+// Close closes the gateway, then the SSH router it used.
+func (a *assembly) Close() error {
+	err := a.Gateway.Close()
+	if a.router != nil {
+		err = errors.Join(err, a.router.Close())
+	}
+	return err
+}
+
+// gateway assembles the gateway from the flags and the file: the shell
+// family (execute_command), the hosts family when SSH is on, the activity
+// family on the ledger.
+func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *auth.Principal) (*assembly, error) {
 	policy, err := c.file.policy()
+	if err != nil {
+		return nil, err
+	}
+	g, err := gate.New(gate.Config{Policy: policy, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	rate, err := c.file.RateLimit.limits()
 	if err != nil {
 		return nil, err
 	}
@@ -230,15 +261,51 @@ func (c *common) gateway(logger *slog.Logger, ledger *audit.Ledger, principal *a
 	if err != nil {
 		return nil, err
 	}
+	a := &assembly{}
+	local := &exec.Local{}
+	if sshCfg != nil {
+		sshCfg.Local = local
+		if ledger != nil {
+			sshCfg.OnHostKey = hosts.HostKeyRecorder(ledger)
+		}
+		if a.router, err = exec.NewRouter(*sshCfg); err != nil {
+			return nil, fmt.Errorf("ssh: %w", err)
+		}
+	}
+	sh, err := shell.New(shell.Config{
+		Local: local, Router: a.router, Gate: g,
+		WorkDir: c.workDir, DefaultTimeout: c.timeout, MaxOutput: c.maxOutput,
+	})
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	tools := sh.Tools()
+	instructions := []string{"rigout runs commands for you on this machine.", sh.Instructions()}
+	if ledger != nil {
+		act, err := activity.New(activity.Config{Ledger: ledger})
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+		tools = append(tools, act.Tools()...)
+	}
+	if a.router != nil {
+		hf, err := hosts.New(hosts.Config{Router: a.router})
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+		tools = append(tools, hf.Tools()...)
+		instructions = append(instructions, hf.Instructions())
+	}
 	cfg := rigout.Config{
-		Policy:                    policy,
-		SSH:                       sshCfg,
+		Instructions:              strings.Join(instructions, " "),
+		Tools:                     tools,
 		Logger:                    logger,
-		WorkDir:                   c.workDir,
-		DefaultTimeout:            c.timeout,
-		MaxOutput:                 c.maxOutput,
 		MaxConcurrent:             c.maxCalls,
 		MaxConcurrentPerPrincipal: c.maxPerTok,
+		RateLimit:                 rate,
 		UnsafeAuditBestEffort:     c.bestEffort || c.file.Audit.UnsafeBestEffort,
 		AuditArgValues:            c.file.Audit.StoreArgs,
 		Principal:                 principal,
@@ -246,7 +313,13 @@ func (c *common) gateway(logger *slog.Logger, ledger *audit.Ledger, principal *a
 	if ledger != nil {
 		cfg.Audit = ledger
 	}
-	return rigout.New(cfg)
+	if a.Gateway, err = rigout.New(cfg); err != nil {
+		if a.router != nil {
+			a.router.Close()
+		}
+		return nil, err
+	}
+	return a, nil
 }
 
 func envOr(name, def string) string {

@@ -127,7 +127,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	defer gw.Close()
 
-	connData := connectionData(gw, url, *path, handout)
+	connData := connectionData(gw.Gateway, url, *path, handout)
 	front, err := auth.New(auth.Config{
 		Tokens:         tokens,
 		InsecureNoAuth: *noAuth,
@@ -158,7 +158,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) int {
 		Auth:            front.RequireBearer,
 		Routes:          front.Routes(),
 		SessionOwner:    sessionOwner,
-		Health:          gw.Health,
+		Health:          func() map[string]any { return gw.Health().Fields() },
 		Logger:          logger,
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 // Command customtool shows how an embedder adds its own tool to a rigout
-// gateway: one Tool row, registered beside the built-in tools, passing
-// through the same registry, schema validation and middleware.
+// gateway: one Tool row, registered beside a built-in family (the shell
+// family's execute_command), passing through the same registry, schema
+// validation, scope checks and middleware.
 //
 // Run it as an MCP stdio server:
 //
@@ -20,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/tools/shell"
 	"github.com/rigout/rigout/transport"
 )
 
@@ -29,6 +31,9 @@ var diskFree = rigout.Tool{
 	Name:        "disk_free",
 	Description: "Free and total bytes of the file system holding a path.",
 	Risk:        rigout.ReadOnly,
+	// path names a file path: the chain checks it against the token's file
+	// roots before the handler runs.
+	Paths: []rigout.PathArg{{Name: "path"}},
 	InputSchema: json.RawMessage(`{
 		"type": "object",
 		"properties": {"path": {"type": "string", "description": "Any path on the file system. Default /."}},
@@ -55,12 +60,16 @@ var diskFree = rigout.Tool{
 	},
 }
 
-// newGateway builds the gateway: the built-in tools plus disk_free.
+// newGateway builds the gateway: execute_command plus disk_free.
 func newGateway(logger *slog.Logger) (*rigout.Gateway, error) {
+	sh, err := shell.New(shell.Config{})
+	if err != nil {
+		return nil, err
+	}
 	return rigout.New(rigout.Config{
 		Name:   "customtool",
 		Logger: logger,
-		Tools:  []rigout.Tool{diskFree},
+		Tools:  append(sh.Tools(), diskFree),
 	})
 }
 

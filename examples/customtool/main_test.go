@@ -38,7 +38,7 @@ func TestCustomTool(t *testing.T) {
 	for _, tool := range tools.Tools {
 		names = append(names, tool.Name)
 	}
-	if got := strings.Join(names, ","); got != "disk_free,execute_command,get_server_activity" {
+	if got := strings.Join(names, ","); got != "disk_free,execute_command" {
 		t.Errorf("tools = %s", got)
 	}
 	var req mcp.CallToolRequest

@@ -58,7 +58,7 @@ type fixture struct {
 	watched int                        // revision of test://watched-resource
 }
 
-// newFixture builds a gateway with no built-in tools and registers every
+// newFixture builds a gateway with no tool family and registers every
 // conformance fixture on it: tools through the gateway's registry,
 // resources, templates, prompts and completions on its mcp-go server.
 // Middleware, if any, wraps every tool call inside the gateway's chain.
@@ -74,11 +74,10 @@ func newFixture(logger *slog.Logger, middleware ...rigout.Middleware) (*fixture,
 		subs: make(map[string]map[string]bool),
 	}
 	gw, err := rigout.New(rigout.Config{
-		Name:           "rigout-everything",
-		Instructions:   "Conformance fixtures for the MCP test suite, served by rigout.",
-		Logger:         logger,
-		NoBuiltinTools: true,
-		Middleware:     middleware,
+		Name:         "rigout-everything",
+		Instructions: "Conformance fixtures for the MCP test suite, served by rigout.",
+		Logger:       logger,
+		Middleware:   middleware,
 		MCPOptions: []server.ServerOption{
 			server.WithResourceCapabilities(true, true),
 			server.WithPromptCapabilities(true),

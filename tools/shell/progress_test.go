@@ -1,4 +1,4 @@
-package rigout_test
+package shell_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 )
 
 func TestLongCommandReportsProgress(t *testing.T) {
-	c := connect(t, newGateway(t, rigout.Config{ProgressInterval: 100 * time.Millisecond}))
+	c := connect(t, newGateway(t, setup{Shell: shell.Config{ProgressInterval: 100 * time.Millisecond}}))
 	var mu sync.Mutex
 	var progress []float64
 	c.OnNotification(func(n mcp.JSONRPCNotification) {

@@ -1,4 +1,4 @@
-package rigout_test
+package shell_test
 
 import (
 	"context"
@@ -83,7 +83,7 @@ func TestConfirmRuleAsksThePerson(t *testing.T) {
 			os.Remove(sentinel)
 			l := openLedger(t)
 			p := &person{answer: tt.answer, confirm: tt.confirm}
-			c := connectWithPerson(t, newGateway(t, rigout.Config{Policy: pol, Audit: l}), p)
+			c := connectWithPerson(t, newGateway(t, setup{Config: rigout.Config{Audit: l}, Policy: pol}), p)
 			res := callTool(t, c, "execute_command", args)
 			if p.asked.Load() != 1 || !strings.Contains(p.question.Load().(string), "rule sudo") {
 				t.Fatalf("person asked %d times: %v", p.asked.Load(), p.question.Load())
@@ -114,7 +114,7 @@ func TestConfirmRuleAsksThePerson(t *testing.T) {
 
 func TestConfirmNeedsAClientThatCanAsk(t *testing.T) {
 	pol := &validate.Policy{Rules: map[string]validate.Action{validate.RuleSudo: validate.Confirm}}
-	c := connect(t, newGateway(t, rigout.Config{Policy: pol}))
+	c := connect(t, newGateway(t, setup{Policy: pol}))
 	res := callTool(t, c, "execute_command", map[string]any{"command": "sudo -V"})
 	if !res.IsError || !strings.Contains(text(res), "cannot ask") {
 		t.Errorf("confirm without elicitation: %q", text(res))
@@ -128,7 +128,7 @@ func TestBypassWithoutScopeAsksThePerson(t *testing.T) {
 	sentinel := filepath.Join(dir, "ran")
 	p := &person{answer: mcp.ElicitationResponseActionAccept, confirm: true}
 	l := openLedger(t)
-	c := connectWithPerson(t, newGateway(t, rigout.Config{Audit: l}), p)
+	c := connectWithPerson(t, newGateway(t, setup{Config: rigout.Config{Audit: l}}), p)
 	res := callTool(t, c, "execute_command", map[string]any{
 		"command": "mkfs.ext4 -q -F " + sentinel + " >/dev/null 2>&1; touch " + sentinel, "bypass_security": true,
 	})
@@ -162,7 +162,7 @@ func TestConfirmOverModernHTTP(t *testing.T) {
 	dir := t.TempDir()
 	sentinel := filepath.Join(dir, "ran")
 	pol := &validate.Policy{Rules: map[string]validate.Action{validate.RuleSudo: validate.Confirm}}
-	gw := newGateway(t, rigout.Config{Policy: pol})
+	gw := newGateway(t, setup{Policy: pol})
 	url := serveHTTP(t, gw)
 	ctx := context.Background()
 

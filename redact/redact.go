@@ -1,4 +1,12 @@
-package validate
+// Package redact masks secrets in text on its way out of the gateway:
+// command output, file contents, error messages and audit rows.
+//
+// [String] recognises secrets by context (NAME=value where NAME ends in a
+// secret word, Authorization headers, URL passwords, PEM private keys) and
+// by shape (well-known token formats). It is a leaf package: it imports
+// nothing of rigout's, so the gateway's root package and every tool family
+// can use it.
+package redact
 
 import (
 	"regexp"
@@ -39,7 +47,7 @@ var (
 	knownTokens = regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|AKIA[0-9A-Z]{16}|xox[abposr]-[A-Za-z0-9\-]{10,}|sk-[A-Za-z0-9_\-]{20,}|glpat-[A-Za-z0-9_\-]{20,})\b`)
 )
 
-// Redact returns s with secrets replaced by [Mask]: NAME=value and NAME: value
+// String returns s with secrets replaced by [Mask]: NAME=value and NAME: value
 // assignments whose name ends in a secret word (password, token, secret,
 // api_key, …), the same inside JSON, command-line flags such as
 // --password VALUE, Bearer and Basic credentials and any Authorization
@@ -47,8 +55,8 @@ var (
 // formats. Ordinary words are left alone: "monkey=banana", "tokenizer" and
 // "token_count=5" pass unchanged.
 //
-// Redact is safe for concurrent use.
-func Redact(s string) string {
+// String is safe for concurrent use.
+func String(s string) string {
 	if !mayHoldSecret(s) {
 		return s
 	}

@@ -1,10 +1,10 @@
-package validate_test
+package redact_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/rigout/rigout/validate"
+	"github.com/rigout/rigout/redact"
 )
 
 func TestRedact(t *testing.T) {
@@ -59,20 +59,20 @@ func TestRedact(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := validate.Redact(tt.in); got != tt.want {
-				t.Errorf("Redact(%q) = %q; want %q", tt.in, got, tt.want)
+			if got := redact.String(tt.in); got != tt.want {
+				t.Errorf("String(%q) = %q; want %q", tt.in, got, tt.want)
 			}
 		})
 	}
 }
 
-func FuzzRedact(f *testing.F) {
+func FuzzString(f *testing.F) {
 	for _, s := range []string{"password=x", "Bearer abc", "monkey=banana", "-----BEGIN PRIVATE KEY-----\nx"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		once := validate.Redact(s)
-		if twice := validate.Redact(once); twice != once {
+		once := redact.String(s)
+		if twice := redact.String(once); twice != once {
 			t.Fatalf("Redact is not idempotent on %q: %q then %q", s, once, twice)
 		}
 	})

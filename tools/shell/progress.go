@@ -1,4 +1,4 @@
-package rigout
+package shell
 
 import (
 	"context"
@@ -6,18 +6,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/server"
+	"github.com/rigout/rigout"
 )
-
-// DefaultProgressInterval is how often a long-running command reports
-// progress to a client that asked for it.
-const DefaultProgressInterval = 2 * time.Second
 
 // progressReporter sends notifications/progress for one call while its
 // command runs, when the client passed a progress token. Clients reset their
 // request timeouts on progress, so long commands are not abandoned.
 type progressReporter struct {
-	call     *Call
+	call     *rigout.Call
 	interval time.Duration
 	start    time.Time
 	bytes    atomic.Int64
@@ -26,11 +22,11 @@ type progressReporter struct {
 
 // newProgress returns a reporter for req, or nil when the client asked for
 // no progress.
-func (g *Gateway) newProgress(ctx context.Context, call *Call) *progressReporter {
-	if m := call.Request.Params.Meta; m == nil || m.ProgressToken == nil || server.ServerFromContext(ctx) == nil {
+func (f *Family) newProgress(ctx context.Context, call *rigout.Call) *progressReporter {
+	if !call.WantsProgress(ctx) {
 		return nil
 	}
-	return &progressReporter{call: call, interval: g.cfg.ProgressInterval, start: g.cfg.Now()}
+	return &progressReporter{call: call, interval: f.cfg.ProgressInterval, start: f.cfg.Now()}
 }
 
 // output counts output bytes, for the progress message.

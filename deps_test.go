@@ -1,0 +1,99 @@
+package rigout_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// goList runs go list -deps with a template over the given packages.
+func goList(t *testing.T, format string, pkgs ...string) []string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("SKIP: the go tool is not on PATH; the dependency rules are unchecked")
+	}
+	args := append([]string{"list", "-deps", "-f", format}, pkgs...)
+	out, err := exec.Command(goTool, args...).Output()
+	if err != nil {
+		t.Fatalf("go list %v: %v", pkgs, err)
+	}
+	return strings.Fields(string(out))
+}
+
+func hasPrefix(dep, pkg string) bool { return dep == pkg || strings.HasPrefix(dep, pkg+"/") }
+
+// TestRootDependencies: the root package is the gateway alone. It knows
+// mcp-go, auth and the audit interfaces, never an executor, the command
+// policy or a database.
+func TestRootDependencies(t *testing.T) {
+	deps := goList(t, "{{.ImportPath}}", ".")
+	if len(deps) < 10 {
+		t.Fatalf("implausible dependency list: %v", deps)
+	}
+	forbidden := []string{
+		"os/exec",
+		"github.com/rigout/rigout/exec",
+		"github.com/rigout/rigout/validate",
+		"github.com/rigout/rigout/gate",
+		"github.com/rigout/rigout/tools",
+		"github.com/rigout/rigout/audit/sqlite",
+		"github.com/mattn/go-sqlite3",
+		"database/sql",
+		"mvdan.cc/sh/v3",
+		"golang.org/x/crypto/ssh",
+	}
+	for _, d := range deps {
+		for _, f := range forbidden {
+			if hasPrefix(d, f) {
+				t.Errorf("the root package depends on %s", d)
+			}
+		}
+	}
+}
+
+// TestToolPackagesUseThePublicAPI: tool families are built on the root's
+// exported API exactly as an embedder's tools are. They reach no internal
+// package of the module, do not talk to mcp-go's server themselves, and
+// link no database.
+func TestToolPackagesUseThePublicAPI(t *testing.T) {
+	pkgs := goList(t, "{{if not .Standard}}{{.ImportPath}}{{end}}", "./tools/...", "./gate")
+	families := 0
+	for _, p := range pkgs {
+		if hasPrefix(p, "github.com/rigout/rigout/tools") {
+			families++
+		}
+	}
+	if families < 3 {
+		t.Fatalf("found %d tool packages: %v", families, pkgs)
+	}
+	// Each package on its own, so a violation names the package.
+	for _, p := range goList(t, "{{.ImportPath}}", "./tools/...", "./gate") {
+		if !hasPrefix(p, "github.com/rigout/rigout/tools") && p != "github.com/rigout/rigout/gate" {
+			continue
+		}
+		for _, d := range goList(t, "{{.ImportPath}}", p) {
+			switch {
+			case hasPrefix(d, "github.com/rigout/rigout/internal"):
+				t.Errorf("%s reaches %s: tools use the root's exported API", p, d)
+			case hasPrefix(d, "github.com/mark3labs/mcp-go/server"):
+				t.Errorf("%s imports %s: only the root package and transport serve MCP", p, d)
+			case hasPrefix(d, "github.com/rigout/rigout/audit/sqlite"), hasPrefix(d, "github.com/mattn/go-sqlite3"):
+				t.Errorf("%s links the SQLite ledger (%s)", p, d)
+			}
+		}
+	}
+}
+
+// TestNoCgoForEmbedders: importing the root package or any tool family
+// links no cgo outside the standard library.
+func TestNoCgoForEmbedders(t *testing.T) {
+	const cgo = "{{if not .Standard}}{{if .CgoFiles}}{{.ImportPath}}{{end}}{{end}}"
+	for _, p := range goList(t, cgo, ".", "./tools/...", "./gate", "./audit") {
+		t.Errorf("%s uses cgo", p)
+	}
+	// The check sees cgo where there is some: the SQLite ledger links it.
+	if got := goList(t, cgo, "./audit/sqlite"); len(got) == 0 {
+		t.Error("go list found no cgo under the SQLite ledger: the check is blind")
+	}
+}

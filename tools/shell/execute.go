@@ -1,0 +1,289 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/gate"
+)
+
+const executeCommandDescription = "Run a command and return its exit code, stdout and stderr. " +
+	"Give `command` (a bash command line) or `argv` (exact arguments, no shell). " +
+	"Output is capped per stream (head and tail kept). Destructive commands are refused by policy."
+
+var executeCommandInput = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "minLength": 1, "description": "Shell command line, run by bash -c."},
+    "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "Exact argument vector, run without a shell. Use instead of command."},
+    "host": {"type": "string", "description": "Where to run: local (default), an SSH alias, user@host, or auto."},
+    "hosts": {"type": ["array", "string"], "items": {"type": "string"}, "description": "Run on several hosts at once: a list of hosts, or a label selector such as \"web,env=prod\". Use instead of host."},
+    "working_directory": {"type": "string", "description": "Working directory; ~ is the home directory."},
+    "environment": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Extra environment variables."},
+    "stdin": {"type": "string", "description": "Text fed to standard input."},
+    "timeout": {"type": "integer", "minimum": 1, "description": "Seconds before the command is killed. Default 30."},
+    "use_sudo": {"type": "boolean", "description": "Run through sudo -n (never prompts)."},
+    "bypass_security": {"type": "boolean", "description": "Skip the command policy; only for tokens allowed to."}
+  },
+  "additionalProperties": false
+}`)
+
+var executeCommandOutput = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "host": {"type": "string"},
+    "route": {"type": "string"},
+    "exit_code": {"type": "integer"},
+    "signal": {"type": "string"},
+    "timed_out": {"type": "boolean"},
+    "duration_ms": {"type": "integer"},
+    "stdout": {"type": "string"},
+    "stderr": {"type": "string"},
+    "stdout_bytes": {"type": "integer"},
+    "stderr_bytes": {"type": "integer"},
+    "stdout_dropped": {"type": "integer"},
+    "stderr_dropped": {"type": "integer"},
+    "error": {"type": "string"},
+    "results": {"type": "array", "description": "One entry per host of a fan-out.", "items": {"type": "object"}}
+  }
+}`)
+
+// ExecuteCommand returns the execute_command tool, for an embedder that
+// wants it alone beside its own tools.
+func (f *Family) ExecuteCommand() rigout.Tool {
+	hosts := rigout.HostArg{Name: "hosts"}
+	if r := f.cfg.Router; r != nil {
+		hosts.Select = func(_ context.Context, selector string) ([]string, error) { return r.Select(selector) }
+	} else {
+		hosts.Select = func(context.Context, string) ([]string, error) {
+			return nil, fmt.Errorf("host selectors need SSH hosts, which this gateway does not have configured")
+		}
+	}
+	return rigout.Tool{
+		Name:         "execute_command",
+		Description:  executeCommandDescription,
+		InputSchema:  executeCommandInput,
+		OutputSchema: executeCommandOutput,
+		Risk:         rigout.Exec,
+		Hosts:        []rigout.HostArg{{Name: "host"}, hosts},
+		DefaultHost:  "local",
+		Paths:        []rigout.PathArg{{Name: "working_directory", Resolve: f.resolveDir}},
+		Handler:      f.executeCommand,
+	}
+}
+
+// executeArgs are execute_command's arguments.
+type executeArgs struct {
+	Command        string            `json:"command"`
+	Argv           []string          `json:"argv"`
+	Host           string            `json:"host"`
+	Hosts          any               `json:"hosts"`
+	Environment    map[string]string `json:"environment"`
+	Stdin          *string           `json:"stdin"`
+	Timeout        int64             `json:"timeout"`
+	UseSudo        bool              `json:"use_sudo"`
+	BypassSecurity bool              `json:"bypass_security"`
+}
+
+// commandResult is execute_command's structuredContent.
+type commandResult struct {
+	Host          string `json:"host"`
+	Route         string `json:"route"`
+	ExitCode      int    `json:"exit_code"`
+	Signal        string `json:"signal,omitempty"`
+	TimedOut      bool   `json:"timed_out"`
+	DurationMS    int64  `json:"duration_ms"`
+	Stdout        string `json:"stdout"`
+	Stderr        string `json:"stderr"`
+	StdoutBytes   int64  `json:"stdout_bytes"`
+	StderrBytes   int64  `json:"stderr_bytes"`
+	StdoutDropped int64  `json:"stdout_dropped,omitempty"`
+	StderrDropped int64  `json:"stderr_dropped,omitempty"`
+	Error         string `json:"error,omitempty"`
+}
+
+// invalid marks the call invalid and returns the error result.
+func invalid(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult, error) {
+	call.Outcome.Status = audit.StatusInvalid
+	return rigout.ErrorResult(format, args...), nil
+}
+
+func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
+	var a executeArgs
+	if err := call.Bind(&a); err != nil {
+		return nil, err
+	}
+	switch {
+	case a.Command == "" && len(a.Argv) == 0:
+		return invalid(call, "execute_command needs `command` (a shell command line) or `argv` (an argument array)")
+	case a.Command != "" && len(a.Argv) > 0:
+		return invalid(call, "execute_command takes `command` or `argv`, not both")
+	case a.Hosts != nil && a.Host != "":
+		return invalid(call, "execute_command takes `host` or `hosts`, not both")
+	}
+	timeout := f.cfg.DefaultTimeout
+	if a.Timeout > 0 {
+		if a.Timeout > int64(f.cfg.MaxTimeout/time.Second) {
+			return invalid(call, "timeout %ds exceeds this gateway's maximum of %ds", a.Timeout, int64(f.cfg.MaxTimeout/time.Second))
+		}
+		timeout = time.Duration(a.Timeout) * time.Second
+	}
+	cmd := exec.Command{
+		Shell:     a.Command,
+		Argv:      a.Argv,
+		Env:       a.Environment,
+		Timeout:   timeout,
+		Sudo:      a.UseSudo,
+		MaxOutput: f.cfg.MaxOutput,
+	}
+	if a.Stdin != nil {
+		cmd.Stdin = strings.NewReader(*a.Stdin)
+	}
+	check := gate.Command{Shell: a.Command, Argv: a.Argv, Sudo: a.UseSudo, Bypass: a.BypassSecurity}
+	if p := f.newProgress(ctx, call); p != nil {
+		cmd.OnOutput = func(_ exec.Stream, b []byte) { p.output(len(b)) }
+		pctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); p.run(pctx) }()
+		defer func() { stop(); <-done }()
+	}
+	if a.Hosts != nil {
+		return f.fanOut(ctx, call, cmd, check)
+	}
+
+	host := call.Hosts()[0]
+	target, err := f.route(ctx, host, call.Principal().Name)
+	if err != nil {
+		call.Outcome.Status = audit.StatusError
+		return rigout.ErrorResult("%v", err), nil
+	}
+	call.Outcome.Route = target.Route
+	dir, set := call.Path("working_directory")
+	if target.Local && !set {
+		if dir, err = f.localDir(""); err != nil {
+			return invalid(call, "working directory: %v", err)
+		}
+		// The default directory is a path the command touches too.
+		if err := call.Principal().Scopes.RequirePath(dir); err != nil {
+			call.Outcome.Status = audit.StatusDenied
+			return nil, err
+		}
+	}
+	cmd.Dir = dir
+	check.Host, check.Dir = host, dir
+	if res := f.cfg.Gate.Check(ctx, call, check); res != nil {
+		return res, nil
+	}
+	res, err := target.Runner.Run(ctx, cmd)
+	if err != nil {
+		call.Outcome.Status = audit.StatusError
+		call.Outcome.Error = "could not run: " + err.Error()
+		return rigout.ErrorResult("could not run on %s: %v", host, err), nil
+	}
+	if res.Route == "" {
+		res.Route = target.Route
+	}
+	return f.commandResult(call, host, check.String(), res), nil
+}
+
+// commandResult turns an exec.Result into the tool result: text for the
+// model, structuredContent for programs, and the outcome for the ledger.
+func (f *Family) commandResult(call *rigout.Call, host, command string, res exec.Result) *mcp.CallToolResult {
+	o := &call.Outcome
+	exit := res.ExitCode
+	o.ExitCode = &exit
+	o.Signal = res.Signal
+	o.StdoutBytes, o.StderrBytes = res.Stdout.Total, res.Stderr.Total
+	o.Truncated = res.Truncated()
+
+	stdout, stderr := outputText(res.Stdout), outputText(res.Stderr)
+	failed := res.ExitCode != 0 || res.TimedOut || res.Canceled
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "$ %s\n", showCommand(command))
+	fmt.Fprintf(&sb, "host: %s (via %s)\n", host, res.Route)
+	d := res.Duration.Round(time.Millisecond)
+	switch {
+	case res.TimedOut:
+		o.Status, o.Error = audit.StatusTimeout, fmt.Sprintf("timed out after %s", d)
+		fmt.Fprintf(&sb, "timed out after %s: the process group was killed (%s)\n", d, res.Signal)
+	case res.Canceled:
+		o.Status, o.Error = audit.StatusCanceled, fmt.Sprintf("canceled after %s", d)
+		fmt.Fprintf(&sb, "canceled after %s: the process group was killed (%s)\n", d, res.Signal)
+	case res.Signal != "":
+		o.Status, o.Error = audit.StatusError, "killed by "+res.Signal
+		fmt.Fprintf(&sb, "killed by %s after %s\n", res.Signal, d)
+	default:
+		o.Status = audit.StatusOK
+		if failed {
+			o.Status, o.Error = audit.StatusError, fmt.Sprintf("exit code %d", res.ExitCode)
+		}
+		fmt.Fprintf(&sb, "exit code: %d (%s)\n", res.ExitCode, d)
+	}
+	if stdout == "" && stderr == "" {
+		sb.WriteString("(no output)\n")
+	}
+	if stdout != "" {
+		sb.WriteByte('\n')
+		writeStream(&sb, "stdout", stdout)
+	}
+	if stderr != "" {
+		sb.WriteByte('\n')
+		writeStream(&sb, "stderr", stderr)
+	}
+
+	return &mcp.CallToolResult{
+		Content: []mcp.Content{mcp.NewTextContent(sb.String())},
+		StructuredContent: commandResult{
+			Host:          host,
+			Route:         res.Route,
+			ExitCode:      res.ExitCode,
+			Signal:        res.Signal,
+			TimedOut:      res.TimedOut,
+			DurationMS:    res.Duration.Milliseconds(),
+			Stdout:        stdout,
+			Stderr:        stderr,
+			StdoutBytes:   res.Stdout.Total,
+			StderrBytes:   res.Stderr.Total,
+			StdoutDropped: res.Stdout.Dropped,
+			StderrDropped: res.Stderr.Dropped,
+		},
+		IsError: failed,
+	}
+}
+
+// outputText renders one captured stream: cleaned, redacted, and with a
+// marker where the cap dropped the middle.
+func outputText(o exec.Output) string {
+	if o.Dropped == 0 {
+		return rigout.SafeText(o.Data)
+	}
+	head := rigout.SafeText(o.Data[:o.Head])
+	tail := rigout.SafeText(o.Data[o.Head:])
+	return fmt.Sprintf("%s\n[… %d bytes dropped: output over the cap keeps its first %d and last %d bytes …]\n%s",
+		head, o.Dropped, o.Head, len(o.Data)-o.Head, tail)
+}
+
+// showCommand renders the command for a result: whole when short (every
+// line of it), bounded when long, cleaned and redacted.
+func showCommand(s string) string {
+	return strings.ReplaceAll(rigout.SafeBlock(s, 2000), "\n", "\n  ")
+}
+
+// writeStream appends one labelled output stream, if it has any text.
+func writeStream(sb *strings.Builder, name, text string) {
+	if text == "" {
+		return
+	}
+	fmt.Fprintf(sb, "%s:\n%s", name, text)
+	if !strings.HasSuffix(text, "\n") {
+		sb.WriteByte('\n')
+	}
+}

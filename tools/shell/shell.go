@@ -1,0 +1,208 @@
+// Package shell is the tool family that runs commands: execute_command, on
+// this machine or on SSH hosts, one at a time or fanned out.
+//
+// # Overview
+//
+// A [Family] is built from its own [Config] — the local executor, the SSH
+// router, the command gate, timeouts and the output cap — and returns its
+// tools through the same public API an embedder's tools use
+// ([rigout.Tool]). It declares to the gateway's chain which arguments name
+// hosts (host, and hosts with its label selectors) and paths
+// (working_directory, resolved through symlinks on this machine), so the
+// chain checks the token's scopes on what the command will really touch.
+// Every command passes the command gate (package gate) before it runs.
+//
+// # Usage
+//
+//	sh, err := shell.New(shell.Config{Router: router})
+//	if err != nil {
+//		return err
+//	}
+//	gw, err := rigout.New(rigout.Config{Tools: sh.Tools(), Audit: ledger})
+package shell
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/gate"
+)
+
+// Defaults used when the corresponding Config field is zero.
+const (
+	DefaultTimeout          = 30 * time.Second
+	DefaultMaxTimeout       = time.Hour
+	DefaultProgressInterval = 2 * time.Second
+)
+
+// Config configures the family. The zero value is valid: local commands
+// only, the default command policy, the gateway process's working
+// directory.
+type Config struct {
+	// Local runs commands on this machine. If nil, a zero exec.Local; with
+	// a Router, the router's own local runner is used instead.
+	Local exec.Runner
+	// Router, if set, lets commands reach SSH hosts: the host argument
+	// goes through its routing ladder and hosts fans out. The caller owns
+	// the router and closes it.
+	Router *exec.Router
+	// Gate checks every command before it runs. If nil, a gate with the
+	// default policy.
+	Gate *gate.Gate
+	// WorkDir is the working directory of local commands that name none,
+	// and the base of relative ones. If empty, the process's working
+	// directory.
+	WorkDir string
+	// DefaultTimeout applies to commands that set none. If zero,
+	// DefaultTimeout (30s).
+	DefaultTimeout time.Duration
+	// MaxTimeout is the longest timeout a caller may ask for. If zero,
+	// DefaultMaxTimeout (1h).
+	MaxTimeout time.Duration
+	// MaxOutput caps each output stream of a command, in bytes. If zero,
+	// exec.DefaultMaxOutput (1 MiB).
+	MaxOutput int
+	// ProgressInterval is how often a running command reports progress to
+	// a client that passed a progress token. If zero,
+	// DefaultProgressInterval.
+	ProgressInterval time.Duration
+	// Now returns the current time. If nil, time.Now.
+	Now func() time.Time
+}
+
+// Family is the shell tool family. It is safe for concurrent use.
+type Family struct {
+	cfg Config
+}
+
+// New builds the family from cfg, which is copied.
+func New(cfg Config) (*Family, error) {
+	c := cfg
+	if c.Local == nil {
+		c.Local = &exec.Local{}
+	}
+	if c.Gate == nil {
+		g, err := gate.New(gate.Config{})
+		if err != nil {
+			return nil, err
+		}
+		c.Gate = g
+	}
+	if c.WorkDir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("shell: working directory: %w", err)
+		}
+		c.WorkDir = wd
+	}
+	if !filepath.IsAbs(c.WorkDir) {
+		return nil, fmt.Errorf("shell: WorkDir %q is not absolute", c.WorkDir)
+	}
+	if c.DefaultTimeout <= 0 {
+		c.DefaultTimeout = DefaultTimeout
+	}
+	if c.MaxTimeout <= 0 {
+		c.MaxTimeout = DefaultMaxTimeout
+	}
+	if c.DefaultTimeout > c.MaxTimeout {
+		return nil, fmt.Errorf("shell: DefaultTimeout %v exceeds MaxTimeout %v", c.DefaultTimeout, c.MaxTimeout)
+	}
+	if c.MaxOutput <= 0 {
+		c.MaxOutput = exec.DefaultMaxOutput
+	}
+	if c.ProgressInterval <= 0 {
+		c.ProgressInterval = DefaultProgressInterval
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return &Family{cfg: c}, nil
+}
+
+// Tools returns the family's tools, in the order tools/list shows them.
+func (f *Family) Tools() []rigout.Tool {
+	return []rigout.Tool{f.ExecuteCommand()}
+}
+
+// Instructions is the family's part of the initialize instructions.
+func (f *Family) Instructions() string {
+	s := "Use execute_command with a shell `command` or an exact `argv`; results give the exit code, stdout and stderr. " +
+		"Destructive commands are refused by policy."
+	if f.cfg.Router != nil {
+		s += " It also reaches SSH hosts: set `host` (an alias, user@host, or auto), or `hosts` to run on several at once."
+	}
+	return s
+}
+
+// route resolves a host through the routing ladder. Without a router, only
+// this machine is reachable.
+func (f *Family) route(ctx context.Context, host, principal string) (exec.Target, error) {
+	if f.cfg.Router != nil {
+		return f.cfg.Router.Resolve(ctx, host, principal)
+	}
+	switch strings.ToLower(host) {
+	case "", "local", "self", "localhost", "127.0.0.1", "::1":
+		return exec.Target{Runner: f.cfg.Local, Route: "local", Host: host, Local: true}, nil
+	}
+	return exec.Target{}, fmt.Errorf("unknown host %q: this gateway runs commands only on this machine (host \"local\"); SSH hosts are not configured", host)
+}
+
+// resolveDir is the working_directory declaration's resolver: on this
+// machine the directory the command will really run in (~ expanded,
+// relative to WorkDir, every symlink and .. resolved, so /proc/self/root/etc
+// and a link to / are judged as what they are); on an SSH host, the path
+// cleaned (it cannot be resolved from here; a relative one stays relative
+// to the remote home).
+func (f *Family) resolveDir(ctx context.Context, call *rigout.Call, dir string) (string, error) {
+	hosts := call.Hosts()
+	if len(hosts) == 1 {
+		t, err := f.route(ctx, hosts[0], call.Principal().Name)
+		if err == nil && t.Local {
+			return f.localDir(dir)
+		}
+	}
+	if dir == "" {
+		return "", fmt.Errorf("empty working directory")
+	}
+	if path.IsAbs(dir) {
+		return path.Clean(dir), nil
+	}
+	return dir, nil
+}
+
+// localDir resolves a local working directory: empty means WorkDir, ~ and
+// ~/x the home directory, a relative path is taken from WorkDir; then
+// symlinks are evaluated and the result must be a directory.
+func (f *Family) localDir(dir string) (string, error) {
+	switch {
+	case dir == "":
+		dir = f.cfg.WorkDir
+	case dir == "~" || strings.HasPrefix(dir, "~/"):
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("%q: no home directory: %w", dir, err)
+		}
+		dir = filepath.Join(home, dir[1:])
+	case !filepath.IsAbs(dir):
+		dir = filepath.Join(f.cfg.WorkDir, dir)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("%q does not exist", dir)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("%q does not exist", dir)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%q is not a directory", dir)
+	}
+	return real, nil
+}
