@@ -5,16 +5,19 @@
 // interleaved (A B A B …), because the machines it runs on are shared and
 // noisy: absolute times from different runs are not comparable.
 //
-// From the module root:
+// bench is its own module (bench/go.mod), so that its plotting
+// dependencies stay out of the rigout module's graph. From the bench
+// directory:
 //
-//	go run ./bench            # full run, under fifteen minutes
-//	go run ./bench --quick    # smaller counts, under two minutes
+//	go run .            # full run, under fifteen minutes
+//	go run . --quick    # smaller counts, under two minutes
 //
-// It builds cmd/rigout and bench/floorserver, runs every scenario, prints
-// the table and writes bench/results/<date>.md (the table), <date>.json
-// (every raw sample) and <date>-latency.png (latency distributions). Quick
-// runs write <date>-quick.* so they never overwrite a full run. The exit
-// status is 1 when a scenario fails to run, 2 on a usage error.
+// It builds cmd/rigout (in the rigout module, with rigout's own go.mod) and
+// bench/floorserver, runs every scenario, prints the table and writes
+// bench/results/<date>.md (the table), <date>.json (every raw sample) and
+// <date>-latency.png (latency distributions). Quick runs write
+// <date>-quick.* so they never overwrite a full run. The exit status is 1
+// when a scenario fails to run, 2 on a usage error.
 //
 // Helper processes listen on loopback only and are stopped by their PID;
 // every loop is bounded in count and in time. See bench/README.md for the
@@ -23,6 +26,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -62,9 +66,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	quick := fs.Bool("quick", false, "smaller counts and shorter windows: under two minutes, for development")
-	out := fs.String("out", "", "directory for the results (default bench/results under the module root)")
+	out := fs.String("out", "", "directory for the results (default bench/results in the repository)")
 	only := fs.String("only", "", "comma-separated scenario numbers to run, e.g. 2,3 (default all)")
-	rev := fs.String("rev", "", "source revision to record in the results (default: git describe of the module root)")
+	rev := fs.String("rev", "", "source revision to record in the results (default: git describe of the repository)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -72,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	root, err := moduleRoot()
+	root, err := repoRoot()
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 1
@@ -90,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if opts.rev == "" {
 		opts.rev = gitDescribe(root)
 	}
-	command := "go run ./bench"
+	command := "cd bench && go run ."
 	for _, a := range args {
 		if strings.ContainsAny(a, " \t'\"$`\\") {
 			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
@@ -241,7 +245,7 @@ func scenarios() []scenario {
 // bench is the state of one run, shared by the scenarios.
 type bench struct {
 	quick bool
-	root  string // module root
+	root  string // the rigout module's directory, the repository root
 	tmp   string // removed when the run ends
 	res   *Results
 	log   io.Writer
@@ -249,7 +253,7 @@ type bench struct {
 	buildOnce sync.Once
 	buildErr  error
 	rigout    string // binary built from ./cmd/rigout
-	floor     string // binary built from ./bench/floorserver
+	floor     string // binary built from bench/floorserver
 }
 
 // pick returns quick or full by mode.
@@ -264,18 +268,24 @@ func (b *bench) logf(format string, args ...any) {
 	fmt.Fprintf(b.log, "bench: "+format+"\n", args...)
 }
 
-// moduleRoot is the directory of the go.mod that encloses the working
-// directory.
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
+// repoRoot is the directory of the rigout module that the bench module in
+// the working directory builds against: bench/go.mod replaces it with "../",
+// so this is the repository root. The go command resolves the replacement,
+// which keeps the answer right however the bench module is reached.
+func repoRoot() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/rigout/rigout").Output()
 	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+			err = fmt.Errorf("%w: %s", err, strings.TrimSpace(string(ee.Stderr)))
+		}
+		return "", fmt.Errorf("run bench from the bench directory (cd bench && go run .): go list -m github.com/rigout/rigout: %w", err)
 	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", fmt.Errorf("run bench from inside the rigout module")
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		return "", fmt.Errorf("run bench from the bench directory (cd bench && go run .): the rigout module has no local directory")
 	}
-	return filepath.Dir(gomod), nil
+	return dir, nil
 }
 
 // gitDescribe names the source revision, or "" outside a git checkout.

@@ -29,7 +29,7 @@ func runFake(t *testing.T, list ...scenario) (code int, stdout, stderr string, r
 	t.Helper()
 	out := t.TempDir()
 	var so, se bytes.Buffer
-	code = execute(context.Background(), options{quick: true, out: out}, t.TempDir(), "go run ./bench --quick", list, &so, &se)
+	code = execute(context.Background(), options{quick: true, out: out}, t.TempDir(), "cd bench && go run . --quick", list, &so, &se)
 	b, err := os.ReadFile(filepath.Join(out, time.Now().Format("2006-01-02")+"-quick.json"))
 	if err != nil {
 		t.Fatalf("results JSON: %v (stderr: %s)", err, se.String())

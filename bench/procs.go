@@ -36,11 +36,19 @@ const (
 func (b *bench) build(ctx context.Context) error {
 	b.buildOnce.Do(func() {
 		b.logf("building cmd/rigout and bench/floorserver")
-		cmd := osexec.CommandContext(ctx, "go", "build", "-o", b.tmp+string(filepath.Separator), "./cmd/rigout", "./bench/floorserver")
-		cmd.Dir = b.root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-			return
+		// Two modules, two builds: rigout with its own go.mod, exactly as
+		// an embedder or a user builds it, and the floor server in the
+		// bench module.
+		for _, pkg := range []struct{ dir, path string }{
+			{b.root, "./cmd/rigout"},
+			{filepath.Join(b.root, "bench"), "./floorserver"},
+		} {
+			cmd := osexec.CommandContext(ctx, "go", "build", "-o", b.tmp+string(filepath.Separator), pkg.path)
+			cmd.Dir = pkg.dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.buildErr = fmt.Errorf("go build %s: %v\n%s", pkg.path, err, out)
+				return
+			}
 		}
 		b.rigout = filepath.Join(b.tmp, "rigout")
 		b.floor = filepath.Join(b.tmp, "floorserver")
