@@ -8,7 +8,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
-	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
+	"github.com/rigout/rigout/tools/shell"
 )
 
 // BenchmarkGatewayNoop measures the gateway's own cost per call (registry,
@@ -23,7 +24,7 @@ func BenchmarkGatewayNoop(b *testing.B) {
 			return rigout.TextResult("ok"), nil
 		},
 	}
-	gw, err := rigout.New(rigout.Config{NoBuiltinTools: true, Tools: []rigout.Tool{noop}})
+	gw, err := rigout.New(rigout.Config{Tools: []rigout.Tool{noop}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -44,17 +45,21 @@ func BenchmarkGatewayNoop(b *testing.B) {
 // without a ledger and with one in each durability mode, side by side.
 func BenchmarkGatewayExecuteTrue(b *testing.B) {
 	b.Run("audit=off", func(b *testing.B) { benchExecuteTrue(b, nil) })
-	b.Run("audit=full", func(b *testing.B) { benchExecuteTrue(b, &audit.Config{}) })
-	b.Run("audit=normal", func(b *testing.B) { benchExecuteTrue(b, &audit.Config{UnsafeSyncNormal: true}) })
+	b.Run("audit=full", func(b *testing.B) { benchExecuteTrue(b, &sqlite.Config{}) })
+	b.Run("audit=normal", func(b *testing.B) { benchExecuteTrue(b, &sqlite.Config{UnsafeSyncNormal: true}) })
 }
 
 // benchExecuteTrue measures one call against a gateway with a ledger
 // opened with lc, or none when lc is nil.
-func benchExecuteTrue(b *testing.B, lc *audit.Config) {
-	var cfg rigout.Config
+func benchExecuteTrue(b *testing.B, lc *sqlite.Config) {
+	sh, err := shell.New(shell.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := rigout.Config{Tools: sh.Tools()}
 	if lc != nil {
 		lc.Path = filepath.Join(b.TempDir(), "audit.db")
-		l, err := audit.Open(context.Background(), *lc)
+		l, err := sqlite.Open(context.Background(), *lc)
 		if err != nil {
 			b.Fatal(err)
 		}

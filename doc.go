@@ -7,56 +7,54 @@ Protocol (MCP).
 
 A [Gateway] holds one registry of tools. Each [Tool] is a row: a name, a
 short description, a JSON Schema for its arguments, a [Risk] class and a
-[Handler]. tools/list and dispatch both read the registry, so a tool cannot
-be listed and not callable, or callable and not listed. Registering a name
-twice is an error.
+[Handler], and declarations of what its arguments touch: which name hosts
+([Tool.Hosts], selectors included), which name paths ([Tool.Paths],
+resolved as the tool will act on them), the risk of each action
+([Tool.Actions]) and the capabilities a call needs ([Tool.Needs]).
+tools/list and dispatch both read the registry; registering a name twice,
+or a host-like argument that is not declared, is an error.
 
-Every call passes through one chain of [Middleware]: panic recovery, timing
-and logging, the audit ledger ([Config.Audit]: an intent row before any
-tool that can change something runs, a done row after, refused calls
-included; fail closed), concurrency caps, scope checks against the
-caller's auth.Principal, argument validation against the tool's schema (a
-violation is refused before the handler runs, naming the argument), then
-the embedder's own middleware. No tool can skip the chain.
+Every call passes through one chain, in a fixed order: its done row in the
+audit ledger and its log line are deferred first, so they are written
+whatever happens; the arguments are checked against the schema; the
+declarations are settled (the action's risk, the hosts, the paths); the
+caller's scopes are checked on all of them; the concurrency caps and the
+rate limits ([Config.RateLimit]) apply; an intent row is committed before
+anything above read-only runs (fail closed, [Config.Audit]); then the
+embedder's [Middleware] and the handler run, panics recovered. No tool can
+skip the chain, and a tool that forgets a declaration fails at
+registration, not in review.
 
-The built-in tool execute_command runs a shell command line or an exact
-argv, on this machine or, with [Config.SSH], on SSH hosts (one, or several
-at once), with a working directory, environment, stdin, timeout and
-per-stream output cap. The command policy ([Config.Policy], package
-validate) checks it first; a rule in confirm mode asks the person at the
-client through MCP elicitation. Output is cleaned of terminal escape
-sequences and secrets (see validate.Redact) before it leaves.
-get_server_activity reads the ledger; manage_hosts manages SSH hosts.
+The package knows no executor, command policy or database: tool families
+live in packages of their own under tools/ (shell, hosts, activity, …) and
+are built on this package's exported API exactly as an embedder's own
+tools are. Every tool that runs a command passes it through package gate,
+the one command gate, which uses [Call.Confirm] to ask the person at the
+client when a rule says so.
 
 A tool that sends notifications should use [Call.Progress], [Call.Log] or
 [Call.Notify]: the gateway then delivers them before the call's result,
 which mcp-go's streamable HTTP transport does not guarantee on its own.
+Text a tool shows should go through [SafeText] or [SafeBlock], which clean
+terminal controls and mask secrets.
 
 A Gateway serves nothing by itself: hand [Gateway.MCPServer] to package
 transport for stdio or streamable HTTP, or to your own transport.
 
 # Usage
 
-	gw, err := rigout.New(rigout.Config{
-		Logger: slog.Default(),
-		Tools: []rigout.Tool{{
-			Name:        "uptime",
-			Description: "How long this machine has been up.",
-			Risk:        rigout.ReadOnly,
-			Handler: func(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
-				b, err := os.ReadFile("/proc/uptime")
-				if err != nil {
-					return nil, err
-				}
-				return rigout.TextResult(string(b)), nil
-			},
-		}},
-	})
+Build a gateway from tools — your own, a family's, or both — and talk to
+it through any MCP client (see the package example):
+
+	sh, err := shell.New(shell.Config{})
 	if err != nil {
-		log.Fatal(err)
+		return err
+	}
+	gw, err := rigout.New(rigout.Config{Tools: append(sh.Tools(), greet)})
+	if err != nil {
+		return err
 	}
 	defer gw.Close()
-	err = transport.ServeStdio(ctx, gw.MCPServer(), os.Stdin, os.Stdout, transport.StdioConfig{})
 
 The zero [Config] is valid. Several gateways with different configurations
 can live in one process; a Gateway keeps no package-level state.

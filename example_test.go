@@ -10,10 +10,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/tools/shell"
 )
 
-// An embedder adds its own tool beside the built-in ones. It goes through
-// the same registry and middleware as execute_command.
+// An embedder builds a gateway from its own tools. They go through the same
+// registry and chain as the built-in families under tools/.
 func Example() {
 	greet := rigout.Tool{
 		Name:        "greet",
@@ -28,7 +29,12 @@ func Example() {
 			return rigout.TextResult("hello, " + args.Name), nil
 		},
 	}
-	gw, err := rigout.New(rigout.Config{Tools: []rigout.Tool{greet}})
+	sh, err := shell.New(shell.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	gw, err := rigout.New(rigout.Config{Tools: append(sh.Tools(), greet)})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -68,7 +74,8 @@ func ExampleMiddleware() {
 			return res, err
 		}
 	}
-	gw, _ := rigout.New(rigout.Config{Middleware: []rigout.Middleware{logCalls}})
+	sh, _ := shell.New(shell.Config{})
+	gw, _ := rigout.New(rigout.Config{Tools: sh.Tools(), Middleware: []rigout.Middleware{logCalls}})
 	defer gw.Close()
 	c, _ := client.NewInProcessClient(gw.MCPServer())
 	defer c.Close()

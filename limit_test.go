@@ -25,7 +25,7 @@ func TestConcurrencyCaps(t *testing.T) {
 		},
 	}
 	p := auth.Principal{Name: "p1", Scopes: auth.FullScopes()}
-	gw := newGateway(t, rigout.Config{NoBuiltinTools: true, Tools: []rigout.Tool{block}, MaxConcurrent: 3, MaxConcurrentPerPrincipal: 2, Principal: &p})
+	gw := newGateway(t, rigout.Config{Tools: []rigout.Tool{block}, MaxConcurrent: 3, MaxConcurrentPerPrincipal: 2, Principal: &p})
 	c := connect(t, gw)
 
 	var wg sync.WaitGroup

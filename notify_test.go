@@ -29,7 +29,7 @@ func TestNotificationsArriveBeforeTheResult(t *testing.T) {
 			return rigout.TextResult("ok"), nil
 		},
 	}
-	gw := newGateway(t, rigout.Config{NoBuiltinTools: true, Tools: []rigout.Tool{chatty}})
+	gw := newGateway(t, rigout.Config{Tools: []rigout.Tool{chatty}})
 	url := serveHTTP(t, gw)
 	ctx := context.Background()
 
