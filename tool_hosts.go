@@ -3,7 +3,6 @@ package rigout
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -52,10 +51,6 @@ type manageHostsArgs struct {
 	Labels      []string `json:"labels"`
 	Fingerprint string   `json:"fingerprint"`
 }
-
-// peekFingerprint never matches a real key: Trust then reports the key
-// without recording it.
-const peekFingerprint = "SHA256:(show only)"
 
 func (g *Gateway) manageHosts(ctx context.Context, call *Call) (*mcp.CallToolResult, error) {
 	var a manageHostsArgs
@@ -140,18 +135,23 @@ func (g *Gateway) manageHosts(ctx context.Context, call *Call) (*mcp.CallToolRes
 // it verified; without one it shows the key and records nothing, so an
 // agent cannot trust a host on first sight by itself.
 func (g *Gateway) trustHost(ctx context.Context, call *Call, a manageHostsArgs) (*mcp.CallToolResult, error) {
-	expect := a.Fingerprint
-	if expect == "" {
-		expect = peekFingerprint
-	}
-	res, err := g.router.Trust(ctx, a.Host, expect)
-	call.Outcome.Route = res.Address
-	switch {
-	case errors.Is(err, exec.ErrFingerprintMismatch) && a.Fingerprint == "":
+	if a.Fingerprint == "" {
+		res, err := g.router.HostKey(ctx, a.Host)
+		call.Outcome.Route = res.Address
+		switch {
+		case err != nil:
+			return ErrorResult("trust %s: %v", a.Host, err), nil
+		case res.AlreadyKnown:
+			return TextResult(fmt.Sprintf("%s's %s key %s was already trusted", a.Host, res.KeyType, res.Fingerprint)), nil
+		}
 		return TextResult(fmt.Sprintf("%s (%s) shows a %s key with fingerprint %s. Nothing was recorded.\n"+
 			"Check this fingerprint with the host's administrator or on its console (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), "+
 			"then call manage_hosts again with action trust and fingerprint %s.",
 			a.Host, res.Address, res.KeyType, res.Fingerprint, res.Fingerprint)), nil
+	}
+	res, err := g.router.Trust(ctx, a.Host, a.Fingerprint)
+	call.Outcome.Route = res.Address
+	switch {
 	case err != nil:
 		return ErrorResult("trust %s: %v", a.Host, err), nil
 	case res.AlreadyKnown:

@@ -55,8 +55,11 @@
 // capped while it streams exactly as [Local] caps it. [Router.FanOut] runs a
 // command on many hosts concurrently up to a limit, one [FanResult] per
 // host. [Router.List], [Router.Test], [Router.Describe], [Router.Add],
-// [Router.Remove] and [Router.Trust] serve manage_hosts. Package sshtest
-// has an in-process SSH server for tests.
+// [Router.Remove], [Router.HostKey] and [Router.Trust] serve manage_hosts.
+// Trusting a key takes two explicit steps: [Router.HostKey] reads the key a
+// host shows and records nothing; [Router.Trust] records it only when given
+// its fingerprint and the host shows exactly that key. Package sshtest has
+// an in-process SSH server for tests.
 //
 // # Usage
 //

@@ -496,7 +496,11 @@ func TestSSHDTrustThenRun(t *testing.T) {
 	if !errors.Is(err, exec.ErrHostKeyUnknown) || d.accepted() != 0 {
 		t.Fatalf("before trust: %v", err)
 	}
-	tr, err := r.Trust(context.Background(), d.addr, "")
+	hk, err := r.HostKey(context.Background(), d.addr)
+	if err != nil || hk.AlreadyKnown {
+		t.Fatalf("HostKey: %+v %v", hk, err)
+	}
+	tr, err := r.Trust(context.Background(), d.addr, hk.Fingerprint)
 	if err != nil || !tr.Recorded {
 		t.Fatalf("Trust: %+v %v", tr, err)
 	}
