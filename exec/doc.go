@@ -55,15 +55,89 @@
 // capped while it streams exactly as [Local] caps it. [Router.FanOut] runs a
 // command on many hosts concurrently up to a limit, one [FanResult] per
 // host. [Router.List], [Router.Test], [Router.Describe], [Router.Add],
-// [Router.Remove] and [Router.Trust] serve manage_hosts. Package sshtest
-// has an in-process SSH server for tests.
+// [Router.Remove], [Router.HostKey] and [Router.Trust] serve manage_hosts.
+// Trusting a key takes two explicit steps: [Router.HostKey] reads the key a
+// host shows and records nothing; [Router.Trust] records it only when given
+// its fingerprint and the host shows exactly that key. Package sshtest has
+// an in-process SSH server for tests.
 //
 // # Usage
 //
+// Each block below is taken from an Example function of this package, where
+// it runs against the in-process server of package sshtest; the tests check
+// that the two stay the same.
+//
+// Run a command on this machine. A non-zero exit is in the [Result]; an
+// error means the command could not run at all (from Example):
+//
 //	var local exec.Local
-//	res, err := local.Run(ctx, exec.Command{Shell: "make test", Dir: "/src", Timeout: time.Minute})
+//	res, err := local.Run(ctx, exec.Command{Shell: "echo hello; exit 3", Timeout: time.Minute})
 //	if err != nil {
-//		return err // could not start
+//		log.Fatal(err) // it could not run at all
 //	}
-//	fmt.Println(res.ExitCode, string(res.Stdout.Data))
+//	fmt.Printf("exit %d: %s", res.ExitCode, res.Stdout.Data)
+//
+// Run one over SSH. A [Router] needs a [HostKeyPolicy] and the known_hosts
+// files to check keys against (here the user's and rigout's own); [Router.Resolve] turns a host argument into
+// a [Target] whose Runner runs there. An argv reaches the remote program
+// word for word, never expanded by the remote shell (from Example_ssh):
+//
+//	r, err := exec.NewRouter(exec.RouterConfig{
+//		Local:               &exec.Local{}, // for "local"
+//		Hosts:               []exec.HostConfig{{Name: "web1", Address: address, Port: port, Labels: []string{"web"}}},
+//		UserKnownHostsFiles: []string{knownHosts},
+//		KnownHostsFile:      filepath.Join(stateDir, "known_hosts"), // where Trust records keys
+//		HostKeyPolicy:       exec.HostKeyStrict,
+//		HomeDir:             home,
+//	})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer r.Close()
+//	t, err := r.Resolve(ctx, "web1", "alice")
+//	if err != nil {
+//		log.Fatal(err) // a malformed host argument
+//	}
+//	res, err := t.Runner.Run(ctx, exec.Command{Argv: []string{"printf", "%s|", "a b", "$HOME", "it's"}, Timeout: time.Minute})
+//	if err != nil {
+//		log.Fatal(err) // refused, or no connection: nothing ran
+//	}
+//	fmt.Printf("%s exit=%d\n", res.Stdout.Data, res.ExitCode)
+//
+// Run it on several hosts at once with the same Router, named or picked by
+// label; each host has its own result or error (from Example_fanOut):
+//
+//	results, err := r.FanOut(ctx, exec.FanOutRequest{
+//		Hosts:     []string{"local"},
+//		Selector:  "web",
+//		Principal: "alice",
+//		Command:   exec.Command{Shell: "echo up", Timeout: time.Minute},
+//	})
+//	if err != nil {
+//		log.Fatal(err) // a bad selector, or no hosts
+//	}
+//	for _, fr := range results {
+//		if fr.Err != nil {
+//			fmt.Printf("%s: %v\n", fr.Host, fr.Err)
+//			continue
+//		}
+//		fmt.Printf("%s: %s", fr.Host, fr.Result.Stdout.Data)
+//	}
+//
+// Trust a new host's key, with the same Router, in two explicit steps: [Router.HostKey] shows the
+// key and records nothing; a person compares its fingerprint with the
+// host's own; [Router.Trust] then records that key, and only that key
+// (from Example_trust):
+//
+//	hk, err := r.HostKey(ctx, "web1")
+//	if err != nil {
+//		log.Fatal(err) // unreachable, or its key differs from the one on file
+//	}
+//	fmt.Println("web1 shows a", hk.KeyType, "key; on file:", hk.AlreadyKnown)
+//	// A person checks hk.Fingerprint against ssh-keygen -lf on the host, then:
+//	tr, err := r.Trust(ctx, "web1", hk.Fingerprint)
+//	if err != nil {
+//		log.Fatal(err) // the host showed another key this time: nothing recorded
+//	}
+//	fmt.Println("recorded:", tr.Recorded)
 package exec

@@ -3,9 +3,12 @@ package exec_test
 import (
 	"context"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/exec/sshtest"
@@ -86,40 +89,158 @@ func ExampleRouter_Resolve() {
 	// exec: invalid host "web1$(id)": character '$' is not allowed in a host name
 }
 
-// Example_ssh runs a command on an in-process test server, as a program
-// would on a real host: a Router with a host-key policy and known_hosts,
-// then Resolve and Run.
+// exampleHost starts an in-process SSH server standing in for a real host,
+// and a home directory with a user key it accepts. With trusted, the
+// server's key is in home/.ssh/known_hosts, as if the user had connected
+// before. done stops the server and removes the directory.
+func exampleHost(trusted bool) (home, knownHosts string, srv *sshtest.Server, done func()) {
+	home, err := os.MkdirTemp("", "rigout-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	key, err := sshtest.NewKey("ed25519")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		log.Fatal(err)
+	}
+	if err := key.Write(filepath.Join(home, ".ssh", "id_ed25519"), ""); err != nil {
+		log.Fatal(err)
+	}
+	srv, err = sshtest.NewServer(sshtest.Config{AuthorizedKeys: []ssh.PublicKey{key.Public()}, Dir: home})
+	if err != nil {
+		log.Fatal(err)
+	}
+	knownHosts = filepath.Join(home, ".ssh", "known_hosts")
+	if trusted {
+		if err := os.WriteFile(knownHosts, []byte(srv.KnownHostsLine()+"\n"), 0o600); err != nil {
+			log.Fatal(err)
+		}
+	}
+	return home, knownHosts, srv, func() {
+		srv.Close()
+		os.RemoveAll(home)
+	}
+}
+
+// Example_ssh runs a command over SSH, as a program would on a real host:
+// a Router with a host key policy and known_hosts, then Resolve and Run.
 func Example_ssh() {
-	dir, _ := os.MkdirTemp("", "rigout-example")
-	defer os.RemoveAll(dir)
-	key, _ := sshtest.NewKey("ed25519")
-	os.Mkdir(filepath.Join(dir, ".ssh"), 0o700)
-	key.Write(filepath.Join(dir, ".ssh", "id_ed25519"), "")
-	srv, _ := sshtest.NewServer(sshtest.Config{})
-	defer srv.Close()
-	known := filepath.Join(dir, ".ssh", "known_hosts")
-	os.WriteFile(known, []byte(srv.KnownHostsLine()+"\n"), 0o600)
+	home, knownHosts, srv, done := exampleHost(true)
+	defer done()
+	address, port, stateDir := srv.Host(), srv.Port(), filepath.Join(home, "state")
+	ctx := context.Background()
 
 	r, err := exec.NewRouter(exec.RouterConfig{
-		Hosts:               []exec.HostConfig{{Name: "test", Address: srv.Host(), Port: srv.Port()}},
-		UserKnownHostsFiles: []string{known},
+		Local:               &exec.Local{}, // for "local"
+		Hosts:               []exec.HostConfig{{Name: "web1", Address: address, Port: port, Labels: []string{"web"}}},
+		UserKnownHostsFiles: []string{knownHosts},
+		KnownHostsFile:      filepath.Join(stateDir, "known_hosts"), // where Trust records keys
 		HostKeyPolicy:       exec.HostKeyStrict,
-		HomeDir:             dir,
+		HomeDir:             home,
 	})
 	if err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
 	defer r.Close()
-	t, _ := r.Resolve(context.Background(), "test", "alice")
-	res, err := t.Runner.Run(context.Background(), exec.Command{
-		Argv:    []string{"printf", "%s|", "a b", "$HOME", "it's"},
-		Timeout: 10 * time.Second,
-	})
+	t, err := r.Resolve(ctx, "web1", "alice")
 	if err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err) // a malformed host argument
+	}
+	res, err := t.Runner.Run(ctx, exec.Command{Argv: []string{"printf", "%s|", "a b", "$HOME", "it's"}, Timeout: time.Minute})
+	if err != nil {
+		log.Fatal(err) // refused, or no connection: nothing ran
 	}
 	fmt.Printf("%s exit=%d\n", res.Stdout.Data, res.ExitCode)
 	// Output: a b|$HOME|it's| exit=0
+}
+
+// Example_fanOut runs one command on this machine and on every host
+// labelled "web".
+func Example_fanOut() {
+	home, knownHosts, srv, done := exampleHost(true)
+	defer done()
+	address, port, stateDir := srv.Host(), srv.Port(), filepath.Join(home, "state")
+	ctx := context.Background()
+	r, err := exec.NewRouter(exec.RouterConfig{
+		Local:               &exec.Local{}, // for "local"
+		Hosts:               []exec.HostConfig{{Name: "web1", Address: address, Port: port, Labels: []string{"web"}}},
+		UserKnownHostsFiles: []string{knownHosts},
+		KnownHostsFile:      filepath.Join(stateDir, "known_hosts"), // where Trust records keys
+		HostKeyPolicy:       exec.HostKeyStrict,
+		HomeDir:             home,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r.Close()
+
+	results, err := r.FanOut(ctx, exec.FanOutRequest{
+		Hosts:     []string{"local"},
+		Selector:  "web",
+		Principal: "alice",
+		Command:   exec.Command{Shell: "echo up", Timeout: time.Minute},
+	})
+	if err != nil {
+		log.Fatal(err) // a bad selector, or no hosts
+	}
+	for _, fr := range results {
+		if fr.Err != nil {
+			fmt.Printf("%s: %v\n", fr.Host, fr.Err)
+			continue
+		}
+		fmt.Printf("%s: %s", fr.Host, fr.Result.Stdout.Data)
+	}
+	// Output:
+	// local: up
+	// web1: up
+}
+
+// Example_trust trusts a new host's key in two steps, then runs a command
+// there. The host is unknown at first: under HostKeyStrict a command is
+// refused until its key is on file.
+func Example_trust() {
+	home, knownHosts, srv, done := exampleHost(false)
+	defer done()
+	address, port, stateDir := srv.Host(), srv.Port(), filepath.Join(home, "state")
+	ctx := context.Background()
+	r, err := exec.NewRouter(exec.RouterConfig{
+		Local:               &exec.Local{}, // for "local"
+		Hosts:               []exec.HostConfig{{Name: "web1", Address: address, Port: port, Labels: []string{"web"}}},
+		UserKnownHostsFiles: []string{knownHosts},
+		KnownHostsFile:      filepath.Join(stateDir, "known_hosts"), // where Trust records keys
+		HostKeyPolicy:       exec.HostKeyStrict,
+		HomeDir:             home,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r.Close()
+
+	hk, err := r.HostKey(ctx, "web1")
+	if err != nil {
+		log.Fatal(err) // unreachable, or its key differs from the one on file
+	}
+	fmt.Println("web1 shows a", hk.KeyType, "key; on file:", hk.AlreadyKnown)
+	// A person checks hk.Fingerprint against ssh-keygen -lf on the host, then:
+	tr, err := r.Trust(ctx, "web1", hk.Fingerprint)
+	if err != nil {
+		log.Fatal(err) // the host showed another key this time: nothing recorded
+	}
+	fmt.Println("recorded:", tr.Recorded)
+
+	t, err := r.Resolve(ctx, "web1", "alice")
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := t.Runner.Run(ctx, exec.Command{Shell: "echo trusted", Timeout: time.Minute})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s", res.Stdout.Data)
+	// Output:
+	// web1 shows a ssh-ed25519 key; on file: false
+	// recorded: true
+	// trusted
 }

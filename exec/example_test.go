@@ -3,10 +3,24 @@ package exec_test
 import (
 	"context"
 	"fmt"
+	"log"
 	"time"
 
 	"github.com/rigout/rigout/exec"
 )
+
+// Example runs a command on this machine. A non-zero exit is a Result, not
+// an error.
+func Example() {
+	ctx := context.Background()
+	var local exec.Local
+	res, err := local.Run(ctx, exec.Command{Shell: "echo hello; exit 3", Timeout: time.Minute})
+	if err != nil {
+		log.Fatal(err) // it could not run at all
+	}
+	fmt.Printf("exit %d: %s", res.ExitCode, res.Stdout.Data)
+	// Output: exit 3: hello
+}
 
 func ExampleLocal() {
 	var local exec.Local

@@ -87,6 +87,7 @@ const (
 	Stderr
 )
 
+// String returns "stdout" or "stderr".
 func (s Stream) String() string {
 	switch s {
 	case Stdout:

@@ -103,6 +103,8 @@ type KnownKey struct {
 	CertAuthority bool `json:"cert_authority,omitempty"`
 }
 
+// String describes the key for messages: type, fingerprint and where it
+// is on file, "@cert-authority" first for a CA line.
 func (k KnownKey) String() string {
 	s := fmt.Sprintf("%s %s (%s:%d)", k.Type, k.Fingerprint, k.File, k.Line)
 	if k.CertAuthority {

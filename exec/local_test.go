@@ -28,6 +28,9 @@ func run(t *testing.T, l *exec.Local, cmd exec.Command) exec.Result {
 
 func TestLocalBasics(t *testing.T) {
 	dir := t.TempDir()
+	// Were argv run by a shell, "rm x" would remove this sentinel and
+	// nothing else.
+	sandbox := sentinelDir(t)
 	l := &exec.Local{Env: []string{"PATH=" + os.Getenv("PATH"), "KEEP=1", "RIGOUT_AUTH_TOKEN=sekrit"}}
 	tests := []struct {
 		name       string
@@ -38,7 +41,7 @@ func TestLocalBasics(t *testing.T) {
 	}{
 		{"echo", exec.Command{Shell: "echo hi"}, "hi\n", "", 0},
 		{"exit code", exec.Command{Shell: "echo oops >&2; exit 3"}, "", "oops\n", 3},
-		{"argv is not a shell", exec.Command{Argv: []string{"printf", "%s", "$HOME; rm x"}}, "$HOME; rm x", "", 0},
+		{"argv is not a shell", exec.Command{Argv: []string{"printf", "%s", "$HOME; rm x"}, Dir: sandbox}, "$HOME; rm x", "", 0},
 		{"dir", exec.Command{Shell: "pwd", Dir: dir}, dir + "\n", "", 0},
 		{"PWD follows the dir", exec.Command{Argv: []string{"printenv", "PWD"}, Dir: dir}, dir + "\n", "", 0},
 		{"env merged", exec.Command{Shell: `echo "$KEEP $EXTRA"`, Env: map[string]string{"EXTRA": "a b"}}, "1 a b\n", "", 0},
@@ -65,6 +68,7 @@ func TestLocalBasics(t *testing.T) {
 			}
 		})
 	}
+	checkSentinel(t, sandbox)
 }
 
 func TestLocalErrors(t *testing.T) {
@@ -197,5 +201,24 @@ func TestLocalOnOutput(t *testing.T) {
 	})
 	if res.ExitCode != 0 || !strings.Contains(got.String(), "stdout:") || !strings.Contains(got.String(), "two") {
 		t.Errorf("OnOutput saw %q", got.String())
+	}
+}
+
+// sentinelDir returns a fresh directory holding a file named x, for
+// commands that would remove or overwrite x if quoting went wrong.
+func sentinelDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "x"), []byte("sentinel"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// checkSentinel fails the test if the file x in dir was removed or changed.
+func checkSentinel(t testing.TB, dir string) {
+	t.Helper()
+	if b, err := os.ReadFile(filepath.Join(dir, "x")); err != nil || string(b) != "sentinel" {
+		t.Errorf("sentinel %s/x: %q, %v: a command ran that should not have", dir, b, err)
 	}
 }

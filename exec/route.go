@@ -709,79 +709,131 @@ func (r *Router) sshCommand(ep *Endpoint, spec HostSpec, known []KnownKey) strin
 	return strings.Join(quoted, " ")
 }
 
-// ErrFingerprintMismatch means Trust was told which fingerprint to expect
-// and the host showed another.
+// ErrFingerprintMismatch means Trust was given a fingerprint and the host
+// showed another key. Nothing was recorded.
 var ErrFingerprintMismatch = errors.New("exec: host key fingerprint differs from the one expected")
 
-// TrustResult is the outcome of Trust.
+// ErrFingerprintRequired means Trust was given no fingerprint, or one that
+// is not of the form "SHA256:…". Nothing was recorded.
+var ErrFingerprintRequired = errors.New("exec: trusting a host key needs its SHA256:… fingerprint")
+
+// TrustResult is the outcome of HostKey and Trust.
 type TrustResult struct {
 	// Host is the host asked for.
 	Host string `json:"host"`
 	// Address is the host:port whose key was read.
 	Address string `json:"address"`
-	// KeyType and Fingerprint describe the host's key.
+	// KeyType and Fingerprint describe the key the host showed.
 	KeyType     string `json:"key_type"`
 	Fingerprint string `json:"fingerprint"`
-	// AlreadyKnown is set when the key was on file already.
+	// AlreadyKnown is set when that key is on file already.
 	AlreadyKnown bool `json:"already_known,omitempty"`
-	// Recorded is set when a hashed line was written to File.
+	// Changed is set when a different key is on file for the host; Known
+	// lists the keys on file then.
+	Changed bool       `json:"changed,omitempty"`
+	Known   []KnownKey `json:"known,omitempty"`
+	// Recorded is set when Trust wrote a hashed line to File.
 	Recorded bool `json:"recorded,omitempty"`
-	// File is rigout's known_hosts file.
+	// File is rigout's known_hosts file (RouterConfig.KnownHostsFile).
 	File string `json:"file,omitempty"`
 }
 
-// Trust connects to host, reads its key (no login is attempted) and
-// records a hashed line in RouterConfig.KnownHostsFile, whatever the
-// HostKeyPolicy. If expect is not empty ("SHA256:…"), the key is recorded
-// only if its fingerprint is expect. A host whose key differs from the one
-// on file is refused with a *HostKeyError (remove the old line first).
-// Jump hosts are checked under the policy, as for any connection.
-func (r *Router) Trust(ctx context.Context, host, expect string) (TrustResult, error) {
+// HostKey connects to host and reads the key it shows, without logging in,
+// and says whether that key is on file (AlreadyKnown) or differs from the
+// one on file (Changed). It records nothing, whatever the HostKeyPolicy:
+// it is the first of two steps, the second being Trust with the
+// fingerprint once a person has checked it.
+//
+// When the key was read, the result describes it even if the error is not
+// nil. A key that Trust would refuse, because it differs from the one on
+// file or is revoked, comes with the *HostKeyError a connection would get,
+// which says how to resolve it. Other errors mean the key could not be read
+// (a *HostSpecError, a *DialError, a host that is this machine). Jump hosts
+// are checked under the policy, as for any connection.
+func (r *Router) HostKey(ctx context.Context, host string) (TrustResult, error) {
+	res, _, err := r.readHostKey(ctx, host)
+	return res, err
+}
+
+// Trust records host's key as a hashed line in RouterConfig.KnownHostsFile,
+// whatever the HostKeyPolicy, if and only if the host shows the key whose
+// SHA256 fingerprint is fingerprint ("SHA256:…", as HostKey and
+// ssh-keygen -lf print it). It connects and reads the key as HostKey does;
+// no login is attempted.
+//
+// An empty or malformed fingerprint is ErrFingerprintRequired, before any
+// connection: read the key with HostKey first. A host showing another key
+// is ErrFingerprintMismatch. A key on file already is reported with
+// AlreadyKnown, and a host whose key differs from the one on file is
+// refused with a *HostKeyError (remove the old line first). In every one of
+// those cases nothing is written. A recorded key is reported through
+// RouterConfig.OnHostKey as HostKeyLearned.
+func (r *Router) Trust(ctx context.Context, host, fingerprint string) (TrustResult, error) {
+	if fingerprint == "" {
+		return TrustResult{Host: host}, fmt.Errorf("%w: read the key with Router.HostKey, check it with the host's administrator, then pass its fingerprint (from a terminal: rigout hosts trust %s --expect SHA256:…)",
+			ErrFingerprintRequired, shellQuote(host))
+	}
+	if rest, ok := strings.CutPrefix(fingerprint, "SHA256:"); !ok || rest == "" {
+		return TrustResult{Host: host}, fmt.Errorf("%w: %q is not one (want SHA256: and the base64 hash, as ssh-keygen -lf prints it)", ErrFingerprintRequired, fingerprint)
+	}
 	if r.cfg.KnownHostsFile == "" {
-		return TrustResult{}, errors.New("exec: no RouterConfig.KnownHostsFile to record keys in")
+		return TrustResult{Host: host}, errors.New("exec: no RouterConfig.KnownHostsFile to record keys in")
 	}
-	t, err := r.Resolve(ctx, host, "")
-	if err != nil {
-		return TrustResult{}, err
-	}
-	if t.Local {
-		return TrustResult{}, fmt.Errorf("exec: %q runs on this machine; there is no host key to trust", host)
-	}
-	ep := t.Endpoint
-	res := TrustResult{Host: host, Address: ep.Address(), File: r.cfg.KnownHostsFile}
-	key, err := r.fetchHostKey(ctx, ep)
-	if err != nil {
+	res, key, err := r.readHostKey(ctx, host)
+	if key == nil {
 		return res, err
 	}
-	res.KeyType, res.Fingerprint = key.Type(), ssh.FingerprintSHA256(key)
-	if expect != "" && expect != res.Fingerprint {
-		return res, fmt.Errorf("%w: %s (%s) showed %s %s, expected %s", ErrFingerprintMismatch, host, res.Address, res.KeyType, res.Fingerprint, expect)
+	if res.Fingerprint != fingerprint {
+		return res, fmt.Errorf("%w: %s (%s) showed %s %s, expected %s", ErrFingerprintMismatch, host, res.Address, res.KeyType, res.Fingerprint, fingerprint)
 	}
-	v, err := r.keys.check(ep.Address(), probeAddr(), key)
-	if err != nil {
+	if err != nil || res.AlreadyKnown {
 		return res, err
 	}
-	switch v.reason {
-	case nil:
-		res.AlreadyKnown = true
-		return res, nil
-	case ErrHostKeyUnknown:
-	default:
-		return res, r.keys.refusal(hop{name: host, addr: ep.Address()}, key, v)
-	}
-	file, learned, err := r.keys.learn(ep.Address(), key)
+	file, learned, err := r.keys.learn(res.Address, key)
 	if err != nil {
 		return res, err
 	}
 	res.File, res.Recorded, res.AlreadyKnown = file, learned, !learned
 	if learned {
 		r.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "host key trusted",
-			slog.String("host", host), slog.String("address", ep.Address()),
+			slog.String("host", host), slog.String("address", res.Address),
 			slog.String("key", res.KeyType+" "+res.Fingerprint), slog.String("file", file))
-		r.keys.emit(ctx, HostKeyEvent{Kind: HostKeyLearned, Host: host, Address: ep.Address(),
+		r.keys.emit(ctx, HostKeyEvent{Kind: HostKeyLearned, Host: host, Address: res.Address,
 			KeyType: res.KeyType, Fingerprint: res.Fingerprint, File: file, Time: r.cfg.Now()})
 	}
 	return res, nil
+}
+
+// readHostKey is HostKey, also returning the key itself when it was read
+// (then the result describes it, whatever the error).
+func (r *Router) readHostKey(ctx context.Context, host string) (TrustResult, ssh.PublicKey, error) {
+	t, err := r.Resolve(ctx, host, "")
+	if err != nil {
+		return TrustResult{Host: host}, nil, err
+	}
+	if t.Local {
+		return TrustResult{Host: host}, nil, fmt.Errorf("exec: %q runs on this machine; there is no host key to trust", host)
+	}
+	ep := t.Endpoint
+	res := TrustResult{Host: host, Address: ep.Address(), File: r.cfg.KnownHostsFile}
+	key, err := r.fetchHostKey(ctx, ep)
+	if err != nil {
+		return res, nil, err
+	}
+	res.KeyType, res.Fingerprint = key.Type(), ssh.FingerprintSHA256(key)
+	v, err := r.keys.check(ep.Address(), probeAddr(), key)
+	if err != nil {
+		return res, key, err
+	}
+	switch v.reason {
+	case nil:
+		res.AlreadyKnown = true
+	case ErrHostKeyUnknown:
+	default:
+		res.Changed, res.Known = v.reason == ErrHostKeyChanged, v.known
+		return res, key, r.keys.refusal(hop{name: host, addr: ep.Address()}, key, v)
+	}
+	return res, key, nil
 }
 
 // errKeyCaptured ends a handshake once the host key is in hand.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -387,54 +389,136 @@ func TestRouterTestAndDescribe(t *testing.T) {
 	}
 }
 
-func TestRouterTrust(t *testing.T) {
+func TestRouterHostKeyThenTrust(t *testing.T) {
 	leakCheck(t)
 	e := newSSHEnv(t)
 	s := e.server(sshtest.Config{HostKeys: []ssh.Signer{testKey(t, "ecdsa").Signer, testKey(t, "ed25519").Signer}})
 	r := e.router(nil)
 	ctx := context.Background()
+	fp := ssh.FingerprintSHA256(testKey(t, "ecdsa").Public())
 	if _, err := runErr(r, s.Addr(), "p", exec.Command{Shell: "true"}); !errors.Is(err, exec.ErrHostKeyUnknown) {
 		t.Fatalf("before trust: %v", err)
 	}
-	// A wrong expected fingerprint records nothing.
-	if _, err := r.Trust(ctx, s.Addr(), "SHA256:nope"); !errors.Is(err, exec.ErrFingerprintMismatch) {
-		t.Errorf("expect mismatch: %v", err)
+	notRecorded := func(when string) {
+		t.Helper()
+		if _, err := os.Stat(e.ownKnown); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: known_hosts was written (%v)", when, err)
+		}
+		if slices.Contains(e.eventKinds(), exec.HostKeyLearned) {
+			t.Errorf("%s: events %v", when, e.eventKinds())
+		}
 	}
-	if _, err := os.Stat(e.ownKnown); err == nil {
-		t.Errorf("recorded despite the mismatch")
-	}
-	tr, err := r.Trust(ctx, s.Addr(), "")
+
+	// Step one reads the key and records nothing.
+	hk, err := r.HostKey(ctx, s.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !tr.Recorded || tr.AlreadyKnown || tr.File != e.ownKnown || tr.KeyType != "ecdsa-sha2-nistp256" {
+	want := exec.TrustResult{Host: s.Addr(), Address: s.Addr(), KeyType: "ecdsa-sha2-nistp256", Fingerprint: fp, File: e.ownKnown}
+	if !reflect.DeepEqual(hk, want) {
+		t.Errorf("HostKey = %+v, want %+v", hk, want)
+	}
+	notRecorded("HostKey")
+
+	// Trust refuses to record without a well-formed fingerprint, before
+	// connecting.
+	accepted := s.Accepted()
+	for _, bad := range []string{"", "SHA256:", "MD5:16:27:ac:a5", fp[len("SHA256:"):]} {
+		_, err := r.Trust(ctx, s.Addr(), bad)
+		if !errors.Is(err, exec.ErrFingerprintRequired) {
+			t.Errorf("Trust(%q) = %v, want ErrFingerprintRequired", bad, err)
+		}
+		if bad == "" && (err == nil || !strings.Contains(err.Error(), "HostKey") || !strings.Contains(err.Error(), "rigout hosts trust "+s.Addr()+" --expect SHA256:")) {
+			t.Errorf("Trust without a fingerprint does not say what to do: %v", err)
+		}
+	}
+	if s.Accepted() != accepted {
+		t.Errorf("Trust without a fingerprint connected")
+	}
+	// A fingerprint the host does not show records nothing, and says
+	// which key the host showed.
+	tr, err := r.Trust(ctx, s.Addr(), "SHA256:nope")
+	if !errors.Is(err, exec.ErrFingerprintMismatch) || tr.Fingerprint != fp || tr.Recorded {
+		t.Errorf("wrong fingerprint: %+v %v", tr, err)
+	}
+	notRecorded("mismatch")
+
+	// Step two, with the fingerprint HostKey showed.
+	tr, err = r.Trust(ctx, s.Addr(), hk.Fingerprint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Recorded || tr.AlreadyKnown || tr.File != e.ownKnown || tr.KeyType != "ecdsa-sha2-nistp256" || tr.Fingerprint != fp {
 		t.Errorf("Trust = %+v", tr)
 	}
 	if s.AuthAttempts() != 0 {
-		t.Errorf("trust tried to log in: %d", s.AuthAttempts())
+		t.Errorf("HostKey or Trust tried to log in: %d", s.AuthAttempts())
 	}
 	data, _ := os.ReadFile(e.ownKnown)
-	if !strings.HasPrefix(string(data), "|1|") {
+	if !strings.HasPrefix(string(data), "|1|") || strings.Count(string(data), "\n") != 1 {
 		t.Errorf("known_hosts %q", data)
-	}
-	// Now the router connects (it reloads the file).
-	if _, err := runErr(r, s.Addr(), "p", exec.Command{Shell: "true"}); err != nil {
-		t.Errorf("after trust: %v", err)
-	}
-	tr, err = r.Trust(ctx, s.Addr(), tr.Fingerprint)
-	if err != nil || !tr.AlreadyKnown || tr.Recorded {
-		t.Errorf("second trust: %+v %v", tr, err)
 	}
 	if kinds := e.eventKinds(); len(kinds) < 2 || kinds[len(kinds)-1] != exec.HostKeyLearned {
 		t.Errorf("events %v", kinds)
 	}
-	// A changed key is not trusted over the old one.
+	// Now the router connects (it reloads the file), and both steps say
+	// the key is known.
+	if _, err := runErr(r, s.Addr(), "p", exec.Command{Shell: "true"}); err != nil {
+		t.Errorf("after trust: %v", err)
+	}
+	if hk, err := r.HostKey(ctx, s.Addr()); err != nil || !hk.AlreadyKnown || hk.Changed {
+		t.Errorf("HostKey after trust: %+v %v", hk, err)
+	}
+	tr, err = r.Trust(ctx, s.Addr(), fp)
+	if err != nil || !tr.AlreadyKnown || tr.Recorded {
+		t.Errorf("second trust: %+v %v", tr, err)
+	}
+	if again, _ := os.ReadFile(e.ownKnown); string(again) != string(data) {
+		t.Errorf("second trust wrote %q", again)
+	}
+
+	// A changed key: HostKey shows it with the refusal, and Trust does not
+	// record it over the old one, whichever fingerprint it is given.
 	s2 := e.server(sshtest.Config{HostKeys: []ssh.Signer{testKey(t, "ed25519-b").Signer}})
-	e.appendKnown(knownLine(s2.Addr(), testKey(t, "ed25519").Public()))
-	if _, err := r.Trust(ctx, s2.Addr(), ""); !errors.Is(err, exec.ErrHostKeyChanged) {
+	old := testKey(t, "ed25519").Public()
+	e.appendKnown(knownLine(s2.Addr(), old))
+	newFP := ssh.FingerprintSHA256(s2.HostKey())
+	hk, err = r.HostKey(ctx, s2.Addr())
+	var he *exec.HostKeyError
+	if !errors.As(err, &he) || !errors.Is(err, exec.ErrHostKeyChanged) || !hk.Changed || hk.AlreadyKnown || hk.Fingerprint != newFP ||
+		len(hk.Known) != 1 || hk.Known[0].Fingerprint != ssh.FingerprintSHA256(old) {
+		t.Errorf("HostKey over a changed key: %+v %v", hk, err)
+	}
+	if _, err := r.Trust(ctx, s2.Addr(), newFP); !errors.Is(err, exec.ErrHostKeyChanged) {
 		t.Errorf("trust over a changed key: %v", err)
 	}
-	if _, err := r.Trust(ctx, "local", ""); err == nil {
+	if _, err := r.Trust(ctx, s2.Addr(), ssh.FingerprintSHA256(old)); !errors.Is(err, exec.ErrFingerprintMismatch) {
+		t.Errorf("trust of the old key: %v", err)
+	}
+	if again, _ := os.ReadFile(e.ownKnown); string(again) != string(data) {
+		t.Errorf("a changed key was recorded: %q", again)
+	}
+
+	// This machine has no host key.
+	if _, err := r.HostKey(ctx, "local"); err == nil {
+		t.Errorf("HostKey(local) succeeded")
+	}
+	if _, err := r.Trust(ctx, "local", fp); err == nil {
 		t.Errorf("trusted local")
+	}
+}
+
+func TestRouterHostKeyWithoutOwnFile(t *testing.T) {
+	leakCheck(t)
+	e := newSSHEnv(t)
+	s := e.server(sshtest.Config{})
+	r := e.router(func(c *exec.RouterConfig) { c.KnownHostsFile = "" })
+	ctx := context.Background()
+	hk, err := r.HostKey(ctx, s.Addr())
+	if err != nil || hk.Fingerprint != ssh.FingerprintSHA256(s.HostKey()) || hk.File != "" {
+		t.Errorf("HostKey = %+v %v", hk, err)
+	}
+	if _, err := r.Trust(ctx, s.Addr(), hk.Fingerprint); err == nil || !strings.Contains(err.Error(), "KnownHostsFile") {
+		t.Errorf("Trust without a file to record in: %v", err)
 	}
 }

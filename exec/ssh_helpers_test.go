@@ -93,11 +93,16 @@ func newSSHEnv(t testing.TB) *sshEnv {
 }
 
 // server starts an sshtest server that accepts the env's key; the caller
-// decides whether its host key is known (trust).
+// decides whether its host key is known (trust). Unless cfg says otherwise,
+// commands run in a throwaway directory, not in the package's source
+// directory, so that a command that goes wrong changes nothing that lasts.
 func (e *sshEnv) server(cfg sshtest.Config) *sshtest.Server {
 	e.t.Helper()
 	if cfg.AuthorizedKeys == nil && !cfg.NoPublicKey {
 		cfg.AuthorizedKeys = append(cfg.AuthorizedKeys, e.key.Public())
+	}
+	if cfg.Dir == "" {
+		cfg.Dir = e.t.TempDir()
 	}
 	s, err := sshtest.NewServer(cfg)
 	if err != nil {

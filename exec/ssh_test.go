@@ -26,6 +26,7 @@ func TestSSHRunBasics(t *testing.T) {
 	s := e.trustedServer(sshtest.Config{Env: append(os.Environ(), "HOME="+remoteHome)})
 	r := e.router(nil)
 	dir := t.TempDir()
+	sandbox := sentinelDir(t)
 	homeSub := filepath.Join(remoteHome, "test dir $x")
 	if err := os.Mkdir(homeSub, 0o755); err != nil {
 		t.Fatal(err)
@@ -39,7 +40,7 @@ func TestSSHRunBasics(t *testing.T) {
 	}{
 		{"echo", exec.Command{Shell: "echo hi"}, "hi\n", "", 0},
 		{"exit code", exec.Command{Shell: "echo oops >&2; exit 3"}, "", "oops\n", 3},
-		{"argv is not a shell", exec.Command{Argv: []string{"printf", "%s", "$HOME; rm x"}}, "$HOME; rm x", "", 0},
+		{"argv is not a shell", exec.Command{Argv: []string{"printf", "%s", "$HOME; rm x"}, Dir: sandbox}, "$HOME; rm x", "", 0},
 		{"argv exit code", exec.Command{Argv: []string{"sh", "-c", "exit 7"}}, "", "", 7},
 		{"dir", exec.Command{Shell: "pwd", Dir: dir}, dir + "\n", "", 0},
 		{"home dir", exec.Command{Shell: "pwd", Dir: "~"}, remoteHome + "\n", "", 0},
@@ -74,9 +75,11 @@ func TestSSHRunBasics(t *testing.T) {
 	if s.Accepted() != 1 {
 		t.Errorf("accepted %d connections, want 1", s.Accepted())
 	}
+	checkSentinel(t, sandbox)
 }
 
-// weird holds strings that must arrive byte-exact.
+// weird holds strings that must arrive byte-exact. Run commands that carry
+// them in a sentinelDir: mangled quoting would run "redirect > x".
 var weird = []string{
 	"it's",
 	`say "hi"`,
@@ -105,10 +108,12 @@ func TestSSHQuotingByteExact(t *testing.T) {
 	e := newSSHEnv(t)
 	s := e.trustedServer(sshtest.Config{})
 	r := e.router(nil)
+	sandbox := sentinelDir(t)
+	defer checkSentinel(t, sandbox)
 
 	// argv: printf prints each argument followed by a NUL.
 	argv := append([]string{"printf", `%s\0`}, weird...)
-	res := runOn(t, r, addr(s), exec.Command{Argv: argv})
+	res := runOn(t, r, addr(s), exec.Command{Argv: argv, Dir: sandbox})
 	got := strings.Split(strings.TrimSuffix(string(res.Stdout.Data), "\x00"), "\x00")
 	if len(got) != len(weird) {
 		t.Fatalf("got %d args, want %d: %q (stderr %q)", len(got), len(weird), got, res.Stderr.Data)
@@ -128,7 +133,7 @@ func TestSSHQuotingByteExact(t *testing.T) {
 		env[k] = w
 		fmt.Fprintf(&sh, `printf '%%s\0' "$%s"; `, k)
 	}
-	res = runOn(t, r, addr(s), exec.Command{Shell: sh.String(), Env: env})
+	res = runOn(t, r, addr(s), exec.Command{Shell: sh.String(), Env: env, Dir: sandbox})
 	got = strings.Split(strings.TrimSuffix(string(res.Stdout.Data), "\x00"), "\x00")
 	for i := range weird {
 		if i >= len(got) || got[i] != weird[i] {
@@ -936,7 +941,15 @@ func TestSSHRejectedKeys(t *testing.T) {
 func TestSSHCheckRefusesBeforeConnecting(t *testing.T) {
 	leakCheck(t)
 	e := newSSHEnv(t)
-	s := e.trustedServer(sshtest.Config{})
+	// If the refusal failed, the remote command would only be recorded
+	// (RecordOnly), and the local one would remove a sentinel file of this
+	// test's own; both are checked below.
+	s := e.trustedServer(sshtest.Config{RecordOnly: true})
+	sentinel := filepath.Join(t.TempDir(), "sentinel")
+	if err := os.WriteFile(sentinel, []byte("still here"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rm := "rm -f -- '" + sentinel + "'"
 	deny := errors.New("policy: no")
 	var hosts []string
 	r := e.router(func(c *exec.RouterConfig) {
@@ -948,17 +961,26 @@ func TestSSHCheckRefusesBeforeConnecting(t *testing.T) {
 			return nil
 		}
 	})
-	_, err := runErr(r, addr(s), "alice", exec.Command{Shell: "rm -rf /tmp/x"})
+	_, err := runErr(r, addr(s), "alice", exec.Command{Shell: rm})
 	if !errors.Is(err, deny) {
 		t.Fatalf("err = %v", err)
 	}
 	if s.Accepted() != 0 {
 		t.Errorf("a refused command opened %d connections", s.Accepted())
 	}
-	if _, err := runErr(r, "local", "alice", exec.Command{Shell: "rm nothing"}); !errors.Is(err, deny) {
+	if _, err := runErr(r, "local", "alice", exec.Command{Shell: rm, Dir: filepath.Dir(sentinel)}); !errors.Is(err, deny) {
 		t.Errorf("local: err = %v", err)
 	}
-	if len(hosts) != 2 || hosts[0] != addr(s) || hosts[1] != "local" {
+	if _, err := os.Stat(sentinel); err != nil {
+		t.Errorf("a refused command ran: %v", err)
+	}
+	// An allowed command does reach the server, which records it.
+	runOn(t, r, addr(s), exec.Command{Shell: "echo allowed"})
+	cmds := s.Commands()
+	if len(cmds) != 1 || !strings.Contains(cmds[0], "echo allowed") {
+		t.Errorf("the server received %q, want only the allowed command", cmds)
+	}
+	if len(hosts) != 3 || hosts[0] != addr(s) || hosts[1] != "local" || hosts[2] != addr(s) {
 		t.Errorf("Check saw hosts %v", hosts)
 	}
 }

@@ -267,9 +267,10 @@ func TestSSHDRun(t *testing.T) {
 		}
 	}
 
-	// Byte-exact arguments.
+	// Byte-exact arguments, in a sentinel directory (not the login's home).
+	sandbox := sentinelDir(t)
 	argv := append([]string{"printf", `%s\0`}, weird...)
-	res := runOn(t, r, d.addr, exec.Command{Argv: argv})
+	res := runOn(t, r, d.addr, exec.Command{Argv: argv, Dir: sandbox})
 	got := strings.Split(strings.TrimSuffix(string(res.Stdout.Data), "\x00"), "\x00")
 	if len(got) != len(weird) {
 		t.Fatalf("got %d args: %q (stderr %q)", len(got), got, res.Stderr.Data)
@@ -279,6 +280,7 @@ func TestSSHDRun(t *testing.T) {
 			t.Errorf("arg %d = %q, want %q", i, got[i], weird[i])
 		}
 	}
+	checkSentinel(t, sandbox)
 	// Byte-exact directories.
 	for _, name := range []string{"it's", `dq"x`, "sp ace", "$HOME", "`id`", "nl\nx", "tab\tx", "-dash"} {
 		dd := filepath.Join(t.TempDir(), name)
@@ -496,7 +498,11 @@ func TestSSHDTrustThenRun(t *testing.T) {
 	if !errors.Is(err, exec.ErrHostKeyUnknown) || d.accepted() != 0 {
 		t.Fatalf("before trust: %v", err)
 	}
-	tr, err := r.Trust(context.Background(), d.addr, "")
+	hk, err := r.HostKey(context.Background(), d.addr)
+	if err != nil || hk.AlreadyKnown {
+		t.Fatalf("HostKey: %+v %v", hk, err)
+	}
+	tr, err := r.Trust(context.Background(), d.addr, hk.Fingerprint)
 	if err != nil || !tr.Recorded {
 		t.Fatalf("Trust: %+v %v", tr, err)
 	}

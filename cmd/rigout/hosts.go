@@ -23,7 +23,8 @@ const hostsUsage = `Usage:
   rigout hosts list [flags]          list the hosts rigout knows (its configuration file and ~/.ssh/config)
   rigout hosts test NAME [flags]     connect to NAME and report the route and latency
   rigout hosts trust NAME [flags]    show NAME's host key fingerprint and record it in
-                                     rigout's known_hosts (<state dir>/known_hosts)
+                                     rigout's known_hosts (<state dir>/known_hosts);
+                                     with --expect SHA256:…, only if NAME shows that key
 
 NAME is anything the host argument of a tool accepts: an alias, user@host, host:port.
 
@@ -249,17 +250,43 @@ func hostsTest(ctx context.Context, r *exec.Router, name string, stdout, stderr 
 	return 0
 }
 
+// hostsTrust runs `rigout hosts trust NAME [--expect FP]`. With --expect it
+// records the key only if the host shows that fingerprint. Without, a
+// person runs it at a terminal: it shows the key (Router.HostKey) and
+// records exactly the key shown (Router.Trust with its fingerprint), and
+// says how to undo that if the fingerprint turns out wrong.
 func hostsTrust(ctx context.Context, r *exec.Router, name, expect, stateDir string, stdout, stderr io.Writer) int {
-	res, err := r.Trust(ctx, name, expect)
-	if res.Fingerprint != "" {
-		fmt.Fprintf(stdout, "%s (%s) offers %s key %s\n", name, res.Address, res.KeyType, res.Fingerprint)
+	offers := func(res exec.TrustResult) {
+		if res.Fingerprint != "" {
+			fmt.Fprintf(stdout, "%s (%s) offers %s key %s\n", name, res.Address, res.KeyType, res.Fingerprint)
+		}
 	}
-	if err != nil {
+	fail := func(err error) int {
 		fmt.Fprintf(stderr, "rigout hosts trust: %v\n", err)
 		if errors.Is(err, exec.ErrFingerprintMismatch) {
 			fmt.Fprintln(stderr, "Nothing was recorded.")
 		}
 		return 1
+	}
+	fingerprint := expect
+	if expect == "" {
+		shown, err := r.HostKey(ctx, name)
+		offers(shown)
+		if err != nil {
+			return fail(err)
+		}
+		if shown.AlreadyKnown {
+			fmt.Fprintln(stdout, "Already trusted: that key is on file.")
+			return 0
+		}
+		fingerprint = shown.Fingerprint
+	}
+	res, err := r.Trust(ctx, name, fingerprint)
+	if expect != "" {
+		offers(res)
+	}
+	if err != nil {
+		return fail(err)
 	}
 	switch {
 	case res.Recorded:

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/rigout/rigout/exec/sshtest"
 )
@@ -88,18 +89,27 @@ func TestHostsTrustTestList(t *testing.T) {
 		t.Errorf("auth attempts %d", s.AuthAttempts())
 	}
 
-	// A wrong --expect records nothing.
+	// A wrong --expect records nothing, and shows the key the host offers.
 	code, out, errOut := hosts(t, "trust", s.Addr(), "--state-dir", state, "--expect", "SHA256:wrong")
 	if code != 1 || !strings.Contains(out, fp) || !strings.Contains(errOut, "Nothing was recorded") {
 		t.Errorf("trust --expect wrong: %d %q %q", code, out, errOut)
+	}
+	// Something that is not a SHA256 fingerprint is refused before
+	// connecting.
+	accepted := s.Accepted()
+	code, out, errOut = hosts(t, "trust", s.Addr(), "--state-dir", state, "--expect", "MD5:16:27:ac:a5")
+	if code != 1 || out != "" || !strings.Contains(errOut, "SHA256:") || s.Accepted() != accepted {
+		t.Errorf("trust --expect MD5: %d %q %q (connections %d)", code, out, errOut, s.Accepted()-accepted)
 	}
 	if _, err := os.Stat(filepath.Join(state, "known_hosts")); err == nil {
 		t.Errorf("recorded despite --expect")
 	}
 
-	// Flags before or after the name.
+	// Without --expect: the key is shown once, then recorded. Flags go
+	// before or after the name.
 	code, out, errOut = hosts(t, "trust", "--state-dir", state, s.Addr())
-	if code != 0 || !strings.Contains(out, fp) || !strings.Contains(out, "Recorded") {
+	if code != 0 || strings.Count(out, fp) != 1 || !strings.Contains(out, "offers ssh-ed25519 key "+fp) ||
+		!strings.Contains(out, "Recorded") || !strings.Contains(out, "ssh-keygen -R") {
 		t.Fatalf("trust: %d %q %q", code, out, errOut)
 	}
 	data, err := os.ReadFile(filepath.Join(state, "known_hosts"))
@@ -112,6 +122,37 @@ func TestHostsTrustTestList(t *testing.T) {
 	code, out, _ = hosts(t, "trust", s.Addr(), "--state-dir", state, "--expect", fp)
 	if code != 0 || !strings.Contains(out, "Already trusted") {
 		t.Errorf("second trust: %d %q", code, out)
+	}
+	code, out, _ = hosts(t, "trust", s.Addr(), "--state-dir", state)
+	if code != 0 || !strings.Contains(out, "Already trusted") || strings.Contains(out, "Recorded") {
+		t.Errorf("second trust without --expect: %d %q", code, out)
+	}
+	if again, _ := os.ReadFile(filepath.Join(state, "known_hosts")); string(again) != string(data) {
+		t.Errorf("a second trust wrote %q", again)
+	}
+
+	// A host whose key changed is refused, with or without --expect.
+	s2, err := sshtest.NewServer(sshtest.Config{AuthorizedKeys: []ssh.PublicKey{key.Public()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	fp2 := ssh.FingerprintSHA256(s2.HostKey())
+	if err := os.WriteFile(known, []byte(knownhosts.Line([]string{s2.Addr()}, s.HostKey())+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"trust", s2.Addr()}, {"trust", s2.Addr(), "--expect", fp2}} {
+		code, out, errOut = hosts(t, append(args, "--state-dir", state, "--known-hosts", known)...)
+		if code != 1 || !strings.Contains(out, fp2) || !strings.Contains(errOut, "HOST KEY CHANGED") || strings.Contains(out, "Recorded") {
+			t.Errorf("%q over a changed key: %d %q %q", args, code, out, errOut)
+		}
+	}
+	if again, _ := os.ReadFile(filepath.Join(state, "known_hosts")); string(again) != string(data) {
+		t.Errorf("a changed key was recorded: %q", again)
+	}
+	os.Remove(known)
+	if s2.AuthAttempts() != 0 || s.AuthAttempts() != 0 {
+		t.Errorf("trust tried to log in: %d, %d", s.AuthAttempts(), s2.AuthAttempts())
 	}
 
 	// Now it answers.

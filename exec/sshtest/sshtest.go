@@ -2,10 +2,12 @@
 // tests of SSH clients, built on golang.org/x/crypto/ssh.
 //
 // The server runs exec requests as real processes (bash -c, else sh -c,
-// as sshd runs the login shell), honours "env" and "signal" requests,
-// reports "exit-status" or "exit-signal", answers keepalive@openssh.com
-// like sshd, and forwards direct-tcpip channels to loopback addresses so
-// that it can serve as a jump host. It counts accepted connections and
+// as sshd runs the login shell), or only records them (Config.RecordOnly,
+// for tests that send a command which must be refused before it arrives).
+// It honours "env" and "signal" requests, reports "exit-status" or
+// "exit-signal", answers keepalive@openssh.com like sshd, and forwards
+// direct-tcpip channels to loopback addresses so that it can serve as a
+// jump host. It counts accepted connections and
 // authentication attempts, and can inject faults: Freeze stops all
 // traffic as a stopped process would; a Tarpit accepts TCP and never
 // speaks.
@@ -56,6 +58,14 @@ type Config struct {
 	// Shell runs exec commands with -c. If empty, bash when on PATH, else
 	// /bin/sh.
 	Shell string
+	// RecordOnly makes exec requests run nothing: the server records the
+	// command (see Server.Commands), accepts the request, writes no
+	// output, reads stdin until the client ends it (EOF), then reports
+	// exit status 0 and closes the channel. Use it for tests that send a
+	// command which must be refused before it reaches the server: if the
+	// refusal fails, nothing happens, and the test sees the command in
+	// Commands. Shell, Env and Dir are then unused.
+	RecordOnly bool
 	// Env is the base environment of commands. If nil, this process's
 	// environment.
 	Env []string
@@ -462,6 +472,17 @@ func (s *Server) session(ch ssh.Channel, reqs <-chan *ssh.Request) {
 				_ = req.Reply(false, nil)
 				continue
 			}
+			if s.cfg.RecordOnly {
+				s.record(cmd.Command)
+				_ = req.Reply(true, nil)
+				s.wg.Go(func() {
+					// Read stdin to its end, as a command that reads its
+					// input would, so that the client's copy never fails.
+					_, _ = io.Copy(io.Discard, ch)
+					s.exit(ch, 0)
+				})
+				continue
+			}
 			proc, err := s.start(ch, sess, cmd.Command)
 			if err != nil {
 				s.logf("sshtest: start: %v", err)
@@ -511,11 +532,25 @@ type proc struct {
 	stdin io.WriteCloser
 }
 
-func (s *Server) start(ch ssh.Channel, sess *session, command string) (*proc, error) {
+// record counts an exec request and keeps its command.
+func (s *Server) record(command string) {
 	s.execs.Add(1)
 	s.mu.Lock()
 	s.commands = append(s.commands, command)
 	s.mu.Unlock()
+}
+
+// exit reports an exit status and closes the channel.
+func (s *Server) exit(ch ssh.Channel, code uint32) {
+	b := make([]byte, 4)
+	binary.BigEndian.PutUint32(b, code)
+	_, _ = ch.SendRequest("exit-status", false, b)
+	_ = ch.CloseWrite()
+	ch.Close()
+}
+
+func (s *Server) start(ch ssh.Channel, sess *session, command string) (*proc, error) {
+	s.record(command)
 	cmd := osexec.Command(s.shell, "-c", command)
 	env := s.cfg.Env
 	if env == nil {
@@ -576,9 +611,8 @@ func (s *Server) finish(ch ssh.Channel, sess *session, p *proc) {
 		}{Signal: name})
 		_, _ = ch.SendRequest("exit-signal", false, payload)
 	case err == nil || errors.As(err, &exitErr):
-		b := make([]byte, 4)
-		binary.BigEndian.PutUint32(b, uint32(p.cmd.ProcessState.ExitCode()))
-		_, _ = ch.SendRequest("exit-status", false, b)
+		s.exit(ch, uint32(p.cmd.ProcessState.ExitCode()))
+		return
 	}
 	_ = ch.CloseWrite()
 	ch.Close()
