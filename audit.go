@@ -179,8 +179,8 @@ func (g *Gateway) RecordEvent(ctx context.Context, e audit.Event) error {
 // RecordAuthEvent turns a security decision of package auth into a ledger
 // row. Wire it as auth.Config's event callback.
 func (g *Gateway) RecordAuthEvent(ctx context.Context, e auth.Event) {
-	typ := e.Type
-	if typ == "auth.deny" {
+	typ := string(e.Type)
+	if e.Type == auth.EventDenied {
 		typ = audit.TypeAuthFailed
 	}
 	_ = g.RecordEvent(ctx, audit.Event{

@@ -102,7 +102,8 @@ type Config struct {
 	ClientAddr func(r *http.Request) string
 
 	// OnEvent, if set, is called for every security decision worth an audit
-	// row (see [Event]). It is called synchronously on the request path and
+	// row (see [Event]): refusals and approvals alike, told apart by
+	// [Event.Refused]. It is called synchronously on the request path and
 	// must not block; it must not retain the request.
 	OnEvent func(ctx context.Context, e Event)
 
@@ -217,26 +218,4 @@ type Client struct {
 	RedirectURIs []string
 	// Scopes are what tokens issued to this client may do.
 	Scopes Scopes
-}
-
-// Event is a security decision, for the audit ledger. No field ever holds a
-// credential.
-type Event struct {
-	// Type is dotted: "http.rejected" (Host or Origin refused),
-	// "auth.deny" (bad credential), "auth.throttled", "setup.used",
-	// "oauth.consent" (the operator approved), "oauth.grant",
-	// "oauth.refresh", "oauth.revoke", "oauth.register".
-	Type string
-	// Principal is the token name, when known.
-	Principal string
-	// ClientID is the OAuth client, when known.
-	ClientID string
-	// GrantID is the OAuth grant, when known.
-	GrantID string
-	// RemoteAddr is the peer address.
-	RemoteAddr string
-	// Path is the request path.
-	Path string
-	// Reason says why, for denials.
-	Reason string
 }

@@ -431,7 +431,7 @@ func (f *Front) RequireBearer(next http.Handler) http.Handler {
 		p, reason, sent := f.authenticateRequest(r, now)
 		if reason != "" {
 			if sent {
-				f.fail(r, key, now, "auth.deny", reason, p.Name)
+				f.fail(r, key, now, reason, p.Name)
 			} else {
 				f.noCredentials(r)
 			}
@@ -504,15 +504,16 @@ func (f *Front) lookupToken(tok string, now time.Time) (Principal, string) {
 	return Principal{}, "unknown token"
 }
 
-// fail records a failed credential attempt: throttle, log, event.
-func (f *Front) fail(r *http.Request, key string, now time.Time, typ, reason, principal string) {
+// fail records a failed credential attempt: it counts against key in the
+// throttle, is logged, and is reported as an [EventDenied].
+func (f *Front) fail(r *http.Request, key string, now time.Time, reason, principal string) {
 	f.throttle.fail(key, now)
 	f.log.LogAttrs(r.Context(), slog.LevelWarn, "auth: credential refused",
 		slog.String("reason", reason),
 		slog.String("principal", principal),
 		slog.String("remote", r.RemoteAddr),
 		slog.String("path", r.URL.Path))
-	f.event(r.Context(), Event{Type: typ, Principal: principal, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: reason})
+	f.event(r.Context(), Event{Type: EventDenied, Principal: principal, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: reason})
 }
 
 // noCredentials notes a request that sent no credential at all. It guesses

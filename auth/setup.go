@@ -71,7 +71,7 @@ func (f *Front) serveConnection(w http.ResponseWriter, r *http.Request) {
 		if len(r.Header.Values("Authorization")) > 0 || r.URL.Query().Has("access_token") {
 			p, reason, sent := f.authenticateRequest(r, now)
 			if reason != "" {
-				f.fail(r, key, now, "auth.deny", reason, p.Name)
+				f.fail(r, key, now, reason, p.Name)
 				f.unauthorized(w, sent)
 				return
 			}
@@ -89,12 +89,12 @@ func (f *Front) serveConnection(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			if ok, reason := f.useSetupToken(st); !ok {
-				f.fail(r, key, now, "auth.deny", reason, "setup")
+				f.fail(r, key, now, reason, "setup")
 				f.unauthorized(w, true)
 				return
 			}
 			f.log.LogAttrs(r.Context(), slog.LevelInfo, "auth: setup token used", slog.String("remote", r.RemoteAddr))
-			f.event(r.Context(), Event{Type: "setup.used", Principal: "setup", RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
+			f.event(r.Context(), Event{Type: EventSetupUsed, Principal: "setup", RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
 		}
 	}
 	b, err := json.Marshal(f.cfg.ConnectionData())

@@ -72,7 +72,7 @@ func TestThrottle(t *testing.T) {
 	if r := call(attacker, h.token); r.StatusCode != 200 {
 		t.Fatalf("after the window: %d", r.StatusCode)
 	}
-	if countType(h.eventTypes(), "auth.throttled") < 2 {
+	if countType(h.eventTypes(), auth.EventThrottled) < 2 {
 		t.Error("no auth.throttled events")
 	}
 }
