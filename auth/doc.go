@@ -12,8 +12,9 @@
 //     listener accepts only loopback names on its own port) and an Origin
 //     header that is present and not allowed. No CORS header is sent unless
 //     [Config].CORS is set, and never "*".
-//   - [Front.RequireBearer] accepts exactly "Authorization: Bearer TOKEN",
-//     never a token in the query string. Tokens are stored as SHA-256
+//   - [Front.RequireBearer] accepts one "Authorization: Bearer TOKEN"
+//     header (the scheme in any case, RFC 9110 §11.1), never a token in the
+//     query string. Tokens are stored as SHA-256
 //     [Digest]s and compared in constant time. Failure is a 401 with
 //     WWW-Authenticate (error="invalid_token" when a credential was sent,
 //     and resource_metadata), Cache-Control: no-store and a body that does

@@ -582,7 +582,7 @@ func (o *oauthServer) consentDecision(w http.ResponseWriter, r *http.Request) {
 // isOperatorToken reports whether tok is a live static token with full
 // scopes.
 func (f *Front) isOperatorToken(tok string, now time.Time) bool {
-	if _, ok := parseBearer([]string{"Bearer " + tok}); !ok {
+	if !validToken68(tok) {
 		return false
 	}
 	p, reason := f.lookupToken(tok, now)
