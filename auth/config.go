@@ -140,7 +140,18 @@ type Token struct {
 
 // ThrottleConfig limits failed credential attempts. An address that fails
 // Failures times within Window is answered 429 with Retry-After until the
-// window ends, whatever it sends; other addresses are not affected.
+// window ends for every request to the bearer endpoint or /connection.json
+// whose credential is missing or wrong; other addresses are not affected.
+//
+// A valid credential is accepted even from a throttled address: every local
+// process shares 127.0.0.1, and a throttle that refused valid tokens would
+// let any of them lock the real client out. The throttle therefore does
+// not stop an address from trying guesses: it tells a failing client to
+// back off and marks the address in the audit trail ([EventThrottled]).
+// What keeps brute force out is the tokens themselves: use
+// [GenerateToken]'s 256-bit tokens, not short ones. (The OAuth consent
+// form and token endpoint still refuse a throttled address before looking
+// at what it sent.)
 type ThrottleConfig struct {
 	// Failures allowed per window. If zero, 10.
 	Failures int

@@ -19,7 +19,9 @@
 //     WWW-Authenticate (error="invalid_token" when a credential was sent,
 //     and resource_metadata), Cache-Control: no-store and a body that does
 //     not say what was wrong. An address that keeps failing gets 429 with
-//     Retry-After, while other addresses are not slowed.
+//     Retry-After, while other addresses are not slowed; a valid token is
+//     accepted even from that address (every local process shares
+//     127.0.0.1, and none may lock the real client out).
 //   - A token has a name and [Scopes]: tool globs, host globs, file roots,
 //     read-only, may bypass the command policy, may open terminals. The
 //     [Principal] (the token's name, never its value) travels on the request

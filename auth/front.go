@@ -407,9 +407,13 @@ func (f *Front) clientKey(r *http.Request) string {
 // removed from the request next sees, so the token cannot be passed on by
 // accident.
 //
-// Otherwise it answers, without calling next:
+// The credential is checked first, and a valid one is always accepted,
+// whatever the throttle says: every local process shares 127.0.0.1, so
+// counting failures per address must not let one of them lock the real
+// client out. Otherwise it answers, without calling next:
 //   - 429 with Retry-After when the client address has failed too often
-//     (a request without any credential does not count as a failure);
+//     (a request without any credential does not count as a failure, but
+//     is refused like a wrong one from a throttled address);
 //   - 401 with WWW-Authenticate: Bearer (error="invalid_token" when a
 //     credential was sent) and resource_metadata, Cache-Control: no-store,
 //     and a JSON body that does not say what was wrong.
@@ -425,12 +429,11 @@ func (f *Front) RequireBearer(next http.Handler) http.Handler {
 		}
 		key := f.clientKey(r)
 		now := f.now()
-		if retry, blocked := f.throttle.blocked(key, now); blocked {
-			f.tooManyRequests(w, r, retry)
-			return
-		}
 		p, reason, sent := f.authenticateRequest(r, now)
 		if reason != "" {
+			if f.refuseThrottled(w, r, key, now) {
+				return
+			}
 			if sent {
 				f.fail(r, key, now, reason, p.Name)
 			} else {
@@ -503,6 +506,17 @@ func (f *Front) lookupToken(tok string, now time.Time) (Principal, string) {
 		return f.oauth.lookupAccess(d, now)
 	}
 	return Principal{}, "unknown token"
+}
+
+// refuseThrottled answers 429 and reports true if key has failed too often.
+// Call it only once the request's credential has been found missing or
+// wrong: a valid credential is never throttled.
+func (f *Front) refuseThrottled(w http.ResponseWriter, r *http.Request, key string, now time.Time) bool {
+	retry, blocked := f.throttle.blocked(key, now)
+	if blocked {
+		f.tooManyRequests(w, r, retry)
+	}
+	return blocked
 }
 
 // fail records a failed credential attempt: it counts against key in the

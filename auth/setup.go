@@ -62,15 +62,16 @@ func (f *Front) serveConnection(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !f.noAuth {
+		// As in RequireBearer, the credential is checked before the
+		// throttle, so a valid one is never refused with 429.
 		key := f.clientKey(r)
 		now := f.now()
-		if retry, blocked := f.throttle.blocked(key, now); blocked {
-			f.tooManyRequests(w, r, retry)
-			return
-		}
 		if len(r.Header.Values("Authorization")) > 0 || r.URL.Query().Has("access_token") {
 			p, reason, sent := f.authenticateRequest(r, now)
 			if reason != "" {
+				if f.refuseThrottled(w, r, key, now) {
+					return
+				}
 				f.fail(r, key, now, reason, p.Name)
 				f.unauthorized(w, sent)
 				return
@@ -84,11 +85,17 @@ func (f *Front) serveConnection(w http.ResponseWriter, r *http.Request) {
 		} else {
 			st, present := setupTokenFrom(r)
 			if !present {
+				if f.refuseThrottled(w, r, key, now) {
+					return
+				}
 				f.noCredentials(r)
 				f.unauthorized(w, false)
 				return
 			}
 			if ok, reason := f.useSetupToken(st); !ok {
+				if f.refuseThrottled(w, r, key, now) {
+					return
+				}
 				f.fail(r, key, now, reason, "setup")
 				f.unauthorized(w, true)
 				return
