@@ -49,7 +49,8 @@
 // Build a [Front] from a [Config] and compose it in front of the MCP
 // handler: body cap, then Guard, then RequireBearer, then MCP; the
 // [Front.Routes] handlers are mounted behind the body cap and Guard.
-// [Front.Handler] does the composition for one handler:
+// [Front.Handler] does the composition for one handler (this runs as
+// Example_usage):
 //
 //	front, err := auth.New(auth.Config{
 //		Tokens:      []auth.Token{{Name: "default", Secret: auth.NewSecret(tok), Scopes: auth.FullScopes()}},
@@ -60,16 +61,19 @@
 //	if err != nil {
 //		return err
 //	}
-//	srv := &http.Server{Handler: bodyLimit(front.Handler(mcpHandler))}
+//	srv := &http.Server{Handler: http.MaxBytesHandler(front.Handler(mcpHandler), 4<<20)}
 //
-// In a tool handler:
+// A tool handler denies a call without a [Principal] and checks the call
+// against its [Scopes]; a refusal is a [*ScopeError] naming the missing
+// scope, which the handler returns as an error result (this runs as
+// ExampleFromContext):
 //
-//	p, ok := auth.FromContext(ctx)
-//	if !ok {
-//		return deny("no principal")
-//	}
-//	if err := p.Scopes.RequireTool(name); err != nil {
-//		return toolError(err) // "auth: missing scope tools:NAME: …"
+//	func allowTool(ctx context.Context, name string) error {
+//		p, ok := auth.FromContext(ctx)
+//		if !ok {
+//			return errors.New("no principal: deny")
+//		}
+//		return p.Scopes.RequireTool(name) // "auth: missing scope tools:NAME: …"
 //	}
 //
 // A Front holds all its state; several can live in one process. It is safe
