@@ -156,10 +156,10 @@ func (g *Gateway) RecordEvent(ctx context.Context, e audit.Event) error {
 func (g *Gateway) RecordAuthEvent(ctx context.Context, e auth.Event) {
 	typ := string(e.Type)
 	status := audit.StatusOK
-	if refusedTMP(e) {
+	if e.Refused() {
 		status = audit.StatusDenied
 	}
-	if e.Type == "auth.deny" {
+	if e.Type == auth.EventDenied {
 		typ = audit.TypeAuthFailed
 	}
 	_ = g.RecordEvent(ctx, audit.Event{
@@ -270,4 +270,3 @@ func (g *Gateway) recordUnknownTool(ctx context.Context, id any, method mcp.MCPM
 	})
 }
 
-func refusedTMP(e auth.Event) bool { return e.Type == "auth.deny" || e.Type == "auth.throttled" || e.Type == "http.rejected" }

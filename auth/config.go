@@ -102,7 +102,8 @@ type Config struct {
 	ClientAddr func(r *http.Request) string
 
 	// OnEvent, if set, is called for every security decision worth an audit
-	// row (see [Event]). It is called synchronously on the request path and
+	// row (see [Event]): refusals and approvals alike, told apart by
+	// [Event.Refused]. It is called synchronously on the request path and
 	// must not block; it must not retain the request.
 	OnEvent func(ctx context.Context, e Event)
 
@@ -139,7 +140,18 @@ type Token struct {
 
 // ThrottleConfig limits failed credential attempts. An address that fails
 // Failures times within Window is answered 429 with Retry-After until the
-// window ends, whatever it sends; other addresses are not affected.
+// window ends for every request to the bearer endpoint or /connection.json
+// whose credential is missing or wrong; other addresses are not affected.
+//
+// A valid credential is accepted even from a throttled address: every local
+// process shares 127.0.0.1, and a throttle that refused valid tokens would
+// let any of them lock the real client out. The throttle therefore does
+// not stop an address from trying guesses: it tells a failing client to
+// back off and marks the address in the audit trail ([EventThrottled]).
+// What keeps brute force out is the tokens themselves: use
+// [GenerateToken]'s 256-bit tokens, not short ones. (The OAuth consent
+// form and token endpoint still refuse a throttled address before looking
+// at what it sent.)
 type ThrottleConfig struct {
 	// Failures allowed per window. If zero, 10.
 	Failures int
@@ -217,26 +229,4 @@ type Client struct {
 	RedirectURIs []string
 	// Scopes are what tokens issued to this client may do.
 	Scopes Scopes
-}
-
-// Event is a security decision, for the audit ledger. No field ever holds a
-// credential.
-type Event struct {
-	// Type is dotted: "http.rejected" (Host or Origin refused),
-	// "auth.deny" (bad credential), "auth.throttled", "setup.used",
-	// "oauth.consent" (the operator approved), "oauth.grant",
-	// "oauth.refresh", "oauth.revoke", "oauth.register".
-	Type string
-	// Principal is the token name, when known.
-	Principal string
-	// ClientID is the OAuth client, when known.
-	ClientID string
-	// GrantID is the OAuth grant, when known.
-	GrantID string
-	// RemoteAddr is the peer address.
-	RemoteAddr string
-	// Path is the request path.
-	Path string
-	// Reason says why, for denials.
-	Reason string
 }

@@ -179,8 +179,11 @@ func TestTwoFronts(t *testing.T) {
 	if s := a.mcpStatus(b.token); s != 401 {
 		t.Fatalf("B's token works on A: %d", s)
 	}
-	if s := a.mcpStatus(a.token); s != 429 {
+	if s := a.mcpStatus(b.token); s != 429 {
 		t.Fatalf("A should now throttle this address: %d", s)
+	}
+	if s := b.mcpStatus(a.token); s != 401 {
+		t.Fatalf("A's token on B, from the address A throttles: %d, want 401", s)
 	}
 	if s := b.mcpStatus(b.token); s != 200 {
 		t.Fatalf("A's throttle reached B: %d", s)

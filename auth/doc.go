@@ -12,13 +12,16 @@
 //     listener accepts only loopback names on its own port) and an Origin
 //     header that is present and not allowed. No CORS header is sent unless
 //     [Config].CORS is set, and never "*".
-//   - [Front.RequireBearer] accepts exactly "Authorization: Bearer TOKEN",
-//     never a token in the query string. Tokens are stored as SHA-256
+//   - [Front.RequireBearer] accepts one "Authorization: Bearer TOKEN"
+//     header (the scheme in any case, RFC 9110 §11.1), never a token in the
+//     query string. Tokens are stored as SHA-256
 //     [Digest]s and compared in constant time. Failure is a 401 with
 //     WWW-Authenticate (error="invalid_token" when a credential was sent,
 //     and resource_metadata), Cache-Control: no-store and a body that does
 //     not say what was wrong. An address that keeps failing gets 429 with
-//     Retry-After, while other addresses are not slowed.
+//     Retry-After, while other addresses are not slowed; a valid token is
+//     accepted even from that address (every local process shares
+//     127.0.0.1, and none may lock the real client out).
 //   - A token has a name and [Scopes]: tool globs, host globs, file roots,
 //     read-only, may bypass the command policy, may open terminals. The
 //     [Principal] (the token's name, never its value) travels on the request
@@ -46,7 +49,8 @@
 // Build a [Front] from a [Config] and compose it in front of the MCP
 // handler: body cap, then Guard, then RequireBearer, then MCP; the
 // [Front.Routes] handlers are mounted behind the body cap and Guard.
-// [Front.Handler] does the composition for one handler:
+// [Front.Handler] does the composition for one handler (this runs as
+// Example_usage):
 //
 //	front, err := auth.New(auth.Config{
 //		Tokens:      []auth.Token{{Name: "default", Secret: auth.NewSecret(tok), Scopes: auth.FullScopes()}},
@@ -57,16 +61,19 @@
 //	if err != nil {
 //		return err
 //	}
-//	srv := &http.Server{Handler: bodyLimit(front.Handler(mcpHandler))}
+//	srv := &http.Server{Handler: http.MaxBytesHandler(front.Handler(mcpHandler), 4<<20)}
 //
-// In a tool handler:
+// A tool handler denies a call without a [Principal] and checks the call
+// against its [Scopes]; a refusal is a [*ScopeError] naming the missing
+// scope, which the handler returns as an error result (this runs as
+// ExampleFromContext):
 //
-//	p, ok := auth.FromContext(ctx)
-//	if !ok {
-//		return deny("no principal")
-//	}
-//	if err := p.Scopes.RequireTool(name); err != nil {
-//		return toolError(err) // "auth: missing scope tools:NAME: …"
+//	func allowTool(ctx context.Context, name string) error {
+//		p, ok := auth.FromContext(ctx)
+//		if !ok {
+//			return errors.New("no principal: deny")
+//		}
+//		return p.Scopes.RequireTool(name) // "auth: missing scope tools:NAME: …"
 //	}
 //
 // A Front holds all its state; several can live in one process. It is safe

@@ -113,3 +113,92 @@ func ExampleGenerateToken() {
 	// Output:
 	// AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA 43 <nil>
 }
+
+// The Usage section of the package documentation: a Front composed in
+// front of an MCP handler, behind a body cap, in an http.Server. The body
+// of run is the documented code; keep the two in step.
+func Example_usage() {
+	tok := "s3cr3t-token"
+	logger := slog.New(slog.DiscardHandler)
+	mcpHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, _ := auth.FromContext(r.Context())
+		fmt.Fprintf(w, "MCP for %s", p.Name)
+	})
+	// try calls the server's handler directly instead of on a listener.
+	try := func(srv *http.Server) {
+		for _, hdr := range []string{"", "Bearer " + tok, "bearer " + tok} {
+			req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8765/mcp", strings.NewReader("{}"))
+			if hdr != "" {
+				req.Header.Set("Authorization", hdr)
+			}
+			rec := httptest.NewRecorder()
+			srv.Handler.ServeHTTP(rec, req)
+			fmt.Printf("%q: %d %s\n", strings.Replace(hdr, tok, "TOKEN", 1), rec.Code, strings.TrimSpace(rec.Body.String()))
+		}
+	}
+	run := func() error {
+		front, err := auth.New(auth.Config{
+			Tokens:      []auth.Token{{Name: "default", Secret: auth.NewSecret(tok), Scopes: auth.FullScopes()}},
+			Listener:    "127.0.0.1:8765",
+			ResourceURL: "http://127.0.0.1:8765/mcp",
+			Logger:      logger,
+		})
+		if err != nil {
+			return err
+		}
+		srv := &http.Server{Handler: http.MaxBytesHandler(front.Handler(mcpHandler), 4<<20)}
+		try(srv)
+		return nil
+	}
+	if err := run(); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// "": 401 {"error":"unauthorized","error_description":"a valid bearer token is required in the Authorization header"}
+	// "Bearer TOKEN": 200 MCP for default
+	// "bearer TOKEN": 200 MCP for default
+}
+
+// The tool-handler check of the package documentation's Usage section.
+func ExampleFromContext() {
+	allowTool := func(ctx context.Context, name string) error {
+		p, ok := auth.FromContext(ctx)
+		if !ok {
+			return errors.New("no principal: deny")
+		}
+		return p.Scopes.RequireTool(name) // "auth: missing scope tools:NAME: …"
+	}
+
+	ctx := auth.NewContext(context.Background(), auth.Principal{
+		Name: "ci", Transport: auth.TransportHTTP, Scopes: auth.Scopes{Tools: []string{"read_*"}, Hosts: []string{"*"}},
+	})
+	fmt.Println(allowTool(context.Background(), "read_file"))
+	fmt.Println(allowTool(ctx, "read_file"))
+	fmt.Println(allowTool(ctx, "execute_command"))
+	// Output:
+	// no principal: deny
+	// <nil>
+	// auth: missing scope tools:execute_command: this token may not call tool execute_command
+}
+
+// An OnEvent callback records refusals as refusals and approvals as
+// approvals.
+func ExampleEvent_Refused() {
+	for _, e := range []auth.Event{
+		{Type: auth.EventDenied, RemoteAddr: "127.0.0.1:50000", Reason: "unknown token"},
+		{Type: auth.EventThrottled, RemoteAddr: "127.0.0.1:50001"},
+		{Type: auth.EventGrant, Principal: "oauth:cli", ClientID: "cli"},
+		{Type: auth.EventSetupUsed, Principal: "setup"},
+	} {
+		status := "ok"
+		if e.Refused() {
+			status = "denied"
+		}
+		fmt.Println(e.Type, status)
+	}
+	// Output:
+	// auth.deny denied
+	// auth.throttled denied
+	// oauth.grant ok
+	// setup.used ok
+}

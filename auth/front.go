@@ -401,14 +401,19 @@ func (f *Front) clientKey(r *http.Request) string {
 }
 
 // RequireBearer wraps next so it runs only for a request with a valid bearer
-// token in the Authorization header ("Bearer " and the token, exactly one
-// space, the scheme spelled as shown). The Principal goes on the request
-// context ([FromContext]) and the Authorization header is removed from the
-// request next sees, so the token cannot be passed on by accident.
+// token in its one Authorization header: "Bearer" in any case, spaces or
+// tabs, then the token (RFC 9110 §11.4, RFC 6750 §2.1). The Principal goes
+// on the request context ([FromContext]) and the Authorization header is
+// removed from the request next sees, so the token cannot be passed on by
+// accident.
 //
-// Otherwise it answers, without calling next:
+// The credential is checked first, and a valid one is always accepted,
+// whatever the throttle says: every local process shares 127.0.0.1, so
+// counting failures per address must not let one of them lock the real
+// client out. Otherwise it answers, without calling next:
 //   - 429 with Retry-After when the client address has failed too often
-//     (a request without any credential does not count as a failure);
+//     (a request without any credential does not count as a failure, but
+//     is refused like a wrong one from a throttled address);
 //   - 401 with WWW-Authenticate: Bearer (error="invalid_token" when a
 //     credential was sent) and resource_metadata, Cache-Control: no-store,
 //     and a JSON body that does not say what was wrong.
@@ -424,14 +429,13 @@ func (f *Front) RequireBearer(next http.Handler) http.Handler {
 		}
 		key := f.clientKey(r)
 		now := f.now()
-		if retry, blocked := f.throttle.blocked(key, now); blocked {
-			f.tooManyRequests(w, r, retry)
-			return
-		}
 		p, reason, sent := f.authenticateRequest(r, now)
 		if reason != "" {
+			if f.refuseThrottled(w, r, key, now) {
+				return
+			}
 			if sent {
-				f.fail(r, key, now, "auth.deny", reason, p.Name)
+				f.fail(r, key, now, reason, p.Name)
 			} else {
 				f.noCredentials(r)
 			}
@@ -504,15 +508,27 @@ func (f *Front) lookupToken(tok string, now time.Time) (Principal, string) {
 	return Principal{}, "unknown token"
 }
 
-// fail records a failed credential attempt: throttle, log, event.
-func (f *Front) fail(r *http.Request, key string, now time.Time, typ, reason, principal string) {
+// refuseThrottled answers 429 and reports true if key has failed too often.
+// Call it only once the request's credential has been found missing or
+// wrong: a valid credential is never throttled.
+func (f *Front) refuseThrottled(w http.ResponseWriter, r *http.Request, key string, now time.Time) bool {
+	retry, blocked := f.throttle.blocked(key, now)
+	if blocked {
+		f.tooManyRequests(w, r, retry)
+	}
+	return blocked
+}
+
+// fail records a failed credential attempt: it counts against key in the
+// throttle, is logged, and is reported as an [EventDenied].
+func (f *Front) fail(r *http.Request, key string, now time.Time, reason, principal string) {
 	f.throttle.fail(key, now)
 	f.log.LogAttrs(r.Context(), slog.LevelWarn, "auth: credential refused",
 		slog.String("reason", reason),
 		slog.String("principal", principal),
 		slog.String("remote", r.RemoteAddr),
 		slog.String("path", r.URL.Path))
-	f.event(r.Context(), Event{Type: typ, Principal: principal, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: reason})
+	f.event(r.Context(), Event{Type: EventDenied, Principal: principal, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: reason})
 }
 
 // noCredentials notes a request that sent no credential at all. It guesses
@@ -528,17 +544,59 @@ func (f *Front) noCredentials(r *http.Request) {
 const maxTokenLen = 1024
 
 // parseBearer extracts the token from the Authorization header values. It
-// accepts exactly one header of the form "Bearer " + b64token (RFC 6750
-// §2.1): the scheme spelled "Bearer", one space, then letters, digits and
-// -._~+/ with optional trailing '='. Anything else, including a lower-case
-// scheme or a second space, is refused: one spelling, no guessing.
+// accepts exactly one header holding the scheme "Bearer" in any case (auth
+// schemes are case-insensitive, RFC 9110 §11.1), one or more spaces or
+// tabs, and a token68 (RFC 9110 §11.2; RFC 6750 §2.1 calls it b64token):
+// letters, digits and -._~+/ with optional trailing '='. RFC 9110 §11.4
+// separates scheme and token with 1*SP; tabs are tolerated as well, and
+// whitespace around the whole value is not part of it (RFC 9110 §5.5).
+// Anything else is refused: no token, a second token or parameter, a
+// comma-separated list, another scheme, a token over maxTokenLen.
 func parseBearer(vals []string) (string, bool) {
 	if len(vals) != 1 {
 		return "", false
 	}
-	tok, ok := strings.CutPrefix(vals[0], "Bearer ")
-	if !ok || tok == "" || len(tok) > maxTokenLen {
+	v := strings.Trim(vals[0], " \t")
+	const scheme = "bearer"
+	if len(v) <= len(scheme) || !equalFoldASCII(v[:len(scheme)], scheme) {
 		return "", false
+	}
+	rest := v[len(scheme):]
+	tok := strings.TrimLeft(rest, " \t")
+	if len(tok) == len(rest) {
+		return "", false // no separator: "Bearerabc" is another scheme
+	}
+	if !validToken68(tok) {
+		return "", false
+	}
+	return tok, true
+}
+
+// equalFoldASCII reports whether s and lower are equal, ignoring the case
+// of ASCII letters. lower must be lower case. Unlike strings.EqualFold it
+// folds nothing else, so no non-ASCII rune can stand in for a letter.
+func equalFoldASCII(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// validToken68 reports whether tok is a non-empty token68 of at most
+// maxTokenLen bytes: letters, digits and -._~+/, then optional '='
+// padding, which cannot be all of it.
+func validToken68(tok string) bool {
+	if tok == "" || len(tok) > maxTokenLen || tok[0] == '=' {
+		return false
 	}
 	eq := false
 	for i := 0; i < len(tok); i++ {
@@ -547,15 +605,12 @@ func parseBearer(vals []string) (string, bool) {
 		case c == '=':
 			eq = true
 		case eq:
-			return "", false // '=' only as trailing padding
+			return false // '=' only as trailing padding
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9',
 			c == '-', c == '.', c == '_', c == '~', c == '+', c == '/':
 		default:
-			return "", false
+			return false
 		}
 	}
-	if tok[0] == '=' {
-		return "", false
-	}
-	return tok, true
+	return true
 }

@@ -3,6 +3,7 @@ package auth_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -11,19 +12,33 @@ import (
 	"github.com/rigout/rigout/auth"
 )
 
+// bearerGrammar is the accepted form of an Authorization value, written
+// independently of the parser: optional surrounding whitespace, the scheme
+// in any ASCII case, one or more spaces or tabs, a token68.
+var bearerGrammar = regexp.MustCompile(`^[ \t]*[Bb][Ee][Aa][Rr][Ee][Rr][ \t]+([A-Za-z0-9._~+/-]+=*)[ \t]*$`)
+
 // FuzzBearer feeds arbitrary Authorization values to the header parser and
 // to RequireBearer itself. Properties: no panic; the decision is
-// deterministic; a value is accepted only if it is exactly "Bearer " and a
-// well-formed token; the handler admits exactly the configured token.
+// deterministic; the parser accepts exactly what bearerGrammar matches
+// (one header, token at most 1024 bytes) and returns its token; the
+// canonical "Bearer TOKEN" of an accepted token parses to the same token;
+// the handler admits exactly the configured token, in any accepted form.
 func FuzzBearer(f *testing.F) {
 	const tok = "dGhpcyBpcyBhIHRlc3QgdG9rZW4gZm9yIGZ1enppbmc" // fixed: the corpus must be reproducible
 	for _, s := range []string{
 		"", "Bearer", "Bearer ", "Bearer  " + tok, "bearer " + tok, "BEARER " + tok, "Bearer " + tok,
 		"Bearer " + tok + " ", "Bearer\t" + tok, "Basic " + tok, "Bearer " + tok + "=", "Bearer =" + tok,
 		"Bearer a=b", "Bearer " + strings.Repeat("a", 2000), "Bearer tok\x00en", "Bearer tökén", "Bearer " + tok + "," + tok,
+		"bEaReR \t " + tok, " Bearer " + tok + "\t", "Bearer" + tok, "Bearer\n" + tok, "Bearer\r\n " + tok,
+		"Bearer \u00a0" + tok, "Bearer " + tok + " x", "Bearer realm=\"x\"",
 	} {
 		f.Add(s, false)
 		f.Add(s, true)
+	}
+	for _, tt := range bearerTests {
+		if len(tt.vals) > 0 {
+			f.Add(tt.vals[0], len(tt.vals) > 1)
+		}
 	}
 	var n atomic.Int64
 	front, err := auth.New(auth.Config{
@@ -53,9 +68,19 @@ func FuzzBearer(f *testing.F) {
 		if got != got2 || ok != ok2 {
 			t.Fatalf("nondeterministic: %q %v / %q %v", got, ok, got2, ok2)
 		}
+		want := ""
+		if m := bearerGrammar.FindStringSubmatch(v); m != nil && !twice && len(m[1]) <= 1024 {
+			want = m[1]
+		}
+		if got != want || ok != (want != "") {
+			t.Fatalf("ParseBearer(%q) = %q, %v; the grammar says %q", vals, got, ok, want)
+		}
 		if ok {
-			if twice || v != "Bearer "+got || got == "" || strings.ContainsAny(got, " \t\r\n\x00,\"") {
+			if strings.ContainsAny(got, " \t\r\n\x00,\"") {
 				t.Fatalf("accepted %q as %q", v, got)
+			}
+			if c, cok := auth.ParseBearer([]string{"Bearer " + got}); c != got || !cok {
+				t.Fatalf("canonical form of %q parses as %q, %v", got, c, cok)
 			}
 		}
 		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8765/mcp", nil)
@@ -64,7 +89,7 @@ func FuzzBearer(f *testing.F) {
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 			want := http.StatusUnauthorized
-			if !twice && v == "Bearer "+tok {
+			if ok && got == tok {
 				want = http.StatusNoContent
 			}
 			if rec.Code != want {

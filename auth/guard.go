@@ -176,6 +176,6 @@ func (f *Front) reject(w http.ResponseWriter, r *http.Request, desc, header, val
 		slog.String(strings.ToLower(header), value),
 		slog.String("remote", r.RemoteAddr),
 		slog.String("path", r.URL.Path))
-	f.event(r.Context(), Event{Type: "http.rejected", RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: desc})
+	f.event(r.Context(), Event{Type: EventRejected, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: desc})
 	writeJSON(w, http.StatusForbidden, errorBody{Error: "forbidden", Description: desc})
 }

@@ -67,12 +67,12 @@ func TestOriginRejected(t *testing.T) {
 			})
 		}
 	}
-	if n := countType(h.eventTypes(), "http.rejected"); n != len(origins)*len(paths) {
+	if n := countType(h.eventTypes(), auth.EventRejected); n != len(origins)*len(paths) {
 		t.Errorf("%d http.rejected events, want %d", n, len(origins)*len(paths))
 	}
 }
 
-func countType(ts []string, typ string) int {
+func countType(ts []auth.EventType, typ auth.EventType) int {
 	n := 0
 	for _, t := range ts {
 		if t == typ {

@@ -286,10 +286,10 @@ func (h *harness) postForm(path string, form url.Values, hdr ...string) response
 }
 
 // eventTypes returns the types of events seen so far.
-func (h *harness) eventTypes() []string {
+func (h *harness) eventTypes() []auth.EventType {
 	h.evMu.Lock()
 	defer h.evMu.Unlock()
-	var ts []string
+	var ts []auth.EventType
 	for _, e := range h.events {
 		ts = append(ts, e.Type)
 	}

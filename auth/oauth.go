@@ -568,11 +568,11 @@ func (o *oauthServer) consentDecision(w http.ResponseWriter, r *http.Request) {
 		o.redirectTo(w, p.req.redirectURI, url.Values{"error": {"access_denied"}, "error_description": {"the operator denied the request"}}, p.req.state, http.StatusSeeOther)
 	case "approve":
 		if !o.f.isOperatorToken(r.PostForm.Get("operator_token"), now) {
-			o.f.fail(r, key, now, "auth.deny", "consent: operator token refused", "")
+			o.f.fail(r, key, now, "consent: operator token refused", "")
 			o.showConsent(w, r, cl, p.req, "That token was not accepted. Use a token with full access.", http.StatusForbidden)
 			return
 		}
-		o.f.event(r.Context(), Event{Type: "oauth.consent", ClientID: cl.id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
+		o.f.event(r.Context(), Event{Type: EventConsent, ClientID: cl.id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
 		o.issueCode(w, r, p.req, http.StatusSeeOther)
 	default:
 		authzErrorPage(w, "invalid_request", "decision must be approve or deny")
@@ -582,7 +582,7 @@ func (o *oauthServer) consentDecision(w http.ResponseWriter, r *http.Request) {
 // isOperatorToken reports whether tok is a live static token with full
 // scopes.
 func (f *Front) isOperatorToken(tok string, now time.Time) bool {
-	if _, ok := parseBearer([]string{"Bearer " + tok}); !ok {
+	if !validToken68(tok) {
 		return false
 	}
 	p, reason := f.lookupToken(tok, now)
@@ -639,7 +639,7 @@ func (o *oauthServer) serveToken(w http.ResponseWriter, r *http.Request) {
 	cl, basic, code, reason := o.authenticateClient(r, form)
 	if code != "" {
 		if code == "invalid_client" {
-			o.f.fail(r, key, now, "auth.deny", "token endpoint: "+reason, "")
+			o.f.fail(r, key, now, "token endpoint: "+reason, "")
 			if basic {
 				w.Header().Set("WWW-Authenticate", `Basic realm="oauth"`)
 			}
@@ -735,7 +735,7 @@ func (o *oauthServer) exchangeCode(w http.ResponseWriter, r *http.Request, key s
 		if revoked != nil {
 			o.revoked(r, revoked, "authorization code reused")
 		}
-		o.f.fail(r, key, now, "auth.deny", "token endpoint: unknown or spent code", "")
+		o.f.fail(r, key, now, "token endpoint: unknown or spent code", "")
 		tokenError(w, http.StatusBadRequest, "invalid_grant", "the code is invalid, expired or already used")
 		return
 	}
@@ -756,7 +756,7 @@ func (o *oauthServer) exchangeCode(w http.ResponseWriter, r *http.Request, key s
 	if reason != "" {
 		o.mu.Unlock()
 		if errCode == "invalid_grant" {
-			o.f.fail(r, key, now, "auth.deny", "token endpoint: "+reason, "")
+			o.f.fail(r, key, now, "token endpoint: "+reason, "")
 		}
 		tokenError(w, http.StatusBadRequest, errCode, reason)
 		return
@@ -772,7 +772,7 @@ func (o *oauthServer) exchangeCode(w http.ResponseWriter, r *http.Request, key s
 	}
 	o.f.log.LogAttrs(r.Context(), slog.LevelInfo, "auth: oauth grant issued",
 		slog.String("client", cl.id), slog.String("grant", g.id), slog.String("remote", r.RemoteAddr))
-	o.f.event(r.Context(), Event{Type: "oauth.grant", Principal: oauthPrefix + cl.id, ClientID: cl.id, GrantID: g.id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
+	o.f.event(r.Context(), Event{Type: EventGrant, Principal: oauthPrefix + cl.id, ClientID: cl.id, GrantID: g.id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
 	writeToken(w, resp)
 }
 
@@ -812,7 +812,7 @@ func (o *oauthServer) refreshGrant(w http.ResponseWriter, r *http.Request, key s
 		if revoked != nil {
 			o.revoked(r, revoked, reason)
 		}
-		o.f.fail(r, key, now, "auth.deny", "token endpoint: "+reason, "")
+		o.f.fail(r, key, now, "token endpoint: "+reason, "")
 		tokenError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is invalid, expired or already used")
 		return
 	}
@@ -829,7 +829,7 @@ func (o *oauthServer) refreshGrant(w http.ResponseWriter, r *http.Request, key s
 		o.unavailable(w, r, err)
 		return
 	}
-	o.f.event(r.Context(), Event{Type: "oauth.refresh", Principal: oauthPrefix + g.clientID, ClientID: g.clientID, GrantID: g.id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
+	o.f.event(r.Context(), Event{Type: EventRefresh, Principal: oauthPrefix + g.clientID, ClientID: g.clientID, GrantID: g.id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
 	writeToken(w, resp)
 }
 
@@ -838,7 +838,7 @@ func (o *oauthServer) revoked(r *http.Request, g *grant, reason string) {
 	o.f.log.LogAttrs(r.Context(), slog.LevelWarn, "auth: oauth grant revoked",
 		slog.String("reason", reason), slog.String("client", g.clientID), slog.String("grant", g.id),
 		slog.String("remote", r.RemoteAddr))
-	o.f.event(r.Context(), Event{Type: "oauth.revoke", Principal: oauthPrefix + g.clientID, ClientID: g.clientID, GrantID: g.id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: reason})
+	o.f.event(r.Context(), Event{Type: EventRevoke, Principal: oauthPrefix + g.clientID, ClientID: g.clientID, GrantID: g.id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: reason})
 }
 
 func (o *oauthServer) unavailable(w http.ResponseWriter, r *http.Request, err error) {
@@ -1154,7 +1154,7 @@ func (o *oauthServer) serveRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	o.f.log.LogAttrs(r.Context(), slog.LevelInfo, "auth: oauth client registered",
 		slog.String("client", id), slog.String("name", cl.name), slog.String("remote", r.RemoteAddr))
-	o.f.event(r.Context(), Event{Type: "oauth.register", ClientID: id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
+	o.f.event(r.Context(), Event{Type: EventRegister, ClientID: id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
 	w.Header().Set("Pragma", "no-cache")
 	writeJSON(w, http.StatusCreated, resp)
 }

@@ -188,7 +188,7 @@ func TestOAuthCodeFlow(t *testing.T) {
 		if s := h.mcpStatus(tr2.Access); s != 200 {
 			t.Errorf("an unrelated grant was revoked: %d", s)
 		}
-		if !slices.Contains(h.eventTypes(), "oauth.revoke") {
+		if !slices.Contains(h.eventTypes(), auth.EventRevoke) {
 			t.Error("no oauth.revoke event")
 		}
 		if h.front.Valid(*pr) {

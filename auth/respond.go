@@ -78,7 +78,7 @@ func (f *Front) tooManyRequests(w http.ResponseWriter, r *http.Request, retry ti
 		secs = 1
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	f.event(r.Context(), Event{Type: "auth.throttled", RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: "too many failed attempts"})
+	f.event(r.Context(), Event{Type: EventThrottled, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: "too many failed attempts"})
 	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: "too_many_requests", Description: "too many failed attempts from this address; retry later"})
 }
 

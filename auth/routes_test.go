@@ -41,8 +41,14 @@ func TestRoutesCredentialMatrix(t *testing.T) {
 
 	variants := []variant{
 		{name: "no header"},
-		{name: "lower-case scheme", hdr: []string{"Authorization", "bearer " + h.token}, sent: true},
-		{name: "extra space", hdr: []string{"Authorization", "Bearer  " + h.token}, sent: true},
+		{name: "lower-case scheme", hdr: []string{"Authorization", "bearer " + h.token}, good: true},
+		{name: "upper-case scheme", hdr: []string{"Authorization", "BEARER " + h.token}, good: true},
+		{name: "extra spaces", hdr: []string{"Authorization", "Bearer   " + h.token}, good: true},
+		{name: "tab", hdr: []string{"Authorization", "Bearer\t" + h.token}, good: true},
+		{name: "scheme only", hdr: []string{"Authorization", "Bearer"}, sent: true},
+		{name: "scheme and spaces", hdr: []string{"Authorization", "Bearer   "}, sent: true},
+		{name: "no separator", hdr: []string{"Authorization", "Bearer" + h.token}, sent: true},
+		{name: "token and parameter", hdr: []string{"Authorization", "Bearer " + h.token + ", realm=x"}, sent: true},
 		{name: "wrong token", hdr: []string{"Authorization", "Bearer " + wrong}, sent: true},
 		{name: "token in query", query: "access_token=" + url.QueryEscape(h.token), sent: true},
 		{name: "right token", hdr: []string{"Authorization", "Bearer " + h.token}, good: true},

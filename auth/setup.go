@@ -62,16 +62,17 @@ func (f *Front) serveConnection(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !f.noAuth {
+		// As in RequireBearer, the credential is checked before the
+		// throttle, so a valid one is never refused with 429.
 		key := f.clientKey(r)
 		now := f.now()
-		if retry, blocked := f.throttle.blocked(key, now); blocked {
-			f.tooManyRequests(w, r, retry)
-			return
-		}
 		if len(r.Header.Values("Authorization")) > 0 || r.URL.Query().Has("access_token") {
 			p, reason, sent := f.authenticateRequest(r, now)
 			if reason != "" {
-				f.fail(r, key, now, "auth.deny", reason, p.Name)
+				if f.refuseThrottled(w, r, key, now) {
+					return
+				}
+				f.fail(r, key, now, reason, p.Name)
 				f.unauthorized(w, sent)
 				return
 			}
@@ -84,17 +85,23 @@ func (f *Front) serveConnection(w http.ResponseWriter, r *http.Request) {
 		} else {
 			st, present := setupTokenFrom(r)
 			if !present {
+				if f.refuseThrottled(w, r, key, now) {
+					return
+				}
 				f.noCredentials(r)
 				f.unauthorized(w, false)
 				return
 			}
 			if ok, reason := f.useSetupToken(st); !ok {
-				f.fail(r, key, now, "auth.deny", reason, "setup")
+				if f.refuseThrottled(w, r, key, now) {
+					return
+				}
+				f.fail(r, key, now, reason, "setup")
 				f.unauthorized(w, true)
 				return
 			}
 			f.log.LogAttrs(r.Context(), slog.LevelInfo, "auth: setup token used", slog.String("remote", r.RemoteAddr))
-			f.event(r.Context(), Event{Type: "setup.used", Principal: "setup", RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
+			f.event(r.Context(), Event{Type: EventSetupUsed, Principal: "setup", RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
 		}
 	}
 	b, err := json.Marshal(f.cfg.ConnectionData())

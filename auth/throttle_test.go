@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,9 +53,14 @@ func TestThrottle(t *testing.T) {
 	if s, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || s < 1 || s > 60 {
 		t.Fatalf("Retry-After %q", r.Header.Get("Retry-After"))
 	}
-	// The right token from the throttled address is refused too: no oracle.
-	if r := call(attacker, h.token); r.StatusCode != http.StatusTooManyRequests {
-		t.Fatalf("right token from throttled address: %d", r.StatusCode)
+	// The right token from the throttled address still works (the
+	// attacker may share it with the real client), and a wrong one after
+	// it is still throttled.
+	if r := call(attacker, h.token); r.StatusCode != 200 {
+		t.Fatalf("right token from throttled address: %d, want 200", r.StatusCode)
+	}
+	if r := call(attacker, "wrong"); r.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("wrong token after a right one: %d, want 429", r.StatusCode)
 	}
 	// Another address is not slowed.
 	for range 3 {
@@ -69,10 +75,10 @@ func TestThrottle(t *testing.T) {
 	}
 	// After the window the address may try again.
 	h.clock.Advance(time.Minute)
-	if r := call(attacker, h.token); r.StatusCode != 200 {
-		t.Fatalf("after the window: %d", r.StatusCode)
+	if r := call(attacker, "wrong"); r.StatusCode != 401 {
+		t.Fatalf("after the window: %d, want 401", r.StatusCode)
 	}
-	if countType(h.eventTypes(), "auth.throttled") < 2 {
+	if countType(h.eventTypes(), auth.EventThrottled) < 2 {
 		t.Error("no auth.throttled events")
 	}
 }
@@ -130,5 +136,81 @@ func TestNoCredentialsNotCounted(t *testing.T) {
 	}
 	if s := h.mcpStatus(h.token); s != 200 {
 		t.Fatalf("after probes: %d", s)
+	}
+}
+
+// TestThrottleNeverRefusesValidCredential: bad tokens from 127.0.0.1, the
+// address every local process shares, lock out bad and missing credentials
+// from it, never a valid one, on the MCP endpoint and /connection.json.
+func TestThrottleNeverRefusesValidCredential(t *testing.T) {
+	var expired string
+	h := newHarness(t, func(h *harness, c *auth.Config) {
+		expired = newToken(t)
+		c.Tokens = append(c.Tokens, auth.Token{Name: "old", Secret: auth.NewSecret(expired), Scopes: auth.FullScopes(), Expires: h.clock.Now()})
+		c.Throttle = auth.ThrottleConfig{Failures: 10, Window: time.Minute}
+	})
+	handler := h.front.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	port := 40000
+	send := func(from, path, header, value string) *httptest.ResponseRecorder {
+		t.Helper()
+		port++ // a new connection each time: only the IP may count
+		req := httptest.NewRequest(http.MethodPost, h.base+path, strings.NewReader("{}"))
+		if path == "/connection.json" {
+			req.Method = http.MethodGet
+		}
+		req.RemoteAddr = net.JoinHostPort(from, strconv.Itoa(port))
+		if header != "" {
+			req.Header.Set(header, value)
+		}
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, req)
+		return rec
+	}
+	for i := range 10 {
+		if rec := send("127.0.0.1", "/mcp", "Authorization", "Bearer "+newToken(t)); rec.Code != 401 {
+			t.Fatalf("bad token %d: %d, want 401", i, rec.Code)
+		}
+	}
+	tests := []struct {
+		name, from, path, header, value string
+		want                            int
+	}{
+		{name: "valid token", from: "127.0.0.1", path: "/mcp", header: "Authorization", value: "Bearer " + h.token, want: 204},
+		{name: "valid token, lower-case scheme", from: "127.0.0.1", path: "/mcp", header: "Authorization", value: "bearer " + h.token, want: 204},
+		{name: "bad token", from: "127.0.0.1", path: "/mcp", header: "Authorization", value: "Bearer " + newToken(t), want: 429},
+		{name: "valid token again", from: "127.0.0.1", path: "/mcp", header: "Authorization", value: "Bearer " + h.token, want: 204},
+		{name: "expired token", from: "127.0.0.1", path: "/mcp", header: "Authorization", value: "Bearer " + expired, want: 429},
+		{name: "malformed header", from: "127.0.0.1", path: "/mcp", header: "Authorization", value: "Bearer", want: 429},
+		{name: "no credential", from: "127.0.0.1", path: "/mcp", want: 429},
+		{name: "token in query", from: "127.0.0.1", path: "/mcp?access_token=" + h.token, want: 429},
+		{name: "connection.json, valid token", from: "127.0.0.1", path: "/connection.json", header: "Authorization", value: "Bearer " + h.token, want: 200},
+		{name: "connection.json, bad token", from: "127.0.0.1", path: "/connection.json", header: "Authorization", value: "Bearer " + newToken(t), want: 429},
+		{name: "connection.json, bad setup token", from: "127.0.0.1", path: "/connection.json", header: auth.SetupTokenHeader, value: newToken(t), want: 429},
+		{name: "connection.json, nothing", from: "127.0.0.1", path: "/connection.json", want: 429},
+		{name: "other address, valid token", from: "127.0.0.2", path: "/mcp", header: "Authorization", value: "Bearer " + h.token, want: 204},
+		{name: "other address, bad token", from: "127.0.0.2", path: "/mcp", header: "Authorization", value: "Bearer " + newToken(t), want: 401},
+		{name: "IPv6 loopback, bad token", from: "::1", path: "/mcp", header: "Authorization", value: "Bearer " + newToken(t), want: 401},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := send(tt.from, tt.path, tt.header, tt.value)
+			if rec.Code != tt.want {
+				t.Fatalf("status %d, want %d; body %s", rec.Code, tt.want, rec.Body)
+			}
+			if tt.want == 429 {
+				if s, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || s < 1 || s > 60 {
+					t.Errorf("Retry-After %q", rec.Header().Get("Retry-After"))
+				}
+			}
+			if rec.Code >= 400 {
+				leaks.text(rec.Body.String())
+			}
+		})
+	}
+	if n := countType(h.eventTypes(), auth.EventDenied); n != 10+2 {
+		t.Errorf("%d %s events, want 12 (the lockout and the other addresses' bad tokens)", n, auth.EventDenied)
+	}
+	if n := countType(h.eventTypes(), auth.EventThrottled); n != 8 {
+		t.Errorf("%d %s events, want one per 429 (8)", n, auth.EventThrottled)
 	}
 }

@@ -16,7 +16,26 @@
 //
 // # Usage
 //
-//	t := transport.NewHTTP(gw.MCPServer(), transport.HTTPConfig{Auth: front.RequireBearer})
-//	ln, _ := net.Listen("tcp", "127.0.0.1:8765")
-//	err := t.Serve(ctx, ln) // returns after ctx is done and calls drained
+// srv is the *server.MCPServer to serve (the gateway's MCPServer). Over
+// HTTP, behind an auth.Front built for the same listener (this runs as
+// ExampleHTTP_Serve):
+//
+//	h, err := transport.NewHTTP(srv, transport.HTTPConfig{
+//		Guard:  front.Guard,
+//		Auth:   front.RequireBearer,
+//		Routes: front.Routes(),
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	defer h.Close()
+//	ln, err := net.Listen("tcp", "127.0.0.1:8765")
+//	if err != nil {
+//		return err
+//	}
+//	return h.Serve(ctx, ln) // returns after ctx is done and calls drained
+//
+// Over stdio, with logs kept off stdout (this runs as ExampleServeStdio):
+//
+//	err := transport.ServeStdio(ctx, srv, os.Stdin, os.Stdout, transport.StdioConfig{Logger: logger})
 package transport
