@@ -269,4 +269,3 @@ func (g *Gateway) recordUnknownTool(ctx context.Context, id any, method mcp.MCPM
 		Error:      "unknown tool",
 	})
 }
-
