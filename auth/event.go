@@ -16,7 +16,7 @@ const (
 	EventConsent   EventType = "oauth.consent"  // the operator approved an authorization on the consent page
 	EventGrant     EventType = "oauth.grant"    // an authorization code was exchanged for a new grant
 	EventRefresh   EventType = "oauth.refresh"  // a grant's tokens were rotated with its refresh token
-	EventRevoke    EventType = "oauth.revoke"   // a grant was revoked (a code or refresh token was reused)
+	EventRevoke    EventType = "oauth.revoke"   // a grant was revoked: its code or a refresh token was reused, or shown by another client
 	EventRegister  EventType = "oauth.register" // a client registered itself dynamically
 )
 
