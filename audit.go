@@ -17,9 +17,9 @@ import (
 )
 
 // AuditLedger is what the gateway needs of an audit ledger: the write side
-// and the keyed digest of arguments. *audit.Ledger implements it. If the
-// value also has Query (as *audit.Ledger does), get_server_activity reads
-// recent events from it.
+// and the keyed digest of arguments. *sqlite.Ledger (package audit/sqlite)
+// implements it. If the value also has Query (as *sqlite.Ledger does),
+// get_server_activity reads recent events from it.
 type AuditLedger interface {
 	audit.Recorder
 	DigestArgs(raw []byte) string

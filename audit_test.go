@@ -15,12 +15,13 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
 )
 
-func openLedger(t *testing.T) *audit.Ledger {
+func openLedger(t *testing.T) *sqlite.Ledger {
 	t.Helper()
-	l, err := audit.Open(context.Background(), audit.Config{Path: filepath.Join(t.TempDir(), "audit.db")})
+	l, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "audit.db")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func openLedger(t *testing.T) *audit.Ledger {
 	return l
 }
 
-func events(t *testing.T, l *audit.Ledger, f audit.Filter) []audit.Event {
+func events(t *testing.T, l *sqlite.Ledger, f audit.Filter) []audit.Event {
 	t.Helper()
 	ev, err := l.Query(context.Background(), f)
 	if err != nil {
@@ -106,7 +107,7 @@ func TestAuditRecordsScopeDenials(t *testing.T) {
 }
 
 func TestAuditStoresRedactedArgumentsWhenAsked(t *testing.T) {
-	l, err := audit.Open(context.Background(), audit.Config{Path: filepath.Join(t.TempDir(), "audit.db"), StoreArgs: true})
+	l, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "audit.db"), StoreArgs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestAuditStoresRedactedArgumentsWhenAsked(t *testing.T) {
 // failingLedger is a ledger whose writes fail on demand: the real ledger
 // cannot be made to fail at a chosen row.
 type failingLedger struct {
-	*audit.Ledger
+	*sqlite.Ledger
 	failIntent, failDone atomic.Bool
 }
 

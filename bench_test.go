@@ -8,7 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
-	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 )
 
 // BenchmarkGatewayNoop measures the gateway's own cost per call (registry,
@@ -44,17 +44,17 @@ func BenchmarkGatewayNoop(b *testing.B) {
 // without a ledger and with one in each durability mode, side by side.
 func BenchmarkGatewayExecuteTrue(b *testing.B) {
 	b.Run("audit=off", func(b *testing.B) { benchExecuteTrue(b, nil) })
-	b.Run("audit=full", func(b *testing.B) { benchExecuteTrue(b, &audit.Config{}) })
-	b.Run("audit=normal", func(b *testing.B) { benchExecuteTrue(b, &audit.Config{UnsafeSyncNormal: true}) })
+	b.Run("audit=full", func(b *testing.B) { benchExecuteTrue(b, &sqlite.Config{}) })
+	b.Run("audit=normal", func(b *testing.B) { benchExecuteTrue(b, &sqlite.Config{UnsafeSyncNormal: true}) })
 }
 
 // benchExecuteTrue measures one call against a gateway with a ledger
 // opened with lc, or none when lc is nil.
-func benchExecuteTrue(b *testing.B, lc *audit.Config) {
+func benchExecuteTrue(b *testing.B, lc *sqlite.Config) {
 	var cfg rigout.Config
 	if lc != nil {
 		lc.Path = filepath.Join(b.TempDir(), "audit.db")
-		l, err := audit.Open(context.Background(), *lc)
+		l, err := sqlite.Open(context.Background(), *lc)
 		if err != nil {
 			b.Fatal(err)
 		}

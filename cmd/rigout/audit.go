@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/internal/statedir"
 )
 
@@ -152,7 +153,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "rigout audit %s: no audit ledger at %s (see --state-dir, --audit-db)\n", cmd, path)
 		return 1
 	}
-	l, err := audit.Open(ctx, audit.Config{Path: path, ReadOnly: !writes})
+	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, ReadOnly: !writes})
 	if err != nil {
 		fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
 		return 1
@@ -175,7 +176,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		err = auditPrune(ctx, l, before, &f, stdout)
 	}
 	if err != nil {
-		var te *audit.TamperError
+		var te *sqlite.TamperError
 		if !errors.As(err, &te) { // verify has printed its finding
 			fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
 		}
@@ -219,24 +220,24 @@ func parseAuditTime(s string, now time.Time) (time.Time, error) {
 }
 
 // auditOperator names the person running a retention command.
-func auditOperator() audit.Operator {
+func auditOperator() sqlite.Operator {
 	name := strconv.Itoa(os.Getuid())
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		name = u.Username
 	}
-	return audit.Operator{Principal: "os:" + name, Transport: "cli"}
+	return sqlite.Operator{Principal: "os:" + name, Transport: "cli"}
 }
 
-func auditVerify(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout io.Writer) error {
+func auditVerify(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout io.Writer) error {
 	rep, err := l.Verify(ctx)
-	var te *audit.TamperError
+	var te *sqlite.TamperError
 	if err != nil && !errors.As(err, &te) {
 		return err
 	}
 	if f.json {
 		out := struct {
 			OK bool `json:"ok"`
-			audit.VerifyReport
+			sqlite.VerifyReport
 		}{rep.OK(), rep}
 		if e := json.NewEncoder(stdout).Encode(out); e != nil {
 			return e
@@ -272,7 +273,7 @@ func auditVerify(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout io.
 	return err
 }
 
-func auditTail(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout io.Writer) error {
+func auditTail(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout io.Writer) error {
 	var evs []audit.Event
 	if f.n > 0 {
 		var err error
@@ -320,7 +321,7 @@ func auditTail(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout io.Wr
 	}
 }
 
-func auditQuery(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout, stderr io.Writer) error {
+func auditQuery(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout, stderr io.Writer) error {
 	evs, err := l.Query(ctx, f.filter)
 	if err != nil {
 		return err
@@ -334,7 +335,7 @@ func auditQuery(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout, std
 	return nil
 }
 
-func auditStats(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout io.Writer) error {
+func auditStats(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout io.Writer) error {
 	st, err := l.Stats(ctx, f.filter)
 	if err != nil {
 		return err
@@ -358,7 +359,7 @@ func auditStats(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout io.W
 	return tw.Flush()
 }
 
-func auditExport(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout, stderr io.Writer) (err error) {
+func auditExport(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout, stderr io.Writer) (err error) {
 	w := stdout
 	dest := "stdout"
 	if f.out != "" {
@@ -385,7 +386,7 @@ func auditExport(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout, st
 	return nil
 }
 
-func auditPrune(ctx context.Context, l *audit.Ledger, before time.Time, f *auditFlags, stdout io.Writer) error {
+func auditPrune(ctx context.Context, l *sqlite.Ledger, before time.Time, f *auditFlags, stdout io.Writer) error {
 	rep, err := l.Prune(ctx, before, auditOperator())
 	if err != nil {
 		return err

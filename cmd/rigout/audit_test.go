@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 )
 
 // auditFixture writes a ledger with a few calls into a fresh state
@@ -22,7 +23,7 @@ func auditFixture(t *testing.T) string {
 	dir := t.TempDir()
 	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	tick := start
-	l, err := audit.Open(context.Background(), audit.Config{
+	l, err := sqlite.Open(context.Background(), sqlite.Config{
 		Path: filepath.Join(dir, "audit.db"),
 		Now:  func() time.Time { tick = tick.Add(time.Minute); return tick },
 	})
@@ -191,7 +192,7 @@ func TestAuditTailFollow(t *testing.T) {
 	wg.Go(func() {
 		code = runAudit(ctx, []string{"tail", "--state-dir", dir, "-n", "1", "--follow", "--interval", "20ms", "--json"}, &out, &errb)
 	})
-	l, err := audit.Open(context.Background(), audit.Config{Path: filepath.Join(dir, "audit.db")})
+	l, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(dir, "audit.db")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout"
-	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/statedir"
@@ -207,12 +207,12 @@ func (c *common) ssh(logger *slog.Logger) (*exec.RouterConfig, error) {
 
 // openLedger opens the audit ledger. A ledger that cannot be opened stops
 // the gateway, unless best effort was asked for.
-func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger) (*audit.Ledger, error) {
+func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger) (*sqlite.Ledger, error) {
 	path := c.auditDB
 	if path == "" {
 		path = filepath.Join(dir, "audit.db")
 	}
-	l, err := audit.Open(ctx, audit.Config{Path: path, Logger: logger, StoreArgs: c.file.Audit.StoreArgs,
+	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, Logger: logger, StoreArgs: c.file.Audit.StoreArgs,
 		UnsafeSyncNormal: c.file.Audit.UnsafeSyncNormal})
 	if err != nil {
 		return nil, fmt.Errorf("audit ledger %s: %w", path, err)
@@ -221,7 +221,7 @@ func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger
 }
 
 // gateway builds the library configuration from the flags.
-func (c *common) gateway(logger *slog.Logger, ledger *audit.Ledger, principal *auth.Principal) (*rigout.Gateway, error) {
+func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *auth.Principal) (*rigout.Gateway, error) {
 	policy, err := c.file.policy()
 	if err != nil {
 		return nil, err

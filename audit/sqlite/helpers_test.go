@@ -1,4 +1,4 @@
-package audit_test
+package sqlite_test
 
 import (
 	"context"
@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 )
 
 // openLedger opens a ledger in a fresh temporary directory and closes it when
 // the test ends.
-func openLedger(t testing.TB, mod func(*audit.Config)) (*audit.Ledger, audit.Config) {
+func openLedger(t testing.TB, mod func(*sqlite.Config)) (*sqlite.Ledger, sqlite.Config) {
 	t.Helper()
-	cfg := audit.Config{Path: filepath.Join(t.TempDir(), "state", "audit.db")}
+	cfg := sqlite.Config{Path: filepath.Join(t.TempDir(), "state", "audit.db")}
 	if mod != nil {
 		mod(&cfg)
 	}
-	l, err := audit.Open(context.Background(), cfg)
+	l, err := sqlite.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -75,7 +76,7 @@ func call(i int) (audit.Event, audit.Event) {
 }
 
 // record records n calls (2n rows).
-func record(t testing.TB, l *audit.Ledger, n int) {
+func record(t testing.TB, l *sqlite.Ledger, n int) {
 	t.Helper()
 	ctx := context.Background()
 	for i := range n {

@@ -1,9 +1,11 @@
-package audit
+package sqlite
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/rigout/rigout/audit"
 )
 
 // migrations is the schema history: migrations[i] takes the database from
@@ -72,7 +74,7 @@ func migrate(ctx context.Context, db *sql.Conn, path string) error {
 	defer tx.Rollback()
 	var v int
 	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		return fmt.Errorf("audit: read schema version of %s: %w", path, err)
+		return fmt.Errorf("sqlite: read schema version of %s: %w", path, err)
 	}
 	if v > schemaVersion {
 		return &SchemaVersionError{Path: path, Found: v, Max: schemaVersion}
@@ -99,7 +101,7 @@ type scanner interface{ Scan(dest ...any) error }
 
 // storedRow is an event as read back, with its raw hashes.
 type storedRow struct {
-	Event
+	audit.Event
 	prev, hash []byte
 }
 
@@ -133,7 +135,7 @@ func scanEvent(s scanner) (storedRow, error) {
 }
 
 // insertArgs returns the values for insertSQL.
-func insertArgs(e *Event, prev, row []byte) []any {
+func insertArgs(e *audit.Event, prev, row []byte) []any {
 	var exit any
 	if e.ExitCode != nil {
 		exit = int64(*e.ExitCode)
