@@ -124,12 +124,12 @@ func (g *Gateway) baseEvent(ctx context.Context, call *Call) audit.Event {
 
 // fillOutcome copies a call's outcome into its done row.
 func fillOutcome(e *audit.Event, o *Outcome) {
-	e.Status = o.Status
+	e.Status = audit.Status(o.Status)
 	if o.Host != "" {
 		e.Host = o.Host
 	}
 	e.Route = o.Route
-	e.Decision = o.Decision
+	e.Decision = audit.Decision(o.Decision)
 	e.Rule = o.Rule
 	e.Bypassed = o.Bypassed
 	e.ExitCode = o.ExitCode

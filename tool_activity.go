@@ -92,7 +92,7 @@ func (g *Gateway) serverActivity(ctx context.Context, call *Call) (*mcp.CallTool
 		for _, e := range evs {
 			list = append(list, activityEvent{
 				Seq: e.Seq, Time: e.Time.UTC().Format(time.RFC3339Nano), Type: e.Type, Phase: e.Phase,
-				Principal: e.Principal, Tool: e.Tool, Host: e.Host, Route: e.Route, Status: e.Status,
+				Principal: e.Principal, Tool: e.Tool, Host: e.Host, Route: e.Route, Status: string(e.Status),
 				Rule: e.Rule, Bypassed: e.Bypassed, ExitCode: e.ExitCode, Signal: e.Signal,
 				MS: e.Duration.Milliseconds(), Error: e.Error,
 			})

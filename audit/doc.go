@@ -15,7 +15,11 @@
 // Event types are dotted strings such as [TypeToolCall]; the audit.* types
 // are reserved for the events a ledger writes about itself. A command is
 // recorded as two rows sharing a CallID: a [PhaseIntent] row committed
-// before it starts and a [PhaseDone] row after it ends.
+// before it starts and a [PhaseDone] row after it ends. How a row stands or
+// ended is a [Status] ([StatusOK], [StatusDenied], …), and what the command
+// policy decided is a [Decision] ([DecisionAllow], [DecisionConfirm], …):
+// typed constants, each documented once in this package, stored as their
+// text.
 //
 // Backends live in subpackages. Package audit/sqlite is the ledger rigout
 // ships: an append-only SQLite table with a hash chain, a head file and

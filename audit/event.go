@@ -36,17 +36,6 @@ const (
 	PhaseDone   = "done"   // written after it ends, with the same CallID
 )
 
-// Common values of [Event.Status].
-const (
-	StatusStarted = "started"
-	StatusOK      = "ok"
-	StatusError   = "error"
-	StatusDenied  = "denied"
-	StatusInvalid = "invalid"
-	StatusTimeout = "timeout"
-	StatusAborted = "aborted"
-)
-
 // Event is one row of the ledger: who did what, where, when, what the policy
 // decided and how it ended.
 //
@@ -65,7 +54,7 @@ type Event struct {
 	Tool        string        `json:"tool,omitempty"`         // tool name
 	Host        string        `json:"host,omitempty"`         // target host as the caller named it
 	Route       string        `json:"route,omitempty"`        // route taken: "local", "ssh(web1 → 10.0.0.5:22)", ...
-	Decision    string        `json:"decision,omitempty"`     // policy decision: "allow", "deny", "confirm", ...
+	Decision    Decision      `json:"decision,omitempty"`     // what the command policy decided: [DecisionAllow], [DecisionDeny], ...
 	Rule        string        `json:"rule,omitempty"`         // ID of the policy rule that decided
 	Bypassed    bool          `json:"bypassed,omitempty"`     // whether the policy was bypassed
 	ExitCode    *int          `json:"exit_code,omitempty"`    // exit status of a command that ran to its end
@@ -74,7 +63,7 @@ type Event struct {
 	StdoutBytes int64         `json:"stdout_bytes,omitempty"` // bytes the command wrote to stdout
 	StderrBytes int64         `json:"stderr_bytes,omitempty"` // bytes the command wrote to stderr
 	Truncated   bool          `json:"truncated,omitempty"`    // whether output was cut at the cap
-	Status      string        `json:"status,omitempty"`       // [StatusOK], [StatusDenied], ...
+	Status      Status        `json:"status,omitempty"`       // how it stands or ended: [StatusOK], [StatusDenied], ...
 	Error       string        `json:"error,omitempty"`        // error text, already redacted by the caller
 	ArgsDigest  string        `json:"args_digest,omitempty"`  // keyed digest of the arguments, computed by the ledger
 	Args        string        `json:"args,omitempty"`         // redacted argument values; stored only if the ledger is told to
@@ -120,6 +109,8 @@ func (e *Event) Sanitize() {
 	for _, p := range e.textFields() {
 		*p = cleanText(*p)
 	}
+	e.Status = Status(cleanText(string(e.Status)))
+	e.Decision = Decision(cleanText(string(e.Decision)))
 }
 
 // cleanText returns s as valid UTF-8 of at most maxTextBytes.
@@ -137,10 +128,11 @@ func cleanText(s string) string {
 	return s
 }
 
-func (e *Event) textFields() [18]*string {
-	return [18]*string{
+// textFields are the string fields; Status and Decision, of their own
+// types, are the other two.
+func (e *Event) textFields() [16]*string {
+	return [16]*string{
 		&e.Type, &e.CallID, &e.Phase, &e.Principal, &e.Transport, &e.RemoteAddr, &e.Session,
-		&e.Tool, &e.Host, &e.Route, &e.Decision, &e.Rule, &e.Signal, &e.Status, &e.Error,
-		&e.ArgsDigest, &e.Args, &e.Detail,
+		&e.Tool, &e.Host, &e.Route, &e.Rule, &e.Signal, &e.Error, &e.ArgsDigest, &e.Args, &e.Detail,
 	}
 }

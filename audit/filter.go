@@ -4,13 +4,13 @@ import "time"
 
 // Filter selects events for [Querier.Query] and a backend's statistics and
 // export. Zero fields match everything; set fields are combined with AND.
-// String fields match exactly, except Type, which also accepts a trailing
+// Text fields match exactly, except Type, which also accepts a trailing
 // "*" as a prefix match ("ssh.hostkey.*").
 type Filter struct {
 	Tool      string
 	Host      string
 	Principal string
-	Status    string
+	Status    Status
 	Type      string
 	Phase     string
 	CallID    string
@@ -28,8 +28,8 @@ type Filter struct {
 //
 // A call is counted once, by its final row: the done row of a two-phase call
 // or the single row of a one-shot event. Denials are calls refused by scope
-// or policy (status "denied", decision "deny" or type "tool.denied"); Errors
-// are the other calls whose status is not "ok". P50 and P95 are
+// or policy ([StatusDenied], [DecisionDeny] or [TypeToolDenied]); Errors
+// are the other calls whose status is not [StatusOK]. P50 and P95 are
 // nearest-rank percentiles of Duration over the calls that were not denied.
 // Unfinished counts intent rows with no done row: calls in flight, or
 // interrupted by a crash.

@@ -22,9 +22,9 @@ const hashDomain = "rigout.audit.row.v1\x00"
 // Host, Route, Decision, Rule, Bypassed, ExitCode, Signal, Duration (in
 // nanoseconds), StdoutBytes, StderrBytes, Truncated, Status, Error,
 // ArgsDigest, Args, Detail; and finally the 32 bytes of prev. Integers are
-// 8 bytes big-endian (two's complement); strings are a 4-byte big-endian
-// length and their bytes; booleans are one byte, 0 or 1; ExitCode is a
-// presence byte and 8 bytes (zero when absent). Every field has one
+// 8 bytes big-endian (two's complement); strings, Status and Decision among
+// them, are a 4-byte big-endian length and their bytes; booleans are one
+// byte, 0 or 1; ExitCode is a presence byte and 8 bytes (zero when absent). Every field has one
 // encoding, so no two different rows share one. PrevHash and Hash are not
 // encoded.
 //
@@ -58,7 +58,7 @@ func RowHash(e *Event, prev [sha256.Size]byte) [sha256.Size]byte {
 	str(e.Tool)
 	str(e.Host)
 	str(e.Route)
-	str(e.Decision)
+	str(string(e.Decision))
 	str(e.Rule)
 	flag(e.Bypassed)
 	flag(e.ExitCode != nil)
@@ -72,7 +72,7 @@ func RowHash(e *Event, prev [sha256.Size]byte) [sha256.Size]byte {
 	u64(e.StdoutBytes)
 	u64(e.StderrBytes)
 	flag(e.Truncated)
-	str(e.Status)
+	str(string(e.Status))
 	str(e.Error)
 	str(e.ArgsDigest)
 	str(e.Args)

@@ -93,7 +93,7 @@ func auditEvent(i int64) audit.Event {
 	code := 0
 	return audit.Event{Type: audit.TypeToolCall, Phase: audit.PhaseDone, CallID: fmt.Sprintf("%016x", i),
 		Principal: "default", Transport: "http", RemoteAddr: "127.0.0.1:54321", Tool: "execute_command",
-		Host: "local", Route: "local", Decision: "allow", Rule: "default", ExitCode: &code,
+		Host: "local", Route: "local", Decision: audit.DecisionAllow, Rule: "default", ExitCode: &code,
 		Duration: 1200 * time.Microsecond, Status: audit.StatusOK, ArgsDigest: "0123456789abcdef"}
 }
 

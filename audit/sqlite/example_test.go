@@ -33,7 +33,7 @@ func Example() {
 	intent := audit.Event{
 		Type: audit.TypeToolCall, Phase: audit.PhaseIntent, CallID: "c1",
 		Principal: "ci-bot", Transport: "http", Tool: "execute_command", Host: "local",
-		Decision: "allow", Rule: "default", Status: audit.StatusStarted,
+		Decision: audit.DecisionAllow, Rule: "default", Status: audit.StatusStarted,
 		ArgsDigest: l.DigestArgs([]byte(`{"command":"uptime"}`)),
 	}
 	if err := l.Record(ctx, intent); err != nil {
@@ -71,7 +71,7 @@ func ExampleLedger_Verify() {
 		fmt.Println(err)
 		return
 	}
-	for _, status := range []string{"ok", "denied", "ok"} {
+	for _, status := range []audit.Status{audit.StatusOK, audit.StatusDenied, audit.StatusOK} {
 		l.Record(ctx, audit.Event{Type: audit.TypeToolCall, Tool: "execute_command", Status: status})
 	}
 	l.Close()
@@ -107,7 +107,7 @@ func ExampleLedger_Stats() {
 		return
 	}
 	defer l.Close()
-	for i, status := range []string{"ok", "ok", "error", "denied"} {
+	for i, status := range []audit.Status{audit.StatusOK, audit.StatusOK, audit.StatusError, audit.StatusDenied} {
 		l.Record(ctx, audit.Event{Type: audit.TypeToolCall, Tool: "execute_command",
 			Status: status, Duration: time.Duration(i+1) * time.Second})
 	}

@@ -64,7 +64,7 @@ func intp(i int) *int { return &i }
 func call(i int) (audit.Event, audit.Event) {
 	id := fmt.Sprintf("call-%d", i)
 	intent := audit.Event{Type: audit.TypeToolCall, Phase: audit.PhaseIntent, CallID: id, Principal: "ci",
-		Transport: "http", Tool: "execute_command", Host: "local", Route: "local", Decision: "allow",
+		Transport: "http", Tool: "execute_command", Host: "local", Route: "local", Decision: audit.DecisionAllow,
 		Rule: "default", Status: audit.StatusStarted, ArgsDigest: "0123456789abcdef"}
 	done := intent
 	done.Phase = audit.PhaseDone

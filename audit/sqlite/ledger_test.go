@@ -26,7 +26,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	in := audit.Event{
 		Type: audit.TypeToolCall, CallID: "c1", Phase: audit.PhaseDone, Principal: "alice",
 		Transport: "http", RemoteAddr: "127.0.0.1:5555", Session: "s-1", Tool: "execute_command",
-		Host: "web1", Route: "ssh(web1 → 10.0.0.5:22)", Decision: "allow", Rule: "r7", Bypassed: true,
+		Host: "web1", Route: "ssh(web1 → 10.0.0.5:22)", Decision: audit.DecisionAllow, Rule: "r7", Bypassed: true,
 		ExitCode: intp(3), Signal: "SIGTERM", Duration: 1500 * time.Millisecond, StdoutBytes: 10,
 		StderrBytes: 20, Truncated: true, Status: audit.StatusError, Error: "exit 3",
 		ArgsDigest: "abcdef0123456789", Args: `{"command":"ls"}`,
@@ -346,7 +346,7 @@ func TestStats(t *testing.T) {
 	in, _ := call(99)
 	in.Tool = "run"
 	l.Record(ctx, in)
-	l.Record(ctx, audit.Event{Type: audit.TypeToolDenied, Tool: "run", Status: audit.StatusDenied, Decision: "deny"})
+	l.Record(ctx, audit.Event{Type: audit.TypeToolDenied, Tool: "run", Status: audit.StatusDenied, Decision: audit.DecisionDeny})
 	l.Record(ctx, audit.Event{Type: audit.TypeToolCall, Tool: "files", Status: audit.StatusDenied, Duration: time.Hour})
 	l.Record(ctx, audit.Event{Type: audit.TypeToolCall, Tool: "files", Status: audit.StatusOK, Duration: time.Second})
 	l.Record(ctx, audit.Event{Type: audit.TypeServerStart})

@@ -24,7 +24,7 @@ func where(f *audit.Filter) (string, []any) {
 	eq("tool", f.Tool)
 	eq("host", f.Host)
 	eq("principal", f.Principal)
-	eq("status", f.Status)
+	eq("status", string(f.Status))
 	eq("call_id", f.CallID)
 	eq("session", f.Session)
 	eq("phase", f.Phase)
@@ -138,7 +138,9 @@ func (l *Ledger) Stats(ctx context.Context, f audit.Filter) ([]audit.ToolStats, 
 		return s
 	}
 	for rows.Next() {
-		var tool, status, decision, typ string
+		var tool, typ string
+		var status audit.Status
+		var decision audit.Decision
 		var dur int64
 		if err := rows.Scan(&tool, &status, &decision, &typ, &dur); err != nil {
 			rows.Close()
@@ -147,7 +149,7 @@ func (l *Ledger) Stats(ctx context.Context, f audit.Filter) ([]audit.ToolStats, 
 		s := get(tool)
 		s.Calls++
 		switch {
-		case status == audit.StatusDenied || decision == "deny" || typ == audit.TypeToolDenied:
+		case status == audit.StatusDenied || decision == audit.DecisionDeny || typ == audit.TypeToolDenied:
 			s.Denials++
 			continue
 		case status != audit.StatusOK:

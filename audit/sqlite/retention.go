@@ -102,19 +102,19 @@ type ExportReport struct {
 
 // exportDetail is the Detail of an [audit.TypeExport] event.
 type exportDetail struct {
-	Tool      string `json:"tool,omitempty"`
-	Host      string `json:"host,omitempty"`
-	Principal string `json:"principal,omitempty"`
-	Status    string `json:"status,omitempty"`
-	Type      string `json:"type,omitempty"`
-	Phase     string `json:"phase,omitempty"`
-	CallID    string `json:"call_id,omitempty"`
-	Session   string `json:"session,omitempty"`
-	Since     string `json:"since,omitempty"`
-	Until     string `json:"until,omitempty"`
-	AfterSeq  int64  `json:"after_seq,omitempty"`
-	BeforeSeq int64  `json:"before_seq"`
-	Limit     int    `json:"limit,omitempty"`
+	Tool      string       `json:"tool,omitempty"`
+	Host      string       `json:"host,omitempty"`
+	Principal string       `json:"principal,omitempty"`
+	Status    audit.Status `json:"status,omitempty"`
+	Type      string       `json:"type,omitempty"`
+	Phase     string       `json:"phase,omitempty"`
+	CallID    string       `json:"call_id,omitempty"`
+	Session   string       `json:"session,omitempty"`
+	Since     string       `json:"since,omitempty"`
+	Until     string       `json:"until,omitempty"`
+	AfterSeq  int64        `json:"after_seq,omitempty"`
+	BeforeSeq int64        `json:"before_seq"`
+	Limit     int          `json:"limit,omitempty"`
 }
 
 // Export writes the events matching f, with their hashes, to w as JSON

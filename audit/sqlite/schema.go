@@ -113,14 +113,17 @@ func scanEvent(s scanner) (storedRow, error) {
 		durNS    int64
 		bypassed int64
 		trunc    int64
+		decision string
+		status   string
 	)
 	err := s.Scan(&r.Seq, &timeNS, &r.Type, &r.CallID, &r.Phase, &r.Principal, &r.Transport,
-		&r.RemoteAddr, &r.Session, &r.Tool, &r.Host, &r.Route, &r.Decision, &r.Rule, &bypassed,
-		&exitCode, &r.Signal, &durNS, &r.StdoutBytes, &r.StderrBytes, &trunc, &r.Status,
+		&r.RemoteAddr, &r.Session, &r.Tool, &r.Host, &r.Route, &decision, &r.Rule, &bypassed,
+		&exitCode, &r.Signal, &durNS, &r.StdoutBytes, &r.StderrBytes, &trunc, &status,
 		&r.Error, &r.ArgsDigest, &r.Args, &r.Detail, &r.prev, &r.hash)
 	if err != nil {
 		return r, err
 	}
+	r.Decision, r.Status = audit.Decision(decision), audit.Status(status)
 	r.Time = timeFromNS(timeNS)
 	r.Duration = timeDuration(durNS)
 	r.Bypassed = bypassed != 0
@@ -141,9 +144,9 @@ func insertArgs(e *audit.Event, prev, row []byte) []any {
 		exit = int64(*e.ExitCode)
 	}
 	return []any{e.Seq, e.Time.UnixNano(), e.Type, e.CallID, e.Phase, e.Principal, e.Transport,
-		e.RemoteAddr, e.Session, e.Tool, e.Host, e.Route, e.Decision, e.Rule, boolInt(e.Bypassed),
+		e.RemoteAddr, e.Session, e.Tool, e.Host, e.Route, string(e.Decision), e.Rule, boolInt(e.Bypassed),
 		exit, e.Signal, int64(e.Duration), e.StdoutBytes, e.StderrBytes, boolInt(e.Truncated),
-		e.Status, e.Error, e.ArgsDigest, e.Args, e.Detail, prev, row}
+		string(e.Status), e.Error, e.ArgsDigest, e.Args, e.Detail, prev, row}
 }
 
 func boolInt(b bool) int64 {

@@ -92,7 +92,10 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fset.StringVar(&f.filter.Tool, "tool", "", "only this tool")
 		fset.StringVar(&f.filter.Host, "host", "", "only this target host")
 		fset.StringVar(&f.filter.Principal, "principal", "", "only this principal (token name)")
-		fset.StringVar(&f.filter.Status, "status", "", "only this status (ok, error, denied, ...)")
+		fset.Func("status", "only this status (ok, error, denied, ...)", func(s string) error {
+			f.filter.Status = audit.Status(s)
+			return nil
+		})
 		fset.StringVar(&f.filter.Type, "type", "", "only this event type; a trailing * matches a prefix")
 		fset.StringVar(&f.filter.CallID, "call-id", "", "only this call")
 		fset.StringVar(&f.filter.Session, "session", "", "only this MCP session")
@@ -449,11 +452,11 @@ func (p *auditPrinter) events(evs []audit.Event) error {
 			exit = e.Signal
 		}
 		detail := e.Error
-		if e.Decision != "" && e.Decision != "allow" {
-			detail = strings.TrimSpace(e.Decision + " " + e.Rule + " " + detail)
+		if e.Decision != "" && e.Decision != audit.DecisionAllow {
+			detail = strings.TrimSpace(string(e.Decision) + " " + e.Rule + " " + detail)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq,
-			e.Time.UTC().Format("2006-01-02 15:04:05.000"), e.Type, auditDash(e.Phase), auditDash(e.Status),
+			e.Time.UTC().Format("2006-01-02 15:04:05.000"), e.Type, auditDash(e.Phase), auditDash(string(e.Status)),
 			auditDash(e.Principal), auditDash(e.Tool), auditDash(e.Host), auditDuration(e.Duration), exit, auditCell(detail, 60))
 	}
 	return tw.Flush()

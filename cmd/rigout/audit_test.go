@@ -38,7 +38,7 @@ func auditFixture(t *testing.T) string {
 		{Type: audit.TypeToolCall, Phase: audit.PhaseDone, CallID: "c1", Principal: "alice", Tool: "execute_command", Host: "local", Status: audit.StatusOK, ExitCode: &zero, Duration: 20 * time.Millisecond},
 		{Type: audit.TypeToolCall, Phase: audit.PhaseIntent, CallID: "c2", Principal: "bob", Tool: "execute_command", Host: "web1", Status: audit.StatusStarted},
 		{Type: audit.TypeToolCall, Phase: audit.PhaseDone, CallID: "c2", Principal: "bob", Tool: "execute_command", Host: "web1", Status: audit.StatusError, ExitCode: &one, Duration: 40 * time.Millisecond, Error: "exit status 1"},
-		{Type: audit.TypeToolDenied, CallID: "c3", Principal: "bob", Tool: "execute_command", Host: "web1", Status: audit.StatusDenied, Decision: "deny", Rule: "no-rm-rf", Error: "rm -rf / is refused"},
+		{Type: audit.TypeToolDenied, CallID: "c3", Principal: "bob", Tool: "execute_command", Host: "web1", Status: audit.StatusDenied, Decision: audit.DecisionDeny, Rule: "no-rm-rf", Error: "rm -rf / is refused"},
 		{Type: audit.TypeToolCall, CallID: "c4", Principal: "alice", Tool: "search_files", Host: "local", Status: audit.StatusOK, Duration: 5 * time.Millisecond},
 	} {
 		if err := l.Record(ctx, e); err != nil {
