@@ -69,9 +69,9 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 		e.Phase = audit.PhaseDone
 	}
 	o := &call.Outcome
-	e.Status = string(o.Status)
+	e.Status = o.Status
 	e.Route = o.Route
-	e.Decision = string(o.Decision)
+	e.Decision = o.Decision
 	e.Rule = o.Rule
 	e.Bypassed = o.Bypassed
 	e.ExitCode = o.ExitCode
@@ -265,7 +265,7 @@ func (g *Gateway) recordUnknownTool(ctx context.Context, id any, method mcp.MCPM
 		Transport:  p.Transport,
 		RemoteAddr: p.RemoteAddr,
 		Tool:       name,
-		Status:     string(audit.StatusUnknown),
+		Status:     audit.StatusUnknown,
 		Error:      "unknown tool",
 	})
 }

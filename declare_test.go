@@ -208,7 +208,7 @@ func TestRateLimitPerPrincipal(t *testing.T) {
 	if res := call(alice, "run"); res.IsError {
 		t.Errorf("after the retry time: %q", text(res))
 	}
-	rows := events(t, l, audit.Filter{Status: string(audit.StatusLimited)})
+	rows := events(t, l, audit.Filter{Status: audit.StatusLimited})
 	if len(rows) != 1 || rows[0].Principal != "alice" {
 		t.Errorf("limited rows = %+v", rows)
 	}

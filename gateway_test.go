@@ -4,15 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -69,7 +64,7 @@ func echoTool(name string, calls *atomic.Int64) rigout.Tool {
 }
 
 func TestTwoGatewaysInOneProcess(t *testing.T) {
-	dirA, dirB := t.TempDir(), t.TempDir()
+	dirA := t.TempDir()
 	a := newGateway(t, withShell(t, rigout.Config{Name: "alpha", Tools: []rigout.Tool{echoTool("only_in_a", nil)}}, shell.Config{WorkDir: dirA}))
 	b := newGateway(t, rigout.Config{Name: "beta", Tools: []rigout.Tool{echoTool("only_in_b", nil)}})
 	ca, cb := connect(t, a), connect(t, b)
@@ -259,4 +254,3 @@ func TestToolListStaysSmall(t *testing.T) {
 	}
 	t.Logf("tools/list: %d tools, %d bytes", len(l.Tools), len(b))
 }
-

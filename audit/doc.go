@@ -1,80 +1,57 @@
-// Package audit is rigout's tamper-evident audit ledger: an append-only
-// SQLite table of [Event] rows, each chained to the previous one by a
-// SHA-256 hash, written so that an acknowledged record survives a crash.
+// Package audit defines rigout's audit trail: the [Event] that records who
+// did what, where, when, what the policy decided and how it ended; the
+// interfaces through which the gateway writes events and tools read them;
+// and the rules every storage backend shares, so that all of them keep the
+// same tamper-evident chain. It needs no database and no cgo.
 //
 // # Overview
 //
-// The write side is the one-method [Recorder] interface, which the gateway's
-// middleware holds; the read side is [Ledger.Query], [Ledger.Stats] and
-// [Ledger.Verify]. [Ledger] implements both on github.com/mattn/go-sqlite3.
+// The write side is the one-method [Recorder] interface, which the
+// gateway's middleware holds; the read side is the one-method [Querier]
+// interface, which takes a [Filter]. A Recorder's Record returns nil only
+// once the event is durably stored, and a caller that gets an error must
+// treat the action as unaudited and refuse it.
 //
-// Durability. The database runs in WAL mode with synchronous=FULL, so a
-// commit is fsynced before [Ledger.Record] returns. One writer goroutine
-// commits every request already queued (up to [Config.MaxBatch] rows, and
-// waiting at most half a millisecond for callers it expects) in one
-// transaction, so concurrent callers share an fsync. Record returns only when
-// its own transaction has committed, and returns that commit's error: a
-// caller that gets an error must treat the action as unaudited and refuse
-// it. [Ledger.Healthy] reports the last write's outcome for a health
-// endpoint. Writes ignore the caller's context cancellation.
+// Event types are dotted strings such as [TypeToolCall]; the audit.* types
+// are reserved for the events a ledger writes about itself. A command is
+// recorded as two rows sharing a CallID: a [PhaseIntent] row committed
+// before it starts and a [PhaseDone] row after it ends. How a row stands or
+// ended is a [Status] ([StatusOK], [StatusDenied], …), and what the command
+// policy decided is a [Decision] ([DecisionAllow], [DecisionConfirm], …):
+// typed constants, each documented once in this package, stored as their
+// text.
 //
-// Tamper evidence. Every row stores prev_hash, the row_hash of the row
-// before it (zero for seq 1), and row_hash, SHA-256 over a canonical
-// encoding of all its fields and prev_hash. A head file beside the database
-// records the seq and hash of the last committed row; it is rewritten after
-// every commit and fsynced at most once a second. [Ledger.Verify]
-// recomputes the chain and names the first row that was edited, deleted,
-// moved to another seq, or cut from the end (the head names a row that is
-// gone). A writer compares the head with the database when it opens it and
-// whenever the tail is not the one it left; if rows the head records are
-// missing or different, it appends an audit.head.mismatch event before
-// anything else, so the damage stays on record after the head moves on.
+// Backends live in subpackages. Package audit/sqlite is the ledger rigout
+// ships: an append-only SQLite table with a hash chain, a head file and
+// operator retention (it needs cgo). Package audit/audittest holds an
+// in-memory Recorder for tests. A backend
 //
-// What the chain does not prove: anyone who can write the database can
-// append rows with valid hashes, and someone who can rewrite both the
-// database and the head can rewrite history. The head may lag the
-// database by the last batch after a crash, and by up to a second of
-// commits after a power loss; truncating those rows goes unseen. An operator who needs more keeps [VerifyReport.LastHash]
-// somewhere else from time to time.
-//
-// Retention. The ledger never deletes rows on its own. [Ledger.Prune]
-// removes the oldest rows and [Ledger.Export] copies rows out; each records
-// itself as an event, and a prune event anchors the shortened chain.
-//
-// Privacy. Arguments are stored as [Ledger.DigestArgs], a keyed hash
-// (HMAC-SHA256 under a per-install secret, first 16 hex digits), so
-// identical calls correlate without a short secret among the arguments being
-// guessable from the digest. With [Config.StoreArgs], caller-redacted
-// argument values are kept as well.
-//
-// Files. Beside the database (audit.db and its -wal and -shm files) the
-// ledger keeps audit.db.key, the HMAC secret, and audit.db.head, the head.
-// All are created owner-only. Deleting the database without its head file
-// makes the next writer record a mismatch.
+//   - refuses what [Event.Validate] refuses, after cleaning the event with
+//     [Event.Sanitize], wrapping [ErrInvalidEvent];
+//   - assigns Seq, 1, 2, 3, … in commit order, and sets a zero Time;
+//   - stores, for each row, [RowHash] of the row and the previous row's
+//     hash, so that a chain written by one backend verifies the same way as
+//     any other's and an export can be checked offline.
 //
 // # Usage
 //
-// Open the ledger once per process and hand it to the gateway as a
-// [Recorder]:
+// Code that writes events takes a Recorder, never a concrete ledger: the
+// SQLite ledger in production, an audittest.Recorder in tests. For a
+// command, record the intent before it starts and do not run the command
+// if that fails; then record how it ended under the same CallID:
 //
-//	l, err := audit.Open(ctx, audit.Config{Path: filepath.Join(stateDir, "audit.db"), Logger: log})
-//	if err != nil {
-//		return err // fail closed: do not serve tools that cannot be audited
-//	}
-//	defer l.Close()
-//
-// For a command, commit an intent row before it starts and a done row after
-// it ends, sharing a CallID; if the intent cannot be recorded, do not run
-// the command:
-//
-//	intent := audit.Event{Type: audit.TypeToolCall, Phase: audit.PhaseIntent, CallID: id,
-//		Principal: tok.Name, Tool: "execute_command", Host: "web1",
-//		ArgsDigest: l.DigestArgs(rawArgs), Status: audit.StatusStarted}
-//	if err := l.Record(ctx, intent); err != nil {
-//		return fmt.Errorf("not run: %w", err)
+//	func run(ctx context.Context, rec audit.Recorder, id string) error {
+//		intent := audit.Event{Type: audit.TypeToolCall, Phase: audit.PhaseIntent, CallID: id,
+//			Principal: "ci-bot", Tool: "execute_command", Host: "local", Status: audit.StatusStarted}
+//		if err := rec.Record(ctx, intent); err != nil {
+//			return fmt.Errorf("not run: %w", err) // fail closed
+//		}
+//		// ... run the command ...
+//		done := intent
+//		done.Phase, done.Status, done.ExitCode = audit.PhaseDone, audit.StatusOK, new(int)
+//		return rec.Record(ctx, done)
 //	}
 //
-// Operators read it with [Ledger.Query], [Ledger.Stats] and
-// [Ledger.Verify], or with the rigout audit command. Tools that only read
-// open it with [Config.ReadOnly].
+// A backend chains each row to the one before it with [RowHash], as in its
+// example.
 package audit

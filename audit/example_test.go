@@ -2,136 +2,97 @@ package audit_test
 
 import (
 	"context"
-	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/audittest"
 )
 
-// A tool call is two rows: an intent committed before the command starts,
-// and its outcome, joined by a CallID.
-func Example() {
-	dir, _ := os.MkdirTemp("", "audit-example")
-	defer os.RemoveAll(dir)
-	ctx := context.Background()
-	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	l, err := audit.Open(ctx, audit.Config{
-		Path: filepath.Join(dir, "audit.db"),
-		Now:  func() time.Time { return clock },
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer l.Close()
-
-	intent := audit.Event{
-		Type: audit.TypeToolCall, Phase: audit.PhaseIntent, CallID: "c1",
-		Principal: "ci-bot", Transport: "http", Tool: "execute_command", Host: "local",
-		Decision: "allow", Rule: "default", Status: audit.StatusStarted,
-		ArgsDigest: l.DigestArgs([]byte(`{"command":"uptime"}`)),
-	}
-	if err := l.Record(ctx, intent); err != nil {
-		fmt.Println("not run:", err) // fail closed
-		return
+// run records a command's intent before it runs and its outcome after, under
+// one CallID, and refuses to run it if the intent cannot be recorded.
+func run(ctx context.Context, rec audit.Recorder, id string) error {
+	intent := audit.Event{Type: audit.TypeToolCall, Phase: audit.PhaseIntent, CallID: id,
+		Principal: "ci-bot", Tool: "execute_command", Host: "local", Status: audit.StatusStarted}
+	if err := rec.Record(ctx, intent); err != nil {
+		return fmt.Errorf("not run: %w", err) // fail closed
 	}
 	// ... run the command ...
 	done := intent
-	done.Phase, done.Status, done.ExitCode, done.Duration = audit.PhaseDone, audit.StatusOK, new(int), 12*time.Millisecond
-	if err := l.Record(ctx, done); err != nil {
-		fmt.Println(err)
-		return
-	}
-
-	evs, _ := l.Query(ctx, audit.Filter{CallID: "c1"})
-	for _, e := range evs {
-		fmt.Println(e.Seq, e.Time.Format(time.RFC3339), e.Type, e.Phase, e.Status, e.Tool)
-	}
-	rep, err := l.Verify(ctx)
-	fmt.Println("verified rows:", rep.Rows, "error:", err)
-	// Output:
-	// 1 2026-01-02T03:04:05Z tool.call intent started execute_command
-	// 2 2026-01-02T03:04:05Z tool.call done ok execute_command
-	// verified rows: 2 error: <nil>
+	done.Phase, done.Status, done.ExitCode = audit.PhaseDone, audit.StatusOK, new(int)
+	return rec.Record(ctx, done)
 }
 
-// Verify names the first row that no longer matches the chain.
-func ExampleLedger_Verify() {
-	dir, _ := os.MkdirTemp("", "audit-example")
-	defer os.RemoveAll(dir)
+// A tool call is two rows, an intent and its outcome, joined by a CallID. A
+// Recorder that cannot write stops the call before it runs.
+func Example() {
 	ctx := context.Background()
-	path := filepath.Join(dir, "audit.db")
-	l, err := audit.Open(ctx, audit.Config{Path: path})
-	if err != nil {
+	var rec audittest.Recorder // in production: a *sqlite.Ledger
+	if err := run(ctx, &rec, "c1"); err != nil {
 		fmt.Println(err)
-		return
 	}
-	for _, status := range []string{"ok", "denied", "ok"} {
-		l.Record(ctx, audit.Event{Type: audit.TypeToolCall, Tool: "execute_command", Status: status})
+	for _, e := range rec.Events() {
+		fmt.Println(e.Seq, e.Type, e.CallID, e.Phase, e.Status)
 	}
-	l.Close()
 
-	// Someone turns the denial into a success.
-	db, _ := sql.Open("sqlite3", path)
-	db.Exec(`UPDATE events SET status = 'ok' WHERE seq = 2`)
-	db.Close()
-
-	l, err = audit.Open(ctx, audit.Config{Path: path, ReadOnly: true})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer l.Close()
-	_, err = l.Verify(ctx)
-	var te *audit.TamperError
-	if errors.As(err, &te) {
-		fmt.Println("first bad row:", te.Seq, te.Kind)
-	}
+	rec.FailAfter(0, nil) // the disk is full
+	err := run(ctx, &rec, "c2")
+	fmt.Println(err)
 	// Output:
-	// first bad row: 2 edited
+	// 1 tool.call c1 intent started
+	// 2 tool.call c1 done ok
+	// not run: audittest: injected write failure
 }
 
-// Stats summarises calls per tool for `rigout audit stats`.
-func ExampleLedger_Stats() {
-	dir, _ := os.MkdirTemp("", "audit-example")
-	defer os.RemoveAll(dir)
-	ctx := context.Background()
-	l, err := audit.Open(ctx, audit.Config{Path: filepath.Join(dir, "audit.db")})
-	if err != nil {
-		fmt.Println(err)
-		return
+// A backend stores each row with the hash of the one before it: the first
+// row's previous hash is zero, and each later row's is its predecessor's
+// hash. Changing any field of a row changes its hash and breaks the link to
+// the next.
+func ExampleRowHash() {
+	t := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	rows := []audit.Event{
+		{Seq: 1, Time: t, Type: audit.TypeServerStart, Status: audit.StatusOK},
+		{Seq: 2, Time: t, Type: audit.TypeToolCall, Tool: "execute_command", Status: audit.StatusDenied},
 	}
-	defer l.Close()
-	for i, status := range []string{"ok", "ok", "error", "denied"} {
-		l.Record(ctx, audit.Event{Type: audit.TypeToolCall, Tool: "execute_command",
-			Status: status, Duration: time.Duration(i+1) * time.Second})
+	var prev [32]byte
+	for i := range rows {
+		rows[i].PrevHash = hex.EncodeToString(prev[:])
+		prev = audit.RowHash(&rows[i], prev)
+		rows[i].Hash = hex.EncodeToString(prev[:])
 	}
-	stats, _ := l.Stats(ctx, audit.Filter{})
-	for _, s := range stats {
-		fmt.Printf("%s calls=%d denials=%d errors=%d p50=%s p95=%s\n", s.Tool, s.Calls, s.Denials, s.Errors, s.P50, s.P95)
+	for _, e := range rows {
+		fmt.Println(e.Seq, e.PrevHash[:12], e.Hash[:12])
 	}
+
+	// Someone turns the denial into a success: the stored hash no longer
+	// matches the row.
+	forged := rows[1]
+	forged.Status = audit.StatusOK
+	var p [32]byte
+	hex.Decode(p[:], []byte(forged.PrevHash))
+	h := audit.RowHash(&forged, p)
+	fmt.Println("forged row matches its hash:", hex.EncodeToString(h[:]) == forged.Hash)
 	// Output:
-	// execute_command calls=4 denials=1 errors=1 p50=2s p95=3s
+	// 1 000000000000 3625165519ef
+	// 2 3625165519ef 810d5c6af7a2
+	// forged row matches its hash: false
 }
 
-// DigestArgs correlates identical arguments without storing them.
-func ExampleLedger_DigestArgs() {
-	dir, _ := os.MkdirTemp("", "audit-example")
-	defer os.RemoveAll(dir)
-	l, err := audit.Open(context.Background(), audit.Config{Path: filepath.Join(dir, "audit.db")})
-	if err != nil {
-		fmt.Println(err)
-		return
+// Validate refuses what no backend stores: an event without a type, or one
+// that claims a type reserved for the ledger's own records.
+func ExampleEvent_Validate() {
+	for _, e := range []audit.Event{
+		{Type: audit.TypeToolCall, Phase: audit.PhaseDone},
+		{Phase: audit.PhaseDone},
+		{Type: audit.TypePrune},
+	} {
+		err := e.Validate()
+		fmt.Println(errors.Is(err, audit.ErrInvalidEvent), err)
 	}
-	defer l.Close()
-	a := l.DigestArgs([]byte(`{"command":"cat /etc/hostname"}`))
-	b := l.DigestArgs([]byte(`{"command":"cat /etc/hostname"}`))
-	c := l.DigestArgs([]byte(`{"command":"cat /etc/shadow"}`))
-	fmt.Println(len(a), a == b, a == c)
 	// Output:
-	// 16 true false
+	// false <nil>
+	// true audit: invalid event: empty Type
+	// true audit: invalid event: type "audit.prune" is reserved for the ledger
 }

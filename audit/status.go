@@ -1,33 +1,39 @@
 package audit
 
-import "context"
-
-// Status is how a call or event ended. (Temporary: replaced by the audit split.)
+// Status is how a recorded action stands or ended: [Event.Status]. The
+// constants below are every status rigout writes, documented here and
+// nowhere else; a backend stores the string as it is, so an embedder's own
+// statuses are kept too, and the stored text is what [RowHash] covers.
 type Status string
 
-// Statuses.
+// Statuses. A call's intent row has [StatusStarted]; its done row, or the
+// single row of a one-shot event, has one of the others.
 const (
-	StatusCanceled             Status = "canceled"
-	StatusBusy                 Status = "busy"
-	StatusLimited              Status = "limited"
-	StatusAwaitingConfirmation Status = "awaiting-confirmation"
-	StatusUnknown              Status = "unknown"
+	StatusStarted              Status = "started"               // intent row: the call is about to run
+	StatusOK                   Status = "ok"                    // the call ran and succeeded (a command exited 0)
+	StatusError                Status = "error"                 // the call ran and failed, or could not run (a command exited non-zero, a dial failed)
+	StatusDenied               Status = "denied"                // refused by scope, policy, host key or a person; nothing ran
+	StatusInvalid              Status = "invalid"               // refused because the arguments are malformed; nothing ran
+	StatusTimeout              Status = "timeout"               // the command was stopped at its time limit
+	StatusCanceled             Status = "canceled"              // the command was stopped because the client canceled the call
+	StatusAborted              Status = "aborted"               // the call stopped before it could finish and report an outcome
+	StatusBusy                 Status = "busy"                  // refused because too many calls were already running; nothing ran
+	StatusLimited              Status = "limited"               // refused by a rate limit; nothing ran
+	StatusAwaitingConfirmation Status = "awaiting-confirmation" // held back while a person is asked to confirm it
+	StatusUnknown              Status = "unknown"               // a call to a tool the gateway does not have
 )
 
-// Decision is what the command policy decided.
+// Decision is what the command policy decided about a call:
+// [Event.Decision]. Empty means no policy ran. Like [Status], the stored
+// text is the string as it is.
 type Decision string
 
 // Decisions.
 const (
-	DecisionAllow     Decision = "allow"
-	DecisionDeny      Decision = "deny"
-	DecisionConfirm   Decision = "confirm"
-	DecisionBypass    Decision = "bypass"
-	DecisionConfirmed Decision = "confirmed"
-	DecisionDeclined  Decision = "declined"
+	DecisionAllow     Decision = "allow"     // the policy allowed the command
+	DecisionDeny      Decision = "deny"      // the policy refused the command
+	DecisionConfirm   Decision = "confirm"   // the policy asked for a person's confirmation
+	DecisionBypass    Decision = "bypass"    // a bypass-scoped token skipped the policy
+	DecisionConfirmed Decision = "confirmed" // a person approved a held-back command
+	DecisionDeclined  Decision = "declined"  // a person refused a held-back command
 )
-
-// Querier is the read side (temporary: replaced by the audit split).
-type Querier interface {
-	Query(ctx context.Context, f Filter) ([]Event, error)
-}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/tools/shell"
 	"github.com/rigout/rigout/transport"
 )
 
@@ -33,7 +34,12 @@ func runBare(args []string, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	gw, err := rigout.New(rigout.Config{WorkDir: *workDir})
+	sh, err := shell.New(shell.Config{WorkDir: *workDir})
+	if err != nil {
+		fmt.Fprintf(stderr, "bare gateway: %v\n", err)
+		return 1
+	}
+	gw, err := rigout.New(rigout.Config{Tools: sh.Tools()})
 	if err != nil {
 		fmt.Fprintf(stderr, "bare gateway: %v\n", err)
 		return 1
@@ -43,7 +49,7 @@ func runBare(args []string, stderr io.Writer) int {
 		Name:           gw.Config().Name,
 		Version:        gw.Config().Version,
 		InsecureNoAuth: true,
-		Health:         gw.Health,
+		Health:         func() map[string]any { return gw.Health().Fields() },
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "bare gateway: %v\n", err)

@@ -1,14 +1,13 @@
 // Package audittest provides test doubles for package audit: an in-memory
-// [Recorder] that can be told to fail, for testing that callers fail closed,
-// and [Open], which opens a real ledger in a test's temporary directory.
+// [Recorder] that can be told to fail, for testing that callers fail closed.
+// It needs no database and no cgo; to test against the real SQLite ledger,
+// use package github.com/rigout/rigout/audit/sqlite/sqlitetest.
 package audittest
 
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/rigout/rigout/audit"
@@ -89,21 +88,4 @@ func (r *Recorder) Calls() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.calls
-}
-
-// Open opens a real ledger in a new temporary directory of t, applying mod
-// to the configuration first if it is not nil, and closes it when the test
-// ends. It fails the test if the ledger cannot be opened.
-func Open(t testing.TB, mod func(*audit.Config)) *audit.Ledger {
-	t.Helper()
-	cfg := audit.Config{Path: filepath.Join(t.TempDir(), "audit.db")}
-	if mod != nil {
-		mod(&cfg)
-	}
-	l, err := audit.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("audittest: %v", err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return l
 }

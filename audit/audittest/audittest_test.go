@@ -41,14 +41,3 @@ func TestRecorderFailsOnDemand(t *testing.T) {
 		t.Fatalf("events %+v, calls %d", evs, r.Calls())
 	}
 }
-
-func TestOpen(t *testing.T) {
-	l := audittest.Open(t, func(c *audit.Config) { c.StoreArgs = true })
-	if err := l.Record(context.Background(), audit.Event{Type: "a.b", Args: "x"}); err != nil {
-		t.Fatal(err)
-	}
-	evs, err := l.Query(context.Background(), audit.Filter{})
-	if err != nil || len(evs) != 1 || evs[0].Args != "x" {
-		t.Fatalf("%+v %v", evs, err)
-	}
-}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/internal/statedir"
 )
 
@@ -91,7 +92,10 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fset.StringVar(&f.filter.Tool, "tool", "", "only this tool")
 		fset.StringVar(&f.filter.Host, "host", "", "only this target host")
 		fset.StringVar(&f.filter.Principal, "principal", "", "only this principal (token name)")
-		fset.StringVar(&f.filter.Status, "status", "", "only this status (ok, error, denied, ...)")
+		fset.Func("status", "only this status (ok, error, denied, ...)", func(s string) error {
+			f.filter.Status = audit.Status(s)
+			return nil
+		})
 		fset.StringVar(&f.filter.Type, "type", "", "only this event type; a trailing * matches a prefix")
 		fset.StringVar(&f.filter.CallID, "call-id", "", "only this call")
 		fset.StringVar(&f.filter.Session, "session", "", "only this MCP session")
@@ -152,7 +156,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "rigout audit %s: no audit ledger at %s (see --state-dir, --audit-db)\n", cmd, path)
 		return 1
 	}
-	l, err := audit.Open(ctx, audit.Config{Path: path, ReadOnly: !writes})
+	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, ReadOnly: !writes})
 	if err != nil {
 		fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
 		return 1
@@ -175,7 +179,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		err = auditPrune(ctx, l, before, &f, stdout)
 	}
 	if err != nil {
-		var te *audit.TamperError
+		var te *sqlite.TamperError
 		if !errors.As(err, &te) { // verify has printed its finding
 			fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
 		}
@@ -219,24 +223,24 @@ func parseAuditTime(s string, now time.Time) (time.Time, error) {
 }
 
 // auditOperator names the person running a retention command.
-func auditOperator() audit.Operator {
+func auditOperator() sqlite.Operator {
 	name := strconv.Itoa(os.Getuid())
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		name = u.Username
 	}
-	return audit.Operator{Principal: "os:" + name, Transport: "cli"}
+	return sqlite.Operator{Principal: "os:" + name, Transport: "cli"}
 }
 
-func auditVerify(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout io.Writer) error {
+func auditVerify(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout io.Writer) error {
 	rep, err := l.Verify(ctx)
-	var te *audit.TamperError
+	var te *sqlite.TamperError
 	if err != nil && !errors.As(err, &te) {
 		return err
 	}
 	if f.json {
 		out := struct {
 			OK bool `json:"ok"`
-			audit.VerifyReport
+			sqlite.VerifyReport
 		}{rep.OK(), rep}
 		if e := json.NewEncoder(stdout).Encode(out); e != nil {
 			return e
@@ -272,7 +276,7 @@ func auditVerify(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout io.
 	return err
 }
 
-func auditTail(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout io.Writer) error {
+func auditTail(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout io.Writer) error {
 	var evs []audit.Event
 	if f.n > 0 {
 		var err error
@@ -320,7 +324,7 @@ func auditTail(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout io.Wr
 	}
 }
 
-func auditQuery(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout, stderr io.Writer) error {
+func auditQuery(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout, stderr io.Writer) error {
 	evs, err := l.Query(ctx, f.filter)
 	if err != nil {
 		return err
@@ -334,7 +338,7 @@ func auditQuery(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout, std
 	return nil
 }
 
-func auditStats(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout io.Writer) error {
+func auditStats(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout io.Writer) error {
 	st, err := l.Stats(ctx, f.filter)
 	if err != nil {
 		return err
@@ -358,7 +362,7 @@ func auditStats(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout io.W
 	return tw.Flush()
 }
 
-func auditExport(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout, stderr io.Writer) (err error) {
+func auditExport(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout, stderr io.Writer) (err error) {
 	w := stdout
 	dest := "stdout"
 	if f.out != "" {
@@ -385,7 +389,7 @@ func auditExport(ctx context.Context, l *audit.Ledger, f *auditFlags, stdout, st
 	return nil
 }
 
-func auditPrune(ctx context.Context, l *audit.Ledger, before time.Time, f *auditFlags, stdout io.Writer) error {
+func auditPrune(ctx context.Context, l *sqlite.Ledger, before time.Time, f *auditFlags, stdout io.Writer) error {
 	rep, err := l.Prune(ctx, before, auditOperator())
 	if err != nil {
 		return err
@@ -448,11 +452,11 @@ func (p *auditPrinter) events(evs []audit.Event) error {
 			exit = e.Signal
 		}
 		detail := e.Error
-		if e.Decision != "" && e.Decision != "allow" {
-			detail = strings.TrimSpace(e.Decision + " " + e.Rule + " " + detail)
+		if e.Decision != "" && e.Decision != audit.DecisionAllow {
+			detail = strings.TrimSpace(string(e.Decision) + " " + e.Rule + " " + detail)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq,
-			e.Time.UTC().Format("2006-01-02 15:04:05.000"), e.Type, auditDash(e.Phase), auditDash(e.Status),
+			e.Time.UTC().Format("2006-01-02 15:04:05.000"), e.Type, auditDash(e.Phase), auditDash(string(e.Status)),
 			auditDash(e.Principal), auditDash(e.Tool), auditDash(e.Host), auditDuration(e.Duration), exit, auditCell(detail, 60))
 	}
 	return tw.Flush()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 )
 
 // auditFixture writes a ledger with a few calls into a fresh state
@@ -22,7 +23,7 @@ func auditFixture(t *testing.T) string {
 	dir := t.TempDir()
 	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	tick := start
-	l, err := audit.Open(context.Background(), audit.Config{
+	l, err := sqlite.Open(context.Background(), sqlite.Config{
 		Path: filepath.Join(dir, "audit.db"),
 		Now:  func() time.Time { tick = tick.Add(time.Minute); return tick },
 	})
@@ -37,7 +38,7 @@ func auditFixture(t *testing.T) string {
 		{Type: audit.TypeToolCall, Phase: audit.PhaseDone, CallID: "c1", Principal: "alice", Tool: "execute_command", Host: "local", Status: audit.StatusOK, ExitCode: &zero, Duration: 20 * time.Millisecond},
 		{Type: audit.TypeToolCall, Phase: audit.PhaseIntent, CallID: "c2", Principal: "bob", Tool: "execute_command", Host: "web1", Status: audit.StatusStarted},
 		{Type: audit.TypeToolCall, Phase: audit.PhaseDone, CallID: "c2", Principal: "bob", Tool: "execute_command", Host: "web1", Status: audit.StatusError, ExitCode: &one, Duration: 40 * time.Millisecond, Error: "exit status 1"},
-		{Type: audit.TypeToolDenied, CallID: "c3", Principal: "bob", Tool: "execute_command", Host: "web1", Status: audit.StatusDenied, Decision: "deny", Rule: "no-rm-rf", Error: "rm -rf / is refused"},
+		{Type: audit.TypeToolDenied, CallID: "c3", Principal: "bob", Tool: "execute_command", Host: "web1", Status: audit.StatusDenied, Decision: audit.DecisionDeny, Rule: "no-rm-rf", Error: "rm -rf / is refused"},
 		{Type: audit.TypeToolCall, CallID: "c4", Principal: "alice", Tool: "search_files", Host: "local", Status: audit.StatusOK, Duration: 5 * time.Millisecond},
 	} {
 		if err := l.Record(ctx, e); err != nil {
@@ -191,7 +192,7 @@ func TestAuditTailFollow(t *testing.T) {
 	wg.Go(func() {
 		code = runAudit(ctx, []string{"tail", "--state-dir", dir, "-n", "1", "--follow", "--interval", "20ms", "--json"}, &out, &errb)
 	})
-	l, err := audit.Open(context.Background(), audit.Config{Path: filepath.Join(dir, "audit.db")})
+	l, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(dir, "audit.db")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 )
 
 // TestCrashLosesNoAcknowledgedCall serves audited calls from the real
@@ -81,7 +82,7 @@ func TestCrashLosesNoAcknowledgedCall(t *testing.T) {
 		cancel()
 		wg.Wait()
 
-		l, err := audit.Open(context.Background(), audit.Config{Path: filepath.Join(stateDir, "audit.db"), ReadOnly: true})
+		l, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(stateDir, "audit.db"), ReadOnly: true})
 		if err != nil {
 			t.Fatalf("round %d: reopen: %v", round, err)
 		}

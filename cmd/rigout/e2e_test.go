@@ -17,8 +17,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/rigout/rigout/internal/proctest"
 	"time"
+
+	"github.com/rigout/rigout/internal/proctest"
 
 	"github.com/mark3labs/mcp-go/client"
 	mcptransport "github.com/mark3labs/mcp-go/client/transport"

@@ -34,7 +34,7 @@ import (
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/internal/statedir"
 	"github.com/rigout/rigout/tools/activity"
-	"github.com/rigout/rigout/tools/hosts"
+	hostsfamily "github.com/rigout/rigout/tools/hosts"
 	"github.com/rigout/rigout/tools/shell"
 )
 
@@ -266,7 +266,7 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 	if sshCfg != nil {
 		sshCfg.Local = local
 		if ledger != nil {
-			sshCfg.OnHostKey = hosts.HostKeyRecorder(ledger)
+			sshCfg.OnHostKey = hostsfamily.HostKeyRecorder(ledger)
 		}
 		if a.router, err = exec.NewRouter(*sshCfg); err != nil {
 			return nil, fmt.Errorf("ssh: %w", err)
@@ -291,7 +291,7 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 		tools = append(tools, act.Tools()...)
 	}
 	if a.router != nil {
-		hf, err := hosts.New(hosts.Config{Router: a.router})
+		hf, err := hostsfamily.New(hostsfamily.Config{Router: a.router})
 		if err != nil {
 			a.Close()
 			return nil, err

@@ -116,7 +116,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		Auth:         front.RequireBearer,
 		Routes:       front.Routes(),
 		SessionOwner: sessionOwner,
-		Health:       f.gw.Health,
+		Health:       func() map[string]any { return f.gw.Health().Fields() },
 		Logger:       logger,
 	})
 	if err != nil {

@@ -98,7 +98,7 @@ func TestConfirmRuleAsksThePerson(t *testing.T) {
 			var decisions []string
 			for _, e := range events(t, l, audit.Filter{Tool: "execute_command"}) {
 				if e.Phase == audit.PhaseDone {
-					decisions = append(decisions, e.Decision+"/"+e.Status)
+					decisions = append(decisions, string(e.Decision)+"/"+string(e.Status))
 				}
 			}
 			want := "confirm/awaiting-confirmation,declined/denied"

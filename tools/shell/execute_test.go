@@ -1,6 +1,17 @@
 package shell_test
 
-import ()
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rigout/rigout/internal/proctest"
+	"github.com/rigout/rigout/tools/shell"
+)
+
 func TestExecuteCommand(t *testing.T) {
 	dir := t.TempDir()
 	c := connect(t, newGateway(t, setup{Shell: shell.Config{WorkDir: dir}}))

@@ -8,7 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/tools/shell"
 )
 
 func TestLongCommandReportsProgress(t *testing.T) {

@@ -1,4 +1,4 @@
-package audit
+package sqlite
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/rigout/rigout/audit"
 )
 
 // exportPage is how many rows Export reads per query.
@@ -22,15 +24,15 @@ type Operator struct {
 
 // PruneReport describes what [Ledger.Prune] removed.
 type PruneReport struct {
-	Rows     int64 // rows deleted
-	FirstSeq int64 // first deleted seq; 0 if none
-	LastSeq  int64 // last deleted seq; 0 if none
-	Event    Event // the audit.prune event that records the action
+	Rows     int64       // rows deleted
+	FirstSeq int64       // first deleted seq; 0 if none
+	LastSeq  int64       // last deleted seq; 0 if none
+	Event    audit.Event // the audit.prune event that records the action
 }
 
 // Prune deletes the oldest rows, in seq order, up to the first row whose
 // time is at or after before, and in the same transaction appends an
-// [TypePrune] event naming what it removed. That event anchors the chain:
+// [audit.TypePrune] event naming what it removed. That event anchors the chain:
 // it records the seq and hash of the last deleted row, so Verify accepts the
 // shortened chain and still detects any other deletion. Prune is an operator
 // action; the ledger never deletes rows on its own.
@@ -40,7 +42,7 @@ func (l *Ledger) Prune(ctx context.Context, before time.Time, op Operator) (Prun
 		return rep, ErrReadOnly
 	}
 	if before.IsZero() {
-		return rep, fmt.Errorf("%w: prune needs a time", ErrInvalidEvent)
+		return rep, fmt.Errorf("%w: prune needs a time", audit.ErrInvalidEvent)
 	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -76,8 +78,8 @@ func (l *Ledger) Prune(ctx context.Context, before time.Time, op Operator) (Prun
 		if err != nil {
 			return err
 		}
-		e := Event{Type: TypePrune, Principal: op.Principal, Transport: op.Transport, RemoteAddr: op.RemoteAddr,
-			Status: StatusOK, Detail: string(detail)}
+		e := audit.Event{Type: audit.TypePrune, Principal: op.Principal, Transport: op.Transport, RemoteAddr: op.RemoteAddr,
+			Status: audit.StatusOK, Detail: string(detail)}
 		if err := c.append(&e); err != nil {
 			return err
 		}
@@ -92,36 +94,36 @@ func (l *Ledger) Prune(ctx context.Context, before time.Time, op Operator) (Prun
 
 // ExportReport describes what [Ledger.Export] wrote.
 type ExportReport struct {
-	Rows     int64 // events written
-	FirstSeq int64 // first seq written; 0 if none
-	LastSeq  int64 // last seq written; 0 if none
-	Event    Event // the audit.export event that records the action
+	Rows     int64       // events written
+	FirstSeq int64       // first seq written; 0 if none
+	LastSeq  int64       // last seq written; 0 if none
+	Event    audit.Event // the audit.export event that records the action
 }
 
-// exportDetail is the Detail of a TypeExport event.
+// exportDetail is the Detail of an [audit.TypeExport] event.
 type exportDetail struct {
-	Tool      string `json:"tool,omitempty"`
-	Host      string `json:"host,omitempty"`
-	Principal string `json:"principal,omitempty"`
-	Status    string `json:"status,omitempty"`
-	Type      string `json:"type,omitempty"`
-	Phase     string `json:"phase,omitempty"`
-	CallID    string `json:"call_id,omitempty"`
-	Session   string `json:"session,omitempty"`
-	Since     string `json:"since,omitempty"`
-	Until     string `json:"until,omitempty"`
-	AfterSeq  int64  `json:"after_seq,omitempty"`
-	BeforeSeq int64  `json:"before_seq"`
-	Limit     int    `json:"limit,omitempty"`
+	Tool      string       `json:"tool,omitempty"`
+	Host      string       `json:"host,omitempty"`
+	Principal string       `json:"principal,omitempty"`
+	Status    audit.Status `json:"status,omitempty"`
+	Type      string       `json:"type,omitempty"`
+	Phase     string       `json:"phase,omitempty"`
+	CallID    string       `json:"call_id,omitempty"`
+	Session   string       `json:"session,omitempty"`
+	Since     string       `json:"since,omitempty"`
+	Until     string       `json:"until,omitempty"`
+	AfterSeq  int64        `json:"after_seq,omitempty"`
+	BeforeSeq int64        `json:"before_seq"`
+	Limit     int          `json:"limit,omitempty"`
 }
 
 // Export writes the events matching f, with their hashes, to w as JSON
-// lines, one [Event] per line, in seq order. It first records an
-// [TypeExport] event naming the operator and the filter, and exports only
+// lines, one [audit.Event] per line, in seq order. It first records an
+// [audit.TypeExport] event naming the operator and the filter, and exports only
 // rows before that event; if the record cannot be written nothing is
 // exported. An exported range can be checked offline: each line's prev_hash
 // is the previous line's hash.
-func (l *Ledger) Export(ctx context.Context, w io.Writer, f Filter, op Operator) (ExportReport, error) {
+func (l *Ledger) Export(ctx context.Context, w io.Writer, f audit.Filter, op Operator) (ExportReport, error) {
 	var rep ExportReport
 	if l.readOnly {
 		return rep, ErrReadOnly
@@ -136,10 +138,10 @@ func (l *Ledger) Export(ctx context.Context, w io.Writer, f Filter, op Operator)
 	}
 	detail, err := json.Marshal(d)
 	if err != nil {
-		return rep, fmt.Errorf("audit: export: %w", err)
+		return rep, fmt.Errorf("sqlite: export: %w", err)
 	}
-	ev, err := l.append(context.WithoutCancel(ctx), Event{Type: TypeExport, Principal: op.Principal,
-		Transport: op.Transport, RemoteAddr: op.RemoteAddr, Status: StatusOK, Detail: string(detail)}, true)
+	ev, err := l.append(context.WithoutCancel(ctx), audit.Event{Type: audit.TypeExport, Principal: op.Principal,
+		Transport: op.Transport, RemoteAddr: op.RemoteAddr, Status: audit.StatusOK, Detail: string(detail)}, true)
 	if err != nil {
 		return rep, err
 	}
@@ -148,10 +150,10 @@ func (l *Ledger) Export(ctx context.Context, w io.Writer, f Filter, op Operator)
 		f.BeforeSeq = ev.Seq
 	}
 	enc := json.NewEncoder(w)
-	emit := func(evs []Event) error {
+	emit := func(evs []audit.Event) error {
 		for i := range evs {
 			if err := enc.Encode(&evs[i]); err != nil {
-				return fmt.Errorf("audit: export: %w", err)
+				return fmt.Errorf("sqlite: export: %w", err)
 			}
 			if rep.FirstSeq == 0 {
 				rep.FirstSeq = evs[i].Seq

@@ -1,4 +1,4 @@
-package audit
+package sqlite
 
 import (
 	"bytes"
@@ -87,7 +87,7 @@ func readHeadFile(path string) (headRecord, bool, error) {
 		return headRecord{}, false, nil
 	}
 	if err != nil {
-		return headRecord{}, false, fmt.Errorf("audit: read head: %w", err)
+		return headRecord{}, false, fmt.Errorf("sqlite: read head: %w", err)
 	}
 	h, ok := parseHead(b)
 	return h, ok, nil
@@ -108,21 +108,21 @@ type headFile struct {
 func openHeadFile(path string) (*headFile, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("audit: open head: %w", err)
+		return nil, fmt.Errorf("sqlite: open head: %w", err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("audit: open head: %w", err)
+		return nil, fmt.Errorf("sqlite: open head: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("audit: head %s is not a regular file", path)
+		return nil, fmt.Errorf("sqlite: head %s is not a regular file", path)
 	}
 	if fi.Size() == 0 {
 		if err := f.Sync(); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("audit: sync head: %w", err)
+			return nil, fmt.Errorf("sqlite: sync head: %w", err)
 		}
 		if err := syncDir(path); err != nil {
 			f.Close()
@@ -136,7 +136,7 @@ func (h *headFile) read() (headRecord, bool, error) {
 	b := make([]byte, 2*headSlotSize)
 	n, err := h.f.ReadAt(b, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return headRecord{}, false, fmt.Errorf("audit: read head: %w", err)
+		return headRecord{}, false, fmt.Errorf("sqlite: read head: %w", err)
 	}
 	r, ok := parseHead(b[:n])
 	return r, ok, nil
@@ -146,12 +146,12 @@ func (h *headFile) read() (headRecord, bool, error) {
 // than headSyncPeriod, or always when force is set.
 func (h *headFile) write(r headRecord, now time.Time, force bool) error {
 	if _, err := h.f.WriteAt(encodeHeadSlot(r), int64(h.slot*headSlotSize)); err != nil {
-		return fmt.Errorf("audit: write head: %w", err)
+		return fmt.Errorf("sqlite: write head: %w", err)
 	}
 	h.slot ^= 1
 	if force || now.Sub(h.lastSync) >= headSyncPeriod {
 		if err := h.f.Sync(); err != nil {
-			return fmt.Errorf("audit: sync head: %w", err)
+			return fmt.Errorf("sqlite: sync head: %w", err)
 		}
 		h.lastSync = now
 	}

@@ -1,4 +1,4 @@
-package audit
+package sqlite
 
 import (
 	"bytes"
@@ -21,6 +21,8 @@ import (
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" database/sql driver
+
+	"github.com/rigout/rigout/audit"
 )
 
 const (
@@ -57,7 +59,7 @@ type Config struct {
 	// exist.
 	ReadOnly bool
 
-	// StoreArgs keeps [Event.Args] (redacted argument values supplied by the
+	// StoreArgs keeps [audit.Event.Args] (redacted argument values supplied by the
 	// caller). If false, the ledger drops Args and keeps only ArgsDigest.
 	StoreArgs bool
 
@@ -118,12 +120,11 @@ type Ledger struct {
 
 	// wmu serialises write transactions (the writer goroutine's batches and
 	// Prune) and protects the following.
-	wmu    sync.Mutex
-	wconn  *sql.Conn // the one write connection, kept for the Ledger's life
-	ins    *sql.Stmt // insertSQL prepared on wconn
-	tail   *sql.Stmt // tailSQL prepared on wconn
-	head   *headFile
-	hasher *rowHasher
+	wmu   sync.Mutex
+	wconn *sql.Conn // the one write connection, kept for the Ledger's life
+	ins   *sql.Stmt // insertSQL prepared on wconn
+	tail  *sql.Stmt // tailSQL prepared on wconn
+	head  *headFile
 	// last is the chain tail this process last committed or checked against
 	// the head. When a transaction finds the same tail, no other writer
 	// and no truncation intervened, and the head check is skipped.
@@ -135,8 +136,13 @@ type Ledger struct {
 	writeErr error // outcome of the last write; nil when it succeeded
 }
 
+var (
+	_ audit.Recorder = (*Ledger)(nil)
+	_ audit.Querier  = (*Ledger)(nil)
+)
+
 type request struct {
-	ev   Event
+	ev   audit.Event
 	done chan error
 }
 
@@ -146,17 +152,17 @@ type request struct {
 // HMAC secret and the head file as needed, brings the schema to the current
 // version, and compares the head file with the database. If rows the head
 // records are missing or different, Open logs the fact and appends an
-// [TypeHeadMismatch] event, so [Ledger.Verify] keeps reporting the damage.
+// [audit.TypeHeadMismatch] event, so [Ledger.Verify] keeps reporting the damage.
 // Open fails if the database cannot be written: the caller must not serve
 // tools it cannot audit.
 func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 	c := cfg
 	if c.Path == "" {
-		return nil, errors.New("audit: Config.Path is required")
+		return nil, errors.New("sqlite: Config.Path is required")
 	}
 	path, err := filepath.Abs(c.Path)
 	if err != nil {
-		return nil, fmt.Errorf("audit: %w", err)
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	if c.SecretPath == "" {
 		c.SecretPath = path + ".key"
@@ -188,7 +194,6 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		log:       c.Logger,
 		now:       c.Now,
 		bg:        context.Background(), // for the writer goroutine, which the Ledger owns
-		hasher:    newRowHasher(),
 	}
 	if c.ReadOnly {
 		if err := l.openReadOnly(ctx, c); err != nil {
@@ -212,10 +217,10 @@ func (l *Ledger) openReadOnly(ctx context.Context, c Config) error {
 		return fmt.Errorf("%w at %s", ErrNoLedger, l.path)
 	}
 	if err != nil {
-		return fmt.Errorf("audit: %w", err)
+		return fmt.Errorf("sqlite: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("audit: %s is not a regular file", l.path)
+		return fmt.Errorf("sqlite: %s is not a regular file", l.path)
 	}
 	if key, err := loadSecret(c.SecretPath, nil, false); err == nil {
 		l.secret = key
@@ -228,7 +233,7 @@ func (l *Ledger) openReadOnly(ctx context.Context, c Config) error {
 	var v int
 	if err := l.rdb.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
 		l.rdb.Close()
-		return fmt.Errorf("audit: open %s: %w", l.path, err)
+		return fmt.Errorf("sqlite: open %s: %w", l.path, err)
 	}
 	if v > schemaVersion {
 		l.rdb.Close()
@@ -236,7 +241,7 @@ func (l *Ledger) openReadOnly(ctx context.Context, c Config) error {
 	}
 	if v < schemaVersion {
 		l.rdb.Close()
-		return fmt.Errorf("audit: %s has schema version %d; open it read-write once to migrate it to %d", l.path, v, schemaVersion)
+		return fmt.Errorf("sqlite: %s has schema version %d; open it read-write once to migrate it to %d", l.path, v, schemaVersion)
 	}
 	return nil
 }
@@ -246,15 +251,15 @@ func (l *Ledger) openReadWrite(ctx context.Context, c Config) error {
 	switch fi, err := os.Stat(dir); {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return fmt.Errorf("audit: create directory: %w", err)
+			return fmt.Errorf("sqlite: create directory: %w", err)
 		}
 		if err := os.Chmod(dir, 0o700); err != nil { // MkdirAll is subject to the umask
-			return fmt.Errorf("audit: create directory: %w", err)
+			return fmt.Errorf("sqlite: create directory: %w", err)
 		}
 	case err != nil:
-		return fmt.Errorf("audit: %w", err)
+		return fmt.Errorf("sqlite: %w", err)
 	case !fi.IsDir():
-		return fmt.Errorf("audit: %s is not a directory", dir)
+		return fmt.Errorf("sqlite: %s is not a directory", dir)
 	case fi.Mode().Perm()&0o077 != 0:
 		l.log.LogAttrs(ctx, slog.LevelWarn, "audit directory is accessible by group or others",
 			slog.String("dir", dir), slog.String("mode", fmt.Sprintf("%04o", fi.Mode().Perm())))
@@ -300,7 +305,7 @@ func (l *Ledger) openReadWrite(ctx context.Context, c Config) error {
 		return &WriteError{Path: l.path, Op: "configure", Err: err}
 	}
 	if mode != "wal" || syncLevel != wantSync {
-		return fmt.Errorf("audit: %s: journal_mode=%s synchronous=%d, want wal and %d (%s)", l.path, mode, syncLevel, wantSync, sync)
+		return fmt.Errorf("sqlite: %s: journal_mode=%s synchronous=%d, want wal and %d (%s)", l.path, mode, syncLevel, wantSync, sync)
 	}
 	if err := migrate(ctx, l.wconn, l.path); err != nil {
 		return err
@@ -351,7 +356,7 @@ func createOwnerOnly(ctx context.Context, log *slog.Logger, path string) error {
 		}
 		return f.Close()
 	case err != nil:
-		return fmt.Errorf("audit: %w", err)
+		return fmt.Errorf("sqlite: %w", err)
 	case !fi.Mode().IsRegular():
 		return &WriteError{Path: path, Op: "open", Err: fmt.Errorf("not a regular file (%s)", fi.Mode().Type())}
 	case fi.Mode().Perm()&0o077 != 0:
@@ -365,11 +370,11 @@ func openDB(path string, q url.Values) (*sql.DB, error) {
 	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
 	db, err := sql.Open("sqlite3", u.String())
 	if err != nil {
-		return nil, fmt.Errorf("audit: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	if err := db.Ping(); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("audit: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	return db, nil
 }
@@ -385,34 +390,37 @@ func (l *Ledger) Path() string { return l.path }
 // not abandon the write.
 //
 // The ledger assigns Seq, sets Time when it is zero, drops Args unless
-// [Config.StoreArgs] is set, and ignores Hash and PrevHash. Text fields
-// are stored as valid UTF-8 (invalid bytes become U+FFFD) of at most 64 KiB
-// (longer values are cut with a marker), so odd output never makes the
-// record fail; negative durations and byte counts are stored as zero. It
-// refuses, with [ErrInvalidEvent], an event without a Type, with a reserved
-// type, with an unknown Phase or with a Time outside 1970-2261. Types starting
-// with "audit." are reserved for the ledger's own events.
-func (l *Ledger) Record(ctx context.Context, e Event) error {
+// [Config.StoreArgs] is set, and ignores Hash and PrevHash. It cleans e with
+// [audit.Event.Sanitize]: text fields are stored as valid UTF-8 (invalid
+// bytes become U+FFFD) of at most 64 KiB (longer values are cut with a
+// marker), so odd output never makes the record fail; negative durations
+// and byte counts are stored as zero. It refuses what [audit.Event.Validate]
+// refuses, with [audit.ErrInvalidEvent]: an event without a Type, with a
+// type starting with "audit." (reserved for the ledger's own events), with
+// an unknown Phase or with a Time outside 1970-2261.
+func (l *Ledger) Record(ctx context.Context, e audit.Event) error {
 	_, err := l.Append(ctx, e)
 	return err
 }
 
 // Append is [Ledger.Record] that also returns the event as stored, with its
 // Seq, Time and hashes.
-func (l *Ledger) Append(ctx context.Context, e Event) (Event, error) {
+func (l *Ledger) Append(ctx context.Context, e audit.Event) (audit.Event, error) {
 	return l.append(context.WithoutCancel(ctx), e, false)
 }
 
-func (l *Ledger) append(_ context.Context, e Event, reserved bool) (Event, error) {
+func (l *Ledger) append(_ context.Context, e audit.Event, reserved bool) (audit.Event, error) {
 	if l.readOnly {
-		return Event{}, ErrReadOnly
+		return audit.Event{}, ErrReadOnly
 	}
 	if !l.storeArgs {
 		e.Args = ""
 	}
-	e.sanitize()
-	if err := e.validate(reserved); err != nil {
-		return Event{}, err
+	e.Sanitize()
+	if !reserved {
+		if err := e.Validate(); err != nil {
+			return audit.Event{}, err
+		}
 	}
 	if e.ExitCode != nil {
 		code := *e.ExitCode
@@ -426,12 +434,12 @@ func (l *Ledger) append(_ context.Context, e Event, reserved bool) (Event, error
 	l.mu.RLock()
 	if l.closed {
 		l.mu.RUnlock()
-		return Event{}, ErrClosed
+		return audit.Event{}, ErrClosed
 	}
 	l.reqs <- r
 	l.mu.RUnlock()
 	if err := <-r.done; err != nil {
-		return Event{}, err
+		return audit.Event{}, err
 	}
 	return r.ev, nil
 }
@@ -515,21 +523,20 @@ type chainWriter struct {
 	ctx   context.Context
 	q     querier // the write connection, inside BEGIN IMMEDIATE
 	ins   *sql.Stmt
-	h     *rowHasher
 	now   func() time.Time
 	seq   int64             // last seq in the chain
 	hash  [sha256.Size]byte // its row hash
 	added int
 }
 
-func (c *chainWriter) append(e *Event) error {
+func (c *chainWriter) append(e *audit.Event) error {
 	e.Seq = c.seq + 1
 	if e.Time.IsZero() {
 		e.Time = c.now()
 	}
 	e.Time = e.Time.UTC()
 	prev := c.hash
-	row := c.h.hash(e, prev)
+	row := audit.RowHash(e, prev)
 	if _, err := c.ins.ExecContext(c.ctx, insertArgs(e, prev[:], row[:])...); err != nil {
 		return err
 	}
@@ -568,7 +575,7 @@ func (l *Ledger) writeLocked(ctx context.Context, fn func(*chainWriter) error) e
 			l.wconn.ExecContext(ctx, `ROLLBACK`)
 		}
 	}()
-	c := &chainWriter{ctx: ctx, q: l.wconn, ins: l.ins, h: l.hasher, now: l.now}
+	c := &chainWriter{ctx: ctx, q: l.wconn, ins: l.ins, now: l.now}
 	var last []byte
 	switch err := l.tail.QueryRowContext(ctx).Scan(&c.seq, &last); {
 	case errors.Is(err, sql.ErrNoRows):
@@ -620,7 +627,7 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// headMismatch is the Detail of a TypeHeadMismatch event.
+// headMismatch is the Detail of an [audit.TypeHeadMismatch] event.
 type headMismatch struct {
 	Found       TamperKind `json:"found"` // TamperTruncated, TamperEdited or TamperHeadMissing
 	HeadSeq     int64      `json:"head_seq,omitempty"`
@@ -634,7 +641,7 @@ type headMismatch struct {
 // chain lacks the rows the head records, it returns the event to append
 // first. On truncation it moves c to continue from the head, so the gap
 // stays visible to Verify and sequence numbers are never reused.
-func (l *Ledger) checkHead(ctx context.Context, c *chainWriter) (*Event, error) {
+func (l *Ledger) checkHead(ctx context.Context, c *chainWriter) (*audit.Event, error) {
 	h, found, err := l.head.read()
 	if err != nil {
 		return nil, err
@@ -670,12 +677,12 @@ func (l *Ledger) checkHead(ctx context.Context, c *chainWriter) (*Event, error) 
 		}
 	}
 	d, _ := json.Marshal(mm)
-	return &Event{Type: TypeHeadMismatch, Status: StatusError, Error: mm.Description, Detail: string(d)}, nil
+	return &audit.Event{Type: audit.TypeHeadMismatch, Status: audit.StatusError, Error: mm.Description, Detail: string(d)}, nil
 }
 
 // prunedThrough reports whether a recorded prune removed seq.
 func prunedThrough(ctx context.Context, q querier, seq int64) (bool, error) {
-	rows, err := q.QueryContext(ctx, `SELECT detail FROM events WHERE type = ? ORDER BY seq DESC`, TypePrune)
+	rows, err := q.QueryContext(ctx, `SELECT detail FROM events WHERE type = ? ORDER BY seq DESC`, audit.TypePrune)
 	if err != nil {
 		return false, err
 	}
@@ -718,7 +725,7 @@ func (l *Ledger) Healthy() error {
 	return l.writeErr
 }
 
-// DigestArgs returns the keyed digest stored in [Event.ArgsDigest]: the
+// DigestArgs returns the keyed digest stored in [audit.Event.ArgsDigest]: the
 // first 16 hex digits of HMAC-SHA256 of raw under the per-install secret.
 // Identical arguments give identical digests within one install, while a
 // short secret among them cannot be recovered by hashing guesses. raw should
@@ -778,10 +785,13 @@ func (l *Ledger) closeHandles() error {
 		errs = append(errs, l.head.close())
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("audit: close: %w", err)
+		return fmt.Errorf("sqlite: close: %w", err)
 	}
 	return nil
 }
+
+// hexHash is the printed form of a hash.
+func hexHash(h [sha256.Size]byte) string { return hex.EncodeToString(h[:]) }
 
 // timeFromNS and timeDuration convert stored integers.
 func timeFromNS(ns int64) time.Time       { return time.Unix(0, ns).UTC() }

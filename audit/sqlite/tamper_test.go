@@ -1,4 +1,4 @@
-package audit_test
+package sqlite_test
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 	"testing"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 )
 
 // baseLedger writes 20 rows (10 calls) and closes the ledger, returning its
 // configuration.
-func baseLedger(t *testing.T) audit.Config {
+func baseLedger(t *testing.T) sqlite.Config {
 	t.Helper()
 	l, cfg := openLedger(t, nil)
 	record(t, l, 10)
@@ -26,16 +27,16 @@ func baseLedger(t *testing.T) audit.Config {
 }
 
 // verifyRO opens the ledger read-only, verifies it and returns the problem.
-func verifyRO(t *testing.T, cfg audit.Config) *audit.TamperError {
+func verifyRO(t *testing.T, cfg sqlite.Config) *sqlite.TamperError {
 	t.Helper()
 	cfg.ReadOnly = true
-	l, err := audit.Open(context.Background(), cfg)
+	l, err := sqlite.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	rep, err := l.Verify(context.Background())
-	var te *audit.TamperError
+	var te *sqlite.TamperError
 	if err != nil && !errors.As(err, &te) {
 		t.Fatalf("Verify: %v", err)
 	}
@@ -47,10 +48,10 @@ func verifyRO(t *testing.T, cfg audit.Config) *audit.TamperError {
 
 // forgeRow rewrites row seq with a new status and a recomputed hash, as
 // someone who knows the encoding would.
-func forgeRow(t *testing.T, cfg audit.Config, seq int64) {
+func forgeRow(t *testing.T, cfg sqlite.Config, seq int64) {
 	t.Helper()
 	db := rawDB(t, cfg.Path)
-	l, err := audit.Open(context.Background(), audit.Config{Path: cfg.Path, ReadOnly: true})
+	l, err := sqlite.Open(context.Background(), sqlite.Config{Path: cfg.Path, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +62,14 @@ func forgeRow(t *testing.T, cfg audit.Config, seq int64) {
 	}
 	e := evs[0]
 	e.Status = "ok-forged"
-	var prev []byte
-	if err := db.QueryRow(`SELECT prev_hash FROM events WHERE seq = ?`, seq).Scan(&prev); err != nil {
+	var prevBytes []byte
+	if err := db.QueryRow(`SELECT prev_hash FROM events WHERE seq = ?`, seq).Scan(&prevBytes); err != nil {
 		t.Fatal(err)
 	}
-	mustExec(t, db, `UPDATE events SET status = ?, row_hash = ? WHERE seq = ?`, e.Status, audit.RowHash(e, prev), seq)
+	var prev [32]byte
+	copy(prev[:], prevBytes)
+	h := audit.RowHash(&e, prev)
+	mustExec(t, db, `UPDATE events SET status = ?, row_hash = ? WHERE seq = ?`, e.Status, h[:], seq)
 }
 
 func TestVerifyIntact(t *testing.T) {
@@ -78,65 +82,65 @@ func TestVerifyIntact(t *testing.T) {
 func TestVerifyDetectsTampering(t *testing.T) {
 	tests := []struct {
 		name    string
-		tamper  func(t *testing.T, cfg audit.Config)
+		tamper  func(t *testing.T, cfg sqlite.Config)
 		wantSeq int64
-		want    audit.TamperKind
+		want    sqlite.TamperKind
 	}{
-		{"edit a field", func(t *testing.T, c audit.Config) {
+		{"edit a field", func(t *testing.T, c sqlite.Config) {
 			mustExec(t, rawDB(t, c.Path), `UPDATE events SET status = 'ok' WHERE seq = 7`)
-		}, 7, audit.TamperEdited},
-		{"edit the time", func(t *testing.T, c audit.Config) {
+		}, 7, sqlite.TamperEdited},
+		{"edit the time", func(t *testing.T, c sqlite.Config) {
 			mustExec(t, rawDB(t, c.Path), `UPDATE events SET time_ns = time_ns + 1 WHERE seq = 12`)
-		}, 12, audit.TamperEdited},
-		{"clear the exit code", func(t *testing.T, c audit.Config) {
+		}, 12, sqlite.TamperEdited},
+		{"clear the exit code", func(t *testing.T, c sqlite.Config) {
 			mustExec(t, rawDB(t, c.Path), `UPDATE events SET exit_code = NULL WHERE seq = 4`)
-		}, 4, audit.TamperEdited},
-		{"edit the stored hash", func(t *testing.T, c audit.Config) {
+		}, 4, sqlite.TamperEdited},
+		{"edit the stored hash", func(t *testing.T, c sqlite.Config) {
 			mustExec(t, rawDB(t, c.Path), `UPDATE events SET row_hash = zeroblob(32) WHERE seq = 9`)
-		}, 9, audit.TamperEdited},
-		{"edit and rehash a row", func(t *testing.T, c audit.Config) { forgeRow(t, c, 7) }, 7, audit.TamperEdited},
-		{"edit and rehash the last row", func(t *testing.T, c audit.Config) { forgeRow(t, c, 20) }, 20, audit.TamperEdited},
-		{"delete a row", func(t *testing.T, c audit.Config) {
+		}, 9, sqlite.TamperEdited},
+		{"edit and rehash a row", func(t *testing.T, c sqlite.Config) { forgeRow(t, c, 7) }, 7, sqlite.TamperEdited},
+		{"edit and rehash the last row", func(t *testing.T, c sqlite.Config) { forgeRow(t, c, 20) }, 20, sqlite.TamperEdited},
+		{"delete a row", func(t *testing.T, c sqlite.Config) {
 			mustExec(t, rawDB(t, c.Path), `DELETE FROM events WHERE seq = 7`)
-		}, 7, audit.TamperDeleted},
-		{"delete a range", func(t *testing.T, c audit.Config) {
+		}, 7, sqlite.TamperDeleted},
+		{"delete a range", func(t *testing.T, c sqlite.Config) {
 			mustExec(t, rawDB(t, c.Path), `DELETE FROM events WHERE seq BETWEEN 5 AND 9`)
-		}, 5, audit.TamperDeleted},
-		{"delete the first rows", func(t *testing.T, c audit.Config) {
+		}, 5, sqlite.TamperDeleted},
+		{"delete the first rows", func(t *testing.T, c sqlite.Config) {
 			mustExec(t, rawDB(t, c.Path), `DELETE FROM events WHERE seq <= 3`)
-		}, 1, audit.TamperDeleted},
-		{"swap two rows", func(t *testing.T, c audit.Config) {
+		}, 1, sqlite.TamperDeleted},
+		{"swap two rows", func(t *testing.T, c sqlite.Config) {
 			db := rawDB(t, c.Path)
 			mustExec(t, db, `UPDATE events SET seq = -1 WHERE seq = 7`)
 			mustExec(t, db, `UPDATE events SET seq = 7 WHERE seq = 8`)
 			mustExec(t, db, `UPDATE events SET seq = 8 WHERE seq = -1`)
-		}, 7, audit.TamperReordered},
-		{"delete a row and renumber the rest", func(t *testing.T, c audit.Config) {
+		}, 7, sqlite.TamperReordered},
+		{"delete a row and renumber the rest", func(t *testing.T, c sqlite.Config) {
 			db := rawDB(t, c.Path)
 			mustExec(t, db, `DELETE FROM events WHERE seq = 7`)
 			for s := 8; s <= 20; s++ {
 				mustExec(t, db, `UPDATE events SET seq = ? WHERE seq = ?`, s-1, s)
 			}
-		}, 7, audit.TamperReordered},
-		{"truncate the tail", func(t *testing.T, c audit.Config) {
+		}, 7, sqlite.TamperReordered},
+		{"truncate the tail", func(t *testing.T, c sqlite.Config) {
 			mustExec(t, rawDB(t, c.Path), `DELETE FROM events WHERE seq >= 18`)
-		}, 18, audit.TamperTruncated},
-		{"truncate the last row", func(t *testing.T, c audit.Config) {
+		}, 18, sqlite.TamperTruncated},
+		{"truncate the last row", func(t *testing.T, c sqlite.Config) {
 			mustExec(t, rawDB(t, c.Path), `DELETE FROM events WHERE seq = 20`)
-		}, 20, audit.TamperTruncated},
-		{"truncate everything", func(t *testing.T, c audit.Config) {
+		}, 20, sqlite.TamperTruncated},
+		{"truncate everything", func(t *testing.T, c sqlite.Config) {
 			mustExec(t, rawDB(t, c.Path), `DELETE FROM events`)
-		}, 1, audit.TamperTruncated},
-		{"remove the head file", func(t *testing.T, c audit.Config) {
+		}, 1, sqlite.TamperTruncated},
+		{"remove the head file", func(t *testing.T, c sqlite.Config) {
 			if err := os.Remove(c.Path + ".head"); err != nil {
 				t.Fatal(err)
 			}
-		}, 0, audit.TamperHeadMissing},
-		{"forge a fake prune", func(t *testing.T, c audit.Config) {
+		}, 0, sqlite.TamperHeadMissing},
+		{"forge a fake prune", func(t *testing.T, c sqlite.Config) {
 			// Deleting rows and pretending a prune happened needs a prune
 			// event in the chain; a bare anchor is not enough.
 			mustExec(t, rawDB(t, c.Path), `DELETE FROM events WHERE seq <= 2`)
-		}, 1, audit.TamperDeleted},
+		}, 1, sqlite.TamperDeleted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,31 +163,31 @@ func TestVerifyDetectsTampering(t *testing.T) {
 func TestTruncationSurvivesReopen(t *testing.T) {
 	tests := []struct {
 		name    string
-		tamper  func(t *testing.T, cfg audit.Config)
+		tamper  func(t *testing.T, cfg sqlite.Config)
 		wantSeq int64
-		want    audit.TamperKind
+		want    sqlite.TamperKind
 	}{
-		{"tail deleted", func(t *testing.T, c audit.Config) {
+		{"tail deleted", func(t *testing.T, c sqlite.Config) {
 			mustExec(t, rawDB(t, c.Path), `DELETE FROM events WHERE seq >= 15`)
-		}, 15, audit.TamperTruncated},
-		{"all deleted", func(t *testing.T, c audit.Config) {
+		}, 15, sqlite.TamperTruncated},
+		{"all deleted", func(t *testing.T, c sqlite.Config) {
 			mustExec(t, rawDB(t, c.Path), `DELETE FROM events`)
-		}, 1, audit.TamperTruncated},
-		{"database replaced", func(t *testing.T, c audit.Config) {
+		}, 1, sqlite.TamperTruncated},
+		{"database replaced", func(t *testing.T, c sqlite.Config) {
 			for _, suffix := range []string{"", "-wal", "-shm"} {
 				os.Remove(c.Path + suffix)
 			}
-		}, 1, audit.TamperTruncated},
-		{"head removed", func(t *testing.T, c audit.Config) {
+		}, 1, sqlite.TamperTruncated},
+		{"head removed", func(t *testing.T, c sqlite.Config) {
 			os.Remove(c.Path + ".head")
-		}, 21, audit.TamperHeadMissing},
-		{"tail rewritten", func(t *testing.T, c audit.Config) { forgeRow(t, c, 20) }, 20, audit.TamperEdited},
+		}, 21, sqlite.TamperHeadMissing},
+		{"tail rewritten", func(t *testing.T, c sqlite.Config) { forgeRow(t, c, 20) }, 20, sqlite.TamperEdited},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := baseLedger(t)
 			tt.tamper(t, cfg)
-			l, err := audit.Open(context.Background(), cfg)
+			l, err := sqlite.Open(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,10 +259,10 @@ func TestRandomMutations(t *testing.T) {
 }
 
 // copyLedger copies a closed ledger's files to a new directory.
-func copyLedger(t *testing.T, cfg audit.Config) audit.Config {
+func copyLedger(t *testing.T, cfg sqlite.Config) sqlite.Config {
 	t.Helper()
 	dir := t.TempDir()
-	out := audit.Config{Path: filepath.Join(dir, "audit.db")}
+	out := sqlite.Config{Path: filepath.Join(dir, "audit.db")}
 	for _, suffix := range []string{"", ".head", ".key", "-wal"} {
 		src, err := os.Open(cfg.Path + suffix)
 		if errors.Is(err, os.ErrNotExist) {
@@ -297,7 +301,7 @@ func TestLaggingHeadIsAccepted(t *testing.T) {
 	if te := verifyRO(t, cfg); te != nil {
 		t.Fatalf("lagging head reported as %v", te)
 	}
-	l, err = audit.Open(context.Background(), cfg)
+	l, err = sqlite.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,8 +331,8 @@ func TestLaggingHeadIsAccepted(t *testing.T) {
 		}
 	}
 	tear(0, 1)
-	var te *audit.TamperError
-	if _, err := l.Verify(context.Background()); !errors.As(err, &te) || te.Kind != audit.TamperHeadMissing {
+	var te *sqlite.TamperError
+	if _, err := l.Verify(context.Background()); !errors.As(err, &te) || te.Kind != sqlite.TamperHeadMissing {
 		t.Fatalf("both slots torn: %v", err)
 	}
 	os.WriteFile(cfg.Path+".head", good, 0o600)

@@ -1,4 +1,4 @@
-package audit_test
+package sqlite_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 )
 
 // BenchmarkRecord measures committed events per second with 1 and 16
@@ -44,7 +44,7 @@ func BenchmarkAuditedTrue(b *testing.B) {
 	if err != nil {
 		b.Skip("no true on PATH")
 	}
-	run := func(b *testing.B, l *audit.Ledger) {
+	run := func(b *testing.B, l *sqlite.Ledger) {
 		ctx := context.Background()
 		in, done := call(1)
 		for b.Loop() {

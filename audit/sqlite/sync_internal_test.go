@@ -1,9 +1,11 @@
-package audit
+package sqlite
 
 import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/rigout/rigout/audit"
 )
 
 func TestUnsafeSyncNormal(t *testing.T) {
@@ -19,7 +21,7 @@ func TestUnsafeSyncNormal(t *testing.T) {
 	if level != 1 {
 		t.Errorf("synchronous = %d, want 1 (NORMAL)", level)
 	}
-	if err := l.Record(context.Background(), Event{Type: TypeServerStart}); err != nil {
+	if err := l.Record(context.Background(), audit.Event{Type: audit.TypeServerStart}); err != nil {
 		t.Fatal(err)
 	}
 }

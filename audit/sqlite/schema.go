@@ -1,9 +1,11 @@
-package audit
+package sqlite
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/rigout/rigout/audit"
 )
 
 // migrations is the schema history: migrations[i] takes the database from
@@ -72,7 +74,7 @@ func migrate(ctx context.Context, db *sql.Conn, path string) error {
 	defer tx.Rollback()
 	var v int
 	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		return fmt.Errorf("audit: read schema version of %s: %w", path, err)
+		return fmt.Errorf("sqlite: read schema version of %s: %w", path, err)
 	}
 	if v > schemaVersion {
 		return &SchemaVersionError{Path: path, Found: v, Max: schemaVersion}
@@ -99,7 +101,7 @@ type scanner interface{ Scan(dest ...any) error }
 
 // storedRow is an event as read back, with its raw hashes.
 type storedRow struct {
-	Event
+	audit.Event
 	prev, hash []byte
 }
 
@@ -111,14 +113,17 @@ func scanEvent(s scanner) (storedRow, error) {
 		durNS    int64
 		bypassed int64
 		trunc    int64
+		decision string
+		status   string
 	)
 	err := s.Scan(&r.Seq, &timeNS, &r.Type, &r.CallID, &r.Phase, &r.Principal, &r.Transport,
-		&r.RemoteAddr, &r.Session, &r.Tool, &r.Host, &r.Route, &r.Decision, &r.Rule, &bypassed,
-		&exitCode, &r.Signal, &durNS, &r.StdoutBytes, &r.StderrBytes, &trunc, &r.Status,
+		&r.RemoteAddr, &r.Session, &r.Tool, &r.Host, &r.Route, &decision, &r.Rule, &bypassed,
+		&exitCode, &r.Signal, &durNS, &r.StdoutBytes, &r.StderrBytes, &trunc, &status,
 		&r.Error, &r.ArgsDigest, &r.Args, &r.Detail, &r.prev, &r.hash)
 	if err != nil {
 		return r, err
 	}
+	r.Decision, r.Status = audit.Decision(decision), audit.Status(status)
 	r.Time = timeFromNS(timeNS)
 	r.Duration = timeDuration(durNS)
 	r.Bypassed = bypassed != 0
@@ -133,15 +138,15 @@ func scanEvent(s scanner) (storedRow, error) {
 }
 
 // insertArgs returns the values for insertSQL.
-func insertArgs(e *Event, prev, row []byte) []any {
+func insertArgs(e *audit.Event, prev, row []byte) []any {
 	var exit any
 	if e.ExitCode != nil {
 		exit = int64(*e.ExitCode)
 	}
 	return []any{e.Seq, e.Time.UnixNano(), e.Type, e.CallID, e.Phase, e.Principal, e.Transport,
-		e.RemoteAddr, e.Session, e.Tool, e.Host, e.Route, e.Decision, e.Rule, boolInt(e.Bypassed),
+		e.RemoteAddr, e.Session, e.Tool, e.Host, e.Route, string(e.Decision), e.Rule, boolInt(e.Bypassed),
 		exit, e.Signal, int64(e.Duration), e.StdoutBytes, e.StderrBytes, boolInt(e.Truncated),
-		e.Status, e.Error, e.ArgsDigest, e.Args, e.Detail, prev, row}
+		string(e.Status), e.Error, e.ArgsDigest, e.Args, e.Detail, prev, row}
 }
 
 func boolInt(b bool) int64 {

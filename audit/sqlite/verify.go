@@ -1,4 +1,4 @@
-package audit
+package sqlite
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+
+	"github.com/rigout/rigout/audit"
 )
 
 // reorderWindow is how far from its position Verify looks for the seq a
@@ -29,7 +31,7 @@ type VerifyReport struct {
 // OK reports whether the chain verified.
 func (r *VerifyReport) OK() bool { return r.Problem == nil }
 
-// pruneDetail is the Detail of a TypePrune event. LastSeq and LastHash
+// pruneDetail is the Detail of an [audit.TypePrune] event. LastSeq and LastHash
 // anchor the chain: the first row kept has seq LastSeq+1 and prev_hash
 // LastHash.
 type pruneDetail struct {
@@ -44,7 +46,7 @@ type pruneDetail struct {
 // matches its hash, links to its predecessor, and follows it in sequence;
 // that the first row starts the chain or follows rows removed by a recorded
 // [Ledger.Prune]; and that the row recorded in the head file is present and
-// unchanged. It also reports the damage recorded by any [TypeHeadMismatch]
+// unchanged. It also reports the damage recorded by any [audit.TypeHeadMismatch]
 // event.
 //
 // It returns the report and, if the chain is broken, a [*TamperError]
@@ -68,13 +70,13 @@ func (l *Ledger) Verify(ctx context.Context) (VerifyReport, error) {
 	}
 	tx, err := l.rdb.BeginTx(ctx, nil)
 	if err != nil {
-		return rep, fmt.Errorf("audit: verify: %w", err)
+		return rep, fmt.Errorf("sqlite: verify: %w", err)
 	}
 	defer tx.Rollback()
-	v := verifier{ctx: ctx, tx: tx, h: newRowHasher(), anchors: map[int64][]byte{}}
+	v := verifier{ctx: ctx, tx: tx, anchors: map[int64][]byte{}}
 	rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM events ORDER BY seq`)
 	if err != nil {
-		return rep, fmt.Errorf("audit: verify: %w", err)
+		return rep, fmt.Errorf("sqlite: verify: %w", err)
 	}
 	var (
 		prevSeq     int64
@@ -86,7 +88,7 @@ func (l *Ledger) Verify(ctx context.Context) (VerifyReport, error) {
 		r, err := scanEvent(rows)
 		if err != nil {
 			rows.Close()
-			return rep, fmt.Errorf("audit: verify: %w", err)
+			return rep, fmt.Errorf("sqlite: verify: %w", err)
 		}
 		selfOK := len(r.prev) == sha256.Size && len(r.hash) == sha256.Size && bytes.Equal(v.rehash(&r, r.Seq), r.hash)
 		switch {
@@ -120,7 +122,7 @@ func (l *Ledger) Verify(ctx context.Context) (VerifyReport, error) {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return rep, fmt.Errorf("audit: verify: %w", err)
+		return rep, fmt.Errorf("sqlite: verify: %w", err)
 	}
 
 	switch {
@@ -169,7 +171,6 @@ func (l *Ledger) Verify(ctx context.Context) (VerifyReport, error) {
 type verifier struct {
 	ctx     context.Context
 	tx      *sql.Tx
-	h       *rowHasher
 	anchors map[int64][]byte // seq → expected prev_hash, from prune events
 	pruned  []int64          // LastSeq of each prune that removed rows
 	problem *TamperError
@@ -192,7 +193,7 @@ func (v *verifier) rehash(r *storedRow, seq int64) []byte {
 	copy(prev[:], r.prev)
 	e := r.Event
 	e.Seq = seq
-	sum := v.h.hash(&e, prev)
+	sum := audit.RowHash(&e, prev)
 	return sum[:]
 }
 
@@ -220,7 +221,7 @@ func (v *verifier) classify(r *storedRow) (TamperKind, string) {
 // noteEvent records what the ledger's own events say about the chain.
 func (v *verifier) noteEvent(r *storedRow) {
 	switch r.Type {
-	case TypePrune:
+	case audit.TypePrune:
 		var p pruneDetail
 		if json.Unmarshal([]byte(r.Detail), &p) == nil && p.Rows > 0 {
 			if h, err := hex.DecodeString(p.LastHash); err == nil {
@@ -228,7 +229,7 @@ func (v *verifier) noteEvent(r *storedRow) {
 				v.pruned = append(v.pruned, p.LastSeq)
 			}
 		}
-	case TypeHeadMismatch:
+	case audit.TypeHeadMismatch:
 		mm, ok := mismatchOf(r)
 		if !ok {
 			v.report(r.Seq, TamperEdited, fmt.Sprintf("row %d records a head mismatch the ledger cannot parse", r.Seq))
@@ -254,7 +255,7 @@ func (v *verifier) prunedThrough(seq int64) bool {
 
 func mismatchOf(r *storedRow) (headMismatch, bool) {
 	var mm headMismatch
-	if r.Type != TypeHeadMismatch {
+	if r.Type != audit.TypeHeadMismatch {
 		return mm, false
 	}
 	err := json.Unmarshal([]byte(r.Detail), &mm)

@@ -1,4 +1,4 @@
-package audit_test
+package sqlite_test
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 )
 
 const (
@@ -30,7 +31,7 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("helper process for TestCrashKill")
 	}
 	round := os.Getenv(crashEnvRound)
-	l, err := audit.Open(context.Background(), audit.Config{Path: path})
+	l, err := sqlite.Open(context.Background(), sqlite.Config{Path: path})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		os.Exit(3)
@@ -76,7 +77,7 @@ func TestCrashKill(t *testing.T) {
 		acked := runAndKill(t, path, round, time.Duration(100+rng.IntN(600))*time.Millisecond)
 		totalAcked += int64(len(acked))
 
-		l, err := audit.Open(context.Background(), audit.Config{Path: path})
+		l, err := sqlite.Open(context.Background(), sqlite.Config{Path: path})
 		if err != nil {
 			t.Fatalf("round %d: reopen: %v", round, err)
 		}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package audit_test
+package sqlite_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 )
 
 const fullEnvDB = "RIGOUT_AUDIT_FULL_DB"
@@ -30,7 +31,7 @@ func TestDiskFullChild(t *testing.T) {
 	}
 	say := func(format string, args ...any) { fmt.Fprintf(os.Stdout, format+"\n", args...) }
 	ctx := context.Background()
-	l, err := audit.Open(ctx, audit.Config{Path: path})
+	l, err := sqlite.Open(ctx, sqlite.Config{Path: path})
 	if err != nil {
 		say("open-error %v", err)
 		return
@@ -56,7 +57,7 @@ func TestDiskFullChild(t *testing.T) {
 		intent.Args = strings.Repeat("x", 2000) // dropped: StoreArgs is off
 		intent.Error = strings.Repeat("e", 2000)
 		if err := l.Record(ctx, intent); err != nil {
-			var we *audit.WriteError
+			var we *sqlite.WriteError
 			say("intent-failed %d %t %v", i, errors.As(err, &we), err)
 			say("healthy %v", l.Healthy())
 			failed = true
@@ -131,7 +132,7 @@ func TestFailClosedDiskFull(t *testing.T) {
 		t.Errorf("the command of %s ran although its intent was not recorded", failedID)
 	}
 	// Everything acknowledged is on disk and the chain is intact.
-	l, err := audit.Open(context.Background(), audit.Config{Path: path})
+	l, err := sqlite.Open(context.Background(), sqlite.Config{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}

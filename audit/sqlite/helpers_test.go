@@ -1,4 +1,4 @@
-package audit_test
+package sqlite_test
 
 import (
 	"context"
@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 )
 
 // openLedger opens a ledger in a fresh temporary directory and closes it when
 // the test ends.
-func openLedger(t testing.TB, mod func(*audit.Config)) (*audit.Ledger, audit.Config) {
+func openLedger(t testing.TB, mod func(*sqlite.Config)) (*sqlite.Ledger, sqlite.Config) {
 	t.Helper()
-	cfg := audit.Config{Path: filepath.Join(t.TempDir(), "state", "audit.db")}
+	cfg := sqlite.Config{Path: filepath.Join(t.TempDir(), "state", "audit.db")}
 	if mod != nil {
 		mod(&cfg)
 	}
-	l, err := audit.Open(context.Background(), cfg)
+	l, err := sqlite.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -63,7 +64,7 @@ func intp(i int) *int { return &i }
 func call(i int) (audit.Event, audit.Event) {
 	id := fmt.Sprintf("call-%d", i)
 	intent := audit.Event{Type: audit.TypeToolCall, Phase: audit.PhaseIntent, CallID: id, Principal: "ci",
-		Transport: "http", Tool: "execute_command", Host: "local", Route: "local", Decision: "allow",
+		Transport: "http", Tool: "execute_command", Host: "local", Route: "local", Decision: audit.DecisionAllow,
 		Rule: "default", Status: audit.StatusStarted, ArgsDigest: "0123456789abcdef"}
 	done := intent
 	done.Phase = audit.PhaseDone
@@ -75,7 +76,7 @@ func call(i int) (audit.Event, audit.Event) {
 }
 
 // record records n calls (2n rows).
-func record(t testing.TB, l *audit.Ledger, n int) {
+func record(t testing.TB, l *sqlite.Ledger, n int) {
 	t.Helper()
 	ctx := context.Background()
 	for i := range n {

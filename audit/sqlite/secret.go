@@ -1,4 +1,4 @@
-package audit
+package sqlite
 
 import (
 	"errors"
@@ -33,23 +33,23 @@ func loadSecret(path string, rnd io.Reader, create bool) ([]byte, error) {
 func readSecret(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("audit: read secret: %w", err)
+		return nil, fmt.Errorf("sqlite: read secret: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("audit: read secret: %w", err)
+		return nil, fmt.Errorf("sqlite: read secret: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("audit: secret %s is not a regular file", path)
+		return nil, fmt.Errorf("sqlite: secret %s is not a regular file", path)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("audit: secret %s is accessible by group or others (mode %04o); run chmod 600 on it", path, fi.Mode().Perm())
+		return nil, fmt.Errorf("sqlite: secret %s is accessible by group or others (mode %04o); run chmod 600 on it", path, fi.Mode().Perm())
 	}
 	key := make([]byte, secretSize+1)
 	n, err := io.ReadFull(f, key)
 	if n != secretSize || !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, fmt.Errorf("audit: secret %s is not %d bytes", path, secretSize)
+		return nil, fmt.Errorf("sqlite: secret %s is not %d bytes", path, secretSize)
 	}
 	return key[:secretSize], nil
 }
@@ -57,27 +57,27 @@ func readSecret(path string) ([]byte, error) {
 func writeSecret(path string, rnd io.Reader) error {
 	key := make([]byte, secretSize)
 	if _, err := io.ReadFull(rnd, key); err != nil {
-		return fmt.Errorf("audit: generate secret: %w", err)
+		return fmt.Errorf("sqlite: generate secret: %w", err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("audit: create secret: %w", err)
+		return fmt.Errorf("sqlite: create secret: %w", err)
 	}
 	defer os.Remove(tmp.Name())
 	// CreateTemp makes the file 0600 before any byte is written.
 	if _, err := tmp.Write(key); err != nil {
 		tmp.Close()
-		return fmt.Errorf("audit: write secret: %w", err)
+		return fmt.Errorf("sqlite: write secret: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("audit: sync secret: %w", err)
+		return fmt.Errorf("sqlite: sync secret: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("audit: write secret: %w", err)
+		return fmt.Errorf("sqlite: write secret: %w", err)
 	}
 	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("audit: install secret: %w", err)
+		return fmt.Errorf("sqlite: install secret: %w", err)
 	}
 	return syncDir(path)
 }
@@ -87,11 +87,11 @@ func writeSecret(path string, rnd io.Reader) error {
 func syncDir(path string) error {
 	d, err := os.Open(filepath.Dir(path))
 	if err != nil {
-		return fmt.Errorf("audit: sync directory: %w", err)
+		return fmt.Errorf("sqlite: sync directory: %w", err)
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil {
-		return fmt.Errorf("audit: sync directory: %w", err)
+		return fmt.Errorf("sqlite: sync directory: %w", err)
 	}
 	return nil
 }

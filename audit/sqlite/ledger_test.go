@@ -1,4 +1,4 @@
-package audit_test
+package sqlite_test
 
 import (
 	"bytes"
@@ -16,16 +16,17 @@ import (
 	"unicode/utf8"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/sqlite"
 )
 
 func TestRecordRoundTrip(t *testing.T) {
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	l, _ := openLedger(t, func(c *audit.Config) { c.Now = fixedClock(start, time.Second) })
+	l, _ := openLedger(t, func(c *sqlite.Config) { c.Now = fixedClock(start, time.Second) })
 	ctx := context.Background()
 	in := audit.Event{
 		Type: audit.TypeToolCall, CallID: "c1", Phase: audit.PhaseDone, Principal: "alice",
 		Transport: "http", RemoteAddr: "127.0.0.1:5555", Session: "s-1", Tool: "execute_command",
-		Host: "web1", Route: "ssh(web1 → 10.0.0.5:22)", Decision: "allow", Rule: "r7", Bypassed: true,
+		Host: "web1", Route: "ssh(web1 → 10.0.0.5:22)", Decision: audit.DecisionAllow, Rule: "r7", Bypassed: true,
 		ExitCode: intp(3), Signal: "SIGTERM", Duration: 1500 * time.Millisecond, StdoutBytes: 10,
 		StderrBytes: 20, Truncated: true, Status: audit.StatusError, Error: "exit 3",
 		ArgsDigest: "abcdef0123456789", Args: `{"command":"ls"}`,
@@ -65,7 +66,7 @@ func TestRecordRoundTrip(t *testing.T) {
 }
 
 func TestStoreArgs(t *testing.T) {
-	l, _ := openLedger(t, func(c *audit.Config) { c.StoreArgs = true })
+	l, _ := openLedger(t, func(c *sqlite.Config) { c.StoreArgs = true })
 	got, err := l.Append(context.Background(), audit.Event{Type: "tool.call", Args: `{"path":"/etc"}`})
 	if err != nil || got.Args != `{"path":"/etc"}` {
 		t.Fatalf("Append = %+v, %v", got, err)
@@ -96,7 +97,7 @@ func TestRecordRejectsBadEvents(t *testing.T) {
 }
 
 func TestRecordSanitizes(t *testing.T) {
-	l, _ := openLedger(t, func(c *audit.Config) { c.StoreArgs = true })
+	l, _ := openLedger(t, func(c *sqlite.Config) { c.StoreArgs = true })
 	got, err := l.Append(context.Background(), audit.Event{
 		Type: "tool.call", Error: "bad \xff byte", Args: strings.Repeat("é", 1<<16),
 		Duration: -time.Second, StdoutBytes: -1,
@@ -137,13 +138,13 @@ func TestCloseStopsWrites(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if err := l.Record(context.Background(), audit.Event{Type: "x.y"}); !errors.Is(err, audit.ErrClosed) {
+	if err := l.Record(context.Background(), audit.Event{Type: "x.y"}); !errors.Is(err, sqlite.ErrClosed) {
 		t.Errorf("Record after Close = %v", err)
 	}
-	if _, err := l.Query(context.Background(), audit.Filter{}); !errors.Is(err, audit.ErrClosed) {
+	if _, err := l.Query(context.Background(), audit.Filter{}); !errors.Is(err, sqlite.ErrClosed) {
 		t.Errorf("Query after Close = %v", err)
 	}
-	if err := l.Healthy(); !errors.Is(err, audit.ErrClosed) {
+	if err := l.Healthy(); !errors.Is(err, sqlite.ErrClosed) {
 		t.Errorf("Healthy after Close = %v", err)
 	}
 }
@@ -180,7 +181,7 @@ func TestSecretAndDigest(t *testing.T) {
 	}
 	l.Close()
 	// The secret survives a reopen.
-	l2, err := audit.Open(context.Background(), cfg)
+	l2, err := sqlite.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestSecretAndDigest(t *testing.T) {
 	// A secret readable by others is refused.
 	l2.Close()
 	os.Chmod(cfg.Path+".key", 0o644)
-	if _, err := audit.Open(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+	if _, err := sqlite.Open(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "chmod 600") {
 		t.Errorf("Open with a 0644 secret = %v", err)
 	}
 }
@@ -212,30 +213,30 @@ func TestSchemaVersion(t *testing.T) {
 	}
 	mustExec(t, db, `PRAGMA user_version = 99`)
 	db.Close()
-	_, err := audit.Open(context.Background(), cfg)
-	var sv *audit.SchemaVersionError
+	_, err := sqlite.Open(context.Background(), cfg)
+	var sv *sqlite.SchemaVersionError
 	if !errors.As(err, &sv) || sv.Found != 99 {
 		t.Fatalf("Open of a newer schema = %v", err)
 	}
 }
 
 func TestReadOnly(t *testing.T) {
-	_, err := audit.Open(context.Background(), audit.Config{Path: filepath.Join(t.TempDir(), "none.db"), ReadOnly: true})
-	if !errors.Is(err, audit.ErrNoLedger) {
+	_, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "none.db"), ReadOnly: true})
+	if !errors.Is(err, sqlite.ErrNoLedger) {
 		t.Fatalf("read-only Open of a missing ledger = %v", err)
 	}
 	w, cfg := openLedger(t, nil)
 	record(t, w, 3)
 	cfg.ReadOnly = true
-	r, err := audit.Open(context.Background(), cfg)
+	r, err := sqlite.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if err := r.Record(context.Background(), audit.Event{Type: "x.y"}); !errors.Is(err, audit.ErrReadOnly) {
+	if err := r.Record(context.Background(), audit.Event{Type: "x.y"}); !errors.Is(err, sqlite.ErrReadOnly) {
 		t.Errorf("Record on read-only = %v", err)
 	}
-	if _, err := r.Prune(context.Background(), time.Now(), audit.Operator{}); !errors.Is(err, audit.ErrReadOnly) {
+	if _, err := r.Prune(context.Background(), time.Now(), sqlite.Operator{}); !errors.Is(err, sqlite.ErrReadOnly) {
 		t.Errorf("Prune on read-only = %v", err)
 	}
 	evs, err := r.Query(context.Background(), audit.Filter{})
@@ -250,7 +251,7 @@ func TestReadOnly(t *testing.T) {
 	if _, err := r.Verify(context.Background()); err != nil {
 		t.Errorf("read-only Verify: %v", err)
 	}
-	if err := r.Healthy(); !errors.Is(err, audit.ErrReadOnly) {
+	if err := r.Healthy(); !errors.Is(err, sqlite.ErrReadOnly) {
 		t.Errorf("Healthy on read-only = %v", err)
 	}
 	if err := w.Healthy(); err != nil {
@@ -263,7 +264,7 @@ func TestReadOnly(t *testing.T) {
 
 func TestTwoLedgersInOneProcess(t *testing.T) {
 	a, _ := openLedger(t, nil)
-	b, _ := openLedger(t, func(c *audit.Config) { c.StoreArgs = true })
+	b, _ := openLedger(t, func(c *sqlite.Config) { c.StoreArgs = true })
 	record(t, a, 2)
 	record(t, b, 3)
 	ea, _ := a.Query(context.Background(), audit.Filter{})
@@ -275,7 +276,7 @@ func TestTwoLedgersInOneProcess(t *testing.T) {
 
 func TestQueryFilters(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l, _ := openLedger(t, func(c *audit.Config) { c.Now = fixedClock(start, time.Minute) })
+	l, _ := openLedger(t, func(c *sqlite.Config) { c.Now = fixedClock(start, time.Minute) })
 	ctx := context.Background()
 	for _, e := range []audit.Event{
 		{Type: audit.TypeServerStart},
@@ -345,7 +346,7 @@ func TestStats(t *testing.T) {
 	in, _ := call(99)
 	in.Tool = "run"
 	l.Record(ctx, in)
-	l.Record(ctx, audit.Event{Type: audit.TypeToolDenied, Tool: "run", Status: audit.StatusDenied, Decision: "deny"})
+	l.Record(ctx, audit.Event{Type: audit.TypeToolDenied, Tool: "run", Status: audit.StatusDenied, Decision: audit.DecisionDeny})
 	l.Record(ctx, audit.Event{Type: audit.TypeToolCall, Tool: "files", Status: audit.StatusDenied, Duration: time.Hour})
 	l.Record(ctx, audit.Event{Type: audit.TypeToolCall, Tool: "files", Status: audit.StatusOK, Duration: time.Second})
 	l.Record(ctx, audit.Event{Type: audit.TypeServerStart})
@@ -364,10 +365,10 @@ func TestStats(t *testing.T) {
 
 func TestPruneAndExport(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l, _ := openLedger(t, func(c *audit.Config) { c.Now = fixedClock(start, time.Hour) })
+	l, _ := openLedger(t, func(c *sqlite.Config) { c.Now = fixedClock(start, time.Hour) })
 	ctx := context.Background()
 	record(t, l, 5) // rows 1-10 at hours 0-9
-	op := audit.Operator{Principal: "os:root", Transport: "cli"}
+	op := sqlite.Operator{Principal: "os:root", Transport: "cli"}
 	rep, err := l.Prune(ctx, start.Add(4*time.Hour), op)
 	if err != nil {
 		t.Fatal(err)
@@ -474,8 +475,8 @@ func TestOpenRefusesNonFile(t *testing.T) {
 	if err := os.Mkdir(p, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	_, err := audit.Open(context.Background(), audit.Config{Path: p})
-	var we *audit.WriteError
+	_, err := sqlite.Open(context.Background(), sqlite.Config{Path: p})
+	var we *sqlite.WriteError
 	if !errors.As(err, &we) {
 		t.Fatalf("Open with a directory as the database = %v", err)
 	}
@@ -485,14 +486,14 @@ func TestMultipleProcessesShareTheChain(t *testing.T) {
 	// Two Ledgers on one file stand in for the gateway and the CLI: each
 	// positions its batch at the tail inside the write lock.
 	a, cfg := openLedger(t, nil)
-	b, err := audit.Open(context.Background(), cfg)
+	b, err := sqlite.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
 	var wg sync.WaitGroup
 	t.Cleanup(wg.Wait)
-	for _, l := range []*audit.Ledger{a, b, a, b} {
+	for _, l := range []*sqlite.Ledger{a, b, a, b} {
 		wg.Go(func() { record(t, l, 50) })
 	}
 	wg.Wait()

@@ -1,4 +1,4 @@
-package audit
+package sqlite
 
 import (
 	"context"
@@ -7,31 +7,12 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rigout/rigout/audit"
 )
 
-// Filter selects events for [Ledger.Query], [Ledger.Stats] and
-// [Ledger.Export]. Zero fields match everything; set fields are combined
-// with AND. String fields match exactly, except Type, which also accepts a
-// trailing "*" as a prefix match ("ssh.hostkey.*").
-type Filter struct {
-	Tool      string
-	Host      string
-	Principal string
-	Status    string
-	Type      string
-	Phase     string
-	CallID    string
-	Session   string
-	Since     time.Time // events at or after Since
-	Until     time.Time // events before Until
-	AfterSeq  int64     // events with Seq > AfterSeq (for following the tail)
-	BeforeSeq int64     // if > 0, events with Seq < BeforeSeq
-	Limit     int       // at most this many events; 0 means no limit
-	Newest    bool      // with Limit, keep the newest Limit events instead of the oldest
-}
-
 // where returns the SQL condition and its arguments.
-func (f *Filter) where() (string, []any) {
+func where(f *audit.Filter) (string, []any) {
 	var conds []string
 	var args []any
 	eq := func(col, v string) {
@@ -43,7 +24,7 @@ func (f *Filter) where() (string, []any) {
 	eq("tool", f.Tool)
 	eq("host", f.Host)
 	eq("principal", f.Principal)
-	eq("status", f.Status)
+	eq("status", string(f.Status))
 	eq("call_id", f.CallID)
 	eq("session", f.Session)
 	eq("phase", f.Phase)
@@ -88,13 +69,13 @@ func clampNS(t time.Time) int64 {
 
 // Query returns the events matching f in ascending Seq order, with their
 // hashes.
-func (l *Ledger) Query(ctx context.Context, f Filter) ([]Event, error) {
+func (l *Ledger) Query(ctx context.Context, f audit.Filter) ([]audit.Event, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
 		return nil, ErrClosed
 	}
-	cond, args := f.where()
+	cond, args := where(&f)
 	q := `SELECT ` + columns + ` FROM events WHERE ` + cond
 	if f.Newest {
 		q += ` ORDER BY seq DESC`
@@ -106,19 +87,19 @@ func (l *Ledger) Query(ctx context.Context, f Filter) ([]Event, error) {
 	}
 	rows, err := l.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("audit: query: %w", err)
+		return nil, fmt.Errorf("sqlite: query: %w", err)
 	}
 	defer rows.Close()
-	var out []Event
+	var out []audit.Event
 	for rows.Next() {
 		r, err := scanEvent(rows)
 		if err != nil {
-			return nil, fmt.Errorf("audit: query: %w", err)
+			return nil, fmt.Errorf("sqlite: query: %w", err)
 		}
 		out = append(out, r.Event)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("audit: query: %w", err)
+		return nil, fmt.Errorf("sqlite: query: %w", err)
 	}
 	if f.Newest {
 		slices.Reverse(out)
@@ -126,105 +107,88 @@ func (l *Ledger) Query(ctx context.Context, f Filter) ([]Event, error) {
 	return out, nil
 }
 
-// ToolStats summarises the calls of one tool.
-//
-// A call is counted once, by its final row: the done row of a two-phase call
-// or the single row of a one-shot event. Denials are calls refused by scope
-// or policy (status "denied", decision "deny" or type "tool.denied"); Errors
-// are the other calls whose status is not "ok". P50 and P95 are
-// nearest-rank percentiles of Duration over the calls that were not denied.
-// Unfinished counts intent rows with no done row: calls in flight, or
-// interrupted by a crash.
-type ToolStats struct {
-	Tool       string        `json:"tool"`
-	Calls      int64         `json:"calls"`
-	Denials    int64         `json:"denials"`
-	Errors     int64         `json:"errors"`
-	Unfinished int64         `json:"unfinished"`
-	P50        time.Duration `json:"p50_ns"`
-	P95        time.Duration `json:"p95_ns"`
-}
-
 // Stats returns per-tool statistics over the events matching f (which
 // should usually leave Type, Status and Limit empty), sorted by tool name.
 // Events without a tool are ignored.
-func (l *Ledger) Stats(ctx context.Context, f Filter) ([]ToolStats, error) {
+func (l *Ledger) Stats(ctx context.Context, f audit.Filter) ([]audit.ToolStats, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
 		return nil, ErrClosed
 	}
-	cond, args := f.where()
+	cond, args := where(&f)
 	tx, err := l.rdb.BeginTx(ctx, nil) // one snapshot for both queries
 	if err != nil {
-		return nil, fmt.Errorf("audit: stats: %w", err)
+		return nil, fmt.Errorf("sqlite: stats: %w", err)
 	}
 	defer tx.Rollback()
 	rows, err := tx.QueryContext(ctx, `SELECT tool, status, decision, type, duration_ns FROM events
-		WHERE tool != '' AND phase != ? AND `+cond+` ORDER BY tool`, append([]any{PhaseIntent}, args...)...)
+		WHERE tool != '' AND phase != ? AND `+cond+` ORDER BY tool`, append([]any{audit.PhaseIntent}, args...)...)
 	if err != nil {
-		return nil, fmt.Errorf("audit: stats: %w", err)
+		return nil, fmt.Errorf("sqlite: stats: %w", err)
 	}
-	byTool := map[string]*ToolStats{}
+	byTool := map[string]*audit.ToolStats{}
 	durations := map[string][]time.Duration{}
-	get := func(tool string) *ToolStats {
+	get := func(tool string) *audit.ToolStats {
 		s := byTool[tool]
 		if s == nil {
-			s = &ToolStats{Tool: tool}
+			s = &audit.ToolStats{Tool: tool}
 			byTool[tool] = s
 		}
 		return s
 	}
 	for rows.Next() {
-		var tool, status, decision, typ string
+		var tool, typ string
+		var status audit.Status
+		var decision audit.Decision
 		var dur int64
 		if err := rows.Scan(&tool, &status, &decision, &typ, &dur); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("audit: stats: %w", err)
+			return nil, fmt.Errorf("sqlite: stats: %w", err)
 		}
 		s := get(tool)
 		s.Calls++
 		switch {
-		case status == StatusDenied || decision == "deny" || typ == TypeToolDenied:
+		case status == audit.StatusDenied || decision == audit.DecisionDeny || typ == audit.TypeToolDenied:
 			s.Denials++
 			continue
-		case status != StatusOK:
+		case status != audit.StatusOK:
 			s.Errors++
 		}
 		durations[tool] = append(durations[tool], time.Duration(dur))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("audit: stats: %w", err)
+		return nil, fmt.Errorf("sqlite: stats: %w", err)
 	}
 	rows, err = tx.QueryContext(ctx, `SELECT tool, COUNT(*) FROM events AS i
 		WHERE tool != '' AND phase = ? AND call_id != '' AND `+cond+`
 		AND NOT EXISTS (SELECT 1 FROM events AS d WHERE d.call_id = i.call_id AND d.phase = ?)
-		GROUP BY tool`, append(append([]any{PhaseIntent}, args...), PhaseDone)...)
+		GROUP BY tool`, append(append([]any{audit.PhaseIntent}, args...), audit.PhaseDone)...)
 	if err != nil {
-		return nil, fmt.Errorf("audit: stats: %w", err)
+		return nil, fmt.Errorf("sqlite: stats: %w", err)
 	}
 	for rows.Next() {
 		var tool string
 		var n int64
 		if err := rows.Scan(&tool, &n); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("audit: stats: %w", err)
+			return nil, fmt.Errorf("sqlite: stats: %w", err)
 		}
 		get(tool).Unfinished = n
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("audit: stats: %w", err)
+		return nil, fmt.Errorf("sqlite: stats: %w", err)
 	}
-	out := make([]ToolStats, 0, len(byTool))
+	out := make([]audit.ToolStats, 0, len(byTool))
 	for tool, s := range byTool {
 		d := durations[tool]
 		slices.Sort(d)
 		s.P50, s.P95 = percentile(d, 50), percentile(d, 95)
 		out = append(out, *s)
 	}
-	slices.SortFunc(out, func(a, b ToolStats) int { return strings.Compare(a.Tool, b.Tool) })
+	slices.SortFunc(out, func(a, b audit.ToolStats) int { return strings.Compare(a.Tool, b.Tool) })
 	return out, nil
 }
 

@@ -1,0 +1,81 @@
+// Package sqlite is rigout's tamper-evident audit ledger: an append-only
+// SQLite table of [audit.Event] rows, each chained to the previous one by a
+// SHA-256 hash ([audit.RowHash]), written so that an acknowledged record
+// survives a crash. It uses github.com/mattn/go-sqlite3 and so needs cgo;
+// the events and interfaces it implements are in package audit, which does
+// not.
+//
+// # Overview
+//
+// [Ledger] implements the write side, [audit.Recorder], which the gateway's
+// middleware holds, and the read side, [audit.Querier]; it adds
+// [Ledger.Stats], [Ledger.Verify], [Ledger.Export] and [Ledger.Prune].
+//
+// Durability. The database runs in WAL mode with synchronous=FULL, so a
+// commit is fsynced before [Ledger.Record] returns. One writer goroutine
+// commits every request already queued (up to [Config.MaxBatch] rows, and
+// waiting at most half a millisecond for callers it expects) in one
+// transaction, so concurrent callers share an fsync. Record returns only when
+// its own transaction has committed, and returns that commit's error: a
+// caller that gets an error must treat the action as unaudited and refuse
+// it. [Ledger.Healthy] reports the last write's outcome for a health
+// endpoint. Writes ignore the caller's context cancellation.
+//
+// Tamper evidence. Every row stores prev_hash, the row_hash of the row
+// before it (zero for seq 1), and row_hash, [audit.RowHash] of all its
+// fields and prev_hash. A head file beside the database records the seq
+// and hash of the last committed row; it is rewritten after every commit
+// and fsynced at most once a second. [Ledger.Verify] recomputes the chain
+// and names the first row that was edited, deleted, moved to another seq,
+// or cut from the end (the head names a row that is gone). A writer
+// compares the head with the database when it opens it and whenever the
+// tail is not the one it left; if rows the head records are missing or
+// different, it appends an [audit.TypeHeadMismatch] event before anything
+// else, so the damage stays on record after the head moves on.
+//
+// What the chain does not prove: anyone who can write the database can
+// append rows with valid hashes, and someone who can rewrite both the
+// database and the head can rewrite history. The head may lag the database
+// by the last batch after a crash, and by up to a second of commits after a
+// power loss; truncating those rows goes unseen. An operator who needs more
+// keeps [VerifyReport.LastHash] somewhere else from time to time.
+//
+// Retention. The ledger never deletes rows on its own. [Ledger.Prune]
+// removes the oldest rows and [Ledger.Export] copies rows out; each records
+// itself as an event, and a prune event anchors the shortened chain.
+//
+// Privacy. Arguments are stored as [Ledger.DigestArgs], a keyed hash
+// (HMAC-SHA256 under a per-install secret, first 16 hex digits), so
+// identical calls correlate without a short secret among the arguments being
+// guessable from the digest. With [Config.StoreArgs], caller-redacted
+// argument values are kept as well.
+//
+// Files. Beside the database (audit.db and its -wal and -shm files) the
+// ledger keeps audit.db.key, the HMAC secret, and audit.db.head, the head.
+// All are created owner-only. Deleting the database without its head file
+// makes the next writer record a mismatch.
+//
+// # Usage
+//
+// Open the ledger once per process and hand it to the gateway as an
+// [audit.Recorder]; if it cannot be opened, do not serve tools that cannot
+// be audited. For a command, commit an intent row before it starts and a
+// done row after it ends, sharing a CallID; if the intent cannot be
+// recorded, do not run the command:
+//
+//	l, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(stateDir, "audit.db")})
+//	if err != nil {
+//		return err // fail closed
+//	}
+//	defer l.Close()
+//	intent := audit.Event{Type: audit.TypeToolCall, Phase: audit.PhaseIntent, CallID: "c1",
+//		Principal: "ci-bot", Tool: "execute_command", Host: "local", Status: audit.StatusStarted,
+//		ArgsDigest: l.DigestArgs([]byte(`{"command":"uptime"}`))}
+//	if err := l.Record(ctx, intent); err != nil {
+//		return fmt.Errorf("not run: %w", err)
+//	}
+//
+// The package example runs this in full. Operators read the ledger with
+// [Ledger.Query], [Ledger.Stats] and [Ledger.Verify], or with the rigout
+// audit command. Tools that only read open it with [Config.ReadOnly].
+package sqlite
