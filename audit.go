@@ -46,6 +46,7 @@ func (g *Gateway) recordIntent(ctx context.Context, call *Call) *mcp.CallToolRes
 		}
 		call.Outcome.Status = audit.StatusError
 		call.Outcome.Error = "audit ledger unavailable"
+		call.unaudited = true
 		return ErrorResult("%s did not run: the audit ledger could not record it (%v). "+
 			"The operator must fix the ledger (see /health)", call.Tool.Name, err)
 	}
@@ -82,8 +83,8 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 	e.Duration = g.cfg.Now().Sub(call.Started)
 	if err := g.cfg.Audit.Record(context.WithoutCancel(ctx), e); err != nil {
 		g.auditFailed(ctx, err)
-		if g.cfg.UnsafeAuditBestEffort {
-			return nil
+		if g.cfg.UnsafeAuditBestEffort || call.unaudited {
+			return nil // the result already says the ledger failed
 		}
 		what := "ran"
 		if o.ExitCode != nil {

@@ -66,7 +66,7 @@ func TestDeclaredHostArgumentsAreScoped(t *testing.T) {
 		})
 	}
 	rows := events(t, l, audit.Filter{Type: audit.TypeToolDenied})
-	if len(rows) != 2 || rows[0].Host != "web1,db1" || rows[1].Host != "db1,web1" {
+	if len(rows) != 4 || rows[0].Host != "web1,db1" || rows[1].Host != "db1,web1" || rows[2].Host != "web1,web2" {
 		t.Errorf("denied rows = %+v", rows)
 	}
 }

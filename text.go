@@ -27,8 +27,8 @@ func SafeBlock(s string, max int) string {
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	rest := s[cut:]
-	return SafeText([]byte(s[:cut])) + fmt.Sprintf("… [%d more bytes, %d more lines]", len(rest), strings.Count(rest, "\n"))
+	return SafeText([]byte(s[:cut])) + fmt.Sprintf("… [%d of %d bytes not shown; %d lines in all]",
+		len(s)-cut, len(s), strings.Count(s, "\n")+1)
 }
 
 // CleanText makes command output safe for every transport and readable by a

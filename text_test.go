@@ -53,7 +53,7 @@ func TestSafeBlock(t *testing.T) {
 		{"short", "echo hi", 500, "echo hi"},
 		{"multi-line whole", "cd /tmp\nrm -rf x\n", 500, "cd /tmp\nrm -rf x"},
 		{"redacted", "curl -H 'Authorization: Bearer abc123' x", 500, "curl -H 'Authorization: Bearer ***' x"},
-		{"bounded with counts", "aaaa\nbbbb\ncccc", 6, "aaaa\nb… [9 more bytes, 1 more lines]"},
+		{"bounded with counts", "aaaa\nbbbb\ncccc", 6, "aaaa\nb… [8 of 14 bytes not shown; 3 lines in all]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

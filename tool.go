@@ -210,6 +210,7 @@ type Call struct {
 	hosts     []string
 	paths     map[string][]string
 	intent    bool // the intent row was written
+	unaudited bool // the intent row could not be written; the call did not run
 
 	notified atomic.Bool    // the call sent notifications (see Notify)
 	argsErr  *ArgumentError // the arguments were not a JSON object

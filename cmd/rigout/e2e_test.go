@@ -574,7 +574,7 @@ func TestE2EHTTPNeedsAToken(t *testing.T) {
 	}{
 		{"no header", "", "", 401},
 		{"wrong token", "Bearer wrong", "", 401},
-		{"lower-case scheme", "bearer " + token, "", 401},
+		{"lower-case scheme (RFC 9110 §11.1)", "bearer " + token, "", 200},
 		{"token in the query", "", "?access_token=" + token, 401},
 		{"right token", "Bearer " + token, "", 200},
 	}
