@@ -61,12 +61,20 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	sec := &secrets{}
+	if len(os.Args) > 1 && (os.Args[1] == "serve" || os.Args[1] == "stdio") {
+		var err error
+		if sec, err = hideSecrets(os.Args[2:]); err != nil {
+			fmt.Fprintf(os.Stderr, "rigout: %v\n", err)
+			os.Exit(1)
+		}
+	}
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, sec))
 }
 
 // run executes one command line and returns the exit code: 0 success,
 // 1 failure, 2 usage error.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sec *secrets) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -75,9 +83,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	switch args[0] {
 	case "stdio":
-		return runStdio(ctx, args[1:], stdin, stdout, stderr)
+		return runStdio(ctx, args[1:], stdin, stdout, stderr, sec)
 	case "serve":
-		return runServe(ctx, args[1:], stderr)
+		return runServe(ctx, args[1:], stderr, sec)
 	case "check":
 		return runCheck(args[1:], stdout, stderr)
 	case "audit":
@@ -113,7 +121,8 @@ type common struct {
 	maxPerTok  int
 
 	file *fileConfig
-	dir  string // the state directory, resolved by prepare
+	dir  string   // the state directory, resolved by prepare
+	sec  *secrets // the secrets moved off the environment
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -203,6 +212,7 @@ func (c *common) ssh(logger *slog.Logger) (*exec.RouterConfig, error) {
 		HostKeyPolicy:       policy,
 		AgentSocket:         os.Getenv("SSH_AUTH_SOCK"),
 		PassphraseEnv:       "RIGOUT_SSH_PASSPHRASE",
+		Getenv:              c.sec.getenv,
 		HomeDir:             home,
 		AutoHosts:           c.file.SSH.AutoHosts,
 		AutoLocal:           c.file.SSH.AutoLocal,
@@ -262,7 +272,7 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 		return nil, err
 	}
 	a := &assembly{}
-	local := &exec.Local{}
+	local := &exec.Local{Private: c.sec.private}
 	if sshCfg != nil {
 		sshCfg.Local = local
 		if ledger != nil {

@@ -31,10 +31,10 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 // required unless --no-auth is given, which is refused on a non-loopback
 // address. Without a configured token, rigout uses the one kept in the
 // state directory, generating it on first use.
-func runServe(ctx context.Context, args []string, stderr io.Writer) int {
+func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets) int {
 	fs := flag.NewFlagSet("rigout serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var c common
+	c := common{sec: sec}
 	c.register(fs)
 	addr := fs.String("addr", envOr("RIGOUT_ADDR", "127.0.0.1:8765"), "listen address (env RIGOUT_ADDR)")
 	path := fs.String("path", transport.DefaultPath, "MCP endpoint path")
@@ -65,7 +65,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) int {
 		return fail(2, "%v", err)
 	}
 	if *token == "" {
-		*token = os.Getenv("RIGOUT_AUTH_TOKEN")
+		*token = sec.getenv("RIGOUT_AUTH_TOKEN")
 	}
 	if *noAuth && !auth.IsLoopback(*addr) {
 		return fail(2, "refusing --no-auth on %s: without authentication rigout binds loopback addresses only (127.0.0.0/8, ::1, localhost)", *addr)
@@ -77,11 +77,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	tokens, err := c.file.authTokens(os.Getenv)
+	tokens, err := c.file.authTokens(sec.getenv)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	oauthCfg, err := c.file.oauthConfig(os.Getenv)
+	oauthCfg, err := c.file.oauthConfig(sec.getenv)
 	if err != nil {
 		return fail(2, "%v", err)
 	}

@@ -14,10 +14,10 @@ import (
 // runStdio serves one MCP client on stdin and stdout. The client started
 // the process, so it needs no token: it acts as the principal "stdio" with
 // every scope except policy bypass, which --allow-bypass grants.
-func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, sec *secrets) int {
 	fs := flag.NewFlagSet("rigout stdio", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var c common
+	c := common{sec: sec}
 	c.register(fs)
 	allowBypass := fs.Bool("allow-bypass", false, "let the client set bypass_security to skip the command policy")
 	if err := fs.Parse(args); err != nil {

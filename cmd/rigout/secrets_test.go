@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	mcptransport "github.com/mark3labs/mcp-go/client/transport"
+)
+
+// TestE2ESecretsOutOfReach gives rigout serve its token and a second
+// token's value through the environment, then looks for both where a
+// command or a process of the same machine could find them: the serving
+// process's /proc/PID/environ, and the environment a command gets (read as
+// base64, so the redactor cannot hide a leak).
+func TestE2ESecretsOutOfReach(t *testing.T) {
+	const full = "full-token-for-the-secrets-test-0123456789"
+	const narrow = "narrow-token-for-the-secrets-test-9876543210"
+	dir := t.TempDir()
+	cfg := `{"tokens": [{"name": "narrow", "env": "TEAM_NARROW_TOKEN", "scopes": {"tools": ["execute_command"], "hosts": ["local"]}}]}`
+	cfgPath := filepath.Join(dir, "rigout.json")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd, url, _ := startServeEnv(t, []string{"RIGOUT_AUTH_TOKEN=" + full, "TEAM_NARROW_TOKEN=" + narrow, "SSH_AUTH_SOCK=/tmp/agent.sock"},
+		"--config", cfgPath, "--no-ssh")
+
+	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{full, narrow} {
+		if strings.Contains(string(environ), secret) {
+			t.Errorf("/proc/%d/environ holds a token", cmd.Process.Pid)
+		}
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same pid still serves: the secrets were moved by re-executing in place.
+	if !strings.Contains(string(status), "rigout") {
+		t.Errorf("pid %d is not rigout any more:\n%s", cmd.Process.Pid, status)
+	}
+
+	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + narrow}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	initialize(t, c, "2025-11-25")
+	res := call(t, c, "execute_command", map[string]any{"command": "env | base64 -w0"})
+	if res.IsError {
+		t.Fatalf("env: %s", resultText(res))
+	}
+	text := resultText(res)
+	i := strings.Index(text, "stdout:\n")
+	if i < 0 {
+		t.Fatalf("no stdout: %s", text)
+	}
+	env, err := base64.StdEncoding.DecodeString(strings.TrimSpace(text[i+len("stdout:\n"):]))
+	if err != nil {
+		t.Fatalf("decoding the command's environment: %v\n%s", err, text)
+	}
+	for _, leak := range []string{full, narrow, "RIGOUT_", "SSH_AUTH_SOCK"} {
+		if strings.Contains(string(env), leak) {
+			t.Errorf("a command's environment holds %q", leak)
+		}
+	}
+	if !strings.Contains(string(env), "PATH=") {
+		t.Errorf("implausible environment: %q", env)
+	}
+}
