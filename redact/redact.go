@@ -23,16 +23,19 @@ const (
 	subName   = nameChars + `*?(?:` + subWords + `)`
 	segName   = `(?:` + nameChars + `*[_.\-])(?:` + segWords + `)`
 
-	// value is a quoted string or a run up to a space or a separator.
-	value = `"[^"\r\n]*"|'[^'\r\n]*'|[^\s"'&;,]+`
+	// value is a quoted string or a run up to a space or a separator: three
+	// groups, of which one takes part in a match. A quoted value is masked
+	// inside its quotes, so that the mask cannot run into the text after it.
+	value = `"([^"\r\n]*)"|'([^'\r\n]*)'|([^\s"'&;,]+)`
 )
 
-// rule masks one capture group of each match of re, when check (if not nil)
-// agrees. Rules run on one line at a time.
+// rule masks, in each match of re, the first of groups that took part in
+// it, when check (if not nil) accepts the match and the value v of that
+// group. Rules run on one line at a time.
 type rule struct {
-	re    *regexp.Regexp
-	group int
-	check func(line string, m []int) bool
+	re     *regexp.Regexp
+	groups []int
+	check  func(line string, m []int, v string) bool
 }
 
 // lineRules are constant tables: compiled once, never modified. They run in
@@ -41,34 +44,34 @@ var lineRules = []rule{
 	// "password": "value" in JSON; the Authorization header too, whose value
 	// is masked whole here.
 	{re: regexp.MustCompile(`(?i)"(?:` + subName + `|` + segName + `|(?:` + segWords + `)|(?:proxy-)?authorization)"[ \t]*:[ \t]*"((?:[^"\\\r\n]|\\.)*)"`),
-		group: 1, check: secretValueAt(1)},
+		groups: []int{1}, check: notOrdinary},
 	// NAME=value and NAME: value.
-	{re: regexp.MustCompile(`(?i)\b(` + subName + `|` + segName + `)[ \t]*[=:][ \t]*(` + value + `)`),
-		group: 2, check: assignment},
+	{re: regexp.MustCompile(`(?i)\b(` + subName + `|` + segName + `)[ \t]*[=:][ \t]*(?:` + value + `)`),
+		groups: []int{2, 3, 4}, check: assignment},
 	// A bare segment word is secret only with '=': "PASS=x", not the
 	// "--- PASS: TestX" of go test.
-	{re: regexp.MustCompile(`(?i)\b(` + segWords + `)[ \t]*=[ \t]*(` + value + `)`),
-		group: 2, check: assignment},
+	{re: regexp.MustCompile(`(?i)\b(` + segWords + `)[ \t]*=[ \t]*(?:` + value + `)`),
+		groups: []int{2, 3, 4}, check: assignment},
 	// .netrc: machine host login user password VALUE.
-	{re: regexp.MustCompile(`(?i)\blogin[ \t]+\S+[ \t]+password[ \t]+(\S+)`), group: 1, check: secretValueAt(1)},
+	{re: regexp.MustCompile(`(?i)\blogin[ \t]+\S+[ \t]+password[ \t]+(\S+)`), groups: []int{1}, check: notOrdinary},
 	// Bearer and Basic credentials, when what follows looks like one.
-	{re: regexp.MustCompile(`(?i)\b(bearer|basic)[ \t]+([A-Za-z0-9._~+/\-]+=*)`), group: 2, check: schemeCredential},
+	{re: regexp.MustCompile(`(?i)\b(bearer|basic)[ \t]+([A-Za-z0-9._~+/\-]+=*)`), groups: []int{2}, check: schemeCredential},
 	// The credential of an Authorization header, with or without a scheme.
 	{re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization[ \t]*:[ \t]*([A-Za-z][A-Za-z0-9_\-]*[ \t]+)?([^\s"',;]+)`),
-		group: 2, check: headerCredential},
+		groups: []int{2}, check: headerCredential},
 	// --password VALUE, --db-pass VALUE, openssl -passin pass:VALUE.
 	{re: regexp.MustCompile(`(?i)(?:^|[ \t])--?(?:[a-z0-9]+[_\-])*(?:` + subWords + `|pass|pwd|pw|auth|pass(?:in|out))[ \t]+([^\s\-][^\s]*)`),
-		group: 1, check: secretValueAt(1)},
+		groups: []int{1}, check: notOrdinary},
 	// curl -u user:VALUE, mysql -pVALUE, sshpass -p VALUE.
-	{re: regexp.MustCompile(`\bcurl\b[^\r\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)?['"]?[^\s:'"]+:([^\s'"]+)`), group: 1},
-	{re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\r\n]*?[ \t]-p([^\s]+)`), group: 1},
-	{re: regexp.MustCompile(`\bsshpass\b[^\r\n]*?[ \t]-p[ \t]*([^\s]+)`), group: 1},
+	{re: regexp.MustCompile(`\bcurl\b[^\r\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)?['"]?[^\s:'"]+:([^\s'"]+)`), groups: []int{1}},
+	{re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\r\n]*?[ \t]-p([^\s]+)`), groups: []int{1}},
+	{re: regexp.MustCompile(`\bsshpass\b[^\r\n]*?[ \t]-p[ \t]*([^\s]+)`), groups: []int{1}},
 	// scheme://user:VALUE@host, and the Go MySQL DSN user:VALUE@tcp(host).
-	{re: regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:([^\s/?#]+)@`), group: 1},
-	{re: regexp.MustCompile(`\b[^\s:/@]+:([^\s@/]+)@(?:tcp|unix)\(`), group: 1},
+	{re: regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:([^\s/?#]+)@`), groups: []int{1}},
+	{re: regexp.MustCompile(`\b[^\s:/@]+:([^\s@/]+)@(?:tcp|unix)\(`), groups: []int{1}},
 	// A bare AWS secret access key written next to its access key ID (the
 	// ID itself is masked by the next rule).
-	{re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}[ \t,;:|"'=]{1,8}([A-Za-z0-9/+]{40})`), group: 1, check: endsRun(1)},
+	{re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}[ \t,;:|"'=]{1,8}([A-Za-z0-9/+]{40})`), groups: []int{1}, check: endsRun},
 	// Token formats that are secret by their shape. Fakes are built in the
 	// tests; the prefixes are the vendors' documented ones.
 	{re: regexp.MustCompile(`\b(?:` +
@@ -83,10 +86,10 @@ var lineRules = []rule{
 		`npm_[A-Za-z0-9]{36}|pypi-Ag[A-Za-z0-9_\-]{50,}|` +
 		`SK[0-9a-f]{32}|SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}|` +
 		`AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}|` +
-		`hf_[A-Za-z0-9]{34,}|dop_v1_[a-f0-9]{64}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})`), group: 0},
+		`hf_[A-Za-z0-9]{34,}|dop_v1_[a-f0-9]{64}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})`), groups: []int{0}},
 	// Older OpenAI keys have no fixed prefix past "sk-": random text of
 	// mixed case and digits ("sk-prod-cluster-eu-west" is a host name).
-	{re: regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{20,}`), group: 0, check: mixedAt(0)},
+	{re: regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{20,}`), groups: []int{0}, check: mixed},
 }
 
 // privateKeyBlock matches a PEM private key (PGP's too), or its start when
@@ -174,8 +177,14 @@ func (r rule) apply(line string) string {
 	var b strings.Builder
 	done := 0
 	for _, m := range ms {
-		lo, hi := m[2*r.group], m[2*r.group+1]
-		if lo < 0 || (r.check != nil && !r.check(line, m)) {
+		lo, hi := -1, -1
+		for _, g := range r.groups {
+			if m[2*g] >= 0 {
+				lo, hi = m[2*g], m[2*g+1]
+				break
+			}
+		}
+		if lo < 0 || (r.check != nil && !r.check(line, m, line[lo:hi])) {
 			continue
 		}
 		b.WriteString(line[done:lo])
@@ -192,9 +201,6 @@ func (r rule) apply(line string) string {
 // ordinary values are never masked: flags, switches, scheme names, and the
 // mask itself.
 func ordinary(v string) bool {
-	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-		v = v[1 : len(v)-1]
-	}
 	switch strings.ToLower(v) {
 	case "", Mask, "true", "false", "yes", "no", "on", "off", "none", "null", "nil",
 		"required", "optional", "enabled", "disabled", "bearer", "basic", "{", "[", "|", ">":
@@ -203,16 +209,14 @@ func ordinary(v string) bool {
 	return false
 }
 
-// secretValueAt accepts a match whose group g is not an ordinary value.
-func secretValueAt(g int) func(string, []int) bool {
-	return func(line string, m []int) bool { return !ordinary(line[m[2*g]:m[2*g+1]]) }
-}
+// notOrdinary accepts a value that is not ordinary.
+func notOrdinary(_ string, _ []int, v string) bool { return !ordinary(v) }
 
-// assignment checks a NAME=value match (group 1 the name, 2 the value).
+// assignment checks the value v of a NAME=value match (group 1 the name).
 // PWD=/home/x is the working directory, and GOOGLE_APPLICATION_CREDENTIALS
 // names a file: a path is no secret under those names.
-func assignment(line string, m []int) bool {
-	name, v := strings.ToLower(line[m[2]:m[3]]), line[m[4]:m[5]]
+func assignment(line string, m []int, v string) bool {
+	name := strings.ToLower(line[m[2]:m[3]])
 	if ordinary(v) {
 		return false
 	}
@@ -225,17 +229,16 @@ func assignment(line string, m []int) bool {
 // schemeCredential accepts "Bearer X" and "Basic X" when X looks like a
 // credential: "token_type=bearer expires_in=3600" is a NAME=value after the
 // word, and "Basic authentication" is prose.
-func schemeCredential(line string, m []int) bool {
+func schemeCredential(line string, m []int, v string) bool {
 	if m[1] < len(line) && isTokenByte(line[m[1]]) {
 		return false // the run goes on: bearer expires_in=3600
 	}
-	return looksRandom(strings.TrimRight(line[m[4]:m[5]], "="))
+	return looksRandom(strings.TrimRight(v, "="))
 }
 
 // headerCredential accepts the credential of an Authorization header unless
 // it is only a scheme name with nothing after it ("Authorization: Bearer").
-func headerCredential(line string, m []int) bool {
-	cred := line[m[4]:m[5]]
+func headerCredential(_ string, m []int, cred string) bool {
 	if m[2] < 0 {
 		switch strings.ToLower(cred) {
 		case "bearer", "basic", "digest", "token", "negotiate", "ntlm", "hoba", "mutual":
@@ -245,25 +248,21 @@ func headerCredential(line string, m []int) bool {
 	return !ordinary(cred)
 }
 
-// endsRun accepts a match whose group g is not followed by more base64.
-func endsRun(g int) func(string, []int) bool {
-	return func(line string, m []int) bool {
-		e := m[2*g+1]
-		return e == len(line) || !(isAlnum(line[e]) || line[e] == '/' || line[e] == '+' || line[e] == '=')
-	}
+// endsRun accepts a match not followed by more base64.
+func endsRun(line string, m []int, _ string) bool {
+	e := m[1]
+	return e == len(line) || !(isAlnum(line[e]) || line[e] == '/' || line[e] == '+' || line[e] == '=')
 }
 
-// mixedAt accepts a match whose group g has upper case, lower case and digits.
-func mixedAt(g int) func(string, []int) bool {
-	return func(line string, m []int) bool {
-		var up, lo, dig bool
-		for _, c := range []byte(line[m[2*g]:m[2*g+1]]) {
-			up = up || 'A' <= c && c <= 'Z'
-			lo = lo || 'a' <= c && c <= 'z'
-			dig = dig || '0' <= c && c <= '9'
-		}
-		return up && lo && dig
+// mixed accepts a value with upper case, lower case and digits.
+func mixed(_ string, _ []int, v string) bool {
+	var up, lo, dig bool
+	for _, c := range []byte(v) {
+		up = up || 'A' <= c && c <= 'Z'
+		lo = lo || 'a' <= c && c <= 'z'
+		dig = dig || '0' <= c && c <= '9'
 	}
+	return up && lo && dig
 }
 
 // looksRandom reports whether tok, 8 bytes or more, has a digit, or an upper

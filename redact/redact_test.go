@@ -54,8 +54,9 @@ func redactTests() []redactTest {
 		{"api key", "api_key=AKxyz", "api_key=***"},
 		{"api-key", "x-api-key: 12345", "x-api-key: ***"},
 		{"apikey", "APIKEY=12345", "APIKEY=***"},
-		{"quoted", `password="two words"`, `password=***`},
-		{"single quoted", `secret='a b'`, `secret=***`},
+		{"quoted", `password="two words"`, `password="***"`},
+		{"single quoted", `secret='a b'`, `secret='***'`},
+		{"quoted then text", `password="two words"x=1`, `password="***"x=1`},
 		{"empty quoted", `password=""`, `password=""`},
 		{"json", `{"password": "hunter2", "user": "bob"}`, `{"password": "***", "user": "bob"}`},
 		{"json token", `{"access_token":"abc","expires":3600}`, `{"access_token":"***","expires":3600}`},
@@ -220,14 +221,16 @@ func TestString(t *testing.T) {
 	}
 }
 
-// TestStringNoCopy checks that text with nothing to mask comes back as is.
+// TestStringNoCopy checks that text with no trigger costs no allocation,
+// and that text with triggers but nothing to mask comes back as is.
 func TestStringNoCopy(t *testing.T) {
+	plain := strings.Repeat("2026-12-01 12:00:00 INFO worker: processed 12 items, status=ok\n", 100)
+	if allocs := testing.AllocsPerRun(10, func() { redact.String(plain) }); allocs != 0 {
+		t.Errorf("String made %v allocations on text with no trigger", allocs)
+	}
 	s := strings.Repeat("token_count=5 monkey=banana https://example.com/x\n", 100)
 	if got := redact.String(s); got != s {
 		t.Fatalf("String changed text with no secrets")
-	}
-	if allocs := testing.AllocsPerRun(10, func() { redact.String(s) }); allocs > 20 {
-		t.Errorf("String made %v allocations on text with no secrets", allocs)
 	}
 }
 
