@@ -59,7 +59,7 @@ func noTriggerText() string {
 func knownSecrets(n int) []string {
 	out := make([]string, n)
 	for i := range out {
-		out[i] = fmt.Sprintf("known-secret-%02d-%s", i, fake(alnum, 24, uint32(100+i)))
+		out[i] = fake(b64, 16+i, uint32(100+i)) // random, of 16 to 35 bytes
 	}
 	return out
 }

@@ -8,73 +8,58 @@ import (
 // Mask replaces every secret the redactor finds.
 const Mask = "***"
 
-// Secret words, as regular expression alternations. A name is secret when it
-// ends in a word of subWords ("PGPASSWORD", "client_secret", "AccountKey"),
-// or when its last segment, after '_', '-' or '.', is one of segWords
-// ("DB_PASS", "MYSQL_PWD"): "bypass", "compass" and "OLDPWD" are not. "key"
-// alone is not a secret word ("keyboard=us", "key=value"), only a key
-// qualified by a secret-bearing word (api_key, secret_key, AccountKey).
-const (
-	subWords = `pass(?:word|wd|phrase|code)|secret|token|credentials?|signature|` +
-		`(?:api|access|secret|private|account|encryption|signing|master|client|session|shared|auth|license|app|hmac|webhook|deploy|ssh|jwt)[_.\-]?key`
-	segWords = `pass|pwd|pw|auth|oauth|sig|creds?`
-
-	nameChars = `[A-Za-z0-9_.\-]`
-	subName   = nameChars + `*?(?:` + subWords + `)`
-	segName   = `(?:` + nameChars + `*[_.\-])(?:` + segWords + `)`
-
-	// value is a quoted string or a run up to a space or a separator: three
-	// groups, of which one takes part in a match. A quoted value is masked
-	// inside its quotes, so that the mask cannot run into the text after it.
-	value = `"([^"\r\n]*)"|'([^'\r\n]*)'|([^\s"'&;,]+)`
-)
-
 // rule masks, in each match of re, the first of groups that took part in
 // it, when check (if not nil) accepts the match and the value v of that
-// group. Rules run on one line at a time.
+// group. Rules run on one line at a time, and only on lines that hold one
+// of their triggers (see triggerList) and the byte need, if not 0.
 type rule struct {
+	id     uint32
+	need   byte
 	re     *regexp.Regexp
 	groups []int
 	check  func(line string, m []int, v string) bool
 }
 
+// Rule identities, for the trigger table. ruleWords is maskWords, the
+// scanner for NAME=value, JSON fields and flags; the others are lineRules.
+const (
+	ruleWords uint32 = 1 << iota
+	ruleNetrc
+	ruleScheme
+	ruleHeader
+	ruleCurl
+	ruleMySQL
+	ruleSSHPass
+	ruleURL
+	ruleDSN
+	ruleAWSPair
+	ruleTokens
+	ruleOpenAI
+)
+
 // lineRules are constant tables: compiled once, never modified. They run in
-// this order on each line that holds a trigger.
+// this order on each line, after maskWords.
 var lineRules = []rule{
-	// "password": "value" in JSON; the Authorization header too, whose value
-	// is masked whole here.
-	{re: regexp.MustCompile(`(?i)"(?:` + subName + `|` + segName + `|(?:` + segWords + `)|(?:proxy-)?authorization)"[ \t]*:[ \t]*"((?:[^"\\\r\n]|\\.)*)"`),
-		groups: []int{1}, check: notOrdinary},
-	// NAME=value and NAME: value.
-	{re: regexp.MustCompile(`(?i)\b(` + subName + `|` + segName + `)[ \t]*[=:][ \t]*(?:` + value + `)`),
-		groups: []int{2, 3, 4}, check: assignment},
-	// A bare segment word is secret only with '=': "PASS=x", not the
-	// "--- PASS: TestX" of go test.
-	{re: regexp.MustCompile(`(?i)\b(` + segWords + `)[ \t]*=[ \t]*(?:` + value + `)`),
-		groups: []int{2, 3, 4}, check: assignment},
 	// .netrc: machine host login user password VALUE.
-	{re: regexp.MustCompile(`(?i)\blogin[ \t]+\S+[ \t]+password[ \t]+(\S+)`), groups: []int{1}, check: notOrdinary},
+	{id: ruleNetrc, re: regexp.MustCompile(`(?i)\blogin[ \t]+\S+[ \t]+password[ \t]+(\S+)`), groups: []int{1}, check: notOrdinary},
 	// Bearer and Basic credentials, when what follows looks like one.
-	{re: regexp.MustCompile(`(?i)\b(bearer|basic)[ \t]+([A-Za-z0-9._~+/\-]+=*)`), groups: []int{2}, check: schemeCredential},
+	{id: ruleScheme, re: regexp.MustCompile(`(?i)\b(bearer|basic)[ \t]+([A-Za-z0-9._~+/\-]+=*)`), groups: []int{2}, check: schemeCredential},
 	// The credential of an Authorization header, with or without a scheme.
-	{re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization[ \t]*:[ \t]*([A-Za-z][A-Za-z0-9_\-]*[ \t]+)?([^\s"',;]+)`),
+	{id: ruleHeader, re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization[ \t]*:[ \t]*([A-Za-z][A-Za-z0-9_\-]*[ \t]+)?([^\s"',;]+)`),
 		groups: []int{2}, check: headerCredential},
-	// --password VALUE, --db-pass VALUE, openssl -passin pass:VALUE.
-	{re: regexp.MustCompile(`(?i)(?:^|[ \t])--?(?:[a-z0-9]+[_\-])*(?:` + subWords + `|pass|pwd|pw|auth|pass(?:in|out))[ \t]+([^\s\-][^\s]*)`),
-		groups: []int{1}, check: notOrdinary},
 	// curl -u user:VALUE, mysql -pVALUE, sshpass -p VALUE.
-	{re: regexp.MustCompile(`\bcurl\b[^\r\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)?['"]?[^\s:'"]+:([^\s'"]+)`), groups: []int{1}},
-	{re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\r\n]*?[ \t]-p([^\s]+)`), groups: []int{1}},
-	{re: regexp.MustCompile(`\bsshpass\b[^\r\n]*?[ \t]-p[ \t]*([^\s]+)`), groups: []int{1}},
+	{id: ruleCurl, re: regexp.MustCompile(`\bcurl\b[^\r\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)?['"]?[^\s:'"]+:([^\s'"]+)`), groups: []int{1}},
+	{id: ruleMySQL, re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\r\n]*?[ \t]-p([^\s]+)`), groups: []int{1}},
+	{id: ruleSSHPass, re: regexp.MustCompile(`\bsshpass\b[^\r\n]*?[ \t]-p[ \t]*([^\s]+)`), groups: []int{1}},
 	// scheme://user:VALUE@host, and the Go MySQL DSN user:VALUE@tcp(host).
-	{re: regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:([^\s/?#]+)@`), groups: []int{1}},
-	{re: regexp.MustCompile(`\b[^\s:/@]+:([^\s@/]+)@(?:tcp|unix)\(`), groups: []int{1}},
+	{id: ruleURL, need: '@', re: regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:([^\s/?#]+)@`), groups: []int{1}},
+	{id: ruleDSN, re: regexp.MustCompile(`\b[^\s:/@]+:([^\s@/]+)@(?:tcp|unix)\(`), groups: []int{1}},
 	// A bare AWS secret access key written next to its access key ID (the
 	// ID itself is masked by the next rule).
-	{re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}[ \t,;:|"'=]{1,8}([A-Za-z0-9/+]{40})`), groups: []int{1}, check: endsRun},
+	{id: ruleAWSPair, re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}[ \t,;:|"'=]{1,8}([A-Za-z0-9/+]{40})`), groups: []int{1}, check: endsRun},
 	// Token formats that are secret by their shape. Fakes are built in the
 	// tests; the prefixes are the vendors' documented ones.
-	{re: regexp.MustCompile(`\b(?:` +
+	{id: ruleTokens, re: regexp.MustCompile(`\b(?:` +
 		`gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|` +
 		`gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\-]{20,}|` +
 		`(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}|` +
@@ -89,7 +74,7 @@ var lineRules = []rule{
 		`hf_[A-Za-z0-9]{34,}|dop_v1_[a-f0-9]{64}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})`), groups: []int{0}},
 	// Older OpenAI keys have no fixed prefix past "sk-": random text of
 	// mixed case and digits ("sk-prod-cluster-eu-west" is a host name).
-	{re: regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{20,}`), groups: []int{0}, check: mixed},
+	{id: ruleOpenAI, re: regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{20,}`), groups: []int{0}, check: mixed},
 }
 
 // privateKeyBlock matches a PEM private key (PGP's too), or its start when
@@ -127,14 +112,20 @@ func maskPrivateKey(block string) string {
 	return "-----BEGIN " + kind + "-----" + nl + Mask + nl + "-----END " + kind + "-----"
 }
 
-// maskLines applies lineRules to each line that holds a trigger, copying
-// the text only when a line changes.
+// maskLines masks each line that holds a trigger with the rules its
+// triggers name, copying the text only when a line changes.
 func maskLines(s string) string {
 	var b strings.Builder
 	done := 0 // s[:done] is in b
-	for i := 0; i+1 < len(s); {
-		if !triggers.at(s, i) {
-			i++
+	x := triggers
+	for i := 0; i+1 < len(s); i++ {
+		// triggers.maybe by hand: the compiler does not inline it.
+		k := pairKey(s[i], s[i+1])
+		if x.pairs[k/64]&(1<<(k%64)) == 0 || !x.tri(s, i, k) {
+			continue
+		}
+		rules := x.at(s, i)
+		if rules == 0 {
 			continue
 		}
 		start := strings.LastIndexByte(s[:i], '\n') + 1
@@ -142,8 +133,14 @@ func maskLines(s string) string {
 		if j := strings.IndexByte(s[i:], '\n'); j >= 0 {
 			end = i + j
 		}
+		// The rest of the line may name more rules.
+		for j := i + 1; j+1 < end; j++ {
+			if triggers.maybe(s, j) {
+				rules |= triggers.at(s, j)
+			}
+		}
 		line := s[start:end]
-		if out := maskLine(line); out != line {
+		if out := maskLine(line, rules); out != line {
 			if b.Len() == 0 {
 				b.Grow(len(s))
 			}
@@ -151,7 +148,7 @@ func maskLines(s string) string {
 			b.WriteString(out)
 			done = end
 		}
-		i = end + 1
+		i = end
 	}
 	if done == 0 {
 		return s
@@ -160,10 +157,15 @@ func maskLines(s string) string {
 	return b.String()
 }
 
-// maskLine applies every line rule in turn.
-func maskLine(line string) string {
+// maskLine applies maskWords and lineRules to line, each if rules names it.
+func maskLine(line string, rules uint32) string {
+	if rules&ruleWords != 0 {
+		line = maskWords(line)
+	}
 	for _, r := range lineRules {
-		line = r.apply(line)
+		if rules&r.id != 0 && (r.need == 0 || strings.IndexByte(line, r.need) >= 0) {
+			line = r.apply(line)
+		}
 	}
 	return line
 }
@@ -211,20 +213,6 @@ func ordinary(v string) bool {
 
 // notOrdinary accepts a value that is not ordinary.
 func notOrdinary(_ string, _ []int, v string) bool { return !ordinary(v) }
-
-// assignment checks the value v of a NAME=value match (group 1 the name).
-// PWD=/home/x is the working directory, and GOOGLE_APPLICATION_CREDENTIALS
-// names a file: a path is no secret under those names.
-func assignment(line string, m []int, v string) bool {
-	name := strings.ToLower(line[m[2]:m[3]])
-	if ordinary(v) {
-		return false
-	}
-	if name == "pwd" || strings.HasSuffix(name, "credentials") || strings.HasSuffix(name, "creds") {
-		return !strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "~") && !strings.HasPrefix(v, "./")
-	}
-	return true
-}
 
 // schemeCredential accepts "Bearer X" and "Basic X" when X looks like a
 // credential: "token_type=bearer expires_in=3600" is a NAME=value after the

@@ -95,8 +95,8 @@ func (s *Set) Redact(text string) string {
 	}
 	text = m.mask(text)
 	out := String(text)
-	if out != text {
-		// The masks String inserts could complete a secret that holds "*".
+	if m != nil && m.star && out != text {
+		// The masks String inserts could complete a secret that holds '*'.
 		out = m.mask(out)
 	}
 	return out
@@ -125,14 +125,17 @@ var _ fmt.Formatter = (*Set)(nil)
 // and 20 secrets make some 300 needles (BenchmarkRegexpAlternation
 // measures it). Nor strings.Index per needle: that is 300 passes. All
 // needles are at least 8 bytes long, so at each position the matcher loads
-// the next 8 bytes as one word and tests a hash of it in a 64 Kib bit set
-// (8 KiB, it stays in L1 cache); only the rare hits look up the needles
-// that start with those 8 bytes. The cost per byte does not depend on the
+// the next 8 bytes as one word and tests a hash of it in a 64 Ki bit set
+// (8 KiB, it stays in L1 cache), after a first test of the next two bytes
+// in another; only the rare hits look up the needles that start with those
+// 8 bytes. The cost per byte does not depend on the
 // number of secrets.
 type matcher struct {
 	secrets []string
-	needles map[uint64][]string // by their first 8 bytes
-	bits    [1 << 16 / 64]uint64
+	star    bool                 // some needle holds '*', so a mask can complete one
+	needles map[uint64][]string  // by their first 8 bytes
+	pairs   [1 << 16 / 64]uint64 // first two bytes of the needles
+	bits    [1 << 16 / 64]uint64 // hash of their first 8 bytes
 }
 
 // newMatcher returns a matcher for old's secrets and add.
@@ -153,10 +156,13 @@ func newMatcher(old *matcher, add []string) *matcher {
 				continue
 			}
 			seen[n] = true
+			m.star = m.star || strings.Contains(n, "*")
 			w := word(n, 0)
 			m.needles[w] = append(m.needles[w], n)
 			h := hash(w)
 			m.bits[h/64] |= 1 << (h % 64)
+			k := uint16(n[0])<<8 | uint16(n[1])
+			m.pairs[k/64] |= 1 << (k % 64)
 		}
 	}
 	return m
@@ -182,11 +188,16 @@ func (m *matcher) len() int {
 }
 
 // mask replaces every needle in text by Mask; overlapping and adjacent
-// matches become one. It repeats until no needle is left, which ends: each
-// pass that masks something makes the text at least 5 bytes shorter.
+// matches become one. When a needle holds '*', a mask and the text next to
+// it could form a new match: mask then repeats until no needle is left,
+// which ends, since each pass that masks something makes the text at least
+// 5 bytes shorter.
 func (m *matcher) mask(text string) string {
 	if m == nil {
 		return text
+	}
+	if !m.star {
+		return m.maskOnce(text)
 	}
 	for {
 		out := m.maskOnce(text)
@@ -199,9 +210,12 @@ func (m *matcher) mask(text string) string {
 
 func (m *matcher) maskOnce(text string) string {
 	var b strings.Builder
-	done := 0         // text[:done] is in b
+	done := 0        // text[:done] is in b
 	lo, hi := -1, -1 // the current run of matches
 	for i := 0; i+8 <= len(text); i++ {
+		if k := uint16(text[i])<<8 | uint16(text[i+1]); m.pairs[k/64]&(1<<(k%64)) == 0 {
+			continue
+		}
 		w := word(text, i)
 		h := hash(w)
 		if m.bits[h/64]&(1<<(h%64)) == 0 {
@@ -212,7 +226,9 @@ func (m *matcher) maskOnce(text string) string {
 				continue
 			}
 			if i > hi {
-				if hi >= 0 {
+				if hi < 0 {
+					b.Grow(len(text))
+				} else {
 					b.WriteString(text[done:lo])
 					b.WriteString(Mask)
 					done = hi
