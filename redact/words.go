@@ -145,8 +145,10 @@ func assignedValue(line string, sep int) (lo, hi, next int) {
 			}
 		}
 	} else {
+		// After a JSON key, an unquoted value is a number or a literal, and
+		// '}' or ']' ends it.
 		lo, hi = v, v
-		for hi < len(line) && !isValueEnd(line[hi]) {
+		for hi < len(line) && !isValueEnd(line[hi]) && (quote == 0 || line[hi] != '}' && line[hi] != ']') {
 			hi++
 		}
 		next = hi
