@@ -22,31 +22,47 @@ var (
 // whether it is a segment word alone ("PASS", "pwd"), which is secret only
 // in some places: "PASS=x" is, the "--- PASS: TestX" of go test is not.
 func secretName(name string) (secret, bare bool) {
-	n := asciiLower(strings.TrimLeft(name, "-."))
+	n := strings.TrimLeft(name, "-.")
 	for _, w := range subWords {
-		if strings.HasSuffix(n, w) {
+		if hasSuffixFold(n, w) {
 			return true, false
 		}
 	}
-	if k, ok := strings.CutSuffix(n, "key"); ok {
+	if hasSuffixFold(n, "key") {
+		k := n[:len(n)-3]
 		if l := len(k); l > 0 && (k[l-1] == '_' || k[l-1] == '-' || k[l-1] == '.') {
 			k = k[:l-1]
 		}
 		for _, q := range keyQualifiers {
-			if strings.HasSuffix(k, q) {
+			if hasSuffixFold(k, q) {
 				return true, false
 			}
 		}
 	}
 	for _, w := range segWords {
-		if n == w {
+		if len(n) == len(w) && hasSuffixFold(n, w) {
 			return true, true
 		}
-		if l := len(n) - len(w) - 1; l >= 0 && strings.HasSuffix(n, w) && (n[l] == '_' || n[l] == '-' || n[l] == '.') {
+		if l := len(n) - len(w) - 1; l >= 0 && hasSuffixFold(n, w) && (n[l] == '_' || n[l] == '-' || n[l] == '.') {
 			return true, false
 		}
 	}
 	return false, false
+}
+
+// hasSuffixFold reports whether s ends in the lower-case ASCII word w, in
+// any case.
+func hasSuffixFold(s, w string) bool {
+	if len(s) < len(w) {
+		return false
+	}
+	s = s[len(s)-len(w):]
+	for i := 0; i < len(w); i++ {
+		if lower(s[i]) != w[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // maskWords masks the values of secret names in line: NAME=value and
@@ -195,8 +211,7 @@ func flagValue(line string, i int) (lo, hi int) {
 // PWD=/home/x is the working directory, GOOGLE_APPLICATION_CREDENTIALS
 // names a file.
 func pathUnder(name, value string) bool {
-	n := asciiLower(name)
-	if n != "pwd" && !strings.HasSuffix(n, "credentials") && !strings.HasSuffix(n, "creds") {
+	if !strings.EqualFold(name, "pwd") && !hasSuffixFold(name, "credentials") && !hasSuffixFold(name, "creds") {
 		return false
 	}
 	return strings.HasPrefix(value, "/") || strings.HasPrefix(value, "~") || strings.HasPrefix(value, "./")
@@ -210,19 +225,4 @@ func isValueEnd(c byte) bool {
 		return true
 	}
 	return false
-}
-
-// asciiLower lower-cases ASCII letters, returning s itself when it has none
-// in upper case.
-func asciiLower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if 'A' <= s[i] && s[i] <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				b[j] = lower(b[j])
-			}
-			return string(b)
-		}
-	}
-	return s
 }
