@@ -13,7 +13,6 @@ import (
 
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
-	"github.com/rigout/rigout/redact"
 )
 
 // AuditLedger is what the gateway needs of an audit ledger: the write side
@@ -79,7 +78,7 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 	e.Signal = o.Signal
 	e.StdoutBytes, e.StderrBytes = o.StdoutBytes, o.StderrBytes
 	e.Truncated = o.Truncated
-	e.Error = redact.String(o.Error)
+	e.Error = g.redact(o.Error)
 	e.Duration = g.cfg.Now().Sub(call.Started)
 	if err := g.cfg.Audit.Record(context.WithoutCancel(ctx), e); err != nil {
 		g.auditFailed(ctx, err)
@@ -119,7 +118,7 @@ func (g *Gateway) baseEvent(ctx context.Context, call *Call) audit.Event {
 	if raw, err := json.Marshal(call.Args); err == nil {
 		e.ArgsDigest = g.cfg.Audit.DigestArgs(raw)
 		if g.cfg.AuditArgValues {
-			e.Args = redact.String(string(raw))
+			e.Args = g.redact(string(raw))
 		}
 	}
 	return e
@@ -270,3 +269,7 @@ func (g *Gateway) recordUnknownTool(ctx context.Context, id any, method mcp.MCPM
 		Error:      "unknown tool",
 	})
 }
+
+// redact masks secrets in text bound for the ledger: the known ones and
+// the patterns of package redact.
+func (g *Gateway) redact(s string) string { return g.cfg.Secrets.Redact(s) }

@@ -2,6 +2,8 @@ package rigout_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"sync/atomic"
@@ -13,6 +15,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/redact"
 )
 
 // copyTool is a tool whose hosts are source_host and destination_host: the
@@ -310,5 +313,41 @@ func TestConfigIsCopied(t *testing.T) {
 	}
 	if n := gw.Config().Principal.Name; n != "narrow" {
 		t.Errorf("principal = %q", n)
+	}
+}
+
+func TestKnownSecretsAreMaskedEverywhere(t *testing.T) {
+	const secret = "s3cr3t-gateway-token-value"
+	set, err := redact.New(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaky := rigout.Tool{
+		Name: "leaky", Description: "Shows what it should not.", Risk: rigout.Mutating,
+		Handler: func(context.Context, *rigout.Call) (*mcp.CallToolResult, error) {
+			enc := base64.StdEncoding.EncodeToString([]byte("prefix " + secret + " suffix"))
+			res := rigout.ErrorResult("plain %s, encoded %s, hex %x", secret, enc, secret)
+			res.StructuredContent = map[string]any{"out": []any{"x " + secret}, "n": 1}
+			return res, nil
+		},
+	}
+	l := openLedger(t)
+	c := connect(t, newGateway(t, rigout.Config{Audit: l, Secrets: set, Tools: []rigout.Tool{leaky}}))
+	res := callTool(t, c, "leaky", nil)
+	b, _ := json.Marshal(res)
+	if strings.Contains(string(b), secret) || strings.Contains(string(b), hex.EncodeToString([]byte(secret))) {
+		t.Errorf("the result shows the secret: %s", b)
+	}
+	enc := base64.StdEncoding.EncodeToString([]byte("prefix " + secret + " suffix"))
+	if strings.Contains(string(b), enc) {
+		t.Errorf("the result shows the secret in base64: %s", b)
+	}
+	if !strings.Contains(text(res), "plain ***") {
+		t.Errorf("text = %q", text(res))
+	}
+	for _, e := range events(t, l, audit.Filter{Tool: "leaky"}) {
+		if strings.Contains(e.Error, secret) {
+			t.Errorf("the ledger holds the secret: %+v", e)
+		}
 	}
 }

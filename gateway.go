@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/redact"
 )
 
 // Version is the gateway's version, reported by initialize and /health.
@@ -84,6 +85,15 @@ type Config struct {
 	// resource subscriptions, completions or prompt middleware. Tools must
 	// still be registered through the gateway.
 	MCPOptions []server.ServerOption
+
+	// Secrets are values the gateway holds — its tokens, passphrases,
+	// credentials — that no result, error or ledger row may show. The chain
+	// masks every occurrence in every tool's result (text and
+	// structuredContent), in their common encodings (base64, hex, URL and
+	// JSON escaping), whatever the surrounding text. If nil, only the
+	// patterns of package redact apply. The gateway shares the Set with the
+	// caller: values added to it later are masked from then on.
+	Secrets *redact.Set
 
 	// Principal is who calls are attributed to when their context carries
 	// no auth.Principal: a client that reaches MCPServer directly (stdio,

@@ -2,6 +2,7 @@ package rigout
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +35,7 @@ func (g *Gateway) serve(ctx context.Context, call *Call, r *registered) (res *mc
 		if p := recover(); p != nil {
 			res = g.panicked(ctx, call, p)
 		}
+		res = g.mask(res)
 		g.settle(call, res)
 		if g.cfg.Audit != nil {
 			if ack := g.recordDone(ctx, call); ack != nil {
@@ -131,7 +133,7 @@ func (g *Gateway) refusal(call *Call, err error) *mcp.CallToolResult {
 	default:
 		call.Outcome.Status = audit.StatusError
 	}
-	return ErrorResult("%s", redact.String(err.Error()))
+	return ErrorResult("%s", g.redact(err.Error()))
 }
 
 // settle fills in the outcome's status and error from the result when the
@@ -184,4 +186,58 @@ func (g *Gateway) principalOf(ctx context.Context) auth.Principal {
 		return p
 	}
 	return *g.cfg.Principal
+}
+
+// mask removes the gateway's known secrets from a result: every text
+// block, and every string in its structuredContent.
+func (g *Gateway) mask(res *mcp.CallToolResult) *mcp.CallToolResult {
+	set := g.cfg.Secrets
+	if res == nil || set.Len() == 0 {
+		return res
+	}
+	for i, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			if m := set.Redact(t.Text); m != t.Text {
+				t.Text = m
+				res.Content[i] = t
+			}
+		}
+	}
+	if res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			res.StructuredContent = nil
+			return res
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err == nil && maskStrings(set, &v) {
+			res.StructuredContent = v
+		}
+	}
+	return res
+}
+
+// maskStrings redacts every string in a decoded JSON value, in place, and
+// reports whether any changed.
+func maskStrings(set *redact.Set, v *any) bool {
+	changed := false
+	switch x := (*v).(type) {
+	case string:
+		if m := set.Redact(x); m != x {
+			*v, changed = m, true
+		}
+	case []any:
+		for i := range x {
+			if maskStrings(set, &x[i]) {
+				changed = true
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if maskStrings(set, &e) {
+				x[k], changed = e, true
+			}
+		}
+	}
+	return changed
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/internal/statedir"
+	"github.com/rigout/rigout/redact"
 	"github.com/rigout/rigout/tools/activity"
 	hostsfamily "github.com/rigout/rigout/tools/hosts"
 	"github.com/rigout/rigout/tools/shell"
@@ -254,7 +255,7 @@ func (a *assembly) Close() error {
 // gateway assembles the gateway from the flags and the file: the shell
 // family (execute_command), the hosts family when SSH is on, the activity
 // family on the ledger.
-func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *auth.Principal) (*assembly, error) {
+func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *auth.Principal, secrets ...string) (*assembly, error) {
 	policy, err := c.file.policy()
 	if err != nil {
 		return nil, err
@@ -309,7 +310,20 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 		tools = append(tools, hf.Tools()...)
 		instructions = append(instructions, hf.Instructions())
 	}
+	known, err := redact.New()
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range append(c.sec.values(), secrets...) {
+		if v == "" {
+			continue
+		}
+		if err := known.Add(v); errors.Is(err, redact.ErrShortSecret) {
+			logger.Warn("a secret shorter than 8 bytes cannot be masked in output; use a longer one", "min", redact.MinSecretLen)
+		}
+	}
 	cfg := rigout.Config{
+		Secrets:                   known,
 		Instructions:              strings.Join(instructions, " "),
 		Tools:                     tools,
 		Logger:                    logger,

@@ -79,3 +79,33 @@ func TestE2ESecretsOutOfReach(t *testing.T) {
 		t.Errorf("implausible environment: %q", env)
 	}
 }
+
+// TestE2EKnownSecretsAreMasked prints the full token, which a command
+// found somewhere, plain and encoded: every form is masked.
+func TestE2EKnownSecretsAreMasked(t *testing.T) {
+	const full = "full-token-to-be-masked-0123456789abcdef"
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "found")
+	if err := os.WriteFile(tokenFile, []byte(full), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, url, _ := startServeEnv(t, []string{"RIGOUT_AUTH_TOKEN=" + full}, "--no-ssh")
+	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + full}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	initialize(t, c, "2025-11-25")
+	res := call(t, c, "execute_command", map[string]any{"command": "cat " + tokenFile + "; echo; base64 -w0 " + tokenFile + "; echo; xxd -p " + tokenFile + " | tr -d '\\n'"})
+	text := resultText(res)
+	enc := base64.StdEncoding.EncodeToString([]byte(full))
+	if strings.Contains(text, full) || strings.Contains(text, enc) || strings.Contains(text, fmt.Sprintf("%x", full)) {
+		t.Errorf("the token is shown:\n%s", text)
+	}
+	if strings.Count(text, "***") < 2 {
+		t.Errorf("nothing masked:\n%s", text)
+	}
+}

@@ -120,7 +120,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	if url == "" {
 		url = "http://" + bound + *path
 	}
-	gw, err := c.gateway(logger, ledger, nil)
+	gw, err := c.gateway(logger, ledger, nil, handout, *token)
 	if err != nil {
 		ln.Close()
 		return fail(1, "%v", err)
