@@ -43,7 +43,13 @@ var commandTable = map[string]handler{
 	"zpool": (*walker).disk, "cryptsetup": (*walker).disk, "mdadm": (*walker).disk, "hdparm": (*walker).disk,
 	"badblocks": (*walker).disk, "flashrom": (*walker).disk, "sg_format": (*walker).disk,
 	"pvcreate": (*walker).disk, "pvremove": (*walker).disk, "vgremove": (*walker).disk, "lvremove": (*walker).disk,
-	"gpart": (*walker).disk,
+	"gpart": (*walker).disk, "sysctl": (*walker).sysctl,
+	"sg_write_same": (*walker).sgTool, "sg_unmap": (*walker).sgTool, "sg_sanitize": (*walker).sgTool,
+	"sg_write_buffer": (*walker).sgTool, "sg_write_long": (*walker).sgTool, "sg_write_verify": (*walker).sgTool,
+	"sg_write_x": (*walker).sgTool, "sg_compare_and_write": (*walker).sgTool, "sg_reassign": (*walker).sgTool,
+	"sg_raw": (*walker).sgTool, "sg_dd": (*walker).sgTool, "sg_stream_ctl": (*walker).sgTool,
+	"flash_erase": (*walker).sgTool, "flash_eraseall": (*walker).sgTool, "nandwrite": (*walker).sgTool,
+	"mtd_debug": (*walker).sgTool, "flashcp": (*walker).sgTool, "ubiformat": (*walker).sgTool,
 
 	// Power.
 	"shutdown": (*walker).power, "reboot": (*walker).power, "halt": (*walker).power, "poweroff": (*walker).power,
@@ -54,7 +60,21 @@ var commandTable = map[string]handler{
 	"tar": (*walker).tar, "bsdtar": (*walker).tar, "git": (*walker).git, "vim": (*walker).vim,
 	"vi": (*walker).vim, "nvim": (*walker).vim, "ex": (*walker).vim, "view": (*walker).vim,
 	"scp": (*walker).sshOpts, "sftp": (*walker).sshOpts, "alias": (*walker).alias,
-	"killall": (*walker).power, "pkill": (*walker).power,
+	"killall": (*walker).power, "pkill": (*walker).power, "skill": (*walker).power,
+	"busctl": (*walker).power, "dbus-send": (*walker).power, "gdbus": (*walker).power, "qdbus": (*walker).power,
+	"gnome-session-quit": (*walker).power, "xfce4-session-logout": (*walker).power, "lxqt-leave": (*walker).power,
+	"mate-session-save": (*walker).power, "rtcwake": (*walker).power, "pm-suspend": (*walker).power,
+	"pm-hibernate": (*walker).power, "pm-suspend-hybrid": (*walker).power, "zzz": (*walker).power,
+	"openrc-shutdown": (*walker).power, "uadmin": (*walker).power,
+
+	// Accounts.
+	"userdel": (*walker).account, "deluser": (*walker).account, "luserdel": (*walker).account,
+	"groupdel": (*walker).account, "delgroup": (*walker).account, "lgroupdel": (*walker).account,
+	"chpasswd": (*walker).account, "chgpasswd": (*walker).account, "newusers": (*walker).account,
+	"vipw": (*walker).account, "vigr": (*walker).account, "passwd": (*walker).account,
+	"usermod": (*walker).account, "useradd": (*walker).account, "adduser": (*walker).account,
+	"lusermod": (*walker).account, "luseradd": (*walker).account, "pw": (*walker).account,
+	"chage": (*walker).account, "dscl": (*walker).account, "sysadminctl": (*walker).account,
 	"docker": (*walker).docker, "podman": (*walker).docker, "nerdctl": (*walker).docker,
 	"nc": (*walker).netcat, "ncat": (*walker).netcat, "netcat": (*walker).netcat, "socat": (*walker).socat,
 

@@ -276,6 +276,9 @@ func (w *walker) destination(inv *invocation, cmd string, srcs []field, dest fie
 		w.report(inv, RuleCriticalFileWrite, cmd+" overwrites the critical file "+c+at(dest.pos))
 		return
 	}
+	if device && w.kernelWrite(inv, t, cmd, dest.pos) {
+		return
+	}
 	if t.lit == "" {
 		return
 	}

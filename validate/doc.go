@@ -64,11 +64,14 @@
 //	disk-format            mkfs*, mke2fs, mkswap, fdisk, sfdisk, sgdisk, gdisk, parted, wipefs -a, blkdiscard, nvme format, …
 //	raw-device-write       writing a raw disk or kernel memory: >, tee, dd of=, cp, shred, badblocks -w
 //	critical-file-write    overwriting, deleting or replacing /etc/passwd, /etc/shadow, /etc/sudoers, the boot loader, …
+//	account-tamper         userdel, deluser, passwd -d, usermod/useradd -o -u 0, chpasswd, locking root, root:: written to a passwd file
+//	sysfs-write            writing kernel settings under /sys or /proc/sys (>, tee, cp, sysctl -w, an interpreter's open)
 //	recursive-chmod-root   chmod, chown, chgrp, chattr, setfacl -R of a protected root, or of all its entries
 //	move-root              mv of a protected root or of all its entries
 //	remote-script          downloaded or decoded code run by a shell or interpreter: curl|sh, bash <(curl …), base64 -d|sh
-//	fork-bomb              a function that calls itself in a background job or pipeline
-//	power-state            shutdown, reboot, halt, poweroff, init 0/6, systemctl poweroff, kill 1, kill -1, sysrq
+//	fork-bomb              a function that calls itself (by name or $FUNCNAME) in a background job or pipeline; fork in an endless loop
+//	power-state            shutdown, reboot, halt, poweroff, init 0/6, systemctl poweroff, kill 1, kill -1, pkill -u root, sysrq, /sys/power
+//	environment            (CheckEnv) BASH_ENV, LD_PRELOAD, NODE_OPTIONS, exported functions, a PATH that shadows the system's, …
 //	raw-device-read        reading a raw disk or kernel memory (cat /dev/sda, dd if=/dev/mem)
 //	sudo                   sudo, doas, su, pkexec, run0 unless [Options].AllowSudo is set
 //	not-allowlisted        in [ModeAllow], a program that [Policy].Allow does not list

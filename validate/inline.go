@@ -14,6 +14,8 @@ type inlineFind struct {
 	deletes []string // recursive deletes
 	removes []string // single files deleted
 	writes  []string // files written
+	moves   []string // files or directories renamed away
+	bomb    bool     // a process forks in an endless loop
 }
 
 type itok struct {
@@ -60,6 +62,7 @@ var deleteFuncs = map[string]bool{
 func scanInline(code, lang string) inlineFind {
 	var out inlineFind
 	toks := tokenizeInline(code, lang)
+	out.bomb = forkLoop(toks)
 	for k := 0; k < len(toks); k++ {
 		t := toks[k]
 		switch t.kind {
@@ -282,4 +285,48 @@ func readDelimited(s string) (string, int) {
 		}
 	}
 	return s[1:], len(s)
+}
+
+// forkLoop reports code that forks in an endless loop: perl's fork while 1
+// and fork while fork, python's while True: os.fork(), ruby's loop { fork },
+// node's while(1) child_process.fork(…). A bounded loop (for i in
+// range(4)) is not one.
+func forkLoop(toks []itok) bool {
+	isFork := func(t itok) bool {
+		if t.kind != 'i' {
+			return false
+		}
+		n := t.text[strings.LastIndexAny(t.text, ".:")+1:]
+		return n == "fork" || n == "pcntl_fork" || n == "forkpty" || n == "Fork"
+	}
+	forks, endless := false, false
+	for k, t := range toks {
+		if isFork(t) {
+			forks = true
+		}
+		if t.kind != 'i' {
+			continue
+		}
+		next := func(i int) itok {
+			if k+i < len(toks) {
+				return toks[k+i]
+			}
+			return itok{}
+		}
+		switch t.text {
+		case "while", "until":
+			c := next(1)
+			if c.text == "(" {
+				c = next(2)
+			}
+			if isFork(c) || t.text == "while" && oneOf(c.text, "1", "True", "true", "TRUE", "yes") || t.text == "until" && oneOf(c.text, "0", "false", "False") {
+				endless = true
+			}
+		case "loop":
+			endless = endless || next(1).text == "{" || next(1).text == "do"
+		case "for":
+			endless = endless || next(1).text == "(" && next(2).text == ";" && next(3).text == ";"
+		}
+	}
+	return forks && endless
 }

@@ -368,6 +368,9 @@ func (w *walker) inlineCode(inv *invocation, lang string, f field, label string)
 		w.report(inv, RuleRemoteScript, "the "+label+at(f.pos)+" runs "+f.taint.String())
 	}
 	found := scanInline(renderPayload(f), lang)
+	if found.bomb {
+		w.report(inv, RuleForkBomb, "the "+label+at(f.pos)+" forks in an endless loop, so processes multiply until the machine stalls")
+	}
 	for _, s := range found.shell {
 		w.payload(inv, field{s: s, pos: f.pos}, "shell command in the "+label, nil, true)
 	}

@@ -161,7 +161,25 @@ func customList(a, b [][]ptok) bool {
 	return len(a) != len(b) || len(a) > 0 && &a[0] != &b[0]
 }
 
-var sysrqPattern = [][]ptok{compilePattern("/proc/sysrq-trigger"), compilePattern("/proc/sys/kernel/sysrq")}
+var sysrqPattern = [][]ptok{compilePattern("/proc/sysrq-trigger"), compilePattern("/proc/sys/kernel/sysrq"), compilePattern("/sys/power/state"), compilePattern("/sys/power/disk")}
+
+// kernelPattern covers the kernel's settings: writing them can disable
+// devices, memory or the network (rule sysfs-write).
+var kernelPattern = [][]ptok{compilePattern("/sys/**"), compilePattern("/proc/sys/**")}
+
+// kernelWrite reports a write to a kernel setting: the sysrq trigger and
+// /sys/power (power-state), or anything else under /sys or /proc/sys.
+func (w *walker) kernelWrite(inv *invocation, t target, how string, pos syntax.Pos) bool {
+	if p, ok := patternHit(t, sysrqPattern); ok {
+		w.report(inv, RulePowerState, how+" writes to "+p+", which can reboot or halt the machine"+at(pos))
+		return true
+	}
+	if p, ok := patternHit(t, kernelPattern); ok {
+		w.report(inv, RuleSysfsWrite, how+" writes the kernel setting "+p+at(pos))
+		return true
+	}
+	return false
+}
 
 // writeTarget checks a file that a command writes.
 func (w *walker) writeTarget(inv *invocation, f field, how string) {
@@ -177,9 +195,7 @@ func (w *walker) writeTarget(inv *invocation, f field, how string) {
 		w.report(inv, RuleCriticalFileWrite, how+" overwrites the critical file "+c+at(f.pos))
 		return
 	}
-	if p, ok := patternHit(t, sysrqPattern); ok {
-		w.report(inv, RulePowerState, how+" writes to "+p+", which can reboot or halt the machine"+at(f.pos))
-	}
+	w.kernelWrite(inv, t, how, f.pos)
 }
 
 // readTarget checks a file that a command reads.

@@ -67,6 +67,7 @@ type walker struct {
 
 type funcInfo struct {
 	name   string
+	first  string          // the first name, the value of $FUNCNAME
 	calls  map[string]bool // callee → some call runs in the background or a pipeline
 	body   *syntax.Stmt
 	active bool // being walked for a call: no recursion
@@ -266,6 +267,11 @@ func (w *walker) recordFile(f, content field, appendTo bool) {
 		return
 	}
 	key := w.fileKey(f.s)
+	if content.exact() {
+		if what, ok := accountContent(key, content.s); ok {
+			w.report(nil, RuleAccountTamper, "writing "+what+" to "+showPath(key))
+		}
+	}
 	if w.res.files == nil {
 		w.res.files = make(map[string]field)
 	}
@@ -437,6 +443,9 @@ func (w *walker) funcDecl(c *syntax.FuncDecl) {
 		w.funcs = make(map[string]*funcInfo)
 	}
 	fn := &funcInfo{name: strings.Join(names, " "), calls: map[string]bool{}, body: c.Body}
+	if len(names) > 0 {
+		fn.first = names[0]
+	}
 	for _, n := range names {
 		w.funcs[n] = fn
 	}

@@ -1,0 +1,203 @@
+package validate_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/rigout/rigout/validate"
+)
+
+// The tables below cover the commands of issue 12 that destroy or disable
+// a machine without looking like rm -rf /, each group with the near misses
+// that must stay allowed. They seed FuzzCheck like checkCases.
+
+const (
+	rAcct  = validate.RuleAccountTamper
+	rSysfs = validate.RuleSysfsWrite
+	rEnv   = validate.RuleEnvironment
+)
+
+// accountCases: tools that delete accounts, remove passwords or add a
+// second root.
+var accountCases = []checkCase{
+	{cmd: "userdel root", rule: rAcct},
+	{cmd: "userdel -r bob", rule: rAcct},
+	{cmd: "deluser bob", rule: rAcct},
+	{cmd: "sudo userdel -f root", sudo: true, rule: rAcct},
+	{cmd: "groupdel sudo", rule: rAcct},
+	{cmd: "passwd -d root", rule: rAcct},
+	{cmd: "passwd --delete bob", rule: rAcct},
+	{cmd: "passwd -l root", rule: rAcct},
+	{cmd: "usermod -o -u 0 bob", rule: rAcct},
+	{cmd: "usermod -u 0 bob", rule: rAcct},
+	{cmd: "useradd -o -u 0 -g 0 toor", rule: rAcct},
+	{cmd: "useradd --uid=0 toor", rule: rAcct},
+	{cmd: "usermod -p '' bob", rule: rAcct},
+	{cmd: "usermod -L root", rule: rAcct},
+	{cmd: "usermod -s /usr/sbin/nologin root", rule: rAcct},
+	{cmd: "echo 'root:x' | chpasswd", rule: rAcct},
+	{cmd: "chpasswd < users.txt", rule: rAcct},
+	{cmd: "newusers batch.txt", rule: rAcct},
+	{cmd: "pw useradd toor -o -u 0", rule: rAcct},
+	{cmd: "dscl . -delete /Users/bob", rule: rAcct},
+	{cmd: "echo 'toor:x:0:0::/root:/bin/sh' > /mnt/etc/passwd", rule: rAcct},
+	{cmd: "printf 'root::0:0::/root:/bin/sh\\n' > ./rootfs/etc/passwd", rule: rAcct},
+	{cmd: "echo 'root::0:0::/root:/bin/bash' >> /etc/passwd", rule: rCrit},
+	{cmd: "bash -c 'userdel bob'", rule: rAcct},
+	// Near misses.
+	{cmd: "id bob"},
+	{cmd: "getent passwd bob"},
+	{cmd: "useradd -m -s /bin/bash bob"},
+	{cmd: "adduser --disabled-password bob"},
+	{cmd: "usermod -aG docker bob"},
+	{cmd: "usermod -s /bin/zsh bob"},
+	{cmd: "deluser bob docker"},
+	{cmd: "passwd"},
+	{cmd: "passwd -S bob"},
+	{cmd: "chage -l bob"},
+	{cmd: "userdel --help"},
+	{cmd: "echo 'bob:x:1000:1000::/home/bob:/bin/sh' > ./rootfs/etc/passwd"},
+	{cmd: "grep root /etc/passwd"},
+}
+
+// powerCases: power-off and kill-everything by other paths.
+var powerCases = []checkCase{
+	{cmd: "systemctl halt", rule: rPower},
+	{cmd: "systemctl kexec", rule: rPower},
+	{cmd: "systemctl hibernate", rule: rPower},
+	{cmd: "systemctl suspend", rule: rPower},
+	{cmd: "systemctl isolate rescue.target", rule: rPower},
+	{cmd: "telinit 0", rule: rPower},
+	{cmd: "telinit 6", rule: rPower},
+	{cmd: "echo o > /proc/sysrq-trigger", rule: rPower},
+	{cmd: "echo b | tee /proc/sysrq-trigger", rule: rPower},
+	{cmd: "echo c > /proc/sysrq-trigger", rule: rPower},
+	{cmd: "echo mem > /sys/power/state", rule: rPower},
+	{cmd: "kill -9 1", rule: rPower},
+	{cmd: "kill -9 -1", rule: rPower},
+	{cmd: "kill -KILL -1", rule: rPower},
+	{cmd: "kill -s KILL -- -1", rule: rPower},
+	{cmd: "pkill -9 -1", rule: rPower},
+	{cmd: "pkill -KILL -u root", rule: rPower},
+	{cmd: "pkill -9 .", rule: rPower},
+	{cmd: "killall -9 -u root", rule: rPower},
+	{cmd: "killall5 -9", rule: rPower},
+	{cmd: "killall -9 systemd", rule: rPower},
+	{cmd: "busybox halt", rule: rPower},
+	{cmd: "busybox poweroff -f", rule: rPower},
+	{cmd: "busctl call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager PowerOff b false", rule: rPower},
+	{cmd: "dbus-send --system --print-reply --dest=org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager.Reboot boolean:true", rule: rPower},
+	{cmd: "rtcwake -m off -s 60", rule: rPower},
+	{cmd: "gnome-session-quit --power-off --force", rule: rPower},
+	{cmd: "pm-suspend", rule: rPower},
+	// Near misses.
+	{cmd: "kill 0"},
+	{cmd: "kill -9 0"},
+	{cmd: "kill -9 12345"},
+	{cmd: "kill -l"},
+	{cmd: "pkill -f 'node server.js'"},
+	{cmd: "pkill -1 nginx"},
+	{cmd: "killall node"},
+	{cmd: "pkill -u bob -f jupyter"},
+	{cmd: "systemctl isolate multi-user.target"},
+	{cmd: "systemctl status sshd"},
+	{cmd: "systemctl restart nginx"},
+	{cmd: "busctl list"},
+	{cmd: "rtcwake -m show"},
+	{cmd: "cat /sys/power/state"},
+}
+
+// kernelCases: writes under /sys and /proc/sys, and raw devices written
+// through other programs.
+var kernelCases = []checkCase{
+	{cmd: "echo 1 > /sys/class/leds/input0::capslock/brightness", rule: rSysfs},
+	{cmd: "echo 1 | tee /sys/kernel/mm/ksm/run", rule: rSysfs},
+	{cmd: "echo 0 > /sys/devices/system/cpu/cpu1/online", rule: rSysfs},
+	{cmd: "echo 1 > /sys/block/sda/device/delete", rule: rSysfs},
+	{cmd: "echo 1 > /proc/sys/kernel/panic", rule: rSysfs},
+	{cmd: "cp bad.conf /sys/module/x/parameters/y", rule: rSysfs},
+	{cmd: "sysctl -w vm.overcommit_memory=2", rule: rSysfs},
+	{cmd: "sysctl kernel.panic=1", rule: rSysfs},
+	{cmd: "python3 -c \"open('/sys/class/net/eth0/mtu','w').write('1')\"", rule: rSysfs},
+	{cmd: "cat disk.img > /dev/sda", rule: rDevW},
+	{cmd: "pv disk.img > /dev/sda", rule: rDevW},
+	{cmd: "ddrescue disk.img /dev/sda", rule: rDevW},
+	{cmd: "cp disk.img /dev/sda", rule: rDevW},
+	{cmd: "tee /dev/nvme0n1 < disk.img", rule: rDevW},
+	{cmd: "sg_write_same --16 --lba=0 --num=1000 /dev/sg0", rule: rDevW},
+	{cmd: "sg_unmap --lba=0 --num=100 /dev/sda", rule: rDevW},
+	{cmd: "sg_sanitize --crypto /dev/sg1", rule: rDevW},
+	{cmd: "sg_dd if=/dev/zero of=/dev/sg0", rule: rDevW},
+	{cmd: "flash_erase /dev/mtd0 0 0", rule: rDevW},
+	{cmd: "sg_format --format /dev/sg0", rule: rFmt},
+	{cmd: "hdparm --user-master u --security-erase p /dev/sda", rule: rFmt},
+	{cmd: "hdparm --security-set-pass p /dev/sda", rule: rFmt},
+	{cmd: "nvme format /dev/nvme0n1", rule: rFmt},
+	{cmd: "nvme write-zeroes /dev/nvme0n1 -s 0 -c 100", rule: rFmt},
+	// Near misses.
+	{cmd: "cat /sys/class/net/eth0/address"},
+	{cmd: "grep . /sys/block/*/queue/rotational"},
+	{cmd: "sysctl -a"},
+	{cmd: "sysctl kernel.hostname"},
+	{cmd: "sg_inq /dev/sda"},
+	{cmd: "hdparm -I /dev/sda"},
+	{cmd: "nvme list"},
+	{cmd: "nvme smart-log /dev/nvme0"},
+	{cmd: "echo 1 > ./sys/value"},
+	{cmd: "cp disk.img ./disk-copy.img"},
+}
+
+// forkCases: fork bombs in interpreters and through $FUNCNAME.
+var forkCases = []checkCase{
+	{cmd: "f(){ $FUNCNAME|$FUNCNAME& };f", rule: rBomb},
+	{cmd: `f(){ "${FUNCNAME[0]}" | "${FUNCNAME[0]}" & }; f`, rule: rBomb},
+	{cmd: "perl -e 'fork while 1'", rule: rBomb},
+	{cmd: "perl -e 'fork while fork'", rule: rBomb},
+	{cmd: "python3 -c $'import os\\nwhile 1: os.fork()'", rule: rBomb},
+	{cmd: "python3 -c 'import os\nwhile True:\n    os.fork()'", rule: rBomb},
+	{cmd: "ruby -e 'loop { fork }'", rule: rBomb},
+	{cmd: "node -e 'while(1) require(\"child_process\").fork(__filename)'", rule: rBomb},
+	{cmd: "php -r 'while(true) pcntl_fork();'", rule: rBomb},
+	// Near misses.
+	{cmd: "f(){ echo $FUNCNAME; }; f"},
+	{cmd: "python3 -c 'import os; pid = os.fork()'"},
+	{cmd: "python3 -c $'import os\\nfor i in range(4): os.fork()'"},
+	{cmd: "perl -e 'my $pid = fork; waitpid($pid, 0)'"},
+	{cmd: "python3 -c 'while True: print(1)'"},
+}
+
+// groupCases returns every table of this file.
+func groupCases() [][]checkCase {
+	return [][]checkCase{accountCases, powerCases, kernelCases, forkCases}
+}
+
+func TestCheckGroups(t *testing.T) {
+	for _, table := range groupCases() {
+		for _, tt := range table {
+			t.Run(tt.name(), func(t *testing.T) {
+				d := tt.policy.Check(tt.cmd, tt.options())
+				if d.Rule != tt.rule || d.Allowed != (tt.rule == "") {
+					t.Errorf("Check(%q) = %v; want rule %q", tt.cmd, d, tt.rule)
+				}
+				if !d.Allowed && (d.Reason == "" || d.Hint == "") {
+					t.Errorf("Check(%q) refused without a reason or hint: %+v", tt.cmd, d)
+				}
+			})
+		}
+	}
+}
+
+// TestRulesDocumented checks that the rule table of the package
+// documentation names every rule.
+func TestRulesDocumented(t *testing.T) {
+	b, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range validate.Rules() {
+		if !strings.Contains(string(b), "//\t"+r.ID+" ") {
+			t.Errorf("doc.go does not list rule %q", r.ID)
+		}
+	}
+}
