@@ -59,6 +59,7 @@ var commandTable = map[string]handler{
 	// Programs with options that run shell commands.
 	"tar": (*walker).tar, "bsdtar": (*walker).tar, "git": (*walker).git, "vim": (*walker).vim,
 	"vi": (*walker).vim, "nvim": (*walker).vim, "ex": (*walker).vim, "view": (*walker).vim,
+	"vim.basic": (*walker).vim, "vim.tiny": (*walker).vim, "ed": (*walker).ed, "red": (*walker).ed,
 	"scp": (*walker).sshOpts, "sftp": (*walker).sshOpts, "alias": (*walker).alias,
 	"killall": (*walker).power, "pkill": (*walker).power, "skill": (*walker).power,
 	"busctl": (*walker).power, "dbus-send": (*walker).power, "gdbus": (*walker).power, "qdbus": (*walker).power,
@@ -80,10 +81,25 @@ var commandTable = map[string]handler{
 
 	// Readers of raw devices.
 	"cat": (*walker).reader, "tac": (*walker).reader, "head": (*walker).reader, "tail": (*walker).reader,
-	"od": (*walker).reader, "xxd": (*walker).reader, "hexdump": (*walker).reader, "hd": (*walker).reader,
-	"strings": (*walker).reader, "base64": (*walker).reader, "base32": (*walker).reader, "pv": (*walker).reader,
-	"less": (*walker).reader, "more": (*walker).reader, "nl": (*walker).reader, "gzip": (*walker).reader,
-	"xz": (*walker).reader, "zstd": (*walker).reader, "bzip2": (*walker).reader, "lz4": (*walker).reader,
+	"od": (*walker).reader, "xxd": (*walker).outputs, "hexdump": (*walker).reader, "hd": (*walker).reader,
+	"strings": (*walker).reader, "base64": (*walker).reader, "base32": (*walker).reader,
+	"less": (*walker).reader, "more": (*walker).reader, "nl": (*walker).reader,
+
+	// Programs that write or delete through options or operands (outSpecs).
+	"sort": (*walker).outputs, "uniq": (*walker).outputs, "split": (*walker).outputs, "csplit": (*walker).outputs,
+	"iconv": (*walker).outputs, "gpg": (*walker).outputs, "gpg2": (*walker).outputs, "openssl": (*walker).outputs,
+	"dos2unix": (*walker).outputs, "unix2dos": (*walker).outputs, "mac2unix": (*walker).outputs, "unix2mac": (*walker).outputs,
+	"strip": (*walker).outputs, "yq": (*walker).outputs, "patch": (*walker).outputs, "cpio": (*walker).outputs,
+	"mkisofs": (*walker).outputs, "genisoimage": (*walker).outputs, "xorrisofs": (*walker).outputs, "e2image": (*walker).outputs,
+	"ntfsclone": (*walker).outputs, "pv": (*walker).outputs, "gzip": (*walker).outputs, "gunzip": (*walker).outputs,
+	"bzip2": (*walker).outputs, "bunzip2": (*walker).outputs, "xz": (*walker).outputs, "unxz": (*walker).outputs,
+	"lzma": (*walker).outputs, "unlzma": (*walker).outputs, "lzip": (*walker).outputs, "plzip": (*walker).outputs,
+	"pigz": (*walker).outputs, "unpigz": (*walker).outputs, "pbzip2": (*walker).outputs, "compress": (*walker).outputs,
+	"uncompress": (*walker).outputs, "zstd": (*walker).outputs, "unzstd": (*walker).outputs, "lz4": (*walker).outputs,
+	"brotli": (*walker).outputs, "lzop": (*walker).outputs,
+	"zip": (*walker).archiver, "7z": (*walker).archiver, "7za": (*walker).archiver, "7zr": (*walker).archiver, "rar": (*walker).archiver,
+	"rename": (*walker).rename, "prename": (*walker).rename, "file-rename": (*walker).rename, "perl-rename": (*walker).rename,
+	"wipe": (*walker).rm, "srm": (*walker).rm,
 
 	// Privilege.
 	"sudo": (*walker).sudo, "doas": (*walker).sudo, "su": (*walker).sudo, "pkexec": (*walker).sudo,

@@ -197,7 +197,7 @@ func (w *walker) interp(inv *invocation, name string) {
 	args := inv.args()
 	var code []field
 	script := -1
-	readsStdin := false
+	readsStdin, inPlace := false, false
 	lang := name
 	switch name {
 	case "gawk", "mawk", "nawk":
@@ -250,6 +250,10 @@ loop:
 		case "perl", "ruby", "lua":
 			for j := 1; j < len(s); j++ {
 				c := s[j]
+				if c == 'i' && lang != "lua" {
+					inPlace = true // -i[EXT]: the rest is a backup suffix
+					break
+				}
 				if c == 'e' || c == 'E' && lang == "perl" {
 					code = append(code, rest(s, j, args, &i))
 					break
@@ -300,12 +304,26 @@ loop:
 				}
 			case s == "-v" || s == "-F" || s == "--assign" || s == "--field-separator":
 				i++
+			case s == "-i" || s == "--include":
+				if i+1 < len(args) && args[i+1].exact() && strings.TrimSuffix(args[i+1].s, ".awk") == "inplace" {
+					inPlace = true
+				}
+				i++
 			}
 		}
 	}
 	if lang == "awk" && len(code) == 0 && script >= 0 {
 		code = append(code, args[script])
-		script = -1
+		script++
+		if script >= len(args) {
+			script = -1
+		}
+	}
+	if inPlace && len(code) > 0 && script >= 0 {
+		// perl -i, ruby -i, gawk -i inplace: the file operands are rewritten.
+		for _, f := range args[script:] {
+			w.writeTarget(inv, f, name+" -i")
+		}
 	}
 	label := name + " code"
 	for _, c := range code {

@@ -105,6 +105,9 @@ func (w *walker) sed(inv *invocation, name string) {
 			for _, cmd := range sedExecs(sc.s) {
 				w.payload(inv, field{s: cmd, pos: sc.pos}, "sed e command", nil, true)
 			}
+			for _, f := range sedWrites(sc.s) {
+				w.writeTarget(inv, field{s: f, pos: sc.pos}, "sed w command")
+			}
 		}
 	}
 	if !p.hasShort('i') && !p.hasLong("in-place", 3) {
@@ -243,6 +246,47 @@ func sedExecs(script string) []string {
 		if rest, ok := strings.CutPrefix(part, "e"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
 			if cmd := strings.TrimSpace(rest); cmd != "" {
 				out = append(out, cmd)
+			}
+		}
+	}
+	return out
+}
+
+// sedWrites returns the files that the w command and the w flag of s
+// write in a sed script (sed 's/a/b/w /etc/passwd', sed -n 'w out').
+func sedWrites(script string) []string {
+	var out []string
+	for _, line := range strings.Split(script, "\n") {
+		for _, part := range strings.Split(line, ";") {
+			part = strings.TrimLeft(part, " \t0123456789$,!~{")
+			if strings.HasPrefix(part, "/") {
+				if end := strings.IndexByte(part[1:], '/'); end >= 0 {
+					part = strings.TrimLeft(part[end+2:], " \t,!")
+				}
+			}
+			switch {
+			case strings.HasPrefix(part, "w ") || strings.HasPrefix(part, "W "):
+				out = append(out, strings.TrimSpace(part[2:]))
+			case len(part) > 3 && part[0] == 's':
+				d := part[1]
+				// s/re/repl/flags: the flags follow the third delimiter.
+				n, i := 0, 2
+				for ; i < len(part) && n < 2; i++ {
+					switch part[i] {
+					case '\\':
+						i++
+					case d:
+						n++
+					}
+				}
+				if n == 2 {
+					flags := part[i:]
+					if k := strings.IndexByte(flags, 'w'); k >= 0 && strings.Trim(flags[:k], "gpiIme0123456789") == "" {
+						if f := strings.TrimSpace(flags[k+1:]); f != "" {
+							out = append(out, f)
+						}
+					}
+				}
 			}
 		}
 	}
