@@ -112,6 +112,8 @@ var commandTable = map[string]handler{
 	"lksh": (*walker).shell, "pdksh": (*walker).shell, "posh": (*walker).shell, "oksh": (*walker).shell,
 	"python": (*walker).interp, "perl": (*walker).interp, "ruby": (*walker).interp, "node": (*walker).interp,
 	"nodejs": (*walker).interp, "bun": (*walker).interp, "php": (*walker).interp, "lua": (*walker).interp,
+	"r": (*walker).interp, "rscript": (*walker).interp, "tclsh": (*walker).interp, "wish": (*walker).interp,
+	"expect": (*walker).interp, "jimsh": (*walker).interp,
 	"awk": (*walker).interp, "gawk": (*walker).interp, "mawk": (*walker).interp, "nawk": (*walker).interp,
 	"eval": (*walker).eval, "source": (*walker).source, ".": (*walker).source, "trap": (*walker).trap,
 	"at": (*walker).at, "batch": (*walker).at, "crontab": (*walker).crontab,

@@ -251,9 +251,68 @@ var writerCases = []checkCase{
 	{cmd: "xxd /bin/ls | head"},
 }
 
+// interpCases: the delete and write APIs of interpreters given literal
+// paths, and literal commands handed to system() and exec calls.
+var interpCases = []checkCase{
+	{cmd: `python3 -c "import shutil; shutil.rmtree('/')"`, rule: rDel},
+	{cmd: `python3 -c "import shutil, pathlib; shutil.rmtree(pathlib.Path('/etc'))"`, rule: rDel},
+	{cmd: `python3 -c "import os; os.remove('/etc/passwd')"`, rule: rCrit},
+	{cmd: `python3 -c "import os; os.system('rm -rf /')"`, rule: rDel},
+	{cmd: `python3 -c "import subprocess; subprocess.run(['rm','-rf','/'])"`, rule: rDel},
+	{cmd: `python3 -c "import subprocess; subprocess.call('mkfs.ext4 /dev/sda', shell=True)"`, rule: rFmt},
+	{cmd: `python3 -c "import pathlib; pathlib.Path('/etc/passwd').unlink()"`, rule: rCrit},
+	{cmd: `python3 -c "from pathlib import Path; Path('/etc/shadow').write_text('')"`, rule: rCrit},
+	{cmd: `python3 -c "import os; os.rename('/etc/passwd','/tmp/p')"`, rule: rCrit},
+	{cmd: `python3 -c "import shutil; shutil.move('/usr', '/tmp/usr')"`, rule: rMove},
+	{cmd: `python3 -c "import shutil; shutil.copy('x', '/etc/sudoers')"`, rule: rCrit},
+	{cmd: `perl -e 'use File::Path qw(remove_tree); remove_tree("/etc")'`, rule: rDel},
+	{cmd: `perl -MFile::Path -e 'rmtree("/")'`, rule: rDel},
+	{cmd: `perl -e 'unlink "/etc/passwd"'`, rule: rCrit},
+	{cmd: `perl -e 'system("rm","-rf","/")'`, rule: rDel},
+	{cmd: `perl -e 'open(F,">/etc/passwd")'`, rule: rCrit},
+	{cmd: `perl -e 'open my $f, ">>", "/etc/shadow"'`, rule: rCrit},
+	{cmd: `perl -e 'open(F, "| rm -rf /")'`, rule: rDel},
+	{cmd: `perl -e 'rename "/etc", "/etc.old"'`, rule: rMove},
+	{cmd: `ruby -e 'require "fileutils"; FileUtils.rm_rf("/")'`, rule: rDel},
+	{cmd: `ruby -e 'File.write("/etc/passwd","")'`, rule: rCrit},
+	{cmd: `ruby -e 'FileUtils.mv("/boot", "/tmp")'`, rule: rMove},
+	{cmd: `node -e "require('fs').rmSync('/', {recursive:true})"`, rule: rDel},
+	{cmd: `node -e "require('child_process').execSync('rm -rf /')"`, rule: rDel},
+	{cmd: `node -e "require('fs').renameSync('/etc/shadow', 'x')"`, rule: rCrit},
+	{cmd: `node -e "require('fs').copyFileSync('x', '/etc/passwd')"`, rule: rCrit},
+	{cmd: "tclsh <<< 'file delete -force /'", rule: rDel},
+	{cmd: "echo 'file delete /etc/passwd' | tclsh", rule: rCrit},
+	{cmd: "echo 'exec rm -rf /' | tclsh", rule: rDel},
+	{cmd: "echo 'set f [open /etc/passwd w]' | tclsh8.6", rule: rCrit},
+	{cmd: `expect -c 'spawn rm -rf /'`, rule: rDel},
+	{cmd: `Rscript -e "unlink('/', recursive=TRUE)"`, rule: rDel},
+	{cmd: `Rscript -e "system('rm -rf /')"`, rule: rDel},
+	{cmd: `Rscript -e "system2('rm', c('-rf', '/'))"`, rule: rDel},
+	{cmd: `Rscript -e "file.remove('/etc/passwd')"`, rule: rCrit},
+	{cmd: `R -e "writeLines('root::0:0::/root:/bin/sh', '/etc/passwd')"`, rule: rCrit},
+	{cmd: `echo "unlink('/etc', recursive = TRUE)" | R --no-save`, rule: rDel},
+	{cmd: `php -r 'rename("/etc/passwd", "/tmp/x");'`, rule: rCrit},
+	{cmd: `php -r 'copy("x", "/etc/shadow");'`, rule: rCrit},
+	{cmd: `lua -e 'os.rename("/etc/passwd", "x")'`, rule: rCrit},
+	// Near misses.
+	{cmd: "python3 -c 'print(1)'"},
+	{cmd: `python3 -c "import shutil; shutil.rmtree('build')"`},
+	{cmd: `python3 -c "import os; os.rename('a.txt', 'b.txt')"`},
+	{cmd: `python3 -c "print('/etc'.replace('/etc', '/x'))"`},
+	{cmd: `python3 -c "from pathlib import Path; print(Path('/etc/passwd').read_text())"`},
+	{cmd: `perl -e 'open(F, "<", "/etc/passwd")'`},
+	{cmd: `perl -ne 'print if /root/' /etc/passwd`},
+	{cmd: `ruby -e 'puts File.read("/etc/passwd")'`},
+	{cmd: `node -e "console.log(require('fs').readFileSync('/etc/passwd', 'utf8'))"`},
+	{cmd: "echo 'puts hello' | tclsh"},
+	{cmd: `Rscript -e "unlink('tmp.txt')"`},
+	{cmd: `Rscript -e "writeLines('x', 'out.txt')"`},
+	{cmd: `php -r 'echo file_get_contents("/etc/hostname");'`},
+}
+
 // groupCases returns every table of this file.
 func groupCases() [][]checkCase {
-	return [][]checkCase{writerCases, accountCases, powerCases, kernelCases, forkCases}
+	return [][]checkCase{writerCases, interpCases, accountCases, powerCases, kernelCases, forkCases}
 }
 
 func TestCheckGroups(t *testing.T) {

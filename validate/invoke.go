@@ -35,7 +35,7 @@ var namePrefixes = [...]struct {
 }{
 	{"mkfs", "mkfs", true}, {"newfs", "mkfs", true}, {"python", "python", false}, {"pypy", "python", false},
 	{"perl", "perl", false}, {"ruby", "ruby", false}, {"php", "php", false}, {"lua", "lua", false},
-	{"node", "node", false}, {"busybox", "busybox", true}, {"bash", "bash", false}, {"zsh", "zsh", false},
+	{"node", "node", false}, {"tclsh", "tclsh", false}, {"busybox", "busybox", true}, {"bash", "bash", false}, {"zsh", "zsh", false},
 }
 
 // builtinNames are shell builtins and keywords that run no program; allow

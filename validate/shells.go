@@ -204,6 +204,10 @@ func (w *walker) interp(inv *invocation, name string) {
 		lang = "awk"
 	case "nodejs", "bun":
 		lang = "node"
+	case "rscript":
+		lang = "r"
+	case "tclsh", "wish", "expect", "jimsh":
+		lang = "tcl"
 	}
 	i := 0
 loop:
@@ -291,6 +295,37 @@ loop:
 			case "-f":
 				return
 			case "-d", "-c", "-z":
+				i++
+			}
+		case "r":
+			switch {
+			case s == "-e":
+				if i+1 < len(args) {
+					i++
+					code = append(code, args[i])
+				}
+			case s == "-f" && i+1 < len(args):
+				i++
+				script = i
+				break loop
+			case strings.HasPrefix(s, "--file="):
+				f := field{s: s[len("--file="):], pos: a.pos}
+				if c, ok := w.knownFile(f); ok {
+					code = append(code, c)
+				}
+			}
+		case "tcl":
+			switch {
+			case s == "-c" && name == "expect":
+				if i+1 < len(args) {
+					i++
+					code = append(code, args[i])
+				}
+			case s == "-f" && name == "expect" && i+1 < len(args):
+				i++
+				script = i
+				break loop
+			case s == "-encoding" || s == "-D" && name == "expect":
 				i++
 			}
 		case "awk":
@@ -409,6 +444,9 @@ func (w *walker) inlineCode(inv *invocation, lang string, f field, label string)
 	}
 	for _, d := range found.writes {
 		w.writeTarget(inv, field{s: d, pos: f.pos}, "the "+label)
+	}
+	for _, d := range found.moves {
+		w.moveSource(inv, "the "+label, field{s: d, pos: f.pos})
 	}
 }
 
