@@ -79,6 +79,11 @@ var commandTable = map[string]handler{
 	"docker": (*walker).docker, "podman": (*walker).docker, "nerdctl": (*walker).docker,
 	"nc": (*walker).netcat, "ncat": (*walker).netcat, "netcat": (*walker).netcat, "socat": (*walker).socat,
 
+	// Programs with a shell of their own.
+	"gdb": (*walker).gdb, "lldb": (*walker).gdb, "make": (*walker).make, "gmake": (*walker).make,
+	"tmux": (*walker).tmux, "screen": (*walker).screen, "psql": (*walker).dbShell, "mysql": (*walker).dbShell,
+	"mariadb": (*walker).dbShell, "sqlite3": (*walker).dbShell, "man": (*walker).man,
+
 	// Readers of raw devices.
 	"cat": (*walker).reader, "tac": (*walker).reader, "head": (*walker).reader, "tail": (*walker).reader,
 	"od": (*walker).reader, "xxd": (*walker).outputs, "hexdump": (*walker).reader, "hd": (*walker).reader,
@@ -145,6 +150,7 @@ var commandTable = map[string]handler{
 	"read": (*walker).readVars, "mapfile": (*walker).readVars, "readarray": (*walker).readVars,
 	"getopts": (*walker).readVars, "printf": (*walker).readVars,
 	"unset": (*walker).unset, "shift": (*walker).shift, "set": (*walker).set,
+	"hash": (*walker).hash, "unalias": (*walker).unalias, "mount": (*walker).mount,
 }
 
 // args returns the arguments after the command name.

@@ -554,13 +554,42 @@ func (w *walker) crontab(inv *invocation, name string) {
 
 // alias values run as commands when aliases are expanded (shopt -s
 // expand_aliases).
+// The value is checked where it is defined, and again with the arguments
+// of each later command that uses the alias: aliases are expanded in sh and
+// in bash with shopt -s expand_aliases, so the checker always expands them.
 func (w *walker) alias(inv *invocation, name string) {
 	for _, a := range inv.args() {
 		if !a.exact() {
 			continue
 		}
-		if _, v, ok := strings.Cut(a.s, "="); ok {
+		if n, v, ok := strings.Cut(a.s, "="); ok {
 			w.payload(inv, field{s: v, pos: a.pos}, "alias", nil, true)
+			if w.aliases == nil {
+				w.aliases = make(map[string]rebind)
+			}
+			if len(w.aliases) < 64 {
+				w.aliases[n] = rebind{v, w.sure()}
+			}
 		}
 	}
+}
+
+// expandAlias checks a command whose name is an alias as the text the
+// alias stands for, followed by the arguments.
+// An alias defined in a branch, loop, subshell or pipeline may not hold:
+// the command is then judged both ways.
+func (w *walker) expandAlias(inv *invocation, name string, a rebind) {
+	delete(w.aliases, name) // an alias is not expanded inside itself
+	parts := []field{{s: a.to, pos: inv.argv[0].pos}}
+	for _, arg := range inv.args() {
+		parts = append(parts, quoteField(arg))
+	}
+	w.payloadHere(inv, concatFields(parts, " "), "alias "+name)
+	if !a.sure {
+		w.named(inv, name)
+	}
+	if w.aliases == nil {
+		w.aliases = make(map[string]rebind)
+	}
+	w.aliases[name] = a
 }

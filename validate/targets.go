@@ -62,6 +62,19 @@ func (w *walker) target(f field) target {
 		joined := append(litToks(w.cwd+"/"), f.toks...)
 		t.pats = append(t.pats, cleanToks(joined)...)
 	}
+	if len(w.res.links) > 0 {
+		for i, v := range t.pats {
+			t.pats[i] = w.resolvePatLinks(v)
+		}
+		if !abs && w.cwd == "" {
+			// A relative pattern under a link made here: x/* after ln -s / x.
+			for _, v := range cleanToks(f.toks) {
+				if r := w.resolvePatLinks(v); len(r) > 0 && r[0].kind == tLit && r[0].b == '/' {
+					t.pats = append(t.pats, r)
+				}
+			}
+		}
+	}
 	// A pattern that is really a literal path after cleaning.
 	if len(t.pats) == 1 && allLit(t.pats[0]) {
 		return target{lit: litString(t.pats[0])}
@@ -615,4 +628,31 @@ func (w *walker) cwdField() field {
 		return exactField(w.cwd)
 	}
 	return field{s: "$PWD", toks: []ptok{{kind: tCwd}}}
+}
+
+// resolvePatLinks follows the symbolic links made earlier in the line in
+// the literal directory part of a pattern (ln -s / x; rm -rf x/*).
+func (w *walker) resolvePatLinks(v []ptok) []ptok {
+	end := 0 // the literal prefix v[:end] ends before a '/'
+	for i, k := range v {
+		if k.kind != tLit {
+			break
+		}
+		if k.b == '/' {
+			end = i
+		}
+	}
+	if end == 0 {
+		return v
+	}
+	dir := litString(v[:end])
+	res := w.resolveLinks(dir)
+	if res == dir {
+		return v
+	}
+	out := litToks(res)
+	if res == "/" {
+		out = out[:0]
+	}
+	return append(out, v[end:]...)
 }

@@ -84,8 +84,30 @@ func (w *walker) ddrescue(inv *invocation, name string) {
 
 func (w *walker) tee(inv *invocation, name string) {
 	p := parseArgs(inv.args(), &optSyntax{})
+	appendTo := p.has("a", "append")
 	for _, f := range p.ops {
 		w.writeTarget(inv, f, name)
+		if src := inv.stdin; src != nil && src.has && name == "tee" {
+			// tee x.sh <<< 'rm -rf /'; sh x.sh
+			w.recordFile(f, src.text, appendTo)
+		} else if !appendTo {
+			w.forgetFile(f)
+		}
+	}
+}
+
+// mount --bind SRC DIR makes DIR another name of SRC, as a symbolic link
+// does.
+func (w *walker) mount(inv *invocation, name string) {
+	p := parseArgs(inv.args(), &optSyntax{argShort: "otLUTNO", argLong: []string{"options", "types", "label", "uuid", "fstab", "namespace", "test-opts", "source", "target"}})
+	bind := p.has("B", "bind", "rbind")
+	if o, ok := p.val('o', "options"); ok && o.exact() {
+		for _, opt := range strings.Split(o.s, ",") {
+			bind = bind || opt == "bind" || opt == "rbind"
+		}
+	}
+	if bind && len(p.ops) == 2 {
+		w.recordLink(p.ops[0], p.ops[1])
 	}
 }
 
