@@ -39,6 +39,9 @@ func (w *walker) cd(inv *invocation, name string) {
 			w.cwd = w.oldcwd
 		case strings.HasPrefix(d.s, "/"):
 			w.cwd = cleanPath(d.s)
+		case w.cdpath(d.s) != "":
+			// CDPATH=/ cd etc: cd goes to /etc.
+			w.cwd = w.cdpath(d.s)
 		case w.cwd != "":
 			w.cwd = cleanPath(w.cwd + "/" + d.s)
 		default:
@@ -58,6 +61,24 @@ func (w *walker) cd(inv *invocation, name string) {
 	if name != "popd" || w.cwd != prev {
 		w.oldcwd = prev
 	}
+}
+
+// cdpath returns where cd DIR goes through CDPATH, when CDPATH is set to a
+// single known absolute directory and DIR does not start with "." or "/".
+// With several entries the directory depends on which exist; a directory
+// unknown to the checker is "".
+func (w *walker) cdpath(dir string) string {
+	if strings.HasPrefix(dir, ".") || strings.HasPrefix(dir, "/") {
+		return ""
+	}
+	v, ok := w.lookupScalar("CDPATH")
+	if !ok || !v.exact() || v.s == "" {
+		return ""
+	}
+	if strings.Contains(v.s, ":") || !strings.HasPrefix(v.s, "/") {
+		return ""
+	}
+	return cleanPath(v.s + "/" + dir)
 }
 
 // hash -p PATH NAME makes NAME run PATH.

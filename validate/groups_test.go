@@ -81,6 +81,7 @@ var powerCases = []checkCase{
 	{cmd: "pkill -9 -1", rule: rPower},
 	{cmd: "pkill -KILL -u root", rule: rPower},
 	{cmd: "pkill -9 .", rule: rPower},
+	{cmd: "pkill -9 -v nonexistent", rule: rPower},
 	{cmd: "killall -9 -u root", rule: rPower},
 	{cmd: "killall5 -9", rule: rPower},
 	{cmd: "killall -9 systemd", rule: rPower},
@@ -93,6 +94,7 @@ var powerCases = []checkCase{
 	{cmd: "pm-suspend", rule: rPower},
 	// Near misses.
 	{cmd: "kill 0"},
+	{cmd: "pgrep -v x"},
 	{cmd: "kill -9 0"},
 	{cmd: "kill -9 12345"},
 	{cmd: "kill -l"},
@@ -322,6 +324,9 @@ var stateCases = []checkCase{
 	{cmd: "cd ~ && rm -rf *", rule: rDel},
 	{cmd: "pushd /etc && rm -rf *", rule: rDel},
 	{cmd: "pushd /etc; pushd /tmp; popd; rm -rf *", rule: rDel},
+	{cmd: "CDPATH=/ ; cd etc && rm -rf *", rule: rDel},
+	{cmd: "export CDPATH=/usr; cd bin; rm -rf *", rule: rDel},
+	{cmd: "echo 'rm -rf /' > x.sh; cp x.sh run.sh; ./run.sh", rule: rDel},
 	{cmd: "hash -p /bin/rm ls; ls -rf /", rule: rDel},
 	{cmd: "hash -p /bin/bash ls; ls -c 'rm -rf /'", rule: rDel},
 	{cmd: "shopt -s expand_aliases\nalias x='rm -rf'\nx /", rule: rDel},
@@ -373,6 +378,7 @@ var stateCases = []checkCase{
 	{cmd: "man -P 'rm -rf /' ls", rule: rDel},
 	// Near misses.
 	{cmd: "cd /etc; cd -; rm -rf *"},
+	{cmd: "CDPATH=/tmp; cd ./etc; rm -rf *"},
 	{cmd: "pushd /tmp; popd; rm -rf *"},
 	{cmd: "cd /tmp/build && rm -rf *"},
 	{cmd: "cd /etc && ls *"},

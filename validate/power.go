@@ -153,6 +153,10 @@ func (w *walker) killByName(inv *invocation, name string, refuse func(string)) {
 			return
 		}
 	}
+	if name != "killall" && p.has("v", "inverse") {
+		refuse(name + " -v signals every process that does not match, which is nearly all of them")
+		return
+	}
 	rootUser := false
 	for _, v := range p.vals {
 		if (v.name == "u" || v.name == "U" || strings.HasPrefix("euid", v.name) && len(v.name) > 1 || strings.HasPrefix("uid", v.name) && len(v.name) > 1 || strings.HasPrefix("user", v.name) && len(v.name) > 1) && v.val.exact() {

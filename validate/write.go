@@ -33,6 +33,14 @@ func (w *walker) copyLike(inv *invocation, name string) {
 		if name == "ln" && (p.hasShort('s') || p.hasLong("symbolic", 2)) && len(srcs) == 1 {
 			w.recordLink(srcs[0], dest)
 		}
+		if name != "ln" && len(srcs) == 1 {
+			// cp x.sh run.sh; ./run.sh runs what x.sh held.
+			if c, ok := w.knownFile(srcs[0]); ok {
+				w.recordFile(dest, c, false)
+			} else {
+				w.forgetFile(dest)
+			}
+		}
 	}
 }
 
