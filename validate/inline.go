@@ -211,7 +211,7 @@ func scanInline(code, lang string) inlineFind {
 		case isRemove:
 			out.removes = append(out.removes, strs...)
 		case isWrite:
-			if name != "open" && name != "fopen" || len(strs) > 1 && strings.ContainsAny(strs[1], "wa+") {
+			if name != "open" && name != "fopen" || len(strs) > 1 && strings.ContainsAny(strs[1], "wa+") || len(strs) == 1 && openFlagsWrite(toks[j:]) {
 				out.writes = append(out.writes, strs[0])
 			}
 		case !isExec:
@@ -512,4 +512,15 @@ func rFileArg(toks []itok, name string, out *inlineFind) {
 	case (name == "writeLines" || name == "saveRDS") && len(pos) > 1:
 		out.writes = append(out.writes, pos[1])
 	}
+}
+
+// openFlagsWrite reports whether the flags of os.open(path, flags) open the
+// file for writing (O_WRONLY, O_RDWR, O_TRUNC, O_CREAT).
+func openFlagsWrite(toks []itok) bool {
+	for _, t := range callArgs(toks) {
+		if t.kind == 'i' && (strings.Contains(t.text, "O_WRONLY") || strings.Contains(t.text, "O_RDWR") || strings.Contains(t.text, "O_TRUNC") || strings.Contains(t.text, "O_CREAT")) {
+			return true
+		}
+	}
+	return false
 }
