@@ -174,7 +174,9 @@ func (w *walker) named(inv *invocation, path string) {
 		// branch shadows the command of its name, which then does not
 		// run (function ls { rm -rf /; }; ls is judged as its body).
 		shadowed = fn.uncond
-		if !fn.active {
+		// A call without arguments of a function that shadows no command
+		// was judged when the body was walked at its definition.
+		if !fn.active && (len(inv.argv) > 1 || h != nil) {
 			fn.active = true
 			args, arg0, has := w.args, w.arg0, w.hasArgs
 			w.args, w.hasArgs = inv.argv[1:], true
