@@ -37,3 +37,19 @@ func BenchmarkCheckTypical(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCheckGroups checks every row of the issue 12 tables
+// (groups_test.go) once per iteration.
+func BenchmarkCheckGroups(b *testing.B) {
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		for _, table := range groupCases() {
+			for _, c := range table {
+				c.policy.Check(c.cmd, c.options())
+				n++
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/cmd")
+}

@@ -4,32 +4,129 @@ import (
 	"strings"
 )
 
+// cd, pushd and popd move the working directory; cd - returns to the
+// previous one and popd to the one pushd left. Symbolic links made earlier
+// in the line are followed (ln -s /etc e; cd e).
 func (w *walker) cd(inv *invocation, name string) {
 	args := inv.args()
 	for len(args) > 0 && args[0].exact() && strings.HasPrefix(args[0].s, "-") && args[0].s != "-" {
 		args = args[1:]
 	}
-	if name == "popd" {
+	prev := w.cwd
+	switch {
+	case name == "popd":
 		w.cwd = ""
-		return
-	}
-	if len(args) == 0 {
-		if name == "cd" {
+		if n := len(w.dirs); n > 0 {
+			w.cwd = w.dirs[n-1]
+			w.dirs = w.dirs[:n-1]
+		}
+	case len(args) == 0 && name == "pushd":
+		// pushd alone swaps the top two directories.
+		if n := len(w.dirs); n > 0 {
+			w.cwd, w.dirs[n-1] = w.dirs[n-1], w.cwd
+		}
+	case len(args) == 0:
+		w.cwd = ""
+		if h := w.homeValue(); h.exact() && strings.HasPrefix(h.s, "/") {
+			w.cwd = cleanPath(h.s)
+		}
+	default:
+		d := args[0]
+		switch {
+		case !d.exact() || name == "pushd" && strings.HasPrefix(d.s, "+"):
 			w.cwd = ""
-			if h := w.homeValue(); h.exact() && strings.HasPrefix(h.s, "/") {
-				w.cwd = cleanPath(h.s)
+		case d.s == "-":
+			w.cwd = w.oldcwd
+		case strings.HasPrefix(d.s, "/"):
+			w.cwd = cleanPath(d.s)
+		case w.cdpath(d.s) != "":
+			// CDPATH=/ cd etc: cd goes to /etc.
+			w.cwd = w.cdpath(d.s)
+		case w.cwd != "":
+			w.cwd = cleanPath(w.cwd + "/" + d.s)
+		default:
+			// Relative to an unknown directory, unless through a link
+			// made here (ln -s /usr u; cd u).
+			if r := w.resolveLinks(cleanPath(d.s)); strings.HasPrefix(r, "/") {
+				w.cwd = r
 			}
 		}
-		return
+		if name == "pushd" && len(w.dirs) < 64 {
+			w.dirs = append(w.dirs, prev)
+		}
 	}
-	d := args[0]
-	switch {
-	case !d.exact() || d.s == "-":
-		w.cwd = ""
-	case strings.HasPrefix(d.s, "/"):
-		w.cwd = cleanPath(d.s)
-	case w.cwd != "":
-		w.cwd = cleanPath(w.cwd + "/" + d.s)
+	if w.cwd != "" {
+		w.cwd = w.resolveLinks(w.cwd)
+	}
+	if name != "popd" || w.cwd != prev {
+		w.oldcwd = prev
+	}
+}
+
+// cdpath returns where cd DIR goes through CDPATH, when CDPATH is set to a
+// single known absolute directory and DIR does not start with "." or "/".
+// With several entries the directory depends on which exist; a directory
+// unknown to the checker is "".
+func (w *walker) cdpath(dir string) string {
+	if strings.HasPrefix(dir, ".") || strings.HasPrefix(dir, "/") {
+		return ""
+	}
+	v, ok := w.lookupScalar("CDPATH")
+	if !ok || !v.exact() || v.s == "" {
+		return ""
+	}
+	if strings.Contains(v.s, ":") || !strings.HasPrefix(v.s, "/") {
+		return ""
+	}
+	return cleanPath(v.s + "/" + dir)
+}
+
+// hash -p PATH NAME makes NAME run PATH.
+func (w *walker) hash(inv *invocation, name string) {
+	args := inv.args()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.exact() {
+			continue
+		}
+		switch {
+		case a.s == "-r" && w.sure():
+			w.hashed = nil
+		case a.s == "-p" && i+2 < len(args):
+			p, n := args[i+1], args[i+2]
+			i += 2
+			if w.hashed == nil {
+				w.hashed = make(map[string]rebind)
+			}
+			if !n.exact() || len(w.hashed) >= 64 {
+				continue
+			}
+			if p.exact() {
+				w.hashed[n.s] = rebind{p.s, w.sure()}
+			} else {
+				w.hashed[n.s] = rebind{"/$…/" + n.s, w.sure()} // unknown: judged by its arguments
+			}
+		case a.s == "-d" && i+1 < len(args) && args[i+1].exact():
+			i++
+			if w.sure() {
+				delete(w.hashed, args[i].s)
+			}
+		}
+	}
+}
+
+func (w *walker) unalias(inv *invocation, name string) {
+	if !w.sure() {
+		return // the alias may stay: keep judging it
+	}
+	for _, a := range inv.args() {
+		switch {
+		case !a.exact():
+		case a.s == "-a":
+			w.aliases = nil
+		default:
+			delete(w.aliases, a.s)
+		}
 	}
 }
 
@@ -125,10 +222,24 @@ func (w *walker) readVars(inv *invocation, name string) {
 	}
 }
 
+// unset forgets variables; unset -f (or unset NAME without a variable of
+// that name) removes a function, so the command of its name runs again.
 func (w *walker) unset(inv *invocation, name string) {
+	onlyVars := false
+	for _, a := range inv.args() {
+		if a.exact() && a.s == "-v" {
+			onlyVars = true
+		}
+	}
 	for _, a := range inv.args() {
 		if a.exact() && !strings.HasPrefix(a.s, "-") {
 			w.setUnknown(a.s)
+			if fn := w.funcs[a.s]; fn != nil && !onlyVars {
+				fn.uncond = false // the command may run again: judge both
+				if w.sure() {
+					delete(w.funcs, a.s)
+				}
+			}
 		}
 	}
 }

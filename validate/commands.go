@@ -43,7 +43,13 @@ var commandTable = map[string]handler{
 	"zpool": (*walker).disk, "cryptsetup": (*walker).disk, "mdadm": (*walker).disk, "hdparm": (*walker).disk,
 	"badblocks": (*walker).disk, "flashrom": (*walker).disk, "sg_format": (*walker).disk,
 	"pvcreate": (*walker).disk, "pvremove": (*walker).disk, "vgremove": (*walker).disk, "lvremove": (*walker).disk,
-	"gpart": (*walker).disk,
+	"gpart": (*walker).disk, "sysctl": (*walker).sysctl,
+	"sg_write_same": (*walker).sgTool, "sg_unmap": (*walker).sgTool, "sg_sanitize": (*walker).sgTool,
+	"sg_write_buffer": (*walker).sgTool, "sg_write_long": (*walker).sgTool, "sg_write_verify": (*walker).sgTool,
+	"sg_write_x": (*walker).sgTool, "sg_compare_and_write": (*walker).sgTool, "sg_reassign": (*walker).sgTool,
+	"sg_raw": (*walker).sgTool, "sg_dd": (*walker).sgTool, "sg_stream_ctl": (*walker).sgTool,
+	"flash_erase": (*walker).sgTool, "flash_eraseall": (*walker).sgTool, "nandwrite": (*walker).sgTool,
+	"mtd_debug": (*walker).sgTool, "flashcp": (*walker).sgTool, "ubiformat": (*walker).sgTool,
 
 	// Power.
 	"shutdown": (*walker).power, "reboot": (*walker).power, "halt": (*walker).power, "poweroff": (*walker).power,
@@ -53,17 +59,52 @@ var commandTable = map[string]handler{
 	// Programs with options that run shell commands.
 	"tar": (*walker).tar, "bsdtar": (*walker).tar, "git": (*walker).git, "vim": (*walker).vim,
 	"vi": (*walker).vim, "nvim": (*walker).vim, "ex": (*walker).vim, "view": (*walker).vim,
+	"vim.basic": (*walker).vim, "vim.tiny": (*walker).vim, "ed": (*walker).ed, "red": (*walker).ed,
 	"scp": (*walker).sshOpts, "sftp": (*walker).sshOpts, "alias": (*walker).alias,
-	"killall": (*walker).power, "pkill": (*walker).power,
+	"killall": (*walker).power, "pkill": (*walker).power, "skill": (*walker).power,
+	"busctl": (*walker).power, "dbus-send": (*walker).power, "gdbus": (*walker).power, "qdbus": (*walker).power,
+	"gnome-session-quit": (*walker).power, "xfce4-session-logout": (*walker).power, "lxqt-leave": (*walker).power,
+	"mate-session-save": (*walker).power, "rtcwake": (*walker).power, "pm-suspend": (*walker).power,
+	"pm-hibernate": (*walker).power, "pm-suspend-hybrid": (*walker).power, "zzz": (*walker).power,
+	"openrc-shutdown": (*walker).power, "uadmin": (*walker).power,
+
+	// Accounts.
+	"userdel": (*walker).account, "deluser": (*walker).account, "luserdel": (*walker).account,
+	"groupdel": (*walker).account, "delgroup": (*walker).account, "lgroupdel": (*walker).account,
+	"chpasswd": (*walker).account, "chgpasswd": (*walker).account, "newusers": (*walker).account,
+	"vipw": (*walker).account, "vigr": (*walker).account, "passwd": (*walker).account,
+	"usermod": (*walker).account, "useradd": (*walker).account, "adduser": (*walker).account,
+	"lusermod": (*walker).account, "luseradd": (*walker).account, "pw": (*walker).account,
+	"chage": (*walker).account, "dscl": (*walker).account, "sysadminctl": (*walker).account,
 	"docker": (*walker).docker, "podman": (*walker).docker, "nerdctl": (*walker).docker,
 	"nc": (*walker).netcat, "ncat": (*walker).netcat, "netcat": (*walker).netcat, "socat": (*walker).socat,
 
+	// Programs with a shell of their own.
+	"gdb": (*walker).gdb, "lldb": (*walker).gdb, "make": (*walker).make, "gmake": (*walker).make,
+	"tmux": (*walker).tmux, "screen": (*walker).screen, "psql": (*walker).dbShell, "mysql": (*walker).dbShell,
+	"mariadb": (*walker).dbShell, "sqlite3": (*walker).dbShell, "man": (*walker).man,
+
 	// Readers of raw devices.
 	"cat": (*walker).reader, "tac": (*walker).reader, "head": (*walker).reader, "tail": (*walker).reader,
-	"od": (*walker).reader, "xxd": (*walker).reader, "hexdump": (*walker).reader, "hd": (*walker).reader,
-	"strings": (*walker).reader, "base64": (*walker).reader, "base32": (*walker).reader, "pv": (*walker).reader,
-	"less": (*walker).reader, "more": (*walker).reader, "nl": (*walker).reader, "gzip": (*walker).reader,
-	"xz": (*walker).reader, "zstd": (*walker).reader, "bzip2": (*walker).reader, "lz4": (*walker).reader,
+	"od": (*walker).reader, "xxd": (*walker).outputs, "hexdump": (*walker).reader, "hd": (*walker).reader,
+	"strings": (*walker).reader, "base64": (*walker).reader, "base32": (*walker).reader,
+	"less": (*walker).reader, "more": (*walker).reader, "nl": (*walker).reader,
+
+	// Programs that write or delete through options or operands (outSpecs).
+	"sort": (*walker).outputs, "uniq": (*walker).outputs, "split": (*walker).outputs, "csplit": (*walker).outputs,
+	"iconv": (*walker).outputs, "gpg": (*walker).outputs, "gpg2": (*walker).outputs, "openssl": (*walker).outputs,
+	"dos2unix": (*walker).outputs, "unix2dos": (*walker).outputs, "mac2unix": (*walker).outputs, "unix2mac": (*walker).outputs,
+	"strip": (*walker).outputs, "yq": (*walker).outputs, "patch": (*walker).outputs, "cpio": (*walker).outputs,
+	"mkisofs": (*walker).outputs, "genisoimage": (*walker).outputs, "xorrisofs": (*walker).outputs, "e2image": (*walker).outputs,
+	"ntfsclone": (*walker).outputs, "pv": (*walker).outputs, "gzip": (*walker).outputs, "gunzip": (*walker).outputs,
+	"bzip2": (*walker).outputs, "bunzip2": (*walker).outputs, "xz": (*walker).outputs, "unxz": (*walker).outputs,
+	"lzma": (*walker).outputs, "unlzma": (*walker).outputs, "lzip": (*walker).outputs, "plzip": (*walker).outputs,
+	"pigz": (*walker).outputs, "unpigz": (*walker).outputs, "pbzip2": (*walker).outputs, "compress": (*walker).outputs,
+	"uncompress": (*walker).outputs, "zstd": (*walker).outputs, "unzstd": (*walker).outputs, "lz4": (*walker).outputs,
+	"brotli": (*walker).outputs, "lzop": (*walker).outputs,
+	"zip": (*walker).archiver, "7z": (*walker).archiver, "7za": (*walker).archiver, "7zr": (*walker).archiver, "rar": (*walker).archiver,
+	"rename": (*walker).rename, "prename": (*walker).rename, "file-rename": (*walker).rename, "perl-rename": (*walker).rename,
+	"wipe": (*walker).rm, "srm": (*walker).rm,
 
 	// Privilege.
 	"sudo": (*walker).sudo, "doas": (*walker).sudo, "su": (*walker).sudo, "pkexec": (*walker).sudo,
@@ -76,6 +117,8 @@ var commandTable = map[string]handler{
 	"lksh": (*walker).shell, "pdksh": (*walker).shell, "posh": (*walker).shell, "oksh": (*walker).shell,
 	"python": (*walker).interp, "perl": (*walker).interp, "ruby": (*walker).interp, "node": (*walker).interp,
 	"nodejs": (*walker).interp, "bun": (*walker).interp, "php": (*walker).interp, "lua": (*walker).interp,
+	"r": (*walker).interp, "rscript": (*walker).interp, "tclsh": (*walker).interp, "wish": (*walker).interp,
+	"expect": (*walker).interp, "jimsh": (*walker).interp,
 	"awk": (*walker).interp, "gawk": (*walker).interp, "mawk": (*walker).interp, "nawk": (*walker).interp,
 	"eval": (*walker).eval, "source": (*walker).source, ".": (*walker).source, "trap": (*walker).trap,
 	"at": (*walker).at, "batch": (*walker).at, "crontab": (*walker).crontab,
@@ -107,6 +150,7 @@ var commandTable = map[string]handler{
 	"read": (*walker).readVars, "mapfile": (*walker).readVars, "readarray": (*walker).readVars,
 	"getopts": (*walker).readVars, "printf": (*walker).readVars,
 	"unset": (*walker).unset, "shift": (*walker).shift, "set": (*walker).set,
+	"hash": (*walker).hash, "unalias": (*walker).unalias, "mount": (*walker).mount,
 }
 
 // args returns the arguments after the command name.

@@ -42,7 +42,7 @@ var defaultRoots = [...]string{
 var defaultDevices = [...]string{
 	"/dev/sd*", "/dev/hd*", "/dev/vd*", "/dev/xvd*", "/dev/nvme*", "/dev/mmcblk*",
 	"/dev/md*", "/dev/dm-*", "/dev/mapper/*", "/dev/loop*", "/dev/nbd*", "/dev/zd*",
-	"/dev/rbd*", "/dev/bcache*", "/dev/mtd*", "/dev/ubd*", "/dev/sr*", "/dev/fd[0-9]*",
+	"/dev/rbd*", "/dev/bcache*", "/dev/mtd*", "/dev/ubd*", "/dev/sr*", "/dev/fd[0-9]*", "/dev/sg[0-9]*",
 	"/dev/disk*", "/dev/rdisk*", "/dev/disk/*/*", "/dev/block/*", "/dev/root",
 	"/dev/mem", "/dev/kmem", "/dev/port", "/proc/kcore",
 }

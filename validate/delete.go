@@ -238,21 +238,7 @@ func (w *walker) mv(inv *invocation, name string) {
 		srcs = srcs[:len(srcs)-1]
 	}
 	for _, s := range srcs {
-		t := w.target(s)
-		if t.none() {
-			continue
-		}
-		if h, ok := w.protectedHit(t); ok {
-			if h.all {
-				w.report(inv, RuleMoveRoot, "mv would move every entry of the protected root "+showPath(h.root)+" ("+s.show()+at(s.pos)+")")
-			} else {
-				w.report(inv, RuleMoveRoot, "mv would move the protected root "+showPath(h.root)+" ("+s.show()+at(s.pos)+")")
-			}
-			continue
-		}
-		if c, ok := w.criticalHit(t); ok {
-			w.report(inv, RuleCriticalFileWrite, "mv would move the critical file "+c+" away"+at(s.pos))
-		}
+		w.moveSource(inv, "mv", s)
 	}
 	if hasDest {
 		w.destination(inv, "mv", srcs, dest, false)
@@ -276,6 +262,9 @@ func (w *walker) destination(inv *invocation, cmd string, srcs []field, dest fie
 		w.report(inv, RuleCriticalFileWrite, cmd+" overwrites the critical file "+c+at(dest.pos))
 		return
 	}
+	if device && w.kernelWrite(inv, t, cmd, dest.pos) {
+		return
+	}
 	if t.lit == "" {
 		return
 	}
@@ -292,5 +281,24 @@ func (w *walker) destination(inv *invocation, cmd string, srcs []field, dest fie
 			w.report(inv, RuleCriticalFileWrite, cmd+" overwrites the critical file "+c+at(dest.pos))
 			return
 		}
+	}
+}
+
+// moveSource checks a file or directory that a command moves away.
+func (w *walker) moveSource(inv *invocation, cmd string, s field) {
+	t := w.target(s)
+	if t.none() {
+		return
+	}
+	if h, ok := w.protectedHit(t); ok {
+		if h.all {
+			w.report(inv, RuleMoveRoot, cmd+" would move every entry of the protected root "+showPath(h.root)+" ("+s.show()+at(s.pos)+")")
+		} else {
+			w.report(inv, RuleMoveRoot, cmd+" would move the protected root "+showPath(h.root)+" ("+s.show()+at(s.pos)+")")
+		}
+		return
+	}
+	if c, ok := w.criticalHit(t); ok {
+		w.report(inv, RuleCriticalFileWrite, cmd+" would move the critical file "+c+" away"+at(s.pos))
 	}
 }

@@ -62,7 +62,7 @@ func (w *walker) disk(inv *invocation, name string) {
 	case "blkdiscard":
 		what = "discards every block of a device"
 	case "nvme":
-		if !oneOf(sub, "format", "sanitize", "write-zeroes", "delete-ns", "detach-ns", "create-ns", "fw-download", "fw-commit") {
+		if !oneOf(sub, "format", "sanitize", "write-zeroes", "delete-ns", "detach-ns", "create-ns", "fw-download", "fw-commit", "write", "write-uncor", "dsm", "fw-activate") {
 			return
 		}
 		what = "formats or erases an NVMe device"
@@ -97,6 +97,7 @@ func (w *walker) disk(inv *invocation, name string) {
 		what = "creates a RAID array or wipes its superblock"
 	case "hdparm":
 		if !p.hasLong("security-erase", 10) && !p.hasLong("security-erase-enhanced", 10) && !p.hasLong("trim-sector-ranges", 6) &&
+			!p.hasLong("security-set-pass", 12) && !p.hasLong("dco-restore", 5) &&
 			!p.hasLong("write-sector", 7) && !p.hasLong("make-bad-sector", 6) && !p.hasLong("fwdownload", 5) {
 			return
 		}
@@ -120,6 +121,8 @@ func (w *walker) disk(inv *invocation, name string) {
 		what = "partitions a disk"
 	case "mkswap":
 		what = "creates a swap area"
+	case "sg_format":
+		what = "formats a SCSI disk"
 	}
 	if inv.dyn && len(p.ops) == 0 {
 		return
@@ -152,4 +155,50 @@ func oneOf(s string, list ...string) bool {
 		}
 	}
 	return false
+}
+
+// sgWriters are sg3_utils and MTD tools that write, erase or reprogram a
+// device directly (rule raw-device-write).
+var sgWriters = map[string]string{
+	"sg_write_same": "writes blocks of", "sg_unmap": "discards blocks of", "sg_sanitize": "erases",
+	"sg_write_buffer": "rewrites the firmware of", "sg_write_long": "writes blocks of", "sg_write_verify": "writes blocks of",
+	"sg_write_x": "writes blocks of", "sg_compare_and_write": "writes blocks of", "sg_reassign": "reassigns blocks of",
+	"sg_raw": "sends raw commands to", "sg_dd": "copies onto", "sg_stream_ctl": "changes streams of",
+	"flash_erase": "erases", "flash_eraseall": "erases", "nandwrite": "writes", "mtd_debug": "writes or erases",
+	"flashcp": "writes", "ubiformat": "formats",
+}
+
+// sgTool refuses the raw SCSI and flash writers; sg_dd is judged by its of=.
+func (w *walker) sgTool(inv *invocation, name string) {
+	args := inv.args()
+	if onlyInfo(args) {
+		return
+	}
+	if name == "sg_dd" {
+		w.dd(inv, name)
+		return
+	}
+	if name == "mtd_debug" && (len(args) == 0 || !args[0].exact() || !oneOf(args[0].s, "write", "erase")) {
+		return
+	}
+	p := parseArgs(args, &optSyntax{})
+	if len(p.ops) == 0 {
+		return
+	}
+	w.report(inv, RuleRawDeviceWrite, name+" "+sgWriters[name]+" the device "+opsShow(p.ops)+at(p.ops[0].pos))
+}
+
+// sysctl refuses setting kernel parameters (sysctl -w NAME=VALUE, -p
+// FILE); reading them is allowed.
+func (w *walker) sysctl(inv *invocation, name string) {
+	p := parseArgs(inv.args(), &optSyntax{argShort: "p", argLong: []string{"pattern"}})
+	for _, o := range p.ops {
+		if o.exact() && strings.Contains(o.s, "=") || p.has("w", "write") {
+			w.report(inv, RuleSysfsWrite, "sysctl sets the kernel parameter "+o.show()+at(o.pos))
+			return
+		}
+	}
+	if f, ok := p.val('p', "load"); ok || p.has("p", "load", "system") {
+		w.report(inv, RuleSysfsWrite, "sysctl loads kernel parameters from "+f.show()+at(inv.argv[0].pos))
+	}
 }

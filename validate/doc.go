@@ -31,10 +31,18 @@
 //
 // Values flow through the program as the shell would carry them:
 // assignments, for loops, read and mapfile from known input, printf -v,
-// function arguments, cd (so cd / && rm -rf * is rm -rf /*), files that an
-// earlier command wrote (echo / > list; xargs rm -rf < list), symbolic
-// links it made (ln -s / r; rm -rf r/) and files it downloaded (curl -o
-// i.sh …; sh i.sh). [Options].Dir gives the starting directory.
+// function arguments, the working directory (cd, cd -, pushd and popd, so
+// cd / && rm -rf * is rm -rf /*), files that an earlier command wrote
+// (echo / > list; xargs rm -rf < list) and scripts it wrote then ran (echo
+// 'rm -rf /' > x; chmod +x x; ./x, by their #! line), symbolic links and
+// bind mounts it made (ln -s / r; rm -rf r/*), and files it downloaded
+// (curl -o i.sh …; sh i.sh). Names rebound earlier in the line are judged
+// as what they run: hash -p /bin/rm ls, alias x='rm -rf' (always expanded,
+// as sh does and bash with expand_aliases), and functions that shadow a
+// command (function ls { rm -rf /; }; ls is judged as its body). A
+// definition made in a branch, loop, subshell or pipeline may not hold, so
+// the command is then judged both ways. [Options].Dir gives the starting
+// directory.
 //
 // Wrappers are seen through: sudo, doas, env (assignments, -i, -u, -C, -S),
 // command, exec, builtin, nice, nohup, setsid, timeout, time, stdbuf, ionice,
@@ -43,11 +51,51 @@
 // watch, ssh, parallel, at, crontab and more, as are options that run shell
 // commands (git -c core.pager=…, ssh -o ProxyCommand=…, tar
 // --to-command=…, sed's e command, vim -c '!…') and containers that mount a
-// protected host directory read-write (docker run -v /:/host …). Inline
-// interpreter code (python -c, perl -e, ruby -e, node -e, php -r, lua -e,
-// awk programs) is searched for shell commands, deletes and writes given as
-// string literals; that search is best effort, as no checker can decide
-// what a program does.
+// protected host directory read-write (docker run -v /:/host …). So are
+// programs with a shell of their own: gdb and lldb (shell, !, call
+// system(…), --args), make recipes and $(shell …) (make -f -, a Makefile
+// written earlier, --eval), tmux and screen (new-session CMD, send-keys,
+// stuff), ex, vim and ed scripts (:!, :w FILE), psql, mysql and sqlite3
+// escapes, and man -P.
+//
+// Programs that write or delete through an option or operand are a table
+// seeded like the destructive one: sed -i and w, perl -i, ruby -i, gawk -i
+// inplace, tee, dd of=, cp, install, mv, sort -o, uniq IN OUT, split and
+// csplit prefixes, xxd, iconv -o, openssl -out, dos2unix, strip, patch,
+// tar -c -f, curl -o, wget -O, and the compressors that replace their
+// input (gzip FILE, xz -r DIR, zstd --rm), zip -m, 7z -sdel, tar
+// --remove-files and rsync --remove-source-files, judged against the
+// protected roots, critical files and devices. Editors driven by a script
+// that writes (ex -sc '%d|x' FILE, ed FILE <<< w) write their files.
+//
+// Inline interpreter code (python -c, perl -e, ruby -e, node -e, php -r,
+// lua -e, Rscript -e, awk programs, Tcl on tclsh's stdin and expect -c, and
+// the code of a script written earlier in the line) is searched for shell
+// commands and program vectors handed to system(), exec and subprocess
+// calls, which are judged as commands, and for literal paths handed to
+// delete, write, rename and copy APIs (shutil.rmtree, os.remove, pathlib,
+// Perl's open and unlink, FileUtils, fs.rmSync, R's unlink, Tcl's file
+// delete), which are judged under the same rules as the shell forms. Code
+// that forks in an endless loop is a fork bomb. That search is best
+// effort: it sees literals, not computed values.
+//
+// The environment of a command is checked apart, by [Policy.CheckEnv]:
+// variables such as BASH_ENV, LD_PRELOAD or NODE_OPTIONS change what runs
+// without the command text showing it.
+//
+// # What the parser cannot see
+//
+// The policy is a friendly first layer: it explains refusals and stops
+// accidents and the obvious forms of abuse. It is not the boundary. A
+// program decides at run time what it deletes (python3 -c "import os;
+// os.system(os.environ['X'])", a compiled binary, a script written in an
+// earlier call, a file fetched and run by the program itself), a value may
+// come from the machine (a file's content, a command's output, the
+// environment), and state lives beyond one line (a PATH entry, an alias in
+// a start-up file, a cron job installed earlier). The kernel sandbox
+// beneath the gateway (Landlock: read-only protected roots, no devices) is
+// what holds when the parser is wrong; each rule here should be read as
+// "refuses what it can see".
 //
 // # Rules
 //
@@ -64,11 +112,14 @@
 //	disk-format            mkfs*, mke2fs, mkswap, fdisk, sfdisk, sgdisk, gdisk, parted, wipefs -a, blkdiscard, nvme format, …
 //	raw-device-write       writing a raw disk or kernel memory: >, tee, dd of=, cp, shred, badblocks -w
 //	critical-file-write    overwriting, deleting or replacing /etc/passwd, /etc/shadow, /etc/sudoers, the boot loader, …
+//	account-tamper         userdel, deluser, passwd -d, usermod/useradd -o -u 0, chpasswd, locking root, root:: written to a passwd file
+//	sysfs-write            writing kernel settings under /sys or /proc/sys (>, tee, cp, sysctl -w, an interpreter's open)
 //	recursive-chmod-root   chmod, chown, chgrp, chattr, setfacl -R of a protected root, or of all its entries
 //	move-root              mv of a protected root or of all its entries
 //	remote-script          downloaded or decoded code run by a shell or interpreter: curl|sh, bash <(curl …), base64 -d|sh
-//	fork-bomb              a function that calls itself in a background job or pipeline
-//	power-state            shutdown, reboot, halt, poweroff, init 0/6, systemctl poweroff, kill 1, kill -1, sysrq
+//	fork-bomb              a function that calls itself (by name or $FUNCNAME) in a background job or pipeline; fork in an endless loop
+//	power-state            shutdown, reboot, halt, poweroff, init 0/6, systemctl poweroff, kill 1, kill -1, pkill -u root, sysrq, /sys/power
+//	environment            (CheckEnv) BASH_ENV, LD_PRELOAD, NODE_OPTIONS, exported functions, a PATH that shadows the system's, …
 //	raw-device-read        reading a raw disk or kernel memory (cat /dev/sda, dd if=/dev/mem)
 //	sudo                   sudo, doas, su, pkexec, run0 unless [Options].AllowSudo is set
 //	not-allowlisted        in [ModeAllow], a program that [Policy].Allow does not list

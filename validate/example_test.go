@@ -66,3 +66,25 @@ func ExamplePolicy_allowMode() {
 	// git log | sh         allowed=false confirm=false rule=not-allowlisted
 	// sudo git status      allowed=false confirm=true rule=sudo
 }
+
+func ExamplePolicy_CheckEnv() {
+	var p validate.Policy
+	for _, env := range []map[string]string{
+		{"LANG": "C.UTF-8", "GOFLAGS": "-mod=mod"},
+		{"PATH": "/usr/local/bin:/usr/bin:/bin:/home/me/.local/bin"},
+		{"PATH": "/home/me/bin:/usr/bin:/bin"},
+		{"LD_PRELOAD": "/tmp/hook.so"},
+		{"PAGER": "cat"},
+		{"PAGER": "rm -rf /"},
+	} {
+		d := p.CheckEnv(env)
+		fmt.Printf("allowed=%v rule=%s\n", d.Allowed, d.Rule)
+	}
+	// Output:
+	// allowed=true rule=
+	// allowed=true rule=
+	// allowed=false rule=environment
+	// allowed=false rule=environment
+	// allowed=true rule=
+	// allowed=false rule=recursive-delete-root
+}

@@ -18,6 +18,16 @@ func (w *walker) tar(inv *invocation, name string) {
 			}
 		}
 	}
+	creates := p.has("cruA", "create", "append", "update", "catenate", "concatenate")
+	if len(inv.args()) > 0 && inv.args()[0].exact() && !strings.HasPrefix(inv.args()[0].s, "-") {
+		old := inv.args()[0].s // old style: tar cf FILE …
+		if strings.ContainsAny(old, "cruA") && strings.IndexByte(old, 'f') >= 0 && len(inv.args()) > 1 {
+			w.writeTarget(inv, inv.args()[1], "tar f")
+		}
+	}
+	if f, ok := p.val('f', "file"); ok && creates {
+		w.writeTarget(inv, f, "tar -f")
+	}
 	if p.hasLong("remove-files", 4) {
 		dir := ""
 		if d, ok := p.val('C', "directory"); ok && d.exact() {
@@ -91,31 +101,6 @@ func (w *walker) gitValue(inv *invocation, key string, v field) {
 			}
 			w.payload(inv, v, "git "+key+" command", nil, true)
 			return
-		}
-	}
-}
-
-// vim runs ex commands from -c and +; :!cmd runs a shell command.
-func (w *walker) vim(inv *invocation, name string) {
-	args := inv.args()
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !a.exact() {
-			continue
-		}
-		var cmd string
-		switch {
-		case (a.s == "-c" || a.s == "--cmd") && i+1 < len(args) && args[i+1].exact():
-			i++
-			cmd = args[i].s
-		case strings.HasPrefix(a.s, "+") && len(a.s) > 1:
-			cmd = a.s[1:]
-		default:
-			continue
-		}
-		cmd = strings.TrimLeft(cmd, ": ")
-		if rest, ok := strings.CutPrefix(cmd, "!"); ok {
-			w.payload(inv, field{s: rest, pos: a.pos}, name+" :! command", nil, true)
 		}
 	}
 }

@@ -802,6 +802,10 @@ func (w *walker) ifs() string {
 // has several.
 func (w *walker) lookup(name string) (value, bool) {
 	bnd := w.vars[name]
+	if bnd == nil && name == "FUNCNAME" && w.fn != nil {
+		// Inside a function, $FUNCNAME is its name: f(){ $FUNCNAME|$FUNCNAME& } calls f.
+		return value{arr: []field{exactField(w.fn.first)}, isArr: true}, true
+	}
 	if bnd == nil || len(bnd.alts) == 0 {
 		return value{}, false
 	}

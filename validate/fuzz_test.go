@@ -16,6 +16,11 @@ func FuzzCheck(f *testing.F) {
 	for _, c := range checkCases {
 		f.Add(c.cmd, c.sudo)
 	}
+	for _, table := range groupCases() {
+		for _, c := range table {
+			f.Add(c.cmd, c.sudo)
+		}
+	}
 	f.Fuzz(func(t *testing.T, cmd string, sudo bool) {
 		var p validate.Policy
 		opts := validate.Options{AllowSudo: sudo}

@@ -14,6 +14,8 @@ type inlineFind struct {
 	deletes []string // recursive deletes
 	removes []string // single files deleted
 	writes  []string // files written
+	moves   []string // files or directories renamed away
+	bomb    bool     // a process forks in an endless loop
 }
 
 type itok struct {
@@ -30,13 +32,13 @@ var execFuncs = map[string]bool{
 	"execute": true, "capture2": true, "capture2e": true, "capture3": true, "popen2": true,
 	"popen3": true, "spawn": true, "spawnSync": true, "execFile": true, "execFileSync": true,
 	"execvp": true, "execv": true, "execve": true, "execl": true, "execlp": true, "qx": true,
-	"pipeline": true, "run_command": true, "cmd": true,
+	"pipeline": true, "run_command": true, "cmd": true, "system2": true, "shell": true,
 }
 
 // argvFuncs take a program name and then its arguments.
 var argvFuncs = map[string]bool{
 	"spawn": true, "spawnSync": true, "execFile": true, "execFileSync": true,
-	"execvp": true, "execv": true, "execve": true, "execl": true, "execlp": true,
+	"execvp": true, "execv": true, "execve": true, "execl": true, "execlp": true, "system2": true,
 }
 
 // removeFuncs delete one file.
@@ -47,19 +49,38 @@ var removeFuncs = map[string]bool{
 // writeFuncs write the file they are given.
 var writeFuncs = map[string]bool{
 	"writeFileSync": true, "appendFileSync": true, "writeFile": true, "appendFile": true,
-	"file_put_contents": true, "WriteFile": true, "truncate": true,
+	"file_put_contents": true, "WriteFile": true, "truncate": true, "File.write": true, "IO.write": true,
+	"File.binwrite": true, "IO.binwrite": true, "writeLines": true, "sink": true, "outputFileSync": true,
+	"file.create": true,
+}
+
+// moveFuncs rename their first argument to their second; copyFuncs write
+// their second.
+var moveFuncs = map[string]bool{
+	"rename": true, "renameSync": true, "renames": true, "move": true, "mv": true, "moveSync": true,
+	"os.replace": true, "file.rename": true,
+}
+
+var copyFuncs = map[string]bool{
+	"copy": true, "copyfile": true, "copy2": true, "copyFileSync": true, "copyFile": true, "cp": true,
+	"copy_file": true, "cpSync": true, "copySync": true, "copytree": true, "file.copy": true,
 }
 
 // deleteFuncs delete a directory tree.
 var deleteFuncs = map[string]bool{
 	"rmtree": true, "rm_rf": true, "rm_r": true, "remove_dir": true, "rmSync": true,
 	"rmdirSync": true, "removedirs": true, "rimraf": true, "remove_entry_secure": true,
-	"remove_entry": true, "remove_dir_all": true, "RemoveAll": true, "rm": true,
+	"remove_entry": true, "remove_dir_all": true, "RemoveAll": true, "rm": true, "remove_tree": true,
+	"rmtree_p": true, "emptyDirSync": true, "removeSync": true, "remove_dir_all_p": true,
 }
 
 func scanInline(code, lang string) inlineFind {
+	if lang == "tcl" {
+		return scanTcl(code, 0)
+	}
 	var out inlineFind
 	toks := tokenizeInline(code, lang)
+	out.bomb = forkLoop(toks)
 	for k := 0; k < len(toks); k++ {
 		t := toks[k]
 		switch t.kind {
@@ -80,10 +101,42 @@ func scanInline(code, lang string) inlineFind {
 			continue
 		}
 		name := t.text[strings.LastIndexAny(t.text, ".:")+1:]
+		if isPathCtor(name) && k+5 < len(toks) && toks[k+1].text == "(" && toks[k+2].kind == 's' && toks[k+3].text == ")" && toks[k+4].text == "." {
+			// pathlib: Path('/etc/passwd').unlink(), .write_text(…), .rename(…).
+			path, m := toks[k+2].text, toks[k+5].text
+			switch m {
+			case "unlink", "rmdir":
+				out.removes = append(out.removes, path)
+			case "write_text", "write_bytes", "touch":
+				out.writes = append(out.writes, path)
+			case "rename", "replace":
+				out.moves = append(out.moves, path)
+			case "open":
+				if k+7 < len(toks) && toks[k+6].text == "(" && toks[k+7].kind == 's' && strings.ContainsAny(toks[k+7].text, "wa+") {
+					out.writes = append(out.writes, path)
+				}
+			}
+			k += 5
+			continue
+		}
+		if lang == "perl" && name == "open" {
+			perlOpen(toks[k+1:], &out)
+			continue
+		}
+		if lang == "r" && name == "unlink" {
+			rUnlink(toks[k+1:], &out)
+			continue
+		}
 		isExec := execFuncs[name] && !(lang == "python" && (name == "exec" || name == "eval"))
 		isDel := deleteFuncs[name]
 		isRemove := removeFuncs[name]
-		isWrite := writeFuncs[name] || name == "open" || name == "fopen"
+		isWrite := writeFuncs[name] || writeFuncs[t.text] || name == "open" || name == "fopen"
+		isMove := moveFuncs[name] && name != "replace" || moveFuncs[t.text]
+		isCopy := copyFuncs[name] || copyFuncs[t.text]
+		if lang == "r" && (name == "writeLines" || name == "cat" || name == "write" || name == "sink" || name == "saveRDS") {
+			rFileArg(toks[k+1:], name, &out)
+			continue
+		}
 		if lang == "python" && (name == "exec" || name == "eval") {
 			// Python code run by Python: scan it the same way.
 			j := k + 1
@@ -98,7 +151,7 @@ func scanInline(code, lang string) inlineFind {
 			}
 			continue
 		}
-		if !isExec && !isDel && !isRemove && !isWrite {
+		if !isExec && !isDel && !isRemove && !isWrite && !isMove && !isCopy {
 			continue
 		}
 		j := k + 1
@@ -111,14 +164,30 @@ func scanInline(code, lang string) inlineFind {
 			list = true
 			j++
 		}
-		for j < len(toks) && toks[j].kind == 's' {
-			strs = append(strs, toks[j].text)
-			j++
+		for j < len(toks) {
+			if toks[j].kind == 'i' && isPathCtor(toks[j].text[strings.LastIndexAny(toks[j].text, ".:")+1:]) && j+2 < len(toks) && toks[j+1].text == "(" && toks[j+2].kind == 's' {
+				// shutil.rmtree(Path('/')).
+				j += 2
+				strs = append(strs, toks[j].text)
+				j++
+				if j < len(toks) && toks[j].text == ")" {
+					j++
+				}
+			} else if toks[j].kind == 's' {
+				strs = append(strs, toks[j].text)
+				j++
+			} else {
+				break
+			}
 			if j < len(toks) && toks[j].text == "," {
 				j++
 				if !list && argvFuncs[name] && j < len(toks) && toks[j].text == "[" {
 					list = true
 					j++
+				}
+				if !list && argvFuncs[name] && lang == "r" && j+1 < len(toks) && toks[j].text == "c" && toks[j+1].text == "(" {
+					list = true // system2("rm", c("-rf", "/"))
+					j += 2
 				}
 				continue
 			}
@@ -128,12 +197,21 @@ func scanInline(code, lang string) inlineFind {
 			continue
 		}
 		switch {
+		case isMove:
+			out.moves = append(out.moves, strs[0])
+			if len(strs) > 1 {
+				out.writes = append(out.writes, strs[1])
+			}
+		case isCopy:
+			if len(strs) > 1 {
+				out.writes = append(out.writes, strs[1])
+			}
 		case isDel:
 			out.deletes = append(out.deletes, strs[0])
 		case isRemove:
 			out.removes = append(out.removes, strs...)
 		case isWrite:
-			if name != "open" && name != "fopen" || len(strs) > 1 && strings.ContainsAny(strs[1], "wa+") {
+			if name != "open" && name != "fopen" || len(strs) > 1 && strings.ContainsAny(strs[1], "wa+") || len(strs) == 1 && openFlagsWrite(toks[j:]) {
 				out.writes = append(out.writes, strs[0])
 			}
 		case !isExec:
@@ -153,7 +231,7 @@ func tokenizeInline(code, lang string) []itok {
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
-		case c == '#' && (lang == "python" || lang == "perl" || lang == "ruby" || lang == "awk"):
+		case c == '#' && (lang == "python" || lang == "perl" || lang == "ruby" || lang == "awk" || lang == "r"):
 			for i < len(code) && code[i] != '\n' {
 				i++
 			}
@@ -282,4 +360,167 @@ func readDelimited(s string) (string, int) {
 		}
 	}
 	return s[1:], len(s)
+}
+
+// forkLoop reports code that forks in an endless loop: perl's fork while 1
+// and fork while fork, python's while True: os.fork(), ruby's loop { fork },
+// node's while(1) child_process.fork(…). A bounded loop (for i in
+// range(4)) is not one.
+func forkLoop(toks []itok) bool {
+	isFork := func(t itok) bool {
+		if t.kind != 'i' {
+			return false
+		}
+		n := t.text[strings.LastIndexAny(t.text, ".:")+1:]
+		return n == "fork" || n == "pcntl_fork" || n == "forkpty" || n == "Fork"
+	}
+	forks, endless := false, false
+	for k, t := range toks {
+		if isFork(t) {
+			forks = true
+		}
+		if t.kind != 'i' {
+			continue
+		}
+		next := func(i int) itok {
+			if k+i < len(toks) {
+				return toks[k+i]
+			}
+			return itok{}
+		}
+		switch t.text {
+		case "while", "until":
+			c := next(1)
+			if c.text == "(" {
+				c = next(2)
+			}
+			if isFork(c) || t.text == "while" && oneOf(c.text, "1", "True", "true", "TRUE", "yes") || t.text == "until" && oneOf(c.text, "0", "false", "False") {
+				endless = true
+			}
+		case "loop":
+			endless = endless || next(1).text == "{" || next(1).text == "do"
+		case "for":
+			endless = endless || next(1).text == "(" && next(2).text == ";" && next(3).text == ";"
+		}
+	}
+	return forks && endless
+}
+
+func isPathCtor(name string) bool {
+	return name == "Path" || name == "PosixPath" || name == "PurePath" || name == "PurePosixPath"
+}
+
+// callArgs returns the tokens of the arguments of a call, up to the closing
+// parenthesis or the end of the statement.
+func callArgs(toks []itok) []itok {
+	depth := 0
+	for i, t := range toks {
+		switch t.text {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+			if depth <= 0 {
+				return toks[:i]
+			}
+		case ";":
+			if depth <= 0 {
+				return toks[:i]
+			}
+		}
+	}
+	return toks
+}
+
+// perlOpen reads Perl's open: open(F, ">/etc/passwd"), open(my $f, ">>",
+// "/etc/passwd"), open(F, "| rm -rf /"), open(F, "-|", "rm", "-rf", "/").
+func perlOpen(toks []itok, out *inlineFind) {
+	var strs []string
+	for _, t := range callArgs(toks) {
+		if t.kind == 's' {
+			strs = append(strs, t.text)
+		}
+	}
+	if len(strs) == 0 {
+		return
+	}
+	if len(strs) == 1 {
+		s := strings.TrimSpace(strs[0])
+		switch {
+		case strings.HasPrefix(s, "|"):
+			out.shell = append(out.shell, strings.TrimSpace(s[1:]))
+		case strings.HasSuffix(s, "|"):
+			out.shell = append(out.shell, strings.TrimSpace(strings.TrimSuffix(s, "|")))
+		case strings.HasPrefix(s, ">") || strings.HasPrefix(s, "+"):
+			out.writes = append(out.writes, strings.TrimSpace(strings.TrimLeft(s, "+<>&")))
+		}
+		return
+	}
+	mode, _, _ := strings.Cut(strings.TrimSpace(strs[0]), ":")
+	switch strings.TrimSpace(mode) {
+	case ">", ">>", "+<", "+>", "+>>":
+		out.writes = append(out.writes, strs[1])
+	case "-|", "|-":
+		if len(strs) == 2 {
+			out.shell = append(out.shell, strs[1])
+		} else {
+			out.argv = append(out.argv, strs[1:])
+		}
+	}
+}
+
+// rUnlink reads R's unlink(path, recursive = TRUE).
+func rUnlink(toks []itok, out *inlineFind) {
+	args := callArgs(toks)
+	rec := false
+	var path string
+	for i, t := range args {
+		if t.kind == 's' && path == "" {
+			path = t.text
+		}
+		if t.kind == 'i' && t.text == "recursive" && i+2 < len(args) && args[i+1].text == "=" && (args[i+2].text == "TRUE" || args[i+2].text == "T") {
+			rec = true
+		}
+	}
+	if path == "" {
+		return
+	}
+	if rec {
+		out.deletes = append(out.deletes, path)
+	} else {
+		out.removes = append(out.removes, path)
+	}
+}
+
+// rFileArg reads the file that R's writeLines, cat, write and sink write:
+// the file = or con = argument, or writeLines' second argument.
+func rFileArg(toks []itok, name string, out *inlineFind) {
+	args := callArgs(toks)
+	var pos []string
+	for i, t := range args {
+		if t.kind == 'i' && (t.text == "file" || t.text == "con") && i+2 < len(args) && args[i+1].text == "=" && args[i+2].kind == 's' {
+			out.writes = append(out.writes, args[i+2].text)
+			return
+		}
+		if t.kind == 's' && (i == 0 || args[i-1].text != "=") {
+			pos = append(pos, t.text)
+		}
+	}
+	switch {
+	case name == "sink" && len(pos) > 0:
+		out.writes = append(out.writes, pos[0])
+	case (name == "writeLines" || name == "saveRDS") && len(pos) > 1:
+		out.writes = append(out.writes, pos[1])
+	}
+}
+
+// openFlagsWrite reports whether the flags of os.open(path, flags) open the
+// file for writing (O_WRONLY, O_RDWR, O_TRUNC, O_CREAT).
+func openFlagsWrite(toks []itok) bool {
+	for _, t := range callArgs(toks) {
+		if t.kind == 'i' && (strings.Contains(t.text, "O_WRONLY") || strings.Contains(t.text, "O_RDWR") || strings.Contains(t.text, "O_TRUNC") || strings.Contains(t.text, "O_CREAT")) {
+			return true
+		}
+	}
+	return false
 }

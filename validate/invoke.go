@@ -35,7 +35,7 @@ var namePrefixes = [...]struct {
 }{
 	{"mkfs", "mkfs", true}, {"newfs", "mkfs", true}, {"python", "python", false}, {"pypy", "python", false},
 	{"perl", "perl", false}, {"ruby", "ruby", false}, {"php", "php", false}, {"lua", "lua", false},
-	{"node", "node", false}, {"busybox", "busybox", true}, {"bash", "bash", false}, {"zsh", "zsh", false},
+	{"node", "node", false}, {"tclsh", "tclsh", false}, {"busybox", "busybox", true}, {"bash", "bash", false}, {"zsh", "zsh", false},
 }
 
 // builtinNames are shell builtins and keywords that run no program; allow
@@ -72,6 +72,10 @@ func (w *walker) invokeOne(inv *invocation) {
 	}
 	head := inv.argv[0]
 	if head.exact() {
+		if v, ok := w.aliases[head.s]; ok && len(inv.via) == 0 {
+			w.expandAlias(inv, head.s, v)
+			return
+		}
 		w.named(inv, head.s)
 		return
 	}
@@ -141,6 +145,16 @@ func (w *walker) named(inv *invocation, path string) {
 	if w.fn != nil {
 		w.fn.calls[base] = w.fn.calls[base] || w.spawn
 	}
+	if hp, ok := w.hashed[path]; ok && !builtinNames[path] && w.funcs[path] == nil {
+		// hash -p /bin/rm ls: ls runs /bin/rm. When the hash may not
+		// hold, the command is judged both ways.
+		if !hp.sure {
+			w.named(inv.sub(append([]field{{s: hp.to, pos: inv.argv[0].pos}}, inv.args()...), ""), hp.to)
+		} else {
+			path = hp.to
+			base = path[strings.LastIndexByte(path, '/')+1:]
+		}
+	}
 	h, name := w.lookupCmd(base)
 	if strings.Contains(path, "/") {
 		if by, ok := w.fetchedFile(exactField(path)); ok {
@@ -153,21 +167,83 @@ func (w *walker) named(inv *invocation, path string) {
 			w.report(inv, RuleNotAllowlisted, strings.TrimSpace(base+" is not in the allow list"+at(pos)))
 		}
 	}
-	if fn := w.funcs[base]; fn != nil && fn.body != nil && !fn.active && len(inv.argv) > 1 && !strings.Contains(path, "/") {
+	shadowed := false
+	if fn := w.funcs[base]; fn != nil && fn.body != nil && len(inv.via) == 0 && !strings.Contains(path, "/") {
 		// A call of a function defined here: walk its body again with
-		// the call's arguments as $1….
-		fn.active = true
-		args, arg0, has := w.args, w.arg0, w.hasArgs
-		w.args, w.hasArgs = inv.argv[1:], true
-		w.cond++
-		w.stmt(fn.body, inv.stdin)
-		w.cond--
-		w.args, w.arg0, w.hasArgs = args, arg0, has
-		fn.active = false
+		// the call's arguments as $1…. A function defined outside any
+		// branch shadows the command of its name, which then does not
+		// run (function ls { rm -rf /; }; ls is judged as its body).
+		shadowed = fn.uncond
+		// A call without arguments of a function that shadows no command
+		// was judged when the body was walked at its definition.
+		if !fn.active && (len(inv.argv) > 1 || h != nil) {
+			fn.active = true
+			args, arg0, has := w.args, w.arg0, w.hasArgs
+			w.args, w.hasArgs = inv.argv[1:], true
+			w.cond++
+			w.stmt(fn.body, inv.stdin)
+			w.cond--
+			w.args, w.arg0, w.hasArgs = args, arg0, has
+			fn.active = false
+		}
 	}
-	if h != nil {
+	if strings.Contains(path, "/") {
+		if c, ok := w.knownFile(exactField(path)); ok {
+			w.runWritten(inv, path, c)
+		}
+	}
+	if h != nil && !shadowed {
 		h(w, inv, name)
 	}
+}
+
+// runWritten checks a file that an earlier command of the line wrote and
+// this one runs directly (echo 'rm -rf /' > x; chmod +x x; ./x): by its
+// #! line, as shell text or as interpreter code.
+func (w *walker) runWritten(inv *invocation, path string, c field) {
+	label := "script " + path + " (written earlier)"
+	text := renderPayload(c)
+	if rest, ok := strings.CutPrefix(text, "#!"); ok {
+		line, _, _ := strings.Cut(rest, "\n")
+		fs := strings.Fields(line)
+		if len(fs) > 0 {
+			interp := fs[0]
+			if interp[strings.LastIndexByte(interp, '/')+1:] == "env" && len(fs) > 1 {
+				interp = fs[1]
+				for _, f := range fs[1:] {
+					if !strings.HasPrefix(f, "-") {
+						interp = f
+						break
+					}
+				}
+			}
+			base := interp[strings.LastIndexByte(interp, '/')+1:]
+			if h, name := w.lookupCmd(base); h != nil && isInterp(name) {
+				lang := name
+				switch name {
+				case "gawk", "mawk", "nawk":
+					lang = "awk"
+				case "nodejs", "bun":
+					lang = "node"
+				case "rscript":
+					lang = "r"
+				case "tclsh", "wish", "expect", "jimsh":
+					lang = "tcl"
+				}
+				w.inlineCode(inv, lang, c, name+" "+label)
+				return
+			}
+		}
+	}
+	w.payload(inv, c, label, append([]field{exactField(path)}, inv.args()...), false)
+}
+
+func isInterp(name string) bool {
+	switch name {
+	case "python", "perl", "ruby", "node", "nodejs", "bun", "php", "lua", "awk", "gawk", "mawk", "nawk", "r", "rscript", "tclsh", "wish", "expect", "jimsh":
+		return true
+	}
+	return false
 }
 
 // dynamic checks a command whose name is only known at run time. It is

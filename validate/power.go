@@ -7,7 +7,7 @@ import (
 // power checks commands that change the power state of the machine.
 func (w *walker) power(inv *invocation, name string) {
 	args := inv.args()
-	p := parseArgs(args, &optSyntax{argShort: "tspHMno", argLong: []string{"type", "signal", "property", "host", "machine", "lines", "output", "root", "kill-whom", "what", "job-mode", "state", "message", "reboot-argument", "timestamp", "boot-loader-menu", "boot-loader-entry", "when"}})
+	p := parseArgs(args, &optSyntax{argShort: "tspHMnom", argLong: []string{"type", "signal", "property", "host", "machine", "lines", "output", "root", "kill-whom", "what", "job-mode", "state", "message", "reboot-argument", "timestamp", "boot-loader-menu", "boot-loader-entry", "when", "mode"}})
 	pos := inv.argv[0].pos
 	refuse := func(what string) {
 		w.report(inv, RulePowerState, what+at(pos))
@@ -32,7 +32,7 @@ func (w *walker) power(inv *invocation, name string) {
 			return
 		}
 		verb := p.ops[0].s
-		if oneOf(verb, "poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "hybrid-sleep", "suspend-then-hibernate", "emergency", "rescue", "soft-reboot", "sleep") {
+		if oneOf(verb, "poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "hybrid-sleep", "suspend-then-hibernate", "emergency", "rescue", "soft-reboot", "sleep", "exit") {
 			refuse(name + " " + verb + " changes the power state of the machine")
 			return
 		}
@@ -54,13 +54,29 @@ func (w *walker) power(inv *invocation, name string) {
 		}
 	case "killall5":
 		refuse("killall5 signals every process")
-	case "killall", "pkill":
-		for _, o := range p.ops {
-			if o.exact() && oneOf(o.s, "init", "systemd", "launchd") {
-				refuse(name + " " + o.s + " kills the init process, which halts the machine")
+	case "killall", "pkill", "skill":
+		w.killByName(inv, name, refuse)
+	case "busctl", "dbus-send", "gdbus", "qdbus", "dbus":
+		for _, a := range args {
+			if !a.exact() {
+				continue
+			}
+			m := a.s[strings.LastIndexAny(a.s, ".:/ ")+1:]
+			if oneOf(m, "PowerOff", "Reboot", "Halt", "Suspend", "Hibernate", "HybridSleep", "SuspendThenHibernate", "KExec", "SoftReboot", "poweroff.target", "reboot.target", "halt.target", "kexec.target") {
+				refuse(name + " calls " + m + ", which changes the power state of the machine")
 				return
 			}
 		}
+	case "gnome-session-quit", "xfce4-session-logout", "lxqt-leave", "mate-session-save":
+		if p.has("", "power-off", "reboot", "halt", "suspend", "hibernate", "hybrid-sleep", "shutdown") {
+			refuse(name + " changes the power state of the machine")
+		}
+	case "rtcwake":
+		if m, ok := p.val('m', "mode"); !ok || !m.exact() || !oneOf(m.s, "no", "show", "disable") {
+			refuse("rtcwake suspends or powers off the machine")
+		}
+	case "pm-suspend", "pm-hibernate", "pm-suspend-hybrid", "zzz", "ZZZ", "openrc-shutdown", "uadmin":
+		refuse(name + " changes the power state of the machine")
 	case "kill":
 		w.kill(inv)
 	}
@@ -119,4 +135,53 @@ func (w *walker) sudo(inv *invocation, name string) {
 		return
 	}
 	w.wrapper(inv, name)
+}
+
+// killByName refuses pkill, killall and skill forms that signal every
+// process or every process of root: a pattern that matches every name, a
+// pid of -1, or a user selection without a pattern.
+func (w *walker) killByName(inv *invocation, name string, refuse func(string)) {
+	args := inv.args()
+	if len(args) > 0 && args[0].exact() && (args[0].s == "-1" || strings.HasPrefix(args[0].s, "-") && len(args[0].s) > 1 && args[0].s[1] >= '0' && args[0].s[1] <= '9' || strings.ToUpper(args[0].s) == args[0].s && len(args[0].s) > 2) {
+		// A signal: -9, -KILL.
+		args = args[1:]
+	}
+	p := parseArgs(args, &optSyntax{argShort: "sugUGPtnaFcOoMNeiIrwyYZ", argLong: []string{"signal", "euid", "uid", "group", "pgroup", "parent", "terminal", "session", "ns", "nslist", "older", "younger", "pidfile", "user", "context", "older-than", "younger-than", "cgroup"}})
+	for _, a := range args {
+		if a.exact() && a.s == "-1" {
+			refuse(name + " -1 signals every process")
+			return
+		}
+	}
+	if name != "killall" && p.has("v", "inverse") {
+		refuse(name + " -v signals every process that does not match, which is nearly all of them")
+		return
+	}
+	rootUser := false
+	for _, v := range p.vals {
+		if (v.name == "u" || v.name == "U" || strings.HasPrefix("euid", v.name) && len(v.name) > 1 || strings.HasPrefix("uid", v.name) && len(v.name) > 1 || strings.HasPrefix("user", v.name) && len(v.name) > 1) && v.val.exact() {
+			for _, u := range strings.Split(v.val.s, ",") {
+				rootUser = rootUser || u == "root" || u == "0"
+			}
+		}
+	}
+	for _, o := range p.ops {
+		if !o.exact() {
+			continue
+		}
+		switch {
+		case oneOf(o.s, "init", "systemd", "launchd"):
+			refuse(name + " " + o.s + " kills the init process, which halts the machine")
+			return
+		case o.s == "-1":
+			refuse(name + " -1 signals every process")
+			return
+		case oneOf(o.s, "", ".", ".*", "^", "$", "^.*", ".*$", "^.*$", ".+", "[^]*") && name != "killall" || name == "killall" && p.has("r", "regexp") && oneOf(o.s, ".", ".*", "^", ".+", ""):
+			refuse(name + " " + o.show() + " matches every process, so it signals them all")
+			return
+		}
+	}
+	if len(p.ops) == 0 && rootUser {
+		refuse(name + " with only a user selection signals every process of root")
+	}
 }

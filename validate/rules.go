@@ -9,11 +9,14 @@ const (
 	RuleDiskFormat          = "disk-format"
 	RuleRawDeviceWrite      = "raw-device-write"
 	RuleCriticalFileWrite   = "critical-file-write"
+	RuleAccountTamper       = "account-tamper"
+	RuleSysfsWrite          = "sysfs-write"
 	RuleRecursiveChmodRoot  = "recursive-chmod-root"
 	RuleMoveRoot            = "move-root"
 	RuleRemoteScript        = "remote-script"
 	RuleForkBomb            = "fork-bomb"
 	RulePowerState          = "power-state"
+	RuleEnvironment         = "environment"
 	RuleRawDeviceRead       = "raw-device-read"
 	RuleSudo                = "sudo"
 	RuleNotAllowlisted      = "not-allowlisted"
@@ -41,6 +44,10 @@ var ruleTable = [...]Rule{
 		"write to a regular file (dd of=./disk.img) and let an operator flash it"},
 	{RuleCriticalFileWrite, "overwriting, deleting or replacing critical files: /etc/passwd, /etc/shadow, /etc/sudoers, the boot loader, …",
 		"use the dedicated tools (useradd, passwd, visudo) or write a copy elsewhere for review"},
+	{RuleAccountTamper, "deleting accounts, removing or batch-setting passwords, adding a second uid 0: userdel, deluser, passwd -d, usermod/useradd -o -u 0, chpasswd, …",
+		"ask an operator to change accounts; read them with getent passwd or id"},
+	{RuleSysfsWrite, "writing kernel settings under /sys or /proc/sys, by redirection, tee, cp, dd, sysctl -w, …",
+		"read the setting (cat /sys/…, sysctl NAME) and ask an operator to change it"},
 	{RuleRecursiveChmodRoot, "chmod, chown, chgrp, chattr or setfacl of a protected root recursively, or of all its entries",
 		"change a specific subdirectory (chmod -R u+w ./build)"},
 	{RuleMoveRoot, "moving or renaming a protected root or all of its entries",
@@ -51,6 +58,8 @@ var ruleTable = [...]Rule{
 		"bound the recursion or the number of processes"},
 	{RulePowerState, "shutting down, rebooting, halting or suspending the machine: shutdown, reboot, halt, poweroff, init 0/6, systemctl poweroff, kill 1, sysrq",
 		"ask an operator to change the power state"},
+	{RuleEnvironment, "environment variables that change what runs without the command showing it: BASH_ENV, LD_PRELOAD, NODE_OPTIONS, a PATH that puts other directories first, …",
+		"set the variable inside the command, where it is checked, or leave it unset"},
 	{RuleRawDeviceRead, "reading a raw disk or kernel memory (/dev/sda, /dev/mem, /proc/kcore)",
 		"read files through the filesystem instead"},
 	{RuleSudo, "sudo, doas, su, pkexec and run0 when the call does not allow privilege escalation",

@@ -197,13 +197,17 @@ func (w *walker) interp(inv *invocation, name string) {
 	args := inv.args()
 	var code []field
 	script := -1
-	readsStdin := false
+	readsStdin, inPlace := false, false
 	lang := name
 	switch name {
 	case "gawk", "mawk", "nawk":
 		lang = "awk"
 	case "nodejs", "bun":
 		lang = "node"
+	case "rscript":
+		lang = "r"
+	case "tclsh", "wish", "expect", "jimsh":
+		lang = "tcl"
 	}
 	i := 0
 loop:
@@ -250,6 +254,10 @@ loop:
 		case "perl", "ruby", "lua":
 			for j := 1; j < len(s); j++ {
 				c := s[j]
+				if c == 'i' && lang != "lua" {
+					inPlace = true // -i[EXT]: the rest is a backup suffix
+					break
+				}
 				if c == 'e' || c == 'E' && lang == "perl" {
 					code = append(code, rest(s, j, args, &i))
 					break
@@ -289,6 +297,37 @@ loop:
 			case "-d", "-c", "-z":
 				i++
 			}
+		case "r":
+			switch {
+			case s == "-e":
+				if i+1 < len(args) {
+					i++
+					code = append(code, args[i])
+				}
+			case s == "-f" && i+1 < len(args):
+				i++
+				script = i
+				break loop
+			case strings.HasPrefix(s, "--file="):
+				f := field{s: s[len("--file="):], pos: a.pos}
+				if c, ok := w.knownFile(f); ok {
+					code = append(code, c)
+				}
+			}
+		case "tcl":
+			switch {
+			case s == "-c" && name == "expect":
+				if i+1 < len(args) {
+					i++
+					code = append(code, args[i])
+				}
+			case s == "-f" && name == "expect" && i+1 < len(args):
+				i++
+				script = i
+				break loop
+			case s == "-encoding" || s == "-D" && name == "expect":
+				i++
+			}
 		case "awk":
 			switch {
 			case s == "-f" || strings.HasPrefix(s, "--file"):
@@ -300,12 +339,26 @@ loop:
 				}
 			case s == "-v" || s == "-F" || s == "--assign" || s == "--field-separator":
 				i++
+			case s == "-i" || s == "--include":
+				if i+1 < len(args) && args[i+1].exact() && strings.TrimSuffix(args[i+1].s, ".awk") == "inplace" {
+					inPlace = true
+				}
+				i++
 			}
 		}
 	}
 	if lang == "awk" && len(code) == 0 && script >= 0 {
 		code = append(code, args[script])
-		script = -1
+		script++
+		if script >= len(args) {
+			script = -1
+		}
+	}
+	if inPlace && len(code) > 0 && script >= 0 {
+		// perl -i, ruby -i, gawk -i inplace: the file operands are rewritten.
+		for _, f := range args[script:] {
+			w.writeTarget(inv, f, name+" -i")
+		}
 	}
 	label := name + " code"
 	for _, c := range code {
@@ -368,6 +421,9 @@ func (w *walker) inlineCode(inv *invocation, lang string, f field, label string)
 		w.report(inv, RuleRemoteScript, "the "+label+at(f.pos)+" runs "+f.taint.String())
 	}
 	found := scanInline(renderPayload(f), lang)
+	if found.bomb {
+		w.report(inv, RuleForkBomb, "the "+label+at(f.pos)+" forks in an endless loop, so processes multiply until the machine stalls")
+	}
 	for _, s := range found.shell {
 		w.payload(inv, field{s: s, pos: f.pos}, "shell command in the "+label, nil, true)
 	}
@@ -388,6 +444,9 @@ func (w *walker) inlineCode(inv *invocation, lang string, f field, label string)
 	}
 	for _, d := range found.writes {
 		w.writeTarget(inv, field{s: d, pos: f.pos}, "the "+label)
+	}
+	for _, d := range found.moves {
+		w.moveSource(inv, "the "+label, field{s: d, pos: f.pos})
 	}
 }
 
@@ -495,13 +554,42 @@ func (w *walker) crontab(inv *invocation, name string) {
 
 // alias values run as commands when aliases are expanded (shopt -s
 // expand_aliases).
+// The value is checked where it is defined, and again with the arguments
+// of each later command that uses the alias: aliases are expanded in sh and
+// in bash with shopt -s expand_aliases, so the checker always expands them.
 func (w *walker) alias(inv *invocation, name string) {
 	for _, a := range inv.args() {
 		if !a.exact() {
 			continue
 		}
-		if _, v, ok := strings.Cut(a.s, "="); ok {
+		if n, v, ok := strings.Cut(a.s, "="); ok {
 			w.payload(inv, field{s: v, pos: a.pos}, "alias", nil, true)
+			if w.aliases == nil {
+				w.aliases = make(map[string]rebind)
+			}
+			if len(w.aliases) < 64 {
+				w.aliases[n] = rebind{v, w.sure()}
+			}
 		}
 	}
+}
+
+// expandAlias checks a command whose name is an alias as the text the
+// alias stands for, followed by the arguments.
+// An alias defined in a branch, loop, subshell or pipeline may not hold:
+// the command is then judged both ways.
+func (w *walker) expandAlias(inv *invocation, name string, a rebind) {
+	delete(w.aliases, name) // an alias is not expanded inside itself
+	parts := []field{{s: a.to, pos: inv.argv[0].pos}}
+	for _, arg := range inv.args() {
+		parts = append(parts, quoteField(arg))
+	}
+	w.payloadHere(inv, concatFields(parts, " "), "alias "+name)
+	if !a.sure {
+		w.named(inv, name)
+	}
+	if w.aliases == nil {
+		w.aliases = make(map[string]rebind)
+	}
+	w.aliases[name] = a
 }

@@ -62,6 +62,19 @@ func (w *walker) target(f field) target {
 		joined := append(litToks(w.cwd+"/"), f.toks...)
 		t.pats = append(t.pats, cleanToks(joined)...)
 	}
+	if len(w.res.links) > 0 {
+		for i, v := range t.pats {
+			t.pats[i] = w.resolvePatLinks(v)
+		}
+		if !abs && w.cwd == "" {
+			// A relative pattern under a link made here: x/* after ln -s / x.
+			for _, v := range cleanToks(f.toks) {
+				if r := w.resolvePatLinks(v); len(r) > 0 && r[0].kind == tLit && r[0].b == '/' {
+					t.pats = append(t.pats, r)
+				}
+			}
+		}
+	}
 	// A pattern that is really a literal path after cleaning.
 	if len(t.pats) == 1 && allLit(t.pats[0]) {
 		return target{lit: litString(t.pats[0])}
@@ -161,7 +174,25 @@ func customList(a, b [][]ptok) bool {
 	return len(a) != len(b) || len(a) > 0 && &a[0] != &b[0]
 }
 
-var sysrqPattern = [][]ptok{compilePattern("/proc/sysrq-trigger"), compilePattern("/proc/sys/kernel/sysrq")}
+var sysrqPattern = [][]ptok{compilePattern("/proc/sysrq-trigger"), compilePattern("/proc/sys/kernel/sysrq"), compilePattern("/sys/power/state"), compilePattern("/sys/power/disk")}
+
+// kernelPattern covers the kernel's settings: writing them can disable
+// devices, memory or the network (rule sysfs-write).
+var kernelPattern = [][]ptok{compilePattern("/sys/**"), compilePattern("/proc/sys/**")}
+
+// kernelWrite reports a write to a kernel setting: the sysrq trigger and
+// /sys/power (power-state), or anything else under /sys or /proc/sys.
+func (w *walker) kernelWrite(inv *invocation, t target, how string, pos syntax.Pos) bool {
+	if p, ok := patternHit(t, sysrqPattern); ok {
+		w.report(inv, RulePowerState, how+" writes to "+p+", which can reboot or halt the machine"+at(pos))
+		return true
+	}
+	if p, ok := patternHit(t, kernelPattern); ok {
+		w.report(inv, RuleSysfsWrite, how+" writes the kernel setting "+p+at(pos))
+		return true
+	}
+	return false
+}
 
 // writeTarget checks a file that a command writes.
 func (w *walker) writeTarget(inv *invocation, f field, how string) {
@@ -177,9 +208,7 @@ func (w *walker) writeTarget(inv *invocation, f field, how string) {
 		w.report(inv, RuleCriticalFileWrite, how+" overwrites the critical file "+c+at(f.pos))
 		return
 	}
-	if p, ok := patternHit(t, sysrqPattern); ok {
-		w.report(inv, RulePowerState, how+" writes to "+p+", which can reboot or halt the machine"+at(f.pos))
-	}
+	w.kernelWrite(inv, t, how, f.pos)
 }
 
 // readTarget checks a file that a command reads.
@@ -599,4 +628,31 @@ func (w *walker) cwdField() field {
 		return exactField(w.cwd)
 	}
 	return field{s: "$PWD", toks: []ptok{{kind: tCwd}}}
+}
+
+// resolvePatLinks follows the symbolic links made earlier in the line in
+// the literal directory part of a pattern (ln -s / x; rm -rf x/*).
+func (w *walker) resolvePatLinks(v []ptok) []ptok {
+	end := 0 // the literal prefix v[:end] ends before a '/'
+	for i, k := range v {
+		if k.kind != tLit {
+			break
+		}
+		if k.b == '/' {
+			end = i
+		}
+	}
+	if end == 0 {
+		return v
+	}
+	dir := litString(v[:end])
+	res := w.resolveLinks(dir)
+	if res == dir {
+		return v
+	}
+	out := litToks(res)
+	if res == "/" {
+		out = out[:0]
+	}
+	return append(out, v[end:]...)
 }

@@ -52,21 +52,40 @@ type walker struct {
 
 	vars    map[string]*binding
 	funcs   map[string]*funcInfo
+	aliases map[string]rebind // alias NAME=VALUE defined earlier in the line
+	hashed  map[string]rebind // hash -p PATH NAME
 	cwd     string
-	args    []field // positional parameters $1…
+	oldcwd  string   // for cd -
+	dirs    []string // the pushd stack
+	args    []field  // positional parameters $1…
 	arg0    *field
 	hasArgs bool
 
 	depth int
 	where string // " in the bash -c payload at 1:9"
 	cond  int    // > 0 inside a branch or loop body
+	sub   int    // > 0 inside a subshell
 	spawn bool   // inside a pipeline or a background job
 	fn    *funcInfo
 	ch    *chooser
 }
 
+// rebind is a name rebound by alias or hash -p.
+type rebind struct {
+	to   string
+	sure bool // defined outside branches, loops, functions, subshells and pipelines
+}
+
+// sure reports whether a definition made here certainly holds for the
+// commands that follow.
+func (w *walker) sure() bool {
+	return w.cond == 0 && w.sub == 0 && !w.spawn && w.fn == nil
+}
+
 type funcInfo struct {
+	uncond bool // defined outside any branch, loop or function: calls of its name run it
 	name   string
+	first  string          // the first name, the value of $FUNCNAME
 	calls  map[string]bool // callee → some call runs in the background or a pipeline
 	body   *syntax.Stmt
 	active bool // being walked for a call: no recursion
@@ -111,7 +130,7 @@ func newWalker(cfg *config, opts Options, res *result) *walker {
 }
 
 func (w *walker) child(label string, pos syntax.Pos, positional []field, env map[string]*binding) *walker {
-	c := &walker{cfg: w.cfg, opts: w.opts, res: w.res, cmds: w.cmds, cwd: w.cwd, depth: w.depth + 1}
+	c := &walker{cfg: w.cfg, opts: w.opts, res: w.res, cmds: w.cmds, cwd: w.cwd, oldcwd: w.oldcwd, depth: w.depth + 1}
 	if len(w.vars)+len(env) > 0 {
 		c.vars = make(map[string]*binding, len(w.vars)+len(env))
 		for k, v := range w.vars {
@@ -266,6 +285,11 @@ func (w *walker) recordFile(f, content field, appendTo bool) {
 		return
 	}
 	key := w.fileKey(f.s)
+	if content.exact() {
+		if what, ok := accountContent(key, content.s); ok {
+			w.report(nil, RuleAccountTamper, "writing "+what+" to "+showPath(key))
+		}
+	}
 	if w.res.files == nil {
 		w.res.files = make(map[string]field)
 	}
@@ -304,10 +328,13 @@ func (w *walker) command(cmd syntax.Command, in *source, net bool) {
 	case *syntax.Block:
 		w.stmts(c.Stmts, in)
 	case *syntax.Subshell:
-		vars, cwd := w.vars, w.cwd
+		vars, cwd, oldcwd, dirs := w.vars, w.cwd, w.oldcwd, w.dirs
 		w.vars = copyVars(w.vars)
+		w.dirs = append([]string(nil), dirs...)
+		w.sub++
 		w.stmts(c.Stmts, in)
-		w.vars, w.cwd = vars, cwd
+		w.sub--
+		w.vars, w.cwd, w.oldcwd, w.dirs = vars, cwd, oldcwd, dirs
 	case *syntax.IfClause:
 		w.stmts(c.Cond, in)
 		w.cond++
@@ -437,6 +464,15 @@ func (w *walker) funcDecl(c *syntax.FuncDecl) {
 		w.funcs = make(map[string]*funcInfo)
 	}
 	fn := &funcInfo{name: strings.Join(names, " "), calls: map[string]bool{}, body: c.Body}
+	if len(names) > 0 {
+		fn.first = names[0]
+	}
+	// bash reads f() { …; } | x as a pipeline, the parser as a body: the
+	// definition is then not sure to hold.
+	if c.Body != nil {
+		_, piped := c.Body.Cmd.(*syntax.BinaryCmd)
+		fn.uncond = w.sure() && !piped && !c.Body.Background && !c.Body.Coprocess
+	}
 	for _, n := range names {
 		w.funcs[n] = fn
 	}

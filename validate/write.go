@@ -33,6 +33,14 @@ func (w *walker) copyLike(inv *invocation, name string) {
 		if name == "ln" && (p.hasShort('s') || p.hasLong("symbolic", 2)) && len(srcs) == 1 {
 			w.recordLink(srcs[0], dest)
 		}
+		if name != "ln" && len(srcs) == 1 {
+			// cp x.sh run.sh; ./run.sh runs what x.sh held.
+			if c, ok := w.knownFile(srcs[0]); ok {
+				w.recordFile(dest, c, false)
+			} else {
+				w.forgetFile(dest)
+			}
+		}
 	}
 }
 
@@ -84,8 +92,30 @@ func (w *walker) ddrescue(inv *invocation, name string) {
 
 func (w *walker) tee(inv *invocation, name string) {
 	p := parseArgs(inv.args(), &optSyntax{})
+	appendTo := p.has("a", "append")
 	for _, f := range p.ops {
 		w.writeTarget(inv, f, name)
+		if src := inv.stdin; src != nil && src.has && name == "tee" {
+			// tee x.sh <<< 'rm -rf /'; sh x.sh
+			w.recordFile(f, src.text, appendTo)
+		} else if !appendTo {
+			w.forgetFile(f)
+		}
+	}
+}
+
+// mount --bind SRC DIR makes DIR another name of SRC, as a symbolic link
+// does.
+func (w *walker) mount(inv *invocation, name string) {
+	p := parseArgs(inv.args(), &optSyntax{argShort: "otLUTNO", argLong: []string{"options", "types", "label", "uuid", "fstab", "namespace", "test-opts", "source", "target"}})
+	bind := p.has("B", "bind", "rbind")
+	if o, ok := p.val('o', "options"); ok && o.exact() {
+		for _, opt := range strings.Split(o.s, ",") {
+			bind = bind || opt == "bind" || opt == "rbind"
+		}
+	}
+	if bind && len(p.ops) == 2 {
+		w.recordLink(p.ops[0], p.ops[1])
 	}
 }
 
@@ -104,6 +134,9 @@ func (w *walker) sed(inv *invocation, name string) {
 		if sc.exact() {
 			for _, cmd := range sedExecs(sc.s) {
 				w.payload(inv, field{s: cmd, pos: sc.pos}, "sed e command", nil, true)
+			}
+			for _, f := range sedWrites(sc.s) {
+				w.writeTarget(inv, field{s: f, pos: sc.pos}, "sed w command")
 			}
 		}
 	}
@@ -243,6 +276,47 @@ func sedExecs(script string) []string {
 		if rest, ok := strings.CutPrefix(part, "e"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
 			if cmd := strings.TrimSpace(rest); cmd != "" {
 				out = append(out, cmd)
+			}
+		}
+	}
+	return out
+}
+
+// sedWrites returns the files that the w command and the w flag of s
+// write in a sed script (sed 's/a/b/w /etc/passwd', sed -n 'w out').
+func sedWrites(script string) []string {
+	var out []string
+	for _, line := range strings.Split(script, "\n") {
+		for _, part := range strings.Split(line, ";") {
+			part = strings.TrimLeft(part, " \t0123456789$,!~{")
+			if strings.HasPrefix(part, "/") {
+				if end := strings.IndexByte(part[1:], '/'); end >= 0 {
+					part = strings.TrimLeft(part[end+2:], " \t,!")
+				}
+			}
+			switch {
+			case strings.HasPrefix(part, "w ") || strings.HasPrefix(part, "W "):
+				out = append(out, strings.TrimSpace(part[2:]))
+			case len(part) > 3 && part[0] == 's':
+				d := part[1]
+				// s/re/repl/flags: the flags follow the third delimiter.
+				n, i := 0, 2
+				for ; i < len(part) && n < 2; i++ {
+					switch part[i] {
+					case '\\':
+						i++
+					case d:
+						n++
+					}
+				}
+				if n == 2 {
+					flags := part[i:]
+					if k := strings.IndexByte(flags, 'w'); k >= 0 && strings.Trim(flags[:k], "gpiIme0123456789") == "" {
+						if f := strings.TrimSpace(flags[k+1:]); f != "" {
+							out = append(out, f)
+						}
+					}
+				}
 			}
 		}
 	}
