@@ -6,7 +6,8 @@
 // # Overview
 //
 // [Gate.Check] decides, in order: the command policy (package validate)
-// judges the command against its resolved working directory; a refused
+// judges the environment the call adds and the command, against its
+// resolved working directory; a refused
 // command runs only when the caller set bypass and its token has the
 // bypass scope, or when the person at the client approves it (a rule in
 // confirm mode, or a bypass the token may not make by itself) through MCP
@@ -92,6 +93,10 @@ type Command struct {
 	// Dir is the resolved working directory. When absolute, relative paths
 	// in the command are judged against it.
 	Dir string
+	// Env are the environment variables the call adds. Those that change
+	// what runs without the command showing it (BASH_ENV, LD_PRELOAD, a
+	// PATH that puts other directories first, …) are judged too.
+	Env map[string]string
 	// Sudo is set when the call asked for sudo.
 	Sudo bool
 	// Bypass is set when the caller asked to skip the policy
@@ -119,6 +124,11 @@ func (c Command) String() string {
 // Judge returns the policy's decision on cmd, without asking anyone or
 // recording anything: what `rigout check` prints.
 func (g *Gate) Judge(cmd Command) validate.Decision {
+	if len(cmd.Env) > 0 {
+		if d := g.policy.CheckEnv(cmd.Env); !d.Allowed {
+			return d
+		}
+	}
 	opts := validate.Options{AllowSudo: cmd.Sudo}
 	if path.IsAbs(cmd.Dir) {
 		opts.Dir = cmd.Dir

@@ -147,7 +147,7 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	if a.Stdin != nil {
 		cmd.Stdin = strings.NewReader(*a.Stdin)
 	}
-	check := gate.Command{Shell: a.Command, Argv: a.Argv, Sudo: a.UseSudo, Bypass: a.BypassSecurity}
+	check := gate.Command{Shell: a.Command, Argv: a.Argv, Env: a.Environment, Sudo: a.UseSudo, Bypass: a.BypassSecurity}
 	if p := f.newProgress(ctx, call); p != nil {
 		cmd.OnOutput = func(_ exec.Stream, b []byte) { p.output(len(b)) }
 		pctx, stop := context.WithCancel(ctx)

@@ -157,3 +157,33 @@ func TestPolicyFromConfig(t *testing.T) {
 		t.Error("gate.New accepted a policy naming an unknown rule")
 	}
 }
+
+// TestEnvironmentIsJudged: variables that change what runs without the
+// command showing it are refused before anything runs.
+func TestEnvironmentIsJudged(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	script := filepath.Join(dir, "startup.sh")
+	if err := os.WriteFile(script, []byte("touch "+marker+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, newGateway(t, setup{Shell: shell.Config{WorkDir: dir}}))
+	for _, env := range []map[string]any{
+		{"BASH_ENV": script},
+		{"LD_PRELOAD": filepath.Join(dir, "evil.so")},
+		{"PATH": dir + ":/usr/bin:/bin"},
+		{"PROMPT_COMMAND": "touch " + marker},
+	} {
+		res := callTool(t, c, "execute_command", map[string]any{"command": "true", "environment": env})
+		if !res.IsError || !strings.Contains(text(res), "refused by policy rule environment") {
+			t.Errorf("%v: %q", env, text(res))
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("%v: the command ran", env)
+		}
+	}
+	res := callTool(t, c, "execute_command", map[string]any{"command": "echo $GREETING", "environment": map[string]any{"GREETING": "hi", "PATH": "/usr/bin:/bin:" + dir}})
+	if res.IsError || !strings.Contains(text(res), "stdout:\nhi") {
+		t.Errorf("ordinary variables: %q", text(res))
+	}
+}
