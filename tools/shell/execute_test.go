@@ -74,7 +74,7 @@ func TestExecuteCommandRefusals(t *testing.T) {
 		{"missing dir", map[string]any{"command": "true", "working_directory": "/no/such"}, `"/no/such" does not exist`},
 		{"timeout over max", map[string]any{"command": "true", "timeout": 61}, "exceeds this gateway's maximum of 60s"},
 		{"timeout type", map[string]any{"command": "true", "timeout": "10"}, "timeout: got string, want integer"},
-		{"bad env name", map[string]any{"command": "true", "environment": map[string]any{"A B": "x"}}, "invalid environment variable name"},
+		{"bad env name", map[string]any{"command": "true", "environment": map[string]any{"A B": "x"}}, `variable name "A B" is not a shell identifier`},
 		{"missing program", map[string]any{"argv": []any{"no-such-program-rigout"}}, "executable file not found"},
 	}
 	for _, tt := range tests {
