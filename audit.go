@@ -102,6 +102,9 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 // baseEvent holds what every row of one call shares. Both rows name the
 // hosts the chain resolved, in one format: comma-separated.
 func (g *Gateway) baseEvent(ctx context.Context, call *Call) audit.Event {
+	if call.base != nil {
+		return *call.base // the intent's, computed once for both rows
+	}
 	p := call.principal
 	e := audit.Event{
 		Time:       call.Started.UTC(),
@@ -121,6 +124,7 @@ func (g *Gateway) baseEvent(ctx context.Context, call *Call) audit.Event {
 			e.Args = g.redact(string(raw))
 		}
 	}
+	call.base = &e
 	return e
 }
 

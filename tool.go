@@ -209,8 +209,9 @@ type Call struct {
 	action    string
 	hosts     []string
 	paths     map[string][]string
-	intent    bool // the intent row was written
-	unaudited bool // the intent row could not be written; the call did not run
+	intent    bool         // the intent row was written
+	unaudited bool         // the intent row could not be written; the call did not run
+	base      *audit.Event // what both ledger rows share, once computed
 
 	notified atomic.Bool    // the call sent notifications (see Notify)
 	argsErr  *ArgumentError // the arguments were not a JSON object
