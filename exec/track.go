@@ -1,0 +1,125 @@
+package exec
+
+import (
+	"fmt"
+	"syscall"
+	"time"
+)
+
+// TrackMode says how Local makes sure that no process outlives its call.
+type TrackMode string
+
+// The tracking modes.
+const (
+	// TrackCgroup puts each call in a cgroup v2 of its own, created with
+	// the process (clone3 CLONE_INTO_CGROUP), and kills the cgroup when
+	// the call ends: every descendant ends, setsid and double-forked
+	// daemons included. A command running as root can still leave its
+	// cgroup by writing to a cgroup.procs file, unless the cgroup mount
+	// is in SandboxConfig.ReadOnly.
+	TrackCgroup TrackMode = "cgroup"
+	// TrackProcessGroup kills the call's process group when the call
+	// ends. Descendants that leave the group (setsid, setpgid) survive.
+	// Local falls back to it when no cgroup can be created.
+	TrackProcessGroup TrackMode = "process-group"
+	// TrackOff leaves descendants running after the call returns, as
+	// Local.LeaveDescendants asks. A timeout still ends the process group.
+	TrackOff TrackMode = "off"
+)
+
+// TrackingStatus says how a Local tracks its commands' descendants.
+type TrackingStatus struct {
+	// Mode is the mechanism in use.
+	Mode TrackMode
+	// Where names the cgroup directory that holds the call cgroups, in
+	// TrackCgroup mode.
+	Where string
+	// Reason says why no cgroup is used, in TrackProcessGroup mode.
+	Reason string
+}
+
+// String returns a one-line summary for health reports.
+func (s TrackingStatus) String() string {
+	switch s.Mode {
+	case TrackCgroup:
+		return "every descendant ends with its call (cgroup v2 per call under " + s.Where + ")"
+	case TrackProcessGroup:
+		return "descendants in the call's process group end with it; setsid and double-fork escapes survive (" + s.Reason + ")"
+	}
+	return "descendants may outlive their call (LeaveDescendants)"
+}
+
+// Tracking reports how l makes sure no process outlives its call. The
+// first call may create l's cgroup directory.
+func (l *Local) Tracking() TrackingStatus {
+	if l.LeaveDescendants {
+		return TrackingStatus{Mode: TrackOff}
+	}
+	base, err := l.cgroupBase()
+	if err != nil {
+		return TrackingStatus{Mode: TrackProcessGroup, Reason: err.Error()}
+	}
+	return TrackingStatus{Mode: TrackCgroup, Where: base}
+}
+
+// cgroupBase returns the directory for l's call cgroups, creating it on
+// first use, or why there is none.
+func (l *Local) cgroupBase() (string, error) {
+	l.trackOnce.Do(func() {
+		base, err := cgroupBase()
+		l.trackMu.Lock()
+		l.cgBase, l.cgErr = base, err
+		if err != nil {
+			l.cgErr = fmt.Errorf("no cgroup v2 for calls: %w", err)
+		}
+		l.trackMu.Unlock()
+	})
+	l.trackMu.Lock()
+	defer l.trackMu.Unlock()
+	return l.cgBase, l.cgErr
+}
+
+// disableCgroups records that call cgroups cannot be used after all.
+func (l *Local) disableCgroups(err error) {
+	l.trackMu.Lock()
+	defer l.trackMu.Unlock()
+	if l.cgErr == nil {
+		l.cgErr = fmt.Errorf("cannot start a process in a call cgroup: %w", err)
+	}
+}
+
+// tracker ends a call's processes: its cgroup if it has one, else its
+// process group.
+type tracker struct {
+	cg   *callCgroup
+	pgid int
+}
+
+// signal sends sig to the call's process group and, with a cgroup, to
+// every process in it.
+func (t *tracker) signal(sig syscall.Signal) {
+	_ = syscall.Kill(-t.pgid, sig)
+	if t.cg != nil {
+		if sig == syscall.SIGKILL {
+			t.cg.kill(0)
+		} else {
+			t.cg.signal(sig)
+		}
+	}
+}
+
+// end kills whatever of the call still runs once its leader has been
+// reaped, and reports how many processes that was (with a cgroup; 0
+// without, where they are not counted).
+func (t *tracker) end(leave bool) int {
+	if t.cg == nil {
+		if !leave {
+			_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
+		}
+		return 0
+	}
+	n := len(t.cg.pids())
+	t.cg.kill(5 * time.Second)
+	_ = t.cg.close()
+	return n
+}

@@ -1,0 +1,20 @@
+//go:build !linux
+
+package exec
+
+import (
+	"errors"
+	osexec "os/exec"
+	"syscall"
+	"time"
+)
+
+func cgroupBase() (string, error) { return "", errors.New("cgroups are Linux only") }
+
+type callCgroup struct{}
+
+func (l *Local) attach(*osexec.Cmd) *callCgroup { return nil }
+func (g *callCgroup) pids() []int               { return nil }
+func (g *callCgroup) signal(syscall.Signal)     {}
+func (g *callCgroup) kill(time.Duration)        {}
+func (g *callCgroup) close() error              { return nil }
