@@ -193,6 +193,9 @@ func NewSandbox(cfg SandboxConfig) (*Sandbox, error) {
 	if s.abi == 0 {
 		return s, nil
 	}
+	if err := protectProcess(); err != nil {
+		return nil, fmt.Errorf("exec: sandbox: make the gateway non-dumpable: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.rebuildLocked(); err != nil {
@@ -502,6 +505,9 @@ func (p *sandboxPlan) walk(n *planNode, path string, handled uint64, watch func(
 	}
 	if !n.isDir || n.kind == kindHidden || n.kind == kindReadOnly {
 		return nil
+	}
+	if len(n.children) == 0 && n.kind != kindProtected {
+		return nil // the grant above covers the whole tree
 	}
 	entries, err := os.ReadDir(path)
 	if err != nil {

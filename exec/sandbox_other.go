@@ -16,3 +16,5 @@ func (r *ruleset) close() error { return nil }
 func buildRuleset(int, *sandboxPlan) (ruleset, error) { return ruleset{}, nil }
 
 func (s *Sandbox) start(c *osexec.Cmd) (bool, error) { return false, c.Start() }
+
+func protectProcess() error { return nil }
