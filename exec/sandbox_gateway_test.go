@@ -218,4 +218,20 @@ func TestSandboxPlan(t *testing.T) {
 			t.Errorf("rule on %s, an ancestor of the hidden directory", path)
 		}
 	}
+	// A read-only tree: it and the directories on the way get read rights
+	// only; the rest of its parent stays free.
+	rules, err = exec.PlanSandbox(exec.SandboxConfig{ReadOnly: []string{filepath.Join(d, "srv/other")}}, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = map[string]string{}
+	for _, r := range rules {
+		path, rights, _ := strings.Cut(r, " ")
+		got[strings.TrimPrefix(path, d)] = rights
+	}
+	for path, rights := range map[string]string{"/srv/other": "execute,read_file,read_dir", "/srv": "execute,read_file,read_dir", "/srv/data": "all"} {
+		if got[path] != rights {
+			t.Errorf("read-only plan: %s: rights %q, want %q", path, got[path], rights)
+		}
+	}
 }

@@ -37,8 +37,10 @@ func (l *Local) attach(c *osexec.Cmd) *callCgroup {
 	return cg
 }
 
-// cgroupBase finds the cgroup v2 directory of this process and creates a
-// directory for one Local's call cgroups beneath it.
+// cgroupBase finds the cgroup v2 directory of this process and creates
+// the directory for its call cgroups beneath it, rigout.<pid>, shared by
+// every Local of the process (call cgroups have random names). Left-overs
+// of gateways that are gone are removed on the way.
 func cgroupBase() (string, error) {
 	mnt, err := cgroup2Mount()
 	if err != nil {
@@ -48,13 +50,42 @@ func cgroupBase() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	base := filepath.Join(mnt, own, fmt.Sprintf("rigout.%d.%s", os.Getpid(), hex.EncodeToString(b[:])))
-	if err := os.Mkdir(base, 0o755); err != nil {
+	parent := filepath.Join(mnt, own)
+	sweepCgroups(parent)
+	base := filepath.Join(parent, fmt.Sprintf("rigout.%d", os.Getpid()))
+	if err := os.Mkdir(base, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", fmt.Errorf("create %s: %w", base, err)
 	}
 	return base, nil
+}
+
+// sweepCgroups removes the empty call cgroups and bases that gateways no
+// longer running left in parent. A cgroup that still holds a process
+// cannot be removed and stays.
+func sweepCgroups(parent string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "rigout.")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidStr, _, _ := strings.Cut(rest, ".")
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue // alive, or not ours to judge
+		}
+		dir := filepath.Join(parent, e.Name())
+		calls, _ := os.ReadDir(dir)
+		for _, c := range calls {
+			if c.IsDir() {
+				_ = os.Remove(filepath.Join(dir, c.Name()))
+			}
+		}
+		_ = os.Remove(dir)
+	}
 }
 
 // cgroup2Mount returns where the cgroup v2 hierarchy is mounted.
@@ -127,7 +158,15 @@ func newCallCgroup(base string) (*callCgroup, error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	dir := filepath.Join(base, "call-"+hex.EncodeToString(b[:]))
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, os.ErrNotExist) {
+		// The base was swept away (by hand, or by a gateway that
+		// reused this process id): make it again.
+		if err = os.Mkdir(base, 0o755); err == nil || errors.Is(err, os.ErrExist) {
+			err = os.Mkdir(dir, 0o755)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
