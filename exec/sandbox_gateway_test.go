@@ -237,3 +237,38 @@ func TestSandboxPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxRebuilds checks that entries created after the sandbox was
+// built get their rights at the next call (the sandbox notices the
+// changed directory), and that SetConfig takes effect.
+func TestSandboxRebuilds(t *testing.T) {
+	if st := sandboxStatus(t); !st.Enforced {
+		skipOrFail(t, "no Landlock: "+st.Reason)
+	}
+	root := filepath.Join(t.TempDir(), "root")
+	if err := os.MkdirAll(filepath.Join(root, "old"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := exec.NewSandbox(exec.SandboxConfig{Protected: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sb.Close() })
+	l := &exec.Local{Sandbox: sb}
+	// Made by the gateway between calls: the next call rebuilds first.
+	if err := os.MkdirAll(filepath.Join(root, "new"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Run(context.Background(), exec.Command{Shell: "cd " + root + " && touch new/f old/f && rm new/f old/f"})
+	if err != nil || res.ExitCode != 0 || !res.Sandboxed {
+		t.Fatalf("work in a directory created after the build: %+v, %v (stderr %q)", res, err, res.Stderr.Data)
+	}
+	// Unprotect the root: it can then be removed.
+	if err := sb.SetConfig(exec.SandboxConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = l.Run(context.Background(), exec.Command{Argv: []string{"rm", "-r", root}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("rm after SetConfig: %+v, %v (stderr %q)", res, err, res.Stderr.Data)
+	}
+}

@@ -119,6 +119,9 @@ func (t *tracker) end(leave bool) int {
 		return 0
 	}
 	n := len(t.cg.pids())
+	if n == 0 && t.cg.close() == nil {
+		return 0 // empty: removed at once
+	}
 	t.cg.kill(5 * time.Second)
 	_ = t.cg.close()
 	return n

@@ -226,8 +226,12 @@ func (g *callCgroup) populated() bool {
 	return bytes.Contains(b, []byte("populated 1"))
 }
 
-// close removes the cgroup; it must be empty by then.
+// close removes the cgroup; it must be empty by then. The descriptor is
+// closed once, even when removal fails and close is called again.
 func (g *callCgroup) close() error {
-	_ = unix.Close(g.fd)
+	if g.fd >= 0 {
+		_ = unix.Close(g.fd)
+		g.fd = -1
+	}
 	return os.Remove(g.dir)
 }
