@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"errors"
 	"log/slog"
 	"strings"
 )
@@ -49,4 +50,13 @@ func PlanSandbox(cfg SandboxConfig, abi int) ([]string, error) {
 		out = append(out, r.path+" "+strings.Join(rights, ","))
 	}
 	return out, nil
+}
+
+// UseMarkerTracking makes l track descendants by environment marker, as
+// it does when no cgroup can be created.
+func UseMarkerTracking(l *Local) {
+	l.trackOnce.Do(func() {})
+	l.trackMu.Lock()
+	l.cgErr = errors.New("cgroups turned off by the test")
+	l.trackMu.Unlock()
 }

@@ -2,6 +2,8 @@ package exec
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -93,12 +95,16 @@ func (l *Local) Run(ctx context.Context, cmd Command) (Result, error) {
 	stderr := newCapture(cmd.MaxOutput, Stderr, cmd.OnOutput)
 	stdout.bufs, stderr.bufs = &l.bufs, &l.bufs
 	env := l.environ(cmd.Env, cmd.Dir)
-	newCmd := func() *osexec.Cmd {
+	newCmd := func(marker string) *osexec.Cmd {
+		e := env
+		if marker != "" {
+			e = append(slices.Clip(env), marker)
+		}
 		return &osexec.Cmd{
 			Path:        path,
 			Args:        argv,
 			Dir:         cmd.Dir,
-			Env:         env,
+			Env:         e,
 			Stdin:       cmd.Stdin,
 			Stdout:      stdout,
 			Stderr:      stderr,
@@ -132,8 +138,13 @@ func (l *Local) Run(ctx context.Context, cmd Command) (Result, error) {
 	}
 
 	start := time.Now()
-	c := newCmd()
+	c := newCmd("")
 	cg := l.attach(c)
+	marker := ""
+	if cg == nil && !l.LeaveDescendants {
+		marker = newCallMarker()
+		c.Env = append(slices.Clip(env), marker)
+	}
 	sandboxed, err := l.start(sandbox, c)
 	if err != nil && cg != nil && !errors.Is(err, ErrSandboxClosed) {
 		// Starting into the cgroup may be what failed (no delegation,
@@ -141,7 +152,8 @@ func (l *Local) Run(ctx context.Context, cmd Command) (Result, error) {
 		// that works.
 		_ = cg.close()
 		cg = nil
-		c2 := newCmd()
+		marker = newCallMarker()
+		c2 := newCmd(marker)
 		firstErr := err
 		if sandboxed, err = l.start(sandbox, c2); err == nil {
 			l.disableCgroups(firstErr)
@@ -156,7 +168,12 @@ func (l *Local) Run(ctx context.Context, cmd Command) (Result, error) {
 	}
 	res.Sandboxed = sandboxed
 	pgid := c.Process.Pid
-	tr := &tracker{cg: cg, pgid: pgid}
+	tr := &tracker{cg: cg, pgid: pgid, marker: marker}
+	if marker != "" {
+		// The leader is alive or a zombie until Wait: its start time
+		// bounds the scan to processes started since.
+		tr.since, _ = procStart(pgid)
+	}
 
 	// The watcher ends the process group when the timeout passes or the
 	// caller's context ends, and stops as soon as the process has exited.
@@ -230,6 +247,13 @@ func (l *Local) watch(ctx context.Context, timeout time.Duration, tr *tracker, e
 		tr.signal(syscall.SIGKILL)
 	}
 	return why
+}
+
+// newCallMarker returns a fresh environment entry marking one call.
+func newCallMarker() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return callMarkerEnv + "=" + hex.EncodeToString(b[:])
 }
 
 // start starts c, inside sandbox if it is not nil, and reports whether

@@ -18,10 +18,17 @@ const (
 	// cgroup by writing to a cgroup.procs file, unless the cgroup mount
 	// is in SandboxConfig.ReadOnly.
 	TrackCgroup TrackMode = "cgroup"
-	// TrackProcessGroup kills the call's process group when the call
-	// ends. Descendants that leave the group (setsid, setpgid) survive.
-	// Local falls back to it when no cgroup can be created.
-	TrackProcessGroup TrackMode = "process-group"
+	// TrackMarker is the fallback when no cgroup can be created: the
+	// call's command gets a unique RIGOUT_CALL_ID in its environment, which
+	// its descendants inherit, and when the call ends Local kills the
+	// call's process group and every process started since the call that
+	// carries the marker (found in /proc/<pid>/environ). setsid and
+	// double-forked daemons are caught. What escapes: a descendant that
+	// clears or rewrites its environment (env -i, exec -c) and leaves the
+	// process group, and one whose environment the gateway cannot read
+	// (another user's, or non-dumpable after a setuid exec, which the
+	// sandbox's no_new_privs prevents).
+	TrackMarker TrackMode = "marker"
 	// TrackOff leaves descendants running after the call returns, as
 	// Local.LeaveDescendants asks. A timeout still ends the process group.
 	TrackOff TrackMode = "off"
@@ -34,7 +41,7 @@ type TrackingStatus struct {
 	// Where names the cgroup directory that holds the call cgroups, in
 	// TrackCgroup mode.
 	Where string
-	// Reason says why no cgroup is used, in TrackProcessGroup mode.
+	// Reason says why no cgroup is used, in TrackMarker mode.
 	Reason string
 }
 
@@ -43,8 +50,8 @@ func (s TrackingStatus) String() string {
 	switch s.Mode {
 	case TrackCgroup:
 		return "every descendant ends with its call (cgroup v2 per call under " + s.Where + ")"
-	case TrackProcessGroup:
-		return "descendants in the call's process group end with it; setsid and double-fork escapes survive (" + s.Reason + ")"
+	case TrackMarker:
+		return "descendants end with their call when they keep its process group or its environment marker; one that clears its environment and calls setsid survives (" + s.Reason + ")"
 	}
 	return "descendants may outlive their call (LeaveDescendants)"
 }
@@ -57,7 +64,7 @@ func (l *Local) Tracking() TrackingStatus {
 	}
 	base, err := l.cgroupBase()
 	if err != nil {
-		return TrackingStatus{Mode: TrackProcessGroup, Reason: err.Error()}
+		return TrackingStatus{Mode: TrackMarker, Reason: err.Error()}
 	}
 	return TrackingStatus{Mode: TrackCgroup, Where: base}
 }
@@ -88,22 +95,31 @@ func (l *Local) disableCgroups(err error) {
 	}
 }
 
+// callMarkerEnv names the environment variable that marks a call's
+// processes when it has no cgroup.
+const callMarkerEnv = "RIGOUT_CALL_ID"
+
 // tracker ends a call's processes: its cgroup if it has one, else its
-// process group.
+// process group and the processes carrying its marker.
 type tracker struct {
-	cg   *callCgroup
-	pgid int
+	cg     *callCgroup
+	pgid   int
+	marker string // callMarkerEnv=value, when there is no cgroup
+	since  uint64 // the leader's start time, in clock ticks since boot
 }
 
 // signal sends sig to the call's process group and, with a cgroup, to
 // every process in it.
 func (t *tracker) signal(sig syscall.Signal) {
 	_ = syscall.Kill(-t.pgid, sig)
-	if t.cg != nil {
-		if sig == syscall.SIGKILL {
-			t.cg.kill(0)
-		} else {
-			t.cg.signal(sig)
+	switch {
+	case t.cg != nil && sig == syscall.SIGKILL:
+		t.cg.kill(0)
+	case t.cg != nil:
+		t.cg.signal(sig)
+	case t.marker != "":
+		for _, pid := range markedProcs(t.marker, t.since) {
+			_ = syscall.Kill(pid, sig)
 		}
 	}
 }
@@ -113,10 +129,32 @@ func (t *tracker) signal(sig syscall.Signal) {
 // without, where they are not counted).
 func (t *tracker) end(leave bool) int {
 	if t.cg == nil {
-		if !leave {
-			_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
+		if leave {
+			return 0
 		}
-		return 0
+		if t.marker == "" {
+			_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
+			return 0
+		}
+		// Scan before killing the group, to count its members too, and
+		// kill until a scan finds none: a process may fork between the
+		// scan and its SIGKILL.
+		seen := map[int]bool{}
+		for round := range 10 {
+			pids := markedProcs(t.marker, t.since)
+			if round == 0 {
+				_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
+			}
+			if len(pids) == 0 {
+				break
+			}
+			for _, pid := range pids {
+				seen[pid] = true
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return len(seen)
 	}
 	n := len(t.cg.pids())
 	if n == 0 && t.cg.close() == nil {

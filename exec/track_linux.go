@@ -235,3 +235,56 @@ func (g *callCgroup) close() error {
 	}
 	return os.Remove(g.dir)
 }
+
+// markedProcs returns the live processes, other than this one, started at
+// or after since (clock ticks since boot) whose environment holds marker
+// ("NAME=value").
+func markedProcs(marker string, since uint64) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	want := []byte("\x00" + marker + "\x00")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		if st, ok := procStart(pid); !ok || st < since {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || len(env) == 0 {
+			continue
+		}
+		env = append(append([]byte{0}, env...), 0)
+		if bytes.Contains(env, want) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// procStart returns the start time of a live process (clock ticks since
+// boot); ok is false for zombies and processes that are gone.
+func procStart(pid int) (start uint64, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// pid (comm) state ppid pgrp session tty_nr tpgid flags minflt cminflt
+	// majflt cmajflt utime stime cutime cstime priority nice num_threads
+	// itrealvalue starttime: starttime is the 20th field after comm.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(f[19], 10, 64)
+	return n, err == nil
+}

@@ -23,7 +23,8 @@ func TestNoProcessOutlivesItsCall(t *testing.T) {
 		name    string
 		shell   string // SLEEP is replaced by a sleep with a unique argument
 		timeout bool
-		want    int // processes the call left behind (Result.Orphans)
+		want    int  // processes the call left behind (Result.Orphans)
+		cgroup  bool // escapes TrackMarker, as documented
 	}{
 		{name: "background", shell: "SLEEP &", want: 1},
 		{name: "setsid", shell: "setsid SLEEP &", want: 1},
@@ -31,42 +32,55 @@ func TestNoProcessOutlivesItsCall(t *testing.T) {
 		{name: "nohup", shell: "nohup SLEEP >/dev/null 2>&1 &", want: 1},
 		{name: "disown", shell: "SLEEP & disown", want: 1},
 		{name: "closed pipes", shell: "setsid SLEEP </dev/null >/dev/null 2>&1 &", want: 1},
+		{name: "cleared environment", shell: "env -i setsid SLEEP </dev/null >/dev/null 2>&1 &", want: 1, cgroup: true},
 		{name: "all of them", shell: "SLEEP & setsid SLEEP & (setsid sh -c 'SLEEP &' &); nohup SLEEP >/dev/null 2>&1 & SLEEP & disown", want: 5},
 		{name: "timed out", shell: "SLEEP & setsid SLEEP & (setsid sh -c 'SLEEP &' &); nohup SLEEP >/dev/null 2>&1 & SLEEP & disown; SLEEP", timeout: true},
 		{name: "timed out, ignoring SIGTERM", shell: "trap '' TERM; setsid sh -c 'trap \"\" TERM; SLEEP' & SLEEP", timeout: true},
 	}
-	for _, sandboxed := range []bool{false, true} {
-		for _, tt := range tests {
-			t.Run(fmt.Sprintf("%s/sandbox=%v", tt.name, sandboxed), func(t *testing.T) {
-				l := &exec.Local{Grace: 100 * time.Millisecond, Drain: 50 * time.Millisecond}
-				if st := l.Tracking(); st.Mode != exec.TrackCgroup {
-					skipOrFail(t, "no cgroup v2 per call: "+st.String())
-				}
-				if sandboxed {
-					sb, _ := hiddenSandbox(t)
-					l.Sandbox = sb
-				}
-				marker := fmt.Sprintf("1000.%d", rand.IntN(1e9))
-				t.Cleanup(func() { killMarked(marker) })
-				cmd := exec.Command{Shell: replaceSleep(tt.shell, marker)}
-				if tt.timeout {
-					cmd.Timeout = 300 * time.Millisecond
-				}
-				res, err := l.Run(context.Background(), cmd)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if left := proctest.WithArg(marker); len(left) > 0 {
-					t.Errorf("%d processes outlived the call: %v", len(left), left)
-				}
-				if res.TimedOut != tt.timeout || res.Sandboxed != sandboxed {
-					t.Errorf("result %+v", res)
-				}
-				if !tt.timeout && res.Orphans != tt.want {
-					t.Errorf("Orphans = %d, want %d", res.Orphans, tt.want)
-				}
-			})
+	for _, mode := range []exec.TrackMode{exec.TrackCgroup, exec.TrackMarker} {
+		for _, sandboxed := range []bool{false, true} {
+			for _, tt := range tests {
+				t.Run(fmt.Sprintf("%s/%s/sandbox=%v", tt.name, mode, sandboxed), func(t *testing.T) {
+					if tt.cgroup && mode != exec.TrackCgroup {
+						t.Skip("escapes marker tracking, as TrackMarker documents")
+					}
+					testEscape(t, mode, sandboxed, tt.shell, tt.timeout, tt.want)
+				})
+			}
 		}
+	}
+}
+
+func testEscape(t *testing.T, mode exec.TrackMode, sandboxed bool, shell string, timeout bool, want int) {
+	l := &exec.Local{Grace: 100 * time.Millisecond, Drain: 50 * time.Millisecond}
+	if mode == exec.TrackMarker {
+		exec.UseMarkerTracking(l)
+	}
+	if st := l.Tracking(); st.Mode != mode {
+		skipOrFail(t, "no cgroup v2 per call: "+st.String())
+	}
+	if sandboxed {
+		sb, _ := hiddenSandbox(t)
+		l.Sandbox = sb
+	}
+	marker := fmt.Sprintf("1000.%d", rand.IntN(1e9))
+	t.Cleanup(func() { killMarked(marker) })
+	cmd := exec.Command{Shell: replaceSleep(shell, marker)}
+	if timeout {
+		cmd.Timeout = 300 * time.Millisecond
+	}
+	res, err := l.Run(context.Background(), cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := proctest.WithArg(marker); len(left) > 0 {
+		t.Errorf("%d processes outlived the call: %v", len(left), left)
+	}
+	if res.TimedOut != timeout || res.Sandboxed != sandboxed {
+		t.Errorf("result %+v", res)
+	}
+	if !timeout && res.Orphans != want {
+		t.Errorf("Orphans = %d, want %d", res.Orphans, want)
 	}
 }
 
