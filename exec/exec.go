@@ -125,7 +125,7 @@ type Result struct {
 	Unsandboxed string
 	// Orphans counts the processes the command left running when its
 	// leader exited, which were killed because no process may outlive
-	// its call. Counted only when the call had a cgroup (TrackCgroup).
+	// its call (Local; see TrackMode for what each mode finds).
 	Orphans int
 }
 

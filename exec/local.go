@@ -20,9 +20,10 @@ import (
 // Local runs commands on this machine.
 //
 // Each command runs in its own process group and, where the kernel allows,
-// in a cgroup v2 of its own (see TrackMode). When the command's leader
-// exits, every process it left behind is killed: `sleep 1000 &`, setsid
-// and double-forked daemons included (unless LeaveDescendants). When the
+// in a cgroup v2 of its own, else with a marker in its environment (see
+// TrackMode and Tracking). When the command's leader exits and its output
+// is drained, every process it left behind is killed: `sleep 1000 &`,
+// setsid and double-forked daemons included (unless LeaveDescendants). When the
 // Command's Timeout passes or the context ends, the call's processes get
 // SIGTERM and, Grace later, SIGKILL. With a Sandbox, each command runs in
 // a Landlock domain of its own; Result.Sandboxed says whether it did.
