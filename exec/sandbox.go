@@ -80,11 +80,12 @@ type SandboxConfig struct {
 // hook in every embedder's main; a long-lived sandboxed spawner is a second
 // process to supervise, passing descriptors and exit statuses over a
 // socket. This way costs one thread and two stops per call, and no
-// process. Measured with BenchmarkLocalSandbox on a 2-CPU VM (Linux 6.18,
-// means of 1000 calls of `true`): 1.04ms unsandboxed and 1.65ms sandboxed
-// with a call cgroup each (1.6x); 0.92ms and 1.24ms without cgroups
-// (1.35x). The exec gate is about 0.25ms of that; without it the sandbox
-// would cost about 1.1x, and a command could end the gateway.
+// process. Measured with BenchmarkLocalSandbox on a shared 2-CPU VM
+// (Linux 6.18, medians of 6 runs of `true`): 1.22ms unsandboxed and 2.04ms
+// sandboxed with a call cgroup each (1.7x); 1.07ms and 1.60ms without
+// cgroups (1.5x); runs vary by about 20%. The exec gate is about 0.25ms
+// of that; without it the sandbox would cost about 1.1x, and a command
+// could end the gateway.
 //
 // # What it enforces
 //
