@@ -10,11 +10,20 @@
 // A command that ran and exited non-zero is a Result, never an error; an
 // error means it could not run at all.
 //
-// [Local] runs each command in its own process group and ends the whole
-// group on timeout or cancellation (SIGTERM, then SIGKILL after a grace
-// period), so no grandchild survives. Output is capped per stream while it
-// streams: a longer stream keeps its head and its tail, and memory stays
-// bounded however much a command prints.
+// [Local] runs each command in its own process group and, where the kernel
+// allows, a cgroup v2 of its own ([TrackMode]): when the command's leader
+// exits or its timeout passes, every process it started ends, setsid and
+// double-forked daemons included, and [Result].Orphans counts what was
+// left behind. Output is capped per stream while it streams: a longer
+// stream keeps its head and its tail, and memory stays bounded however much
+// a command prints.
+//
+// With a [Sandbox], each local command runs in a Landlock domain of its own
+// that keeps protected roots, critical files and the gateway's state out of
+// reach whatever the command's spelling, and stops it from signalling or
+// tracing the gateway. [Sandbox.Status] says what this kernel enforces;
+// [Result].Sandboxed and [Result].Unsandboxed say, for each call, whether
+// it ran confined and why not.
 //
 // # SSH
 //

@@ -115,6 +115,18 @@ type Result struct {
 	Canceled bool
 	// Stdout and Stderr hold the captured output, capped.
 	Stdout, Stderr Output
+	// Sandboxed reports that the command ran inside the kernel sandbox
+	// (Local with a Sandbox on a kernel with Landlock).
+	Sandboxed bool
+	// Unsandboxed says why the command ran outside a sandbox when
+	// Sandboxed is false: "no sandbox configured", no Landlock on this
+	// kernel, a sudo command (setuid cannot work under no_new_privs), or
+	// a remote host. Empty when Sandboxed.
+	Unsandboxed string
+	// Orphans counts the processes the command left running when its
+	// leader exited, which were killed because no process may outlive
+	// its call (Local; see TrackMode for what each mode finds).
+	Orphans int
 }
 
 // Output is one captured stream.

@@ -2,6 +2,8 @@ package exec
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -17,10 +19,17 @@ import (
 
 // Local runs commands on this machine.
 //
-// Each command runs in its own process group. When the Command's Timeout
-// passes or the context ends, the whole group gets SIGTERM and, Grace later,
-// SIGKILL, so that no grandchild survives. A Local is safe for concurrent
-// use; its fields must not change after the first Run.
+// Each command runs in its own process group and, where the kernel allows,
+// in a cgroup v2 of its own, else with a marker in its environment (see
+// TrackMode and Tracking). When the command's leader exits and its output
+// is drained, every process it left behind is killed: `sleep 1000 &`,
+// setsid and double-forked daemons included (unless LeaveDescendants). When the
+// Command's Timeout passes or the context ends, the call's processes get
+// SIGTERM and, Grace later, SIGKILL. With a Sandbox, each command runs in
+// a Landlock domain of its own; Result.Sandboxed says whether it did.
+//
+// A Local is safe for concurrent use; its fields must not change after the
+// first Run.
 type Local struct {
 	// Env is the base environment, as "KEY=value" pairs. If nil, the
 	// gateway's own environment is used. Either way, variables for which
@@ -38,6 +47,19 @@ type Local struct {
 	// Drain is how long output is still read after the process exits while
 	// a background descendant holds the pipes open. If zero, 250ms.
 	Drain time.Duration
+	// Sandbox, if set, confines every command (see Sandbox). If nil,
+	// commands run unconfined and each Result says so.
+	Sandbox *Sandbox
+	// LeaveDescendants, if true, lets processes a command started in the
+	// background outlive the call. By default they are killed when the
+	// leader exits (after Drain), and Result.Orphans counts them.
+	LeaveDescendants bool
+
+	trackOnce sync.Once
+	// trackMu protects the following.
+	trackMu sync.Mutex
+	cgBase  string // directory of the call cgroups
+	cgErr   error  // why there are none
 
 	shellOnce sync.Once
 	shell     string
@@ -70,21 +92,30 @@ func (l *Local) Run(ctx context.Context, cmd Command) (Result, error) {
 		return res, fmt.Errorf("exec: %w", err)
 	}
 
-	c := &osexec.Cmd{
-		Path:        path,
-		Args:        argv,
-		Dir:         cmd.Dir,
-		Env:         l.environ(cmd.Env, cmd.Dir),
-		Stdin:       cmd.Stdin,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-	}
 	stdout := newCapture(cmd.MaxOutput, Stdout, cmd.OnOutput)
 	stderr := newCapture(cmd.MaxOutput, Stderr, cmd.OnOutput)
 	stdout.bufs, stderr.bufs = &l.bufs, &l.bufs
-	c.Stdout, c.Stderr = stdout, stderr
-	// Output pipes are closed this long after the process exits even if a
-	// background descendant still holds them, so Wait cannot hang.
-	c.WaitDelay = l.drain()
+	env := l.environ(cmd.Env, cmd.Dir)
+	newCmd := func(marker string) *osexec.Cmd {
+		e := env
+		if marker != "" {
+			e = append(slices.Clip(env), marker)
+		}
+		return &osexec.Cmd{
+			Path:        path,
+			Args:        argv,
+			Dir:         cmd.Dir,
+			Env:         e,
+			Stdin:       cmd.Stdin,
+			Stdout:      stdout,
+			Stderr:      stderr,
+			SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+			// Output pipes are closed this long after the process
+			// exits even if a background descendant still holds them,
+			// so Wait cannot hang.
+			WaitDelay: l.drain(),
+		}
+	}
 
 	if cmd.Dir != "" {
 		if fi, err := os.Stat(cmd.Dir); err != nil {
@@ -94,11 +125,56 @@ func (l *Local) Run(ctx context.Context, cmd Command) (Result, error) {
 		}
 	}
 
+	sandbox := l.Sandbox
+	switch {
+	case sandbox == nil:
+		res.Unsandboxed = "no sandbox configured"
+	case cmd.Sudo:
+		// sudo is setuid: under no_new_privs it cannot elevate, so the
+		// command runs unconfined, and says so.
+		res.Unsandboxed = "sudo needs setuid, which the sandbox's no_new_privs forbids: ran outside the sandbox"
+		sandbox = nil
+	case sandbox.abi == 0:
+		res.Unsandboxed = sandbox.Status().Reason
+	}
+
 	start := time.Now()
-	if err := c.Start(); err != nil {
+	c := newCmd("")
+	cg := l.attach(c)
+	marker := ""
+	if cg == nil && !l.LeaveDescendants {
+		marker = newCallMarker()
+		c.Env = append(slices.Clip(env), marker)
+	}
+	sandboxed, err := l.start(sandbox, c)
+	if err != nil && cg != nil && !errors.Is(err, ErrSandboxClosed) {
+		// Starting into the cgroup may be what failed (no delegation,
+		// no clone3): try once without it, and stop using cgroups if
+		// that works.
+		_ = cg.close()
+		cg = nil
+		marker = newCallMarker()
+		c2 := newCmd(marker)
+		firstErr := err
+		if sandboxed, err = l.start(sandbox, c2); err == nil {
+			l.disableCgroups(firstErr)
+			c = c2
+		}
+	}
+	if err != nil {
+		if cg != nil {
+			_ = cg.close()
+		}
 		return res, fmt.Errorf("exec: start %s: %w", argv[0], err)
 	}
+	res.Sandboxed = sandboxed
 	pgid := c.Process.Pid
+	tr := &tracker{cg: cg, pgid: pgid, marker: marker}
+	if marker != "" {
+		// The leader is alive or a zombie until Wait: its start time
+		// bounds the scan to processes started since.
+		tr.since, _ = procStart(pgid)
+	}
 
 	// The watcher ends the process group when the timeout passes or the
 	// caller's context ends, and stops as soon as the process has exited.
@@ -106,7 +182,7 @@ func (l *Local) Run(ctx context.Context, cmd Command) (Result, error) {
 	var why stopReason
 	var watch sync.WaitGroup
 	watch.Go(func() {
-		why = l.watch(ctx, cmd.Timeout, pgid, exited)
+		why = l.watch(ctx, cmd.Timeout, tr, exited)
 	})
 
 	waitErr := c.Wait()
@@ -127,11 +203,12 @@ func (l *Local) Run(ctx context.Context, cmd Command) (Result, error) {
 	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, osexec.ErrWaitDelay) {
 		return res, fmt.Errorf("exec: wait: %w", waitErr)
 	}
-	// Whatever the leader did, nothing of the group may outlive a timeout
-	// or a cancellation.
+	// Whatever the leader did, nothing of the call may outlive a timeout
+	// or a cancellation, nor, unless asked, the call itself.
 	if why != stopNone {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		tr.signal(syscall.SIGKILL)
 	}
+	res.Orphans = tr.end(l.LeaveDescendants)
 	return res, nil
 }
 
@@ -146,7 +223,7 @@ const (
 // watch waits for the process to exit, the timeout to pass or ctx to end.
 // On the latter two it sends SIGTERM to the group, then SIGKILL after the
 // grace period if the leader is still running.
-func (l *Local) watch(ctx context.Context, timeout time.Duration, pgid int, exited <-chan struct{}) stopReason {
+func (l *Local) watch(ctx context.Context, timeout time.Duration, tr *tracker, exited <-chan struct{}) stopReason {
 	var timer <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
@@ -162,15 +239,31 @@ func (l *Local) watch(ctx context.Context, timeout time.Duration, pgid int, exit
 	case <-ctx.Done():
 		why = stopCanceled
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	tr.signal(syscall.SIGTERM)
 	grace := time.NewTimer(l.grace())
 	defer grace.Stop()
 	select {
 	case <-exited:
 	case <-grace.C:
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		tr.signal(syscall.SIGKILL)
 	}
 	return why
+}
+
+// newCallMarker returns a fresh environment entry marking one call.
+func newCallMarker() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return callMarkerEnv + "=" + hex.EncodeToString(b[:])
+}
+
+// start starts c, inside sandbox if it is not nil, and reports whether
+// the command is confined.
+func (l *Local) start(sandbox *Sandbox, c *osexec.Cmd) (bool, error) {
+	if sandbox == nil {
+		return false, c.Start()
+	}
+	return sandbox.start(c)
 }
 
 func (l *Local) grace() time.Duration {

@@ -44,7 +44,7 @@ var ErrNoExitStatus = errors.New("exec: remote command ended without an exit sta
 // contract: a non-zero exit is a Result; a *DialError, *DisconnectError or
 // a refusal is an error.
 func (s *SSH) Run(ctx context.Context, cmd Command) (Result, error) {
-	res := Result{Route: s.ep.Route(), ExitCode: -1}
+	res := Result{Route: s.ep.Route(), ExitCode: -1, Unsandboxed: "remote host: the far side runs no sandbox"}
 	if err := cmd.Validate(); err != nil {
 		return res, err
 	}

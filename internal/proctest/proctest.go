@@ -55,3 +55,70 @@ func WaitGroupGone(t testing.TB, pgid int, timeout time.Duration) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// WithArg returns the live processes one of whose arguments is exactly
+// arg. Tests give their processes a unique argument ("sleep 1000.4711")
+// and count survivors with it. Zombies do not count.
+func WithArg(arg string) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || len(b) == 0 {
+			continue // gone, or a zombie (which has no command line)
+		}
+		for a := range strings.SplitSeq(strings.TrimSuffix(string(b), "\x00"), "\x00") {
+			if a == arg {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// UsedUIDs returns the real user ids of every process.
+func UsedUIDs() map[int]bool {
+	used := map[int]bool{}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return used
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "Uid:"); ok {
+				for _, f := range strings.Fields(rest) {
+					if n, err := strconv.Atoi(f); err == nil {
+						used[n] = true
+					}
+				}
+			}
+		}
+	}
+	return used
+}
+
+// FreeUID returns a user id in [lo, hi) that no process uses, or -1.
+func FreeUID(lo, hi int) int {
+	used := UsedUIDs()
+	for uid := lo; uid < hi; uid++ {
+		if !used[uid] {
+			return uid
+		}
+	}
+	return -1
+}

@@ -1,0 +1,274 @@
+//go:build linux
+
+package exec_test
+
+import (
+	"context"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rigout/rigout/exec"
+)
+
+// hiddenSandbox returns a sandbox hiding a fresh state directory with a
+// token in it, and that directory.
+func hiddenSandbox(t *testing.T) (*exec.Sandbox, string) {
+	t.Helper()
+	if st := sandboxStatus(t); !st.Enforced {
+		skipOrFail(t, "no Landlock: "+st.Reason)
+	}
+	state := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "token"), []byte(tokenData), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := exec.NewSandbox(exec.SandboxConfig{Hidden: []string{state}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sb.Close() })
+	return sb, state
+}
+
+// TestSandboxGatewayUnaffected checks that confining a thread for each
+// command leaves the gateway itself unconfined: after many concurrent
+// sandboxed runs, every thread of the test process can still read the
+// hidden directory and none has no_new_privs.
+func TestSandboxGatewayUnaffected(t *testing.T) {
+	sb, state := hiddenSandbox(t)
+	l := &exec.Local{Sandbox: sb}
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+	for range 32 {
+		wg.Go(func() {
+			res, err := l.Run(context.Background(), exec.Command{Argv: []string{"cat", filepath.Join(state, "token")}})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if !res.Sandboxed || res.ExitCode == 0 || strings.Contains(string(res.Stdout.Data), tokenData) {
+				t.Errorf("sandboxed cat of the token: %+v", res)
+			}
+		})
+	}
+	wg.Wait()
+	for range 64 {
+		wg.Go(func() {
+			if b, err := os.ReadFile(filepath.Join(state, "token")); err != nil || string(b) != tokenData {
+				t.Errorf("the gateway cannot read its own state after sandboxed runs: %q, %v", b, err)
+			}
+			if _, err := os.ReadDir(state); err != nil {
+				t.Errorf("the gateway cannot list its own state: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	tasks, err := filepath.Glob("/proc/self/task/*/status")
+	if err != nil || len(tasks) == 0 {
+		t.Fatalf("threads: %v", err)
+	}
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		if strings.Contains(string(b), "NoNewPrivs:\t1") {
+			t.Errorf("%s: a gateway thread has no_new_privs (a sandbox thread was kept)", f)
+		}
+	}
+	// The gateway itself can still start unconfined commands.
+	res, err := (&exec.Local{}).Run(context.Background(), exec.Command{Argv: []string{"cat", filepath.Join(state, "token")}})
+	if err != nil || string(res.Stdout.Data) != tokenData {
+		t.Errorf("unsandboxed Local after sandboxed runs: %q, %v", res.Stdout.Data, err)
+	}
+}
+
+// TestSandboxLaunchThread probes the moment right after exec with a
+// static C program that tries to signal (signal 0) every thread of the
+// gateway: the thread that started the command shares its Landlock
+// domain, so it must be gone before the command runs.
+func TestSandboxLaunchThread(t *testing.T) {
+	sb, _ := hiddenSandbox(t)
+	cc, err := osexec.LookPath("cc")
+	if err != nil {
+		t.Skip("SKIPPED, launch-thread probe not run: no C compiler to build testdata/threadprobe.c")
+	}
+	probe := filepath.Join(t.TempDir(), "threadprobe")
+	if out, err := osexec.Command(cc, "-O2", "-static", "-o", probe, "testdata/threadprobe.c").CombinedOutput(); err != nil {
+		if out, err = osexec.Command(cc, "-O2", "-o", probe, "testdata/threadprobe.c").CombinedOutput(); err != nil {
+			t.Skipf("SKIPPED, cannot build the probe: %v: %s", err, out)
+		}
+	}
+	l := &exec.Local{Sandbox: sb}
+	unconfined, err := (&exec.Local{}).Run(context.Background(), exec.Command{Argv: []string{probe}})
+	if err != nil || strings.HasPrefix(string(unconfined.Stdout.Data), "0 ") {
+		t.Fatalf("the probe cannot signal the gateway even unconfined (%q, %v): it proves nothing", unconfined.Stdout.Data, err)
+	}
+	hits := 0
+	for range 300 {
+		res, err := l.Run(context.Background(), exec.Command{Argv: []string{probe}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(res.Stdout.Data), "0 ") {
+			hits++
+		}
+	}
+	if hits > 0 {
+		t.Errorf("in %d of 300 calls the command could signal a gateway thread", hits)
+	}
+}
+
+func TestSandboxSudoRunsOutside(t *testing.T) {
+	sb, _ := hiddenSandbox(t)
+	// A stand-in sudo that runs its command: the real one may be absent,
+	// and must not run here.
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "sudo"), []byte("#!/bin/sh\nshift 2\nexec \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	l := &exec.Local{Sandbox: sb}
+	res, err := l.Run(context.Background(), exec.Command{Argv: []string{"true"}, Sudo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sandboxed || !strings.Contains(res.Unsandboxed, "sudo") {
+		t.Errorf("sudo call: Sandboxed %v, Unsandboxed %q; want it said to run outside", res.Sandboxed, res.Unsandboxed)
+	}
+	res, err = l.Run(context.Background(), exec.Command{Argv: []string{"true"}})
+	if err != nil || !res.Sandboxed || res.Unsandboxed != "" {
+		t.Errorf("plain call: %+v, %v", res, err)
+	}
+	res, err = (&exec.Local{}).Run(context.Background(), exec.Command{Argv: []string{"true"}})
+	if err != nil || res.Sandboxed || res.Unsandboxed != "no sandbox configured" {
+		t.Errorf("no sandbox: %+v, %v", res, err)
+	}
+}
+
+func TestSandboxPlan(t *testing.T) {
+	d := t.TempDir()
+	for _, p := range []string{"srv/data/sub/deep", "srv/other", "etc", "var/lib/rigout", "var/log"} {
+		if err := os.MkdirAll(filepath.Join(d, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"srv/data/file", "etc/passwd", "etc/hosts", "var/lib/rigout/token"} {
+		if err := os.WriteFile(filepath.Join(d, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(d, "var/lib/rigout"), filepath.Join(d, "etc/link-to-state")); err != nil {
+		t.Fatal(err)
+	}
+	d, _ = filepath.EvalSymlinks(d)
+	cfg := exec.SandboxConfig{
+		Protected: []string{filepath.Join(d, "srv/data")},
+		Critical:  []string{filepath.Join(d, "etc/passwd")},
+		Hidden:    []string{filepath.Join(d, "var/lib/rigout")},
+	}
+	rules, err := exec.PlanSandbox(cfg, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range rules {
+		path, rights, _ := strings.Cut(r, " ")
+		if strings.HasPrefix(path, d) {
+			got[strings.TrimPrefix(path, d)] = rights
+		}
+	}
+	noRemove := "execute,write_file,read_file,read_dir,make_char,make_dir,make_reg,make_sock,make_fifo,make_block,make_sym,refer,truncate,ioctl_dev"
+	want := map[string]string{
+		"/srv":                noRemove,
+		"/srv/data":           noRemove,
+		"/srv/data/sub":       "all",
+		"/srv/data/file":      "all-file",
+		"/srv/other":          "all",
+		"/etc":                "execute,read_file,read_dir,make_char,make_dir,make_reg,make_sock,make_fifo,make_block,make_sym,refer,ioctl_dev",
+		"/etc/passwd":         "execute,read_file,ioctl_dev",
+		"/etc/hosts":          "all-file",
+		"/var/lib/rigout":     "", // nothing: hidden
+		"/var/log":            "all",
+		"/var/lib/rigout/tok": "",
+	}
+	for path, rights := range want {
+		if got[path] != rights {
+			t.Errorf("%s: rights %q, want %q", path, got[path], rights)
+		}
+	}
+	if _, ok := got["/etc/link-to-state"]; ok {
+		t.Error("a symbolic link got a rule: that would grant on its target")
+	}
+	for path := range got {
+		if strings.HasPrefix(path, "/var/lib/rigout") {
+			t.Errorf("a rule inside the hidden directory: %s", path)
+		}
+	}
+	// On the way to a hidden directory nothing is granted, not even
+	// listing: rights on a directory hold for everything beneath.
+	for _, r := range rules {
+		path, _, _ := strings.Cut(r, " ")
+		if path == "/" || path == d || slices.Contains([]string{d + "/var", d + "/var/lib"}, path) {
+			t.Errorf("rule on %s, an ancestor of the hidden directory", path)
+		}
+	}
+	// A read-only tree: it and the directories on the way get read rights
+	// only; the rest of its parent stays free.
+	rules, err = exec.PlanSandbox(exec.SandboxConfig{ReadOnly: []string{filepath.Join(d, "srv/other")}}, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = map[string]string{}
+	for _, r := range rules {
+		path, rights, _ := strings.Cut(r, " ")
+		got[strings.TrimPrefix(path, d)] = rights
+	}
+	for path, rights := range map[string]string{"/srv/other": "execute,read_file,read_dir", "/srv": "execute,read_file,read_dir", "/srv/data": "all"} {
+		if got[path] != rights {
+			t.Errorf("read-only plan: %s: rights %q, want %q", path, got[path], rights)
+		}
+	}
+}
+
+// TestSandboxRebuilds checks that entries created after the sandbox was
+// built get their rights at the next call (the sandbox notices the
+// changed directory), and that SetConfig takes effect.
+func TestSandboxRebuilds(t *testing.T) {
+	if st := sandboxStatus(t); !st.Enforced {
+		skipOrFail(t, "no Landlock: "+st.Reason)
+	}
+	root := filepath.Join(t.TempDir(), "root")
+	if err := os.MkdirAll(filepath.Join(root, "old"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := exec.NewSandbox(exec.SandboxConfig{Protected: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sb.Close() })
+	l := &exec.Local{Sandbox: sb}
+	// Made by the gateway between calls: the next call rebuilds first.
+	if err := os.MkdirAll(filepath.Join(root, "new"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Run(context.Background(), exec.Command{Shell: "cd " + root + " && touch new/f old/f && rm new/f old/f"})
+	if err != nil || res.ExitCode != 0 || !res.Sandboxed {
+		t.Fatalf("work in a directory created after the build: %+v, %v (stderr %q)", res, err, res.Stderr.Data)
+	}
+	// Unprotect the root: it can then be removed.
+	if err := sb.SetConfig(exec.SandboxConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = l.Run(context.Background(), exec.Command{Argv: []string{"rm", "-r", root}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("rm after SetConfig: %+v, %v (stderr %q)", res, err, res.Stderr.Data)
+	}
+}

@@ -1,0 +1,290 @@
+package exec
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// attach prepares c to start in a new call cgroup, if l uses them.
+func (l *Local) attach(c *osexec.Cmd) *callCgroup {
+	if l.LeaveDescendants {
+		return nil
+	}
+	base, err := l.cgroupBase()
+	if err != nil {
+		return nil
+	}
+	cg, err := newCallCgroup(base)
+	if err != nil {
+		l.disableCgroups(err)
+		return nil
+	}
+	c.SysProcAttr.UseCgroupFD = true
+	c.SysProcAttr.CgroupFD = cg.fd
+	return cg
+}
+
+// cgroupBase finds the cgroup v2 directory of this process and creates
+// the directory for its call cgroups beneath it, rigout.<pid>, shared by
+// every Local of the process (call cgroups have random names). Left-overs
+// of gateways that are gone are removed on the way.
+func cgroupBase() (string, error) {
+	mnt, err := cgroup2Mount()
+	if err != nil {
+		return "", err
+	}
+	own, err := ownCgroup()
+	if err != nil {
+		return "", err
+	}
+	parent := filepath.Join(mnt, own)
+	sweepCgroups(parent)
+	base := filepath.Join(parent, fmt.Sprintf("rigout.%d", os.Getpid()))
+	if err := os.Mkdir(base, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("create %s: %w", base, err)
+	}
+	return base, nil
+}
+
+// sweepCgroups removes the empty call cgroups and bases that gateways no
+// longer running left in parent. A cgroup that still holds a process
+// cannot be removed and stays.
+func sweepCgroups(parent string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "rigout.")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidStr, _, _ := strings.Cut(rest, ".")
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue // alive, or not ours to judge
+		}
+		dir := filepath.Join(parent, e.Name())
+		calls, _ := os.ReadDir(dir)
+		for _, c := range calls {
+			if c.IsDir() {
+				_ = os.Remove(filepath.Join(dir, c.Name()))
+			}
+		}
+		_ = os.Remove(dir)
+	}
+}
+
+// cgroup2Mount returns where the cgroup v2 hierarchy is mounted.
+func cgroup2Mount() (string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options [optional...] - fstype source superoptions
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok {
+			continue
+		}
+		pf, qf := strings.Fields(pre), strings.Fields(post)
+		if len(pf) >= 5 && len(qf) >= 1 && qf[0] == "cgroup2" && pf[3] == "/" {
+			return unescapeMount(pf[4]), nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
+	}
+	return "", errors.New("no cgroup v2 hierarchy mounted")
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// ownCgroup returns this process's cgroup v2 path ("0::/path").
+func ownCgroup() (string, error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			return p, nil
+		}
+	}
+	return "", errors.New("not in a cgroup v2 hierarchy")
+}
+
+// callCgroup is one call's cgroup: every process the command starts is
+// in it, whatever it does with sessions and process groups.
+type callCgroup struct {
+	dir string
+	fd  int
+}
+
+// newCallCgroup creates a cgroup for one call under base.
+func newCallCgroup(base string) (*callCgroup, error) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	dir := filepath.Join(base, "call-"+hex.EncodeToString(b[:]))
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, os.ErrNotExist) {
+		// The base was swept away (by hand, or by a gateway that
+		// reused this process id): make it again.
+		if err = os.Mkdir(base, 0o755); err == nil || errors.Is(err, os.ErrExist) {
+			err = os.Mkdir(dir, 0o755)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = os.Remove(dir)
+		return nil, err
+	}
+	return &callCgroup{dir: dir, fd: fd}, nil
+}
+
+// pids returns the processes in the cgroup.
+func (g *callCgroup) pids() []int {
+	b, err := os.ReadFile(filepath.Join(g.dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for f := range strings.FieldsSeq(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// signal sends sig to every process in the cgroup.
+func (g *callCgroup) signal(sig syscall.Signal) {
+	for _, pid := range g.pids() {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// kill ends every process in the cgroup and waits, up to wait, until it
+// is empty. It uses cgroup.kill (Linux 5.14), which also reaches
+// processes forked while it runs, else SIGKILL to each member until none
+// is left.
+func (g *callCgroup) kill(wait time.Duration) {
+	haveKill := os.WriteFile(filepath.Join(g.dir, "cgroup.kill"), []byte("1"), 0) == nil
+	deadline := time.Now().Add(wait)
+	for delay := 50 * time.Microsecond; g.populated(); delay = min(2*delay, 10*time.Millisecond) {
+		if !haveKill {
+			g.signal(syscall.SIGKILL)
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(delay)
+	}
+}
+
+// populated reports whether a process is still in the cgroup.
+func (g *callCgroup) populated() bool {
+	b, err := os.ReadFile(filepath.Join(g.dir, "cgroup.events"))
+	if err != nil {
+		return len(g.pids()) > 0
+	}
+	return bytes.Contains(b, []byte("populated 1"))
+}
+
+// close removes the cgroup; it must be empty by then. The descriptor is
+// closed once, even when removal fails and close is called again.
+func (g *callCgroup) close() error {
+	if g.fd >= 0 {
+		_ = unix.Close(g.fd)
+		g.fd = -1
+	}
+	return os.Remove(g.dir)
+}
+
+// markedProcs returns the live processes, other than this one, started at
+// or after since (clock ticks since boot) whose environment holds marker
+// ("NAME=value").
+func markedProcs(marker string, since uint64) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	want := []byte("\x00" + marker + "\x00")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		if st, ok := procStart(pid); !ok || st < since {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || len(env) == 0 {
+			continue
+		}
+		env = append(append([]byte{0}, env...), 0)
+		if bytes.Contains(env, want) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// procStart returns the start time of a live process (clock ticks since
+// boot); ok is false for zombies and processes that are gone.
+func procStart(pid int) (start uint64, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// pid (comm) state ppid pgrp session tty_nr tpgid flags minflt cminflt
+	// majflt cmajflt utime stime cutime cstime priority nice num_threads
+	// itrealvalue starttime: starttime is the 20th field after comm.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(f[19], 10, 64)
+	return n, err == nil
+}

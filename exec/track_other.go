@@ -1,0 +1,23 @@
+//go:build !linux
+
+package exec
+
+import (
+	"errors"
+	osexec "os/exec"
+	"syscall"
+	"time"
+)
+
+func cgroupBase() (string, error) { return "", errors.New("cgroups are Linux only") }
+
+type callCgroup struct{}
+
+func (l *Local) attach(*osexec.Cmd) *callCgroup { return nil }
+func (g *callCgroup) pids() []int               { return nil }
+func (g *callCgroup) signal(syscall.Signal)     {}
+func (g *callCgroup) kill(time.Duration)        {}
+func (g *callCgroup) close() error              { return nil }
+
+func markedProcs(string, uint64) []int { return nil }
+func procStart(int) (uint64, bool)     { return 0, false }
