@@ -79,6 +79,9 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 	e.StdoutBytes, e.StderrBytes = o.StdoutBytes, o.StderrBytes
 	e.Truncated = o.Truncated
 	e.Error = g.redact(o.Error)
+	if o.Unsandboxed != "" {
+		e.Detail = DetailJSON(map[string]string{"unsandboxed": o.Unsandboxed})
+	}
 	e.Duration = g.cfg.Now().Sub(call.Started)
 	if err := g.cfg.Audit.Record(context.WithoutCancel(ctx), e); err != nil {
 		g.auditFailed(ctx, err)

@@ -280,6 +280,10 @@ type Outcome struct {
 	Rule     string
 	// Bypassed is set when the caller bypassed the command policy.
 	Bypassed bool
+	// Unsandboxed, when set, says why a command that ran on this machine
+	// ran outside the kernel sandbox (sudo, no Landlock); the done row
+	// records it.
+	Unsandboxed string
 	// ExitCode is set when a command ran to exit.
 	ExitCode *int
 	// Signal names the signal that ended the command, if any.

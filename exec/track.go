@@ -139,13 +139,14 @@ func (t *tracker) end(leave bool) int {
 		// Scan before killing the group, to count its members too, and
 		// kill until a scan finds none: a process may fork between the
 		// scan and its SIGKILL.
+		// A process in the middle of an exec shows an empty environment
+		// for a moment, so the scan runs at least three times, a
+		// millisecond apart, and the group is killed each time.
 		seen := map[int]bool{}
 		for round := range 10 {
 			pids := markedProcs(t.marker, t.since)
-			if round == 0 {
-				_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
-			}
-			if len(pids) == 0 {
+			_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
+			if len(pids) == 0 && round >= 2 {
 				break
 			}
 			for _, pid := range pids {

@@ -114,7 +114,15 @@ func TestLeaveDescendants(t *testing.T) {
 	if _, err := l.Run(context.Background(), exec.Command{Shell: "setsid sleep " + marker + " </dev/null >/dev/null 2>&1 &"}); err != nil {
 		t.Fatal(err)
 	}
-	if left := proctest.WithArg(marker); len(left) != 1 {
+	// The shell may return before the background child has exec'd: give
+	// it a moment to show its argv.
+	var left []int
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if left = proctest.WithArg(marker); len(left) == 1 {
+			break
+		}
+	}
+	if len(left) != 1 {
 		t.Errorf("with LeaveDescendants the background sleep should survive: %v", left)
 	}
 }

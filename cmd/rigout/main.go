@@ -106,20 +106,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sec *secrets)
 
 // common holds the flags every serving command takes.
 type common struct {
-	logLevel   string
-	workDir    string
-	timeout    time.Duration
-	maxOutput  int
-	stateDir   string
-	auditDB    string
-	configPath string
-	bestEffort bool
-	hostKeys   string
-	sshConfig  string
-	knownHosts string
-	noSSH      bool
-	maxCalls   int
-	maxPerTok  int
+	logLevel       string
+	workDir        string
+	timeout        time.Duration
+	maxOutput      int
+	stateDir       string
+	auditDB        string
+	configPath     string
+	bestEffort     bool
+	hostKeys       string
+	sshConfig      string
+	knownHosts     string
+	noSSH          bool
+	noSandbox      bool
+	requireSandbox bool
+	maxCalls       int
+	maxPerTok      int
 
 	file *fileConfig
 	dir  string   // the state directory, resolved by prepare
@@ -139,6 +141,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.sshConfig, "ssh-config", "", "OpenSSH client configuration to read (default ~/.ssh/config)")
 	fs.StringVar(&c.knownHosts, "known-hosts", "", "the user's known_hosts, read only (default ~/.ssh/known_hosts); rigout records keys in <state dir>/known_hosts")
 	fs.BoolVar(&c.noSSH, "no-ssh", false, "run commands on this machine only")
+	fs.BoolVar(&c.noSandbox, "unsafe-no-sandbox", false, "run local commands without the kernel sandbox (Landlock): only the command policy guards them")
+	fs.BoolVar(&c.requireSandbox, "require-sandbox", false, "refuse to start unless the kernel enforces the whole sandbox (Landlock ABI 6: files, signals, ptrace)")
 	fs.IntVar(&c.maxCalls, "max-concurrent", rigout.DefaultMaxConcurrent, "tool calls in flight at once; more are refused as busy")
 	fs.IntVar(&c.maxPerTok, "max-concurrent-per-token", rigout.DefaultMaxConcurrentPerPrincipal, "tool calls one token (or the stdio client) may have in flight")
 }
@@ -240,14 +244,45 @@ func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger
 // assembly is the gateway and the resources its tool families share.
 type assembly struct {
 	*rigout.Gateway
-	router *exec.Router // nil with --no-ssh
+	router  *exec.Router  // nil with --no-ssh
+	sandbox *exec.Sandbox // nil with --unsafe-no-sandbox
+	local   *exec.Local
+}
+
+// containment describes, in a sentence, what guards local commands: for
+// /health and the initialize instructions.
+func (a *assembly) containment() string {
+	if a.sandbox == nil {
+		return "no kernel sandbox (--unsafe-no-sandbox): only the command policy guards local commands"
+	}
+	return a.sandbox.Status().String() + "; " + a.local.Tracking().String()
+}
+
+// health is the /health body's gateway part: the ledger, the sandbox and
+// how descendants are tracked.
+func (a *assembly) health() map[string]any {
+	m := a.Gateway.Health().Fields()
+	if a.sandbox == nil {
+		m["sandbox"] = "off (--unsafe-no-sandbox)"
+	} else {
+		st := a.sandbox.Status()
+		m["sandbox"] = map[string]any{"enforced": st.Enforced, "abi": st.ABI, "summary": st.String()}
+	}
+	m["descendants"] = string(a.local.Tracking().Mode)
+	return m
 }
 
 // Close closes the gateway, then the SSH router it used.
 func (a *assembly) Close() error {
-	err := a.Gateway.Close()
+	var err error
+	if a.Gateway != nil {
+		err = a.Gateway.Close()
+	}
 	if a.router != nil {
 		err = errors.Join(err, a.router.Close())
+	}
+	if a.sandbox != nil {
+		err = errors.Join(err, a.sandbox.Close())
 	}
 	return err
 }
@@ -272,8 +307,13 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 	if err != nil {
 		return nil, err
 	}
-	a := &assembly{}
-	local := &exec.Local{Private: c.sec.private}
+	sb, err := c.sandbox(policy, logger)
+	if err != nil {
+		return nil, err
+	}
+	a := &assembly{sandbox: sb}
+	local := &exec.Local{Private: c.sec.private, Sandbox: sb}
+	a.local = local
 	if sshCfg != nil {
 		sshCfg.Local = local
 		if ledger != nil {
@@ -292,7 +332,7 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 		return nil, err
 	}
 	tools := sh.Tools()
-	instructions := []string{"rigout runs commands for you on this machine.", sh.Instructions()}
+	instructions := []string{"rigout runs commands for you on this machine.", sh.Instructions(), "Containment: " + a.containment() + "."}
 	if ledger != nil {
 		act, err := activity.New(activity.Config{Ledger: ledger})
 		if err != nil {
@@ -338,9 +378,7 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 		cfg.Audit = ledger
 	}
 	if a.Gateway, err = rigout.New(cfg); err != nil {
-		if a.router != nil {
-			a.router.Close()
-		}
+		a.Close()
 		return nil, err
 	}
 	return a, nil

@@ -158,7 +158,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		Auth:            front.RequireBearer,
 		Routes:          front.Routes(),
 		SessionOwner:    sessionOwner,
-		Health:          func() map[string]any { return gw.Health().Fields() },
+		Health:          gw.health,
 		Logger:          logger,
 	})
 	if err != nil {

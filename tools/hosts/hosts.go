@@ -150,7 +150,14 @@ func (f *Family) manageHosts(ctx context.Context, call *rigout.Call) (*mcp.CallT
 			return rigout.ErrorResult("describe %s: %v", a.Host, err), nil
 		}
 		call.Outcome.Route = d.Route
-		return rigout.JSONResult(d)
+		out := struct {
+			exec.Description
+			Sandbox string `json:"sandbox"`
+		}{d, "none on the far side: commands sent there are checked by the command policy only, not by a kernel sandbox"}
+		if d.Local {
+			out.Sandbox = "this machine: local commands run in the gateway's sandbox when it has one"
+		}
+		return rigout.JSONResult(out)
 	case "add":
 		h := exec.HostConfig{Name: a.Host, Address: a.Address, User: a.User, Port: a.Port, Key: a.Key, ProxyJump: a.ProxyJump, Labels: a.Labels}
 		if err := f.router.Add(h); err != nil {

@@ -52,6 +52,9 @@ var executeCommandOutput = json.RawMessage(`{
     "stdout_dropped": {"type": "integer"},
     "stderr_dropped": {"type": "integer"},
     "error": {"type": "string"},
+    "sandboxed": {"type": "boolean", "description": "Whether the command ran in the kernel sandbox."},
+    "unsandboxed": {"type": "string", "description": "Why not: sudo, no Landlock, or a remote host (the far side runs no sandbox)."},
+    "orphans_killed": {"type": "integer"},
     "results": {"type": "array", "description": "One entry per host of a fan-out.", "items": {"type": "object"}}
   }
 }`)
@@ -108,6 +111,9 @@ type commandResult struct {
 	StdoutDropped int64  `json:"stdout_dropped,omitempty"`
 	StderrDropped int64  `json:"stderr_dropped,omitempty"`
 	Error         string `json:"error,omitempty"`
+	Sandboxed     bool   `json:"sandboxed"`
+	Unsandboxed   string `json:"unsandboxed,omitempty"`
+	Orphans       int    `json:"orphans_killed,omitempty"`
 }
 
 // invalid marks the call invalid and returns the error result.
@@ -203,12 +209,18 @@ func (f *Family) commandResult(call *rigout.Call, host, command string, res exec
 	o.Signal = res.Signal
 	o.StdoutBytes, o.StderrBytes = res.Stdout.Total, res.Stderr.Total
 	o.Truncated = res.Truncated()
+	if res.Route == "local" && !res.Sandboxed {
+		o.Unsandboxed = res.Unsandboxed
+	}
 
 	stdout, stderr := outputText(res.Stdout), outputText(res.Stderr)
 	failed := res.ExitCode != 0 || res.TimedOut || res.Canceled
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "$ %s\n", showCommand(command))
 	fmt.Fprintf(&sb, "host: %s (via %s)\n", host, res.Route)
+	if !res.Sandboxed && res.Unsandboxed != "" {
+		fmt.Fprintf(&sb, "not sandboxed: %s\n", res.Unsandboxed)
+	}
 	d := res.Duration.Round(time.Millisecond)
 	switch {
 	case res.TimedOut:
@@ -226,6 +238,9 @@ func (f *Family) commandResult(call *rigout.Call, host, command string, res exec
 			o.Status, o.Error = audit.StatusError, fmt.Sprintf("exit code %d", res.ExitCode)
 		}
 		fmt.Fprintf(&sb, "exit code: %d (%s)\n", res.ExitCode, d)
+	}
+	if res.Orphans > 0 {
+		fmt.Fprintf(&sb, "ended %d background process(es) the command left behind (no process outlives its call)\n", res.Orphans)
 	}
 	if stdout == "" && stderr == "" {
 		sb.WriteString("(no output)\n")
@@ -254,6 +269,9 @@ func (f *Family) commandResult(call *rigout.Call, host, command string, res exec
 			StderrBytes:   res.Stderr.Total,
 			StdoutDropped: res.Stdout.Dropped,
 			StderrDropped: res.Stderr.Dropped,
+			Sandboxed:     res.Sandboxed,
+			Unsandboxed:   res.Unsandboxed,
+			Orphans:       res.Orphans,
 		},
 		IsError: failed,
 	}

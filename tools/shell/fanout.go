@@ -67,6 +67,7 @@ func fanOutResult(call *rigout.Call, command string, results []exec.FanResult) *
 		e.Stdout, e.Stderr = stdout, stderr
 		e.StdoutBytes, e.StderrBytes = res.Stdout.Total, res.Stderr.Total
 		e.StdoutDropped, e.StderrDropped = res.Stdout.Dropped, res.Stderr.Dropped
+		e.Sandboxed, e.Unsandboxed = res.Sandboxed, res.Unsandboxed
 		out += res.Stdout.Total
 		errb += res.Stderr.Total
 		if res.Truncated() {

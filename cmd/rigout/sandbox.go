@@ -1,0 +1,122 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/validate"
+)
+
+// workAreas are protected roots the command policy guards (deleting them or
+// all their entries is refused) that the kernel sandbox must not freeze:
+// its protected roots keep their direct entries from being deleted or
+// renamed, and commands create and remove files directly in these all the
+// time. Their contents stay guarded by the policy.
+var workAreas = []string{"/tmp", "/var/tmp", "/dev", "/dev/shm", "/proc", "/sys", "/run", "/mnt", "/media"}
+
+// sandboxConfig derives the kernel sandbox from the command policy and the
+// state directory:
+//   - protected roots: the policy's, less the work areas and the home
+//     directory (files directly in it are edited and replaced all the time);
+//   - critical files: the policy's patterns, globs expanded now ("/x/**"
+//     makes /x read-only);
+//   - hidden: the state directory (token, ledger, key, connection file),
+//     unless it lies under a work area or the home directory: Landlock
+//     cannot hide a directory without making every directory above it
+//     unlistable, which would break ordinary work there; the note says so;
+//   - read-only, for a gateway running as root: /proc/sys and /sys, so that
+//     root commands cannot reconfigure the kernel or leave their cgroup.
+func sandboxConfig(policy *validate.Policy, stateDir string) (cfg exec.SandboxConfig, notes []string) {
+	home, _ := os.UserHomeDir()
+	roots := validate.DefaultProtectedRoots()
+	critical := validate.DefaultCriticalFiles()
+	if policy != nil {
+		if policy.ProtectedRoots != nil {
+			roots = policy.ProtectedRoots
+		}
+		if policy.CriticalFiles != nil {
+			critical = policy.CriticalFiles
+		}
+	}
+	excluded := func(p string) bool {
+		return slices.Contains(workAreas, p) || (home != "" && (p == home || within(home, p)))
+	}
+	for _, r := range roots {
+		if r == "~" || strings.HasPrefix(r, "~/") {
+			if home == "" {
+				continue
+			}
+			r = filepath.Join(home, r[1:])
+		}
+		if r = filepath.Clean(r); !excluded(r) {
+			cfg.Protected = append(cfg.Protected, r)
+		}
+	}
+	for _, pat := range critical {
+		if dir, ok := strings.CutSuffix(pat, "/**"); ok {
+			cfg.ReadOnly = append(cfg.ReadOnly, dir)
+			continue
+		}
+		if !strings.ContainsAny(pat, "*?[") {
+			cfg.Critical = append(cfg.Critical, pat)
+			continue
+		}
+		matches, _ := filepath.Glob(pat)
+		cfg.Critical = append(cfg.Critical, matches...)
+	}
+	if stateDir != "" {
+		real, err := filepath.EvalSymlinks(stateDir)
+		if err != nil {
+			real = stateDir
+		}
+		under := ""
+		for _, w := range append(slices.Clone(workAreas), home) {
+			if w != "" && within(w, real) {
+				under = w
+			}
+		}
+		if under == "" {
+			cfg.Hidden = append(cfg.Hidden, real)
+		} else {
+			notes = append(notes, "the state directory "+real+" is under "+under+
+				", which commands must be able to list, so the kernel sandbox cannot hide it; start rigout with --state-dir /var/lib/rigout (or another directory outside work areas) to hide it")
+		}
+	}
+	if os.Geteuid() == 0 {
+		cfg.ReadOnly = append(cfg.ReadOnly, "/proc/sys", "/sys")
+	}
+	return cfg, notes
+}
+
+// within reports whether p lies strictly beneath dir.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != "." && !strings.HasPrefix(rel, "..")
+}
+
+// sandbox builds the kernel sandbox for local commands, or none when the
+// operator asked for none. A kernel without Landlock gives a sandbox that
+// enforces nothing, and its status says so.
+func (c *common) sandbox(policy *validate.Policy, logger *slog.Logger) (*exec.Sandbox, error) {
+	if c.noSandbox {
+		logger.Warn("local commands run without the kernel sandbox (--unsafe-no-sandbox): only the command policy guards them")
+		return nil, nil
+	}
+	cfg, notes := sandboxConfig(policy, c.dir)
+	if c.requireSandbox {
+		cfg.RequireABI = 6
+	}
+	sb, err := exec.NewSandbox(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range notes {
+		logger.Warn("sandbox: " + n)
+	}
+	logger.Info("sandbox", "status", sb.Status().String())
+	return sb, nil
+}
