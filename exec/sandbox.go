@@ -29,9 +29,11 @@ type SandboxConfig struct {
 	// (renamed over) or deleted; they stay readable. A directory here is
 	// treated as ReadOnly.
 	Critical []string
-	// Hidden lists directories and files that can be neither read, written
-	// nor listed: the gateway's state directory (token, ledger, key,
-	// connection file).
+	// Hidden lists directories and files whose contents can be neither
+	// read nor written, and in which nothing can be created, renamed or
+	// deleted: the gateway's state directory (token, ledger, key,
+	// connection file). Their names can be listed, as can the directories
+	// on the way, so that `ls /` keeps working.
 	Hidden []string
 	// ReadOnly lists trees that can be read and executed but not changed:
 	// nothing beneath can be written, created, renamed or deleted. A
@@ -98,10 +100,11 @@ type SandboxConfig struct {
 //   - The parent of a protected root or critical file cannot have any of
 //     its entries deleted or renamed (only their contents), and no
 //     directory on the path to one can be renamed.
-//   - The directories on the path to a hidden directory cannot be listed,
-//     and nothing can be created directly in them: keep the state
-//     directory at a shallow path outside home directories and /tmp, such
-//     as /var/lib/rigout.
+//   - The directories on the path to a hidden directory can be listed but
+//     nothing can be created, written or deleted directly in them (their
+//     other entries keep every right): keep the state directory at a
+//     shallow path outside home directories and /tmp, such as
+//     /var/lib/rigout.
 //   - Each call runs in a domain of its own: it cannot signal (ABI 6) or
 //     ptrace processes outside it, the gateway and other calls included,
 //     and cannot open /proc/<pid>/mem, cwd, root or fd links of the
@@ -557,7 +560,10 @@ func (n *planNode) ceiling(handled uint64) uint64 {
 		c &^= accWriteFile | accTruncate | accRemove
 	case kindHidden:
 		if n.isDir {
-			return 0
+			// Listing names is allowed along the way and inside, so
+			// that `ls /` and `find /` keep working; reading, writing,
+			// creating and removing are not.
+			return c & accReadDir
 		}
 		c &^= accFile | accRemove
 	case kindReadOnly:

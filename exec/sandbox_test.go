@@ -301,9 +301,10 @@ func TestSandboxContainment(t *testing.T) {
 				t.Errorf("token read: exit %d, stdout %q", rep.ExitCode, rep.Stdout)
 			}
 		}},
-		{name: "ls hidden", shell: "ls HIDDEN", check: func(t *testing.T, _ sentinels, rep helperReply) {
-			if strings.Contains(rep.Stdout, "token") || rep.ExitCode == 0 {
-				t.Errorf("hidden listed: exit %d, stdout %q", rep.ExitCode, rep.Stdout)
+		// Names may be listed (so that ls / and find / work); contents not.
+		{name: "copy out of hidden", shell: "ls HIDDEN && cp HIDDEN/token WORK/stolen; cat WORK/stolen", check: func(t *testing.T, _ sentinels, rep helperReply) {
+			if strings.Contains(rep.Stdout, tokenData) {
+				t.Errorf("hidden copied: exit %d, stdout %q", rep.ExitCode, rep.Stdout)
 			}
 		}},
 		{name: "write into hidden", shell: "echo x > HIDDEN/token; echo y > HIDDEN/new", check: func(t *testing.T, s sentinels, _ helperReply) {

@@ -26,8 +26,9 @@ var workAreas = []string{"/tmp", "/var/tmp", "/dev", "/dev/shm", "/proc", "/sys"
 //     makes /x read-only);
 //   - hidden: the state directory (token, ledger, key, connection file),
 //     unless it lies under a work area or the home directory: Landlock
-//     cannot hide a directory without making every directory above it
-//     unlistable, which would break ordinary work there; the note says so;
+//     cannot hide a directory without taking the right to create files
+//     from every directory above it, which would break ordinary work
+//     there; the note says so;
 //   - read-only, for a gateway running as root: /proc/sys and /sys, so that
 //     root commands cannot reconfigure the kernel or leave their cgroup.
 func sandboxConfig(policy *validate.Policy, stateDir string) (cfg exec.SandboxConfig, notes []string) {
@@ -83,7 +84,7 @@ func sandboxConfig(policy *validate.Policy, stateDir string) (cfg exec.SandboxCo
 			cfg.Hidden = append(cfg.Hidden, real)
 		} else {
 			notes = append(notes, "the state directory "+real+" is under "+under+
-				", which commands must be able to list, so the kernel sandbox cannot hide it; start rigout with --state-dir /var/lib/rigout (or another directory outside work areas) to hide it")
+				", where commands must be able to create files, so the kernel sandbox cannot hide it; start rigout with --state-dir /var/lib/rigout (or another directory outside work areas) to hide it")
 		}
 	}
 	if os.Geteuid() == 0 {
