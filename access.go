@@ -34,21 +34,18 @@ func (c *Call) resolveHosts(ctx context.Context) error {
 	named := false
 	for _, h := range t.Hosts {
 		v, ok := c.Args[h.Name]
-		if !ok || v == nil {
-			continue
+		if s, isString := v.(string); !ok || v == nil || (isString && s == "") {
+			continue // unset; some clients send "" for an optional field
 		}
 		named = true
 		switch v := v.(type) {
 		case string:
+			if strings.TrimSpace(v) == "" {
+				return &ArgumentError{Tool: t.Name, Problems: []string{h.Name + ": blank host name or selector"}}
+			}
 			if h.Select == nil {
-				if strings.TrimSpace(v) == "" {
-					return &ArgumentError{Tool: t.Name, Problems: []string{h.Name + ": empty host name"}}
-				}
 				hosts = append(hosts, v)
 				continue
-			}
-			if strings.TrimSpace(v) == "" {
-				return &ArgumentError{Tool: t.Name, Problems: []string{h.Name + ": empty selector: give a list of hosts or labels such as \"web,env=prod\""}}
 			}
 			names, err := h.Select(ctx, v)
 			if err != nil {

@@ -70,6 +70,11 @@ func (g *Gateway) admit(ctx context.Context, call *Call) error {
 	if err := call.schema.check(call.Tool.Name, call.Args); err != nil {
 		return err
 	}
+	// The tool scope first, so that a token that may not call the tool
+	// learns nothing from how its hosts and paths would resolve.
+	if err := call.principal.Scopes.RequireTool(call.Tool.Name); err != nil {
+		return err
+	}
 	if err := call.resolveAction(); err != nil {
 		return err
 	}

@@ -127,6 +127,9 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	if err := call.Bind(&a); err != nil {
 		return nil, err
 	}
+	if s, ok := a.Hosts.(string); ok && s == "" {
+		a.Hosts = nil // as the chain reads it: an empty optional field is unset
+	}
 	switch {
 	case a.Command == "" && len(a.Argv) == 0:
 		return invalid(call, "execute_command needs `command` (a shell command line) or `argv` (an argument array)")

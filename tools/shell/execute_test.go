@@ -34,6 +34,7 @@ func TestExecuteCommand(t *testing.T) {
 		{"secrets redacted", map[string]any{"command": "echo password=hunter2 monkey=banana"}, false, []string{"password=***", "monkey=banana"}, 0, []string{"hunter2"}},
 		{"escapes cleaned", map[string]any{"command": `printf 'a\033[31mred\033[0m\rb\n'`}, false, []string{"ared\nb"}, 0, []string{"\x1b", "\r"}},
 		{"self", map[string]any{"command": "true", "host": "self"}, false, []string{"host: self (via local)"}, 0, nil},
+		{"empty optional fields", map[string]any{"command": "true", "host": "", "hosts": ""}, false, []string{"host: local (via local)"}, 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
