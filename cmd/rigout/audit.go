@@ -33,8 +33,8 @@ Commands:
   prune --before TIME             delete the events older than TIME (recorded in the ledger)
 
 Flags of every command:
-  --state-dir DIR   state directory (default $RIGOUT_STATE_DIR, else $XDG_STATE_HOME/rigout
-                    or ~/.local/state/rigout); the ledger is DIR/audit.db
+  --state-dir DIR   state directory (default $RIGOUT_STATE_DIR, else $XDG_STATE_HOME/rigout,
+                    else ~/.local/state/rigout, for root /var/lib/rigout); the ledger is DIR/audit.db
   --audit-db FILE   the ledger file, overriding --state-dir
   --json            JSON instead of tables (one object per line for tail, query and export)
 

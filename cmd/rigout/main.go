@@ -133,7 +133,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.workDir, "workdir", "", "working directory of commands that name none (default: the current directory)")
 	fs.DurationVar(&c.timeout, "default-timeout", shell.DefaultTimeout, "timeout of commands that set none")
 	fs.IntVar(&c.maxOutput, "max-output", 1<<20, "bytes kept per output stream of a command")
-	fs.StringVar(&c.stateDir, "state-dir", "", "state directory: audit ledger, connection file, token (default $RIGOUT_STATE_DIR, else $XDG_STATE_HOME/rigout or ~/.local/state/rigout)")
+	fs.StringVar(&c.stateDir, "state-dir", "", "state directory: audit ledger, connection file, token (default $RIGOUT_STATE_DIR, else $XDG_STATE_HOME/rigout, else ~/.local/state/rigout, for root /var/lib/rigout)")
 	fs.StringVar(&c.auditDB, "audit-db", "", "audit ledger file (default <state dir>/audit.db)")
 	fs.StringVar(&c.configPath, "config", os.Getenv("RIGOUT_CONFIG"), "JSON configuration file: tokens, OAuth clients, policy, hosts (env RIGOUT_CONFIG)")
 	fs.BoolVar(&c.bestEffort, "unsafe-audit-best-effort", false, "run calls even when the audit ledger cannot record them (health reports degraded)")

@@ -11,6 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	mcptransport "github.com/mark3labs/mcp-go/client/transport"
+
+	"github.com/rigout/rigout/exec"
 )
 
 // TestE2ESecretsOutOfReach gives rigout serve its token and a second
@@ -107,5 +109,69 @@ func TestE2EKnownSecretsAreMasked(t *testing.T) {
 	}
 	if strings.Count(text, "***") < 2 {
 		t.Errorf("nothing masked:\n%s", text)
+	}
+}
+
+// TestE2EStateDirectoryHidden: with the state directory where the kernel
+// sandbox can hide it (outside home and the work areas, as root's default
+// /var/lib/rigout is), a narrow token's command can read neither the
+// connection file nor the ledger's key, so it cannot obtain the full token.
+func TestE2EStateDirectoryHidden(t *testing.T) {
+	sb, err := exec.NewSandbox(exec.SandboxConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := sb.Status()
+	sb.Close()
+	if !st.Enforced {
+		if os.Getenv("RIGOUT_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("the kernel sandbox is required here: %s", st)
+		}
+		t.Skipf("SKIP: no Landlock on this kernel (%s)", st)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP: needs root to make a state directory under /var/lib")
+	}
+	state, err := os.MkdirTemp("/var/lib", "rigout-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(state) })
+	const narrow = "narrow-token-for-the-state-test-0123456789"
+	dir := t.TempDir()
+	cfg := `{"tokens": [{"name": "narrow", "env": "TEAM_NARROW_TOKEN", "scopes": {"tools": ["execute_command"], "hosts": ["local"]}}]}`
+	cfgPath := filepath.Join(dir, "rigout.json")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const full = "full-token-for-the-state-test-9876543210"
+	_, url, inFile := startServeEnv(t, []string{"RIGOUT_STATE_DIR=" + state, "RIGOUT_AUTH_TOKEN=" + full, "TEAM_NARROW_TOKEN=" + narrow}, "--config", cfgPath, "--no-ssh")
+	if inFile != full {
+		t.Fatalf("the connection file holds %q, want the full token", inFile)
+	}
+	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + narrow}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	initialize(t, c, "2025-11-25")
+	res := call(t, c, "execute_command", map[string]any{"command": "ls " + state + "; for f in " + state + "/*; do base64 -w0 \"$f\"; echo; done; cp " + state + "/connection.json " + dir + "/stolen"})
+	text := resultText(res)
+	if !strings.Contains(text, "connection.json") {
+		t.Errorf("the state directory's names should stay listable:\n%s", text)
+	}
+	if !strings.Contains(text, "Permission denied") {
+		t.Errorf("reading the state directory was not refused:\n%s", text)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "stolen")); err == nil && strings.Contains(string(b), full) {
+		t.Fatal("a narrow token's command copied the connection file out")
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if d, err := base64.StdEncoding.DecodeString(strings.TrimSpace(line)); err == nil && strings.Contains(string(d), full) {
+			t.Fatal("a narrow token's command read the full token")
+		}
 	}
 }

@@ -2,7 +2,10 @@
 // home of the audit ledger, the connection file and rigout's own known_hosts.
 //
 // Resolution order (Rigout's): the --state-dir flag, then RIGOUT_STATE_DIR,
-// then $XDG_STATE_HOME/rigout, then ~/.local/state/rigout.
+// then $XDG_STATE_HOME/rigout, then ~/.local/state/rigout — except for
+// root, whose default is /var/lib/rigout (a system daemon's place, and one
+// the kernel sandbox can hide from commands, which it cannot do under a
+// home directory) unless ~/.local/state/rigout already exists.
 package statedir
 
 import (
@@ -19,6 +22,16 @@ const EnvVar = "RIGOUT_STATE_DIR"
 // Resolve returns the state directory for the given flag value, reading the
 // environment through getenv (os.Getenv when nil). It does not create it.
 func Resolve(flagValue string, getenv func(string) string) (string, error) {
+	return resolve(flagValue, getenv, os.Geteuid(), func(p string) bool {
+		_, err := os.Stat(p)
+		return err == nil
+	})
+}
+
+// SystemDir is root's default state directory.
+const SystemDir = "/var/lib/rigout"
+
+func resolve(flagValue string, getenv func(string) string, euid int, exists func(string) bool) (string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -39,7 +52,11 @@ func Resolve(flagValue string, getenv func(string) string) (string, error) {
 		}
 		home = h
 	}
-	return filepath.Join(home, ".local", "state", "rigout"), nil
+	user := filepath.Join(home, ".local", "state", "rigout")
+	if euid == 0 && !exists(user) {
+		return SystemDir, nil
+	}
+	return user, nil
 }
 
 // Ensure creates dir with mode 0700 if it does not exist. An existing

@@ -11,20 +11,25 @@ func TestResolve(t *testing.T) {
 		return func(k string) string { return m[k] }
 	}
 	tests := []struct {
-		name string
-		flag string
-		env  map[string]string
-		want string
+		name   string
+		flag   string
+		env    map[string]string
+		euid   int
+		exists bool // ~/.local/state/rigout exists
+		want   string
 	}{
-		{"flag wins", "/x/flag", map[string]string{EnvVar: "/x/env"}, "/x/flag"},
-		{"env", "", map[string]string{EnvVar: "/x/env", "XDG_STATE_HOME": "/x/xdg"}, "/x/env"},
-		{"xdg", "", map[string]string{"XDG_STATE_HOME": "/x/xdg", "HOME": "/h"}, "/x/xdg/rigout"},
-		{"relative xdg ignored", "", map[string]string{"XDG_STATE_HOME": "rel", "HOME": "/h"}, "/h/.local/state/rigout"},
-		{"home", "", map[string]string{"HOME": "/h"}, "/h/.local/state/rigout"},
+		{"root gets the system dir", "", map[string]string{"HOME": "/root"}, 0, false, SystemDir},
+		{"root keeps an existing home dir", "", map[string]string{"HOME": "/root"}, 0, true, "/root/.local/state/rigout"},
+		{"root with xdg", "", map[string]string{"XDG_STATE_HOME": "/x/xdg", "HOME": "/root"}, 0, false, "/x/xdg/rigout"},
+		{"flag wins", "/x/flag", map[string]string{EnvVar: "/x/env"}, 1000, false, "/x/flag"},
+		{"env", "", map[string]string{EnvVar: "/x/env", "XDG_STATE_HOME": "/x/xdg"}, 1000, false, "/x/env"},
+		{"xdg", "", map[string]string{"XDG_STATE_HOME": "/x/xdg", "HOME": "/h"}, 1000, false, "/x/xdg/rigout"},
+		{"relative xdg ignored", "", map[string]string{"XDG_STATE_HOME": "rel", "HOME": "/h"}, 1000, false, "/h/.local/state/rigout"},
+		{"home", "", map[string]string{"HOME": "/h"}, 1000, false, "/h/.local/state/rigout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Resolve(tt.flag, env(tt.env))
+			got, err := resolve(tt.flag, env(tt.env), tt.euid, func(string) bool { return tt.exists })
 			if err != nil {
 				t.Fatal(err)
 			}
