@@ -77,8 +77,8 @@ type rawStdio struct {
 
 // rawStdioClient starts `rigout stdio` with the given state directory and
 // initializes it.
-func (b *bench) rawStdioClient(ctx context.Context, state string) (*rawStdio, error) {
-	cmd := osexec.CommandContext(ctx, b.rigout, "stdio", "--log-level", "warn", "--workdir", b.tmp)
+func (b *bench) rawStdioClient(ctx context.Context, state string, extra ...string) (*rawStdio, error) {
+	cmd := osexec.CommandContext(ctx, b.rigout, append([]string{"stdio", "--log-level", "warn", "--workdir", b.tmp}, extra...)...)
 	cmd.Env = baseEnv("RIGOUT_STATE_DIR=" + state)
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -646,6 +646,16 @@ func (l *Ledger) checkHead(ctx context.Context, c *chainWriter) (*audit.Event, e
 	if err != nil {
 		return nil, err
 	}
+	// Another process sharing the ledger commits its first rows, then
+	// writes the head: for that moment the head is empty while rows exist.
+	// Give it a moment before calling the head missing (this transaction
+	// holds the write lock, so the rows cannot grow meanwhile).
+	for wait := 0; !found && c.seq > 0 && wait < 40; wait++ {
+		time.Sleep(5 * time.Millisecond)
+		if h, found, err = l.head.read(); err != nil {
+			return nil, err
+		}
+	}
 	var mm headMismatch
 	switch {
 	case !found && c.seq == 0:
