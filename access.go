@@ -87,8 +87,8 @@ func (c *Call) resolvePaths(ctx context.Context) error {
 	t := c.Tool
 	for _, p := range t.Paths {
 		v, ok := c.Args[p.Name]
-		if !ok || v == nil {
-			continue
+		if s, isString := v.(string); !ok || v == nil || (isString && s == "") {
+			continue // unset; some clients send "" for an optional field
 		}
 		var raw []string
 		switch v := v.(type) {
@@ -129,7 +129,7 @@ func (c *Call) resolvePath(ctx context.Context, p PathArg, v string) (string, er
 		return p.Resolve(ctx, c, v)
 	}
 	if v == "" {
-		return "", fmt.Errorf("empty path")
+		return "", fmt.Errorf("empty path in the list")
 	}
 	if !path.IsAbs(v) && len(c.principal.Scopes.Roots) > 0 {
 		return "", fmt.Errorf("%q is relative; this token is confined to file roots, so give an absolute path", v)
