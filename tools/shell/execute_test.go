@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/internal/proctest"
 	"github.com/rigout/rigout/tools/shell"
 )
@@ -126,5 +128,25 @@ func TestExecuteCommandCapsOutput(t *testing.T) {
 	sc := structured(t, res)
 	if sc["stdout_bytes"] != float64(588895) || sc["stdout_dropped"] != float64(588895-1000) {
 		t.Errorf("counts = %v / %v", sc["stdout_bytes"], sc["stdout_dropped"])
+	}
+}
+
+// TestUnsandboxedIsSaid: a local command that ran outside the kernel
+// sandbox says so in its result and in its done row.
+func TestUnsandboxedIsSaid(t *testing.T) {
+	l := openLedger(t)
+	c := connect(t, newGateway(t, setup{Config: rigout.Config{Audit: l}}))
+	res := callTool(t, c, "execute_command", map[string]any{"argv": []any{"true"}})
+	if !strings.Contains(text(res), "not sandboxed: no sandbox configured") || structured(t, res)["sandboxed"] != false {
+		t.Errorf("result = %q", text(res))
+	}
+	var done []audit.Event
+	for _, e := range events(t, l, audit.Filter{Tool: "execute_command"}) {
+		if e.Phase == audit.PhaseDone {
+			done = append(done, e)
+		}
+	}
+	if len(done) != 1 || !strings.Contains(done[0].Detail, `"unsandboxed":"no sandbox configured"`) {
+		t.Errorf("done rows = %+v", done)
 	}
 }
