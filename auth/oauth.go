@@ -538,12 +538,10 @@ func (o *oauthServer) showConsent(w http.ResponseWriter, r *http.Request, cl *oa
 // consentDecision handles the consent form: the consent ID is single-use;
 // approval needs a static token with full scopes.
 func (o *oauthServer) consentDecision(w http.ResponseWriter, r *http.Request) {
+	// The throttle answers only a failing request: a valid operator token
+	// is never refused for its address's earlier failures.
 	key := o.f.clientKey(r)
 	now := o.f.now()
-	if retry, blocked := o.f.throttle.blocked(key, now); blocked {
-		o.f.tooManyRequests(w, r, retry)
-		return
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		authzErrorPage(w, "invalid_request", "unreadable form")
@@ -568,6 +566,9 @@ func (o *oauthServer) consentDecision(w http.ResponseWriter, r *http.Request) {
 		o.redirectTo(w, p.req.redirectURI, url.Values{"error": {"access_denied"}, "error_description": {"the operator denied the request"}}, p.req.state, http.StatusSeeOther)
 	case "approve":
 		if !o.f.isOperatorToken(r.PostForm.Get("operator_token"), now) {
+			if o.f.refuseThrottled(w, r, key, now) {
+				return
+			}
 			o.f.fail(r, key, now, "consent: operator token refused", "")
 			o.showConsent(w, r, cl, p.req, "That token was not accepted. Use a token with full access.", http.StatusForbidden)
 			return
@@ -610,12 +611,10 @@ func (o *oauthServer) serveToken(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, "POST")
 		return
 	}
+	// The throttle answers only failing requests: a client
+	// with valid credentials is never refused for its address's failures.
 	key := o.f.clientKey(r)
 	now := o.f.now()
-	if retry, blocked := o.f.throttle.blocked(key, now); blocked {
-		o.f.tooManyRequests(w, r, retry)
-		return
-	}
 	if r.URL.RawQuery != "" {
 		tokenError(w, http.StatusBadRequest, "invalid_request", "parameters belong in the form body, not the URL")
 		return
@@ -639,6 +638,9 @@ func (o *oauthServer) serveToken(w http.ResponseWriter, r *http.Request) {
 	cl, basic, code, reason := o.authenticateClient(r, form)
 	if code != "" {
 		if code == "invalid_client" {
+			if o.f.refuseThrottled(w, r, key, now) {
+				return
+			}
 			o.f.fail(r, key, now, "token endpoint: "+reason, "")
 			if basic {
 				w.Header().Set("WWW-Authenticate", `Basic realm="oauth"`)
@@ -735,6 +737,9 @@ func (o *oauthServer) exchangeCode(w http.ResponseWriter, r *http.Request, key s
 		if revoked != nil {
 			o.revoked(r, revoked, "authorization code reused")
 		}
+		if o.f.refuseThrottled(w, r, key, now) {
+			return
+		}
 		o.f.fail(r, key, now, "token endpoint: unknown or spent code", "")
 		tokenError(w, http.StatusBadRequest, "invalid_grant", "the code is invalid, expired or already used")
 		return
@@ -756,6 +761,9 @@ func (o *oauthServer) exchangeCode(w http.ResponseWriter, r *http.Request, key s
 	if reason != "" {
 		o.mu.Unlock()
 		if errCode == "invalid_grant" {
+			if o.f.refuseThrottled(w, r, key, now) {
+				return
+			}
 			o.f.fail(r, key, now, "token endpoint: "+reason, "")
 		}
 		tokenError(w, http.StatusBadRequest, errCode, reason)
@@ -811,6 +819,9 @@ func (o *oauthServer) refreshGrant(w http.ResponseWriter, r *http.Request, key s
 		o.mu.Unlock()
 		if revoked != nil {
 			o.revoked(r, revoked, reason)
+		}
+		if o.f.refuseThrottled(w, r, key, now) {
+			return
 		}
 		o.f.fail(r, key, now, "token endpoint: "+reason, "")
 		tokenError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is invalid, expired or already used")

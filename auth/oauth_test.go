@@ -574,3 +574,34 @@ func TestOAuthRevokeClient(t *testing.T) {
 		t.Errorf("HEAD: %d %q", r.status, r.body)
 	}
 }
+
+// TestOAuthThrottleSparesValidRequests: an address locked out by bad client
+// secrets and codes (every local process shares 127.0.0.1) still exchanges
+// a valid code, while its next bad request gets 429.
+func TestOAuthThrottleSparesValidRequests(t *testing.T) {
+	h, _ := oauthHarness(t, nil)
+	redirect := "http://127.0.0.1:49152/callback"
+	p := newPKCE(t)
+	_, loc := h.authorize(authzParams("cli", redirect, p))
+	if loc == nil {
+		t.Fatal("no redirect")
+	}
+	var locked bool
+	for range 30 {
+		tr := h.tokenCall(url.Values{"grant_type": {"authorization_code"}, "code": {"not-a-code"}, "redirect_uri": {redirect}, "code_verifier": {p.verifier}, "client_id": {"cli"}})
+		if tr.status == 429 {
+			locked = true
+			break
+		}
+	}
+	if !locked {
+		t.Fatal("bad codes never locked the address out")
+	}
+	tr := h.tokenCall(url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "redirect_uri": {redirect}, "code_verifier": {p.verifier}, "client_id": {"cli"}})
+	if tr.status != 200 || tr.Access == "" {
+		t.Fatalf("a valid code from a throttled address: %+v", tr)
+	}
+	if bad := h.tokenCall(url.Values{"grant_type": {"authorization_code"}, "code": {"still-not-a-code"}, "redirect_uri": {redirect}, "code_verifier": {p.verifier}, "client_id": {"cli"}}); bad.status != 429 {
+		t.Errorf("a bad code from a throttled address: %+v", bad)
+	}
+}
