@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	mcptransport "github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout/exec"
 )
@@ -66,5 +73,181 @@ func TestE2EKernelHoldsWhatThePolicyCannotSee(t *testing.T) {
 	}
 	if !strings.Contains(text, "keep") {
 		t.Errorf("ls of the root after rm -rf should still show keep:\n%s", text)
+	}
+}
+
+// freeUID returns a uid no process on the machine runs as, so that a
+// command run as it can reach nothing but the test's own processes.
+func freeUID(t *testing.T) int {
+	t.Helper()
+	used := map[int]bool{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" {
+				for _, u := range f[1:] {
+					if n, err := strconv.Atoi(u); err == nil {
+						used[n] = true
+					}
+				}
+			}
+		}
+	}
+	for uid := 64200; uid < 65000; uid++ {
+		if !used[uid] {
+			return uid
+		}
+	}
+	t.Fatal("no free uid in 64200-64999")
+	return 0
+}
+
+// startStdioAs runs `rigout stdio` as an unprivileged uid through setpriv,
+// with a state directory that uid owns.
+func startStdioAs(t *testing.T, uid int, args ...string) *server {
+	t.Helper()
+	setpriv, err := osexec.LookPath("setpriv")
+	if err != nil {
+		if os.Getenv("RIGOUT_REQUIRE_SANDBOX") == "1" {
+			t.Fatal("setpriv (util-linux) is required here")
+		}
+		t.Skip("SKIP: setpriv (util-linux) is not installed")
+	}
+	// The binary must be reachable by the uid: a copy in a 0755 directory.
+	binDir, err := os.MkdirTemp("", "rigout-uid-bin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(binDir) })
+	if err := os.Chmod(binDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(rigoutBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(binDir, "rigout")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(binDir, "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(state, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.Itoa(uid)
+	var cmd *osexec.Cmd
+	tr := mcptransport.NewStdioWithOptions(setpriv, nil,
+		append([]string{"--reuid=" + id, "--regid=" + id, "--clear-groups", "--", bin, "stdio"}, args...),
+		mcptransport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*osexec.Cmd, error) {
+			cmd = osexec.CommandContext(ctx, command, args...)
+			cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/nonexistent", "RIGOUT_STATE_DIR=" + state}
+			cmd.Dir = binDir
+			return cmd, nil
+		}))
+	if err := tr.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr)
+	t.Cleanup(func() { c.Close() })
+	initialize(t, c, mcp.LATEST_PROTOCOL_VERSION)
+	return &server{client: c, pid: cmd.Process.Pid}
+}
+
+// TestE2EContainmentAsAnUnprivilegedUser runs `rigout stdio` as a uid of
+// its own against a sentinel protected root and a sentinel critical file
+// that uid owns, and sends what the policy lets through but the kernel must
+// hold: deletions through paths computed at run time, in a shell and in
+// interpreters, writes to the critical file, and `kill -9 -1` spelled so the
+// parser cannot see it. Harmless if the sandbox fails: the uid owns only the
+// sentinels and the test's own processes.
+func TestE2EContainmentAsAnUnprivilegedUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP: needs root to switch to an unprivileged uid")
+	}
+	sb, err := exec.NewSandbox(exec.SandboxConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := sb.Status()
+	sb.Close()
+	if !st.Enforced || !st.Signals {
+		if os.Getenv("RIGOUT_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("the kernel sandbox is required here: %s", st)
+		}
+		t.Skipf("SKIP: no full Landlock sandbox on this kernel (%s)", st)
+	}
+	uid := freeUID(t)
+	base, err := os.MkdirTemp("", "rigout-uid-sentinels-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	root := filepath.Join(base, "protected")
+	crit := filepath.Join(base, "critical.conf")
+	for _, d := range []string{root, filepath.Join(root, "sub")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string]string{filepath.Join(root, "keep"): "keep", crit: "original"}
+	for f, content := range files {
+		if err := os.WriteFile(f, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{base, root, filepath.Join(root, "sub"), filepath.Join(root, "keep"), crit} {
+		if err := os.Chown(p, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`{"policy": {"protected_roots": ["/", %q], "critical_files": [%q]}}`, root, crit)
+	cfgPath := filepath.Join(base, "rigout.json")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startStdioAs(t, uid, "--config", cfgPath, "--no-ssh", "--require-sandbox")
+
+	r := base64.StdEncoding.EncodeToString([]byte(root))
+	c := base64.StdEncoding.EncodeToString([]byte(crit))
+	dec := func(v, b64 string) string { return v + "=$(echo " + b64 + " | base64 -d); " }
+	for _, cmd := range []string{
+		dec("p", r) + `rm -rf "$p"`,
+		dec("p", r) + `find "$p" -delete`,
+		dec("p", r) + `mv "$p" "$p.moved"`,
+		dec("p", r) + `python3 -c 'import shutil,sys; shutil.rmtree(sys.argv[1])' "$p"`,
+		dec("p", r) + `perl -MFile::Path=rmtree -e 'rmtree($ARGV[0])' "$p"`,
+		dec("f", c) + `echo changed > "$f"`,
+		dec("f", c) + `truncate -s0 "$f"; cp /dev/null "$f"; rm -f "$f"`,
+		dec("f", c) + `python3 -c 'import sys; open(sys.argv[1], "w").write("changed")' "$f"`,
+		`n=$(echo LTE= | base64 -d); kill -9 $n`, // kill -9 -1
+	} {
+		res := call(t, s.client, "execute_command", map[string]any{"command": cmd})
+		if strings.Contains(resultText(res), "refused by policy") {
+			t.Errorf("the policy saw through %q; the test no longer probes the kernel", cmd)
+		}
+	}
+	// The gateway survived `kill -9 -1` and still serves.
+	if res := call(t, s.client, "execute_command", map[string]any{"argv": []any{"echo", "alive"}}); !strings.Contains(resultText(res), "alive") {
+		t.Fatalf("the gateway stopped serving: %s", resultText(res))
+	}
+	for f, content := range files {
+		if b, err := os.ReadFile(f); err != nil || string(b) != content {
+			t.Errorf("%s: %q, %v; want %q intact", f, b, err, content)
+		}
+	}
+	// Work beneath the root stays possible.
+	res := call(t, s.client, "execute_command", map[string]any{"command": "echo x > " + root + "/sub/new && rm " + root + "/sub/new && echo ok"})
+	if !strings.Contains(resultText(res), "stdout:\nok") {
+		t.Errorf("work two levels down: %s", resultText(res))
 	}
 }
