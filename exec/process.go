@@ -20,16 +20,19 @@ var ErrProcessDone = errors.New("exec: process already finished")
 // running. Signal may be called from any goroutine; Wait may be called by
 // several goroutines and returns the same Result to each.
 type Process struct {
-	l      *Local
-	c      *osexec.Cmd
-	tr     *tracker
-	res    Result // filled in by launch, completed by wait
-	start  time.Time
-	stdout *capture
-	stderr *capture
-	exited chan struct{}
-	why    stopReason
-	watch  sync.WaitGroup
+	l   *Local
+	c   *osexec.Cmd
+	tr  *tracker
+	res Result // filled in by launch, completed by wait
+	// sandboxed and unsandboxed are launch's, for Sandbox: res changes.
+	sandboxed   bool
+	unsandboxed string
+	start       time.Time
+	stdout      *capture
+	stderr      *capture
+	exited      chan struct{}
+	why         stopReason
+	watch       sync.WaitGroup
 
 	waitOnce sync.Once
 	done     chan struct{}
@@ -54,6 +57,12 @@ func (l *Local) Start(ctx context.Context, cmd Command) (*Process, error) {
 // Pid returns the process ID of the command's leader, which is also its
 // process group ID.
 func (p *Process) Pid() int { return p.tr.pgid }
+
+// Sandbox reports whether the command runs inside the kernel sandbox and,
+// when it does not, why (as Result.Sandboxed and Result.Unsandboxed).
+func (p *Process) Sandbox() (sandboxed bool, unsandboxed string) {
+	return p.sandboxed, p.unsandboxed
+}
 
 // Signal sends sig to the whole process tree: the process group and, with
 // a cgroup, every process in it. It returns [ErrProcessDone] once the
@@ -187,6 +196,7 @@ func (l *Local) launch(ctx context.Context, cmd Command) (*Process, Result, erro
 	p := &Process{
 		l: l, c: c, tr: tr, res: res, start: start, stdout: stdout, stderr: stderr,
 		exited: make(chan struct{}), done: make(chan struct{}),
+		sandboxed: res.Sandboxed, unsandboxed: res.Unsandboxed,
 	}
 
 	// The watcher ends the process group when the timeout passes or the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/redact"
 )
 
 // Defaults used when the corresponding Config field is zero.
@@ -238,7 +239,7 @@ func (m *Manager) Start(ctx context.Context, principal string, cmd exec.Command)
 	}
 	m.record(ctx, audit.Event{
 		Type: audit.TypeProcessStart, CallID: id, Principal: principal, Route: "local",
-		Status: audit.StatusStarted, Args: p.command,
+		Status: audit.StatusStarted, Args: redact.String(p.command),
 	})
 	m.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "process started",
 		slog.String("id", id), slog.String("principal", principal), slog.Int("pid", p.pid))

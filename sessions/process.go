@@ -83,6 +83,10 @@ type Info struct {
 	Error       string `json:"error,omitempty"`
 	StdoutBytes int64  `json:"stdout_bytes"`
 	StderrBytes int64  `json:"stderr_bytes"`
+	// Sandboxed and Unsandboxed are exec.Result's: whether it runs in
+	// the kernel sandbox, and if not why.
+	Sandboxed   bool   `json:"sandboxed"`
+	Unsandboxed string `json:"unsandboxed,omitempty"`
 }
 
 // ReadRequest says what Read returns.
@@ -170,6 +174,7 @@ func (p *Process) infoLocked() Info {
 		ID: p.id, Command: p.command, Pid: p.pid, Started: p.started, Running: !p.finished,
 		ExitCode: -1, StdoutBytes: p.out[0].total, StderrBytes: p.out[1].total,
 	}
+	in.Sandboxed, in.Unsandboxed = p.ep.Sandbox()
 	if p.finished {
 		in.Ended, in.ExitCode, in.Signal, in.TimedOut = p.ended, p.res.ExitCode, p.res.Signal, p.res.TimedOut
 		if p.err != nil {
