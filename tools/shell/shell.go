@@ -33,6 +33,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
+	"github.com/rigout/rigout/sessions"
 )
 
 // Defaults used when the corresponding Config field is zero.
@@ -40,6 +41,7 @@ const (
 	DefaultTimeout          = 30 * time.Second
 	DefaultMaxTimeout       = time.Hour
 	DefaultProgressInterval = 2 * time.Second
+	DefaultWait             = 20 * time.Second
 )
 
 // Config configures the family. The zero value is valid: local commands
@@ -73,6 +75,16 @@ type Config struct {
 	// a client that passed a progress token. If zero,
 	// DefaultProgressInterval.
 	ProgressInterval time.Duration
+	// Processes, if set, lets local commands outlive their call:
+	// execute_command takes wait_seconds, and a command still running
+	// after it is handed off to this Manager as a background process (read
+	// with the process tool). Give the Manager the same exec.Local as
+	// Local, to keep its sandbox. The caller owns and closes it. If nil,
+	// every command runs within its call.
+	Processes *sessions.Manager
+	// Wait is the default wait_seconds, with Processes. If zero,
+	// DefaultWait (20s), well under the 60s most clients give a call.
+	Wait time.Duration
 	// Now returns the current time. If nil, time.Now.
 	Now func() time.Time
 }
@@ -120,6 +132,12 @@ func New(cfg Config) (*Family, error) {
 	if c.ProgressInterval <= 0 {
 		c.ProgressInterval = DefaultProgressInterval
 	}
+	if c.Wait <= 0 {
+		c.Wait = DefaultWait
+	}
+	if c.Wait > c.MaxTimeout {
+		return nil, fmt.Errorf("shell: Wait %v exceeds MaxTimeout %v", c.Wait, c.MaxTimeout)
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -135,6 +153,9 @@ func (f *Family) Tools() []rigout.Tool {
 func (f *Family) Instructions() string {
 	s := "Use execute_command with a shell `command` or an exact `argv`; results give the exit code, stdout and stderr. " +
 		"Destructive commands are refused by policy."
+	if f.cfg.Processes != nil {
+		s += " A local command still running after wait_seconds becomes a background process: read it with the process tool."
+	}
 	if f.cfg.Router != nil {
 		s += " It also reaches SSH hosts: set `host` (an alias, user@host, or auto), or `hosts` to run on several at once."
 	}
