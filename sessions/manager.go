@@ -307,21 +307,11 @@ func (m *Manager) waitFor(p *Process) {
 	res, err := p.ep.Wait()
 	cause := context.Cause(p.ctx)
 	p.cancel(nil)
-	now := m.cfg.Now()
-	p.mu.Lock()
-	p.finished, p.res, p.err, p.ended = true, res, err, now
+	var stopped error
 	if cause != nil && res.Canceled {
-		p.cause = cause
+		stopped = cause
 	}
-	if p.stdin != nil {
-		_ = p.stdin.Close()
-		p.stdin = nil
-	}
-	p.notifyLocked()
-	p.mu.Unlock()
-	close(p.done)
-	m.release(p.principal)
-
+	// The exit is recorded before anyone can see the process finished.
 	exit := res.ExitCode
 	ev := audit.Event{
 		Type: audit.TypeProcessExit, CallID: p.id, Principal: p.principal, Route: "local",
@@ -336,13 +326,25 @@ func (m *Manager) waitFor(p *Process) {
 		ev.Status = audit.StatusTimeout
 	case res.Canceled:
 		ev.Status = audit.StatusCanceled
-		if p.cause != nil {
-			ev.Error = p.cause.Error()
+		if stopped != nil {
+			ev.Error = stopped.Error()
 		}
 	case res.ExitCode != 0:
 		ev.Status = audit.StatusError
 	}
 	m.record(context.Background(), ev)
+	m.release(p.principal)
+	now := m.cfg.Now()
+	p.mu.Lock()
+	p.finished, p.res, p.err, p.ended = true, res, err, now
+	p.cause = stopped
+	if p.stdin != nil {
+		_ = p.stdin.Close()
+		p.stdin = nil
+	}
+	p.notifyLocked()
+	p.mu.Unlock()
+	close(p.done)
 	m.trimFinished()
 }
 

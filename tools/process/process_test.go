@@ -2,6 +2,7 @@ package process_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -21,6 +22,8 @@ import (
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/sessions"
+	"github.com/rigout/rigout/tools/activity"
+	"github.com/rigout/rigout/tools/hosts"
 	"github.com/rigout/rigout/tools/process"
 	"github.com/rigout/rigout/tools/shell"
 )
@@ -295,15 +298,35 @@ func TestCapRefusesClearly(t *testing.T) {
 	}
 }
 
-func TestToolsListSize(t *testing.T) {
+// TestToolListStaysSmall: every family on, SSH hosts included, tools/list
+// stays within its 10 KiB budget.
+func TestToolListStaysSmall(t *testing.T) {
 	m := newManager(t, nil)
-	sh, _ := shell.New(shell.Config{Processes: m})
+	ledger := gwtest.OpenLedger(t)
+	r, err := exec.NewRouter(exec.RouterConfig{
+		HostKeyPolicy: exec.HostKeyStrict,
+		Hosts:         []exec.HostConfig{{Name: "web1", Address: "127.0.0.1", Port: 2222, Labels: []string{"web"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	sh, err := shell.New(shell.Config{Processes: m, Router: r})
+	if err != nil {
+		t.Fatal(err)
+	}
 	pf, _ := process.New(process.Config{Manager: m})
-	var n int
-	for _, tl := range append(sh.Tools(), pf.Tools()...) {
-		n += len(tl.Name) + len(tl.Description) + len(tl.InputSchema) + len(tl.OutputSchema)
+	hf, _ := hosts.New(hosts.Config{Router: r})
+	af, _ := activity.New(activity.Config{Ledger: ledger})
+	tools := append(append(append(sh.Tools(), pf.Tools()...), hf.Tools()...), af.Tools()...)
+	c := gwtest.Connect(t, gwtest.New(t, rigout.Config{Tools: tools, Audit: ledger}))
+	l, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n > 8<<10 {
-		t.Fatalf("the two tools take %d bytes", n)
+	b, _ := json.Marshal(l)
+	if len(b) > 10<<10 {
+		t.Fatalf("tools/list is %d bytes, budget 10 KiB", len(b))
 	}
+	t.Logf("tools/list: %d tools, %d bytes", len(l.Tools), len(b))
 }

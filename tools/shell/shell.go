@@ -12,6 +12,14 @@
 // chain checks the token's scopes on what the command will really touch.
 // Every command passes the command gate (package gate) before it runs.
 //
+// With [Config].Processes, a local command that still runs after
+// wait_seconds (default [Config].Wait, 20s) is not killed and does not
+// block the call: it becomes a background process of the calling
+// principal, and the result gives its ID, the output so far and the exact
+// process call that reads on (package tools/process). Such a command ends
+// only by its own timeout if the caller set one, a stop, or the Manager's
+// ceiling. SSH commands still run within their call.
+//
 // # Usage
 //
 //	sh, err := shell.New(shell.Config{Router: router})
