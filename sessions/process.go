@@ -41,6 +41,9 @@ type Process struct {
 	spoolBytes   int64
 	spoolDropped bool
 
+	// wmu serializes Writes, which do not hold mu while they block.
+	wmu sync.Mutex
+
 	// mu protects the following.
 	mu       sync.Mutex
 	out      [2]*stream // stdout, stderr
@@ -358,21 +361,29 @@ func lastLines(b []byte, n int) []byte {
 // returns ErrFinished after the exit and ErrInputClosed once CloseInput
 // was called or when the input was given at Start.
 func (p *Process) Write(ctx context.Context, b []byte) (int, error) {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.finished {
+	in, finished := p.stdin, p.finished
+	p.mu.Unlock()
+	if finished {
 		return 0, ErrFinished
 	}
-	if p.stdin == nil {
+	if in == nil {
 		return 0, ErrInputClosed
 	}
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(DefaultWriteTimeout)
 	}
-	_ = p.stdin.SetWriteDeadline(deadline)
-	n, err := p.stdin.Write(b)
+	// The output keeps flowing while this blocks: mu is not held, and
+	// CloseInput or the exit may close the pipe, which ends the write.
+	_ = in.SetWriteDeadline(deadline)
+	n, err := in.Write(b)
 	if err != nil {
+		if p.isDone() {
+			return n, ErrFinished
+		}
 		return n, fmt.Errorf("sessions: write to %s: %w", p.id, err)
 	}
 	return n, nil

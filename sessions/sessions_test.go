@@ -460,3 +460,59 @@ func TestReadWaitBounded(t *testing.T) {
 		t.Fatalf("waited %v", d)
 	}
 }
+
+// TestManyProcessesLeaveNothing starts the overall cap of processes for
+// several principals and closes the Manager: no process, file descriptor
+// or goroutine (TestMain) is left.
+func TestManyProcessesLeaveNothing(t *testing.T) {
+	fds := func() int { ents, _ := os.ReadDir("/proc/self/fd"); return len(ents) }
+	before := fds()
+	m, err := sessions.New(sessions.Config{Local: &exec.Local{Grace: 200 * time.Millisecond}, SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	mk := marker()
+	for i := range sessions.DefaultMaxTotal {
+		who := fmt.Sprint("p", i%8)
+		if _, err := m.Start(ctx, who, exec.Command{Argv: []string{"sleep", mk}}); err != nil {
+			t.Fatal(i, err)
+		}
+	}
+	if _, err := m.Start(ctx, "p9", exec.Command{Argv: []string{"sleep", mk}}); err == nil {
+		t.Fatal("started past the overall cap")
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, mk)
+	if after := fds(); after > before {
+		t.Fatalf("%d file descriptors before, %d after", before, after)
+	}
+}
+
+func TestWriteDoesNotBlockOutput(t *testing.T) {
+	m := newManager(t, sessions.Config{})
+	ctx := context.Background()
+	// cat echoes what it reads: a large write only completes while its
+	// output is being drained.
+	p, err := m.Start(ctx, "alice", exec.Command{Argv: []string{"cat"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if n, err := p.Write(wctx, big); err != nil || n != len(big) {
+		t.Fatalf("wrote %d: %v", n, err)
+	}
+	if err := p.CloseInput(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if in := p.Info(); in.StdoutBytes != int64(len(big)) {
+		t.Fatalf("cat echoed %d bytes", in.StdoutBytes)
+	}
+}
