@@ -230,12 +230,13 @@ func (m *Manager) Start(ctx context.Context, principal string, cmd exec.Command)
 		return nil, err
 	}
 	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
+	// Close takes the table only after the waiter below is done, so a
+	// process started while Close runs is still in it and its files closed.
+	m.procs[id] = p
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
 		p.cancel(ErrClosed)
-	} else {
-		m.procs[id] = p
-		m.mu.Unlock()
 	}
 	m.record(ctx, audit.Event{
 		Type: audit.TypeProcessStart, CallID: id, Principal: principal, Route: "local",

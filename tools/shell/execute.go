@@ -81,7 +81,9 @@ func (f *Family) ExecuteCommand() rigout.Tool {
 	}
 	input := executeCommandInput
 	if f.cfg.Processes != nil {
-		input = json.RawMessage(strings.Replace(string(input), `"use_sudo"`, waitSecondsProperty+`"use_sudo"`, 1))
+		in := strings.Replace(string(input), `"use_sudo"`, waitSecondsProperty+`"use_sudo"`, 1)
+		in = strings.Replace(in, `killed. Default 30."`, `killed. Default 30; none for a local command unless set."`, 1)
+		input = json.RawMessage(in)
 	}
 	return rigout.Tool{
 		Name:         "execute_command",
