@@ -5,7 +5,10 @@
 // # Overview
 //
 // A [Manager] starts commands through an exec.Local ([Manager.Start]) and
-// keeps them in a table. A process belongs to the principal name that
+// keeps them in a table. [Manager.Run] is the hand-off: it runs a command,
+// waits a while, and returns the Result if it ended by then, keeping
+// nothing; otherwise the same running command, never restarted, becomes a
+// background process. A process belongs to the principal name that
 // started it: [Manager.Get] and [Manager.List] find only that principal's,
 // and another principal's ID is [ErrNotFound], so its existence does not
 // leak. Each process's stdout and stderr are kept apart, spooled from the

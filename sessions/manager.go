@@ -205,25 +205,15 @@ func (m *Manager) Start(ctx context.Context, principal string, cmd exec.Command)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("sessions: not started: %w", err)
 	}
-	id := newID()
 	m.mu.Lock()
-	switch {
-	case m.closed:
+	if err := m.admitLocked(principal); err != nil {
 		m.mu.Unlock()
-		return nil, ErrClosed
-	case m.running[principal] >= m.cfg.MaxPerPrincipal:
-		m.mu.Unlock()
-		return nil, &LimitError{Principal: principal, Limit: m.cfg.MaxPerPrincipal, PerPrincipal: true}
-	case m.runningAll >= m.cfg.MaxTotal:
-		m.mu.Unlock()
-		return nil, &LimitError{Principal: principal, Limit: m.cfg.MaxTotal}
+		return nil, err
 	}
-	m.running[principal]++
-	m.runningAll++
 	m.wg.Add(1) // for the waiter; Close cannot have begun waiting yet
 	m.mu.Unlock()
 
-	p, err := m.start(id, principal, cmd)
+	p, err := m.start(newID(), principal, cmd)
 	if err != nil {
 		m.release(principal)
 		m.wg.Done()
@@ -232,30 +222,121 @@ func (m *Manager) Start(ctx context.Context, principal string, cmd exec.Command)
 	m.mu.Lock()
 	// Close takes the table only after the waiter below is done, so a
 	// process started while Close runs is still in it and its files closed.
-	m.procs[id] = p
+	p.adopted = true
+	m.procs[p.id] = p
 	closed := m.closed
 	m.mu.Unlock()
 	if closed {
 		p.cancel(ErrClosed)
 	}
-	m.record(ctx, audit.Event{
-		Type: audit.TypeProcessStart, CallID: id, Principal: principal, Route: "local",
-		Status: audit.StatusStarted, Args: redact.String(p.command),
-	})
-	m.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "process started",
-		slog.String("id", id), slog.String("principal", principal), slog.Int("pid", p.pid))
 	go func() {
 		defer m.wg.Done()
 		m.waitFor(p)
 	}()
+	m.recordStart(ctx, p)
 	return p, nil
+}
+
+// Run runs cmd for principal and waits up to wait for it. If it ends by
+// then (or ctx ends first, which stops it), Run returns its Result and a
+// nil Process, and the Manager keeps nothing of it: no table entry, no
+// spool file, no audit row. Otherwise the still-running command is handed
+// off without a restart: it becomes a background process of principal, as
+// if Start had started it (process.start is recorded then), and Run
+// returns it. Its caps are checked at the hand-off, so quick commands run
+// whatever the background count; at a cap, Run stops the command and
+// returns its Result with a *LimitError. cmd.OnOutput is called as for
+// Start, also after the hand-off. ctx ends the command only while Run
+// waits.
+func (m *Manager) Run(ctx context.Context, principal string, cmd exec.Command, wait time.Duration) (exec.Result, *Process, error) {
+	if err := ctx.Err(); err != nil {
+		return exec.Result{ExitCode: -1}, nil, fmt.Errorf("sessions: not started: %w", err)
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return exec.Result{ExitCode: -1}, nil, ErrClosed
+	}
+	m.wg.Add(1)
+	m.mu.Unlock()
+	p, err := m.start(newID(), principal, cmd)
+	if err != nil {
+		m.wg.Done()
+		return exec.Result{ExitCode: -1}, nil, err
+	}
+	go func() {
+		defer m.wg.Done()
+		m.waitFor(p)
+	}()
+	finish := func(err error) (exec.Result, *Process, error) {
+		<-p.done
+		m.forget(p)
+		p.mu.Lock()
+		res, werr := p.res, p.err
+		p.mu.Unlock()
+		if werr != nil {
+			return res, nil, werr
+		}
+		return res, nil, err
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-p.done:
+		return finish(nil)
+	case <-ctx.Done():
+		p.cancel(ErrStopped)
+		return finish(nil)
+	case <-timer.C:
+	}
+	m.mu.Lock()
+	if p.exitSeen {
+		m.mu.Unlock()
+		return finish(nil)
+	}
+	if err := m.admitLocked(principal); err != nil {
+		m.mu.Unlock()
+		p.cancel(ErrStopped)
+		return finish(err)
+	}
+	p.adopted = true
+	m.procs[p.id] = p
+	m.mu.Unlock()
+	m.recordStart(ctx, p)
+	return exec.Result{}, p, nil
+}
+
+// admitLocked takes a running slot for principal, or says why not.
+func (m *Manager) admitLocked(principal string) error {
+	switch {
+	case m.closed:
+		return ErrClosed
+	case m.running[principal] >= m.cfg.MaxPerPrincipal:
+		return &LimitError{Principal: principal, Limit: m.cfg.MaxPerPrincipal, PerPrincipal: true}
+	case m.runningAll >= m.cfg.MaxTotal:
+		return &LimitError{Principal: principal, Limit: m.cfg.MaxTotal}
+	}
+	m.running[principal]++
+	m.runningAll++
+	return nil
+}
+
+// recordStart records p's process.start; its process.exit waits for it.
+func (m *Manager) recordStart(ctx context.Context, p *Process) {
+	defer close(p.startLogged)
+	m.record(ctx, audit.Event{
+		Type: audit.TypeProcessStart, CallID: p.id, Principal: p.principal, Route: "local",
+		Status: audit.StatusStarted, Args: redact.String(p.command),
+	})
+	m.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "process started",
+		slog.String("id", p.id), slog.String("principal", p.principal), slog.Int("pid", p.pid))
 }
 
 // start creates the spool files and the input pipe, and starts cmd.
 func (m *Manager) start(id, principal string, cmd exec.Command) (_ *Process, err error) {
 	p := &Process{
 		m: m, id: id, principal: principal, command: describe(cmd), started: m.cfg.Now(),
-		changed: make(chan struct{}), done: make(chan struct{}),
+		changed: make(chan struct{}), done: make(chan struct{}), startLogged: make(chan struct{}),
 	}
 	defer func() {
 		if err != nil {
@@ -312,7 +393,12 @@ func (m *Manager) waitFor(p *Process) {
 	if cause != nil && res.Canceled {
 		stopped = cause
 	}
-	// The exit is recorded before anyone can see the process finished.
+	m.mu.Lock()
+	p.exitSeen = true
+	adopted := p.adopted
+	m.mu.Unlock()
+	// The exit is recorded before anyone can see the process finished,
+	// and after its start.
 	exit := res.ExitCode
 	ev := audit.Event{
 		Type: audit.TypeProcessExit, CallID: p.id, Principal: p.principal, Route: "local",
@@ -333,8 +419,11 @@ func (m *Manager) waitFor(p *Process) {
 	case res.ExitCode != 0:
 		ev.Status = audit.StatusError
 	}
-	m.record(context.Background(), ev)
-	m.release(p.principal)
+	if adopted {
+		<-p.startLogged
+		m.record(context.Background(), ev)
+		m.release(p.principal)
+	}
 	now := m.cfg.Now()
 	p.mu.Lock()
 	p.finished, p.res, p.err, p.ended = true, res, err, now
@@ -346,7 +435,9 @@ func (m *Manager) waitFor(p *Process) {
 	p.notifyLocked()
 	p.mu.Unlock()
 	close(p.done)
-	m.trimFinished()
+	if adopted {
+		m.trimFinished()
+	}
 }
 
 // release gives back a running slot.

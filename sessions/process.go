@@ -37,9 +37,15 @@ type Process struct {
 	cancel    context.CancelCauseFunc
 	done      chan struct{} // closed when the process has exited
 
-	// Guarded by m.mu, not mu: the spool's share of the Manager's total.
+	startLogged chan struct{} // closed once process.start is recorded
+
+	// Guarded by m.mu, not mu: the spool's share of the Manager's total,
+	// whether the process is in the table and holds a running slot
+	// (adopted), and whether its waiter has seen it exit.
 	spoolBytes   int64
 	spoolDropped bool
+	adopted      bool
+	exitSeen     bool
 
 	// wmu serializes Writes, which do not hold mu while they block.
 	wmu sync.Mutex

@@ -516,3 +516,79 @@ func TestWriteDoesNotBlockOutput(t *testing.T) {
 		t.Fatalf("cat echoed %d bytes", in.StdoutBytes)
 	}
 }
+
+func TestRunQuickKeepsNothing(t *testing.T) {
+	rec := &audittest.Recorder{}
+	m := newManager(t, sessions.Config{Audit: rec})
+	ctx := context.Background()
+	res, p, err := m.Run(ctx, "alice", exec.Command{Shell: "echo quick; echo err >&2"}, 5*time.Second)
+	if err != nil || p != nil {
+		t.Fatalf("run: %v %v", p, err)
+	}
+	if string(res.Stdout.Data) != "quick\n" || string(res.Stderr.Data) != "err\n" || res.ExitCode != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	if len(m.List("alice")) != 0 || len(rec.Events()) != 0 {
+		t.Fatalf("kept %v, recorded %v", m.List("alice"), rec.Events())
+	}
+	if ents, _ := os.ReadDir(m.SpoolDir()); len(ents) != 0 {
+		t.Fatalf("spool files left: %v", ents)
+	}
+}
+
+func TestRunHandsOffWithoutRestart(t *testing.T) {
+	rec := &audittest.Recorder{}
+	m := newManager(t, sessions.Config{Audit: rec})
+	ctx := context.Background()
+	// The file counts how many times the command started.
+	count := filepath.Join(t.TempDir(), "starts")
+	_, p, err := m.Run(ctx, "alice", exec.Command{Shell: "echo x >> " + count + "; sleep 0.5; echo done"}, 100*time.Millisecond)
+	if err != nil || p == nil {
+		t.Fatalf("not handed off: %v", err)
+	}
+	if got := m.List("alice"); len(got) != 1 || got[0].ID != p.ID() {
+		t.Fatalf("list %v", got)
+	}
+	res, err := p.Wait(ctx)
+	if err != nil || string(res.Stdout.Data) != "done\n" {
+		t.Fatalf("result %q: %v", res.Stdout.Data, err)
+	}
+	if b, _ := os.ReadFile(count); string(b) != "x\n" {
+		t.Fatalf("started %q", b)
+	}
+	evs := rec.Events()
+	if len(evs) != 2 || evs[0].Type != audit.TypeProcessStart || evs[1].Type != audit.TypeProcessExit {
+		t.Fatalf("events %+v", evs)
+	}
+}
+
+func TestRunCapAtHandOff(t *testing.T) {
+	m := newManager(t, sessions.Config{MaxPerPrincipal: 1})
+	ctx := context.Background()
+	if _, err := m.Start(ctx, "alice", exec.Command{Argv: []string{"sleep", marker()}}); err != nil {
+		t.Fatal(err)
+	}
+	// Quick commands still run at the cap.
+	if res, p, err := m.Run(ctx, "alice", exec.Command{Shell: "echo ok"}, 5*time.Second); err != nil || p != nil || res.ExitCode != 0 {
+		t.Fatalf("quick at the cap: %v", err)
+	}
+	mk := marker()
+	res, p, err := m.Run(ctx, "alice", exec.Command{Argv: []string{"sleep", mk}}, 100*time.Millisecond)
+	var le *sessions.LimitError
+	if !errors.As(err, &le) || p != nil || !res.Canceled {
+		t.Fatalf("long at the cap: %+v %v", res, err)
+	}
+	waitGone(t, mk)
+}
+
+func TestRunCanceledStops(t *testing.T) {
+	m := newManager(t, sessions.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	mk := marker()
+	res, p, err := m.Run(ctx, "alice", exec.Command{Argv: []string{"sleep", mk}}, time.Minute)
+	if err != nil || p != nil || !res.Canceled {
+		t.Fatalf("%+v %v", res, err)
+	}
+	waitGone(t, mk)
+}

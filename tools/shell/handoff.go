@@ -26,9 +26,9 @@ const nextWait = 20
 
 // runHandOff runs a local command through the process Manager: it waits up
 // to wait for the command, and returns its result as Run's would if it
-// ended by then; otherwise the command keeps running as a background
-// process and the result names it and the call that reads it. The gate has
-// already judged the command.
+// ended by then (or the call was canceled, which stops it); otherwise the
+// command keeps running as a background process and the result names it
+// and the call that reads it. The gate has already judged the command.
 func (f *Family) runHandOff(ctx context.Context, call *rigout.Call, host, command string, cmd exec.Command, wait time.Duration) (*mcp.CallToolResult, error) {
 	m, who := f.cfg.Processes, call.Principal().Name
 	// Progress is the call's: it stops when the call returns.
@@ -42,35 +42,23 @@ func (f *Family) runHandOff(ctx context.Context, call *rigout.Call, host, comman
 			}
 		}
 	}
-	p, err := m.Start(ctx, who, cmd)
-	if err != nil {
-		var le *sessions.LimitError
-		if errors.As(err, &le) {
-			call.Outcome.Status, call.Outcome.Error = audit.StatusBusy, err.Error()
-			return rigout.ErrorResult("not started: %v", err), nil
-		}
+	res, p, err := m.Run(ctx, who, cmd, wait)
+	var le *sessions.LimitError
+	switch {
+	case errors.As(err, &le):
+		// It ran past its wait but may not become one more background
+		// process: it was stopped, and says so with what it printed.
+		r := f.commandResult(call, host, command, res)
+		call.Outcome.Status, call.Outcome.Error = audit.StatusBusy, err.Error()
+		r.IsError = true
+		addNote(r, fmt.Sprintf("still running after %s, so it was stopped: %v", wait, err))
+		return r, nil
+	case err != nil:
 		call.Outcome.Status = audit.StatusError
 		call.Outcome.Error = "could not run: " + err.Error()
 		return rigout.ErrorResult("could not run on %s: %v", host, err), nil
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	select {
-	case <-p.Done():
-	case <-timer.C:
+	case p != nil:
 		return f.handOffResult(ctx, call, host, command, p, wait)
-	case <-ctx.Done():
-		// The caller gave up before the hand-off: end the command, as
-		// a call without a Manager would.
-		_ = p.Stop()
-		<-p.Done()
-	}
-	res, err := p.Wait(context.WithoutCancel(ctx))
-	_ = m.Forget(who, p.ID())
-	if err != nil {
-		call.Outcome.Status = audit.StatusError
-		call.Outcome.Error = "could not run: " + err.Error()
-		return rigout.ErrorResult("could not run on %s: %v", host, err), nil
 	}
 	return f.commandResult(call, host, command, res), nil
 }
