@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// ErrProcessDone is returned by [Process.Signal] once the process has
-// exited and been reaped.
+// ErrProcessDone is returned by [Process.Signal] once the process's
+// leader has exited (its pid may then be reused, so it is not signalled).
 var ErrProcessDone = errors.New("exec: process already finished")
 
 // Process is a command that [Local.Start] started and that may still be
