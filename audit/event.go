@@ -17,6 +17,8 @@ const (
 	TypeAuthFailed     = "auth.failed"         // a request with a missing or wrong credential
 	TypeSessionOpen    = "session.open"        // an MCP or terminal session opened
 	TypeSessionClose   = "session.close"       // an MCP or terminal session closed
+	TypeProcessStart   = "process.start"       // a background process started (sessions.Manager)
+	TypeProcessExit    = "process.exit"        // a background process ended: exit code, signal, bytes
 	TypeHostKeyLearned = "ssh.hostkey.learned" // a host key recorded on first contact
 	TypeServerStart    = "server.start"        // the gateway started serving
 	TypeServerStop     = "server.stop"         // the gateway stopped serving

@@ -21,6 +21,7 @@ const (
 	StatusLimited              Status = "limited"               // refused by a rate limit; nothing ran
 	StatusAwaitingConfirmation Status = "awaiting-confirmation" // held back while a person is asked to confirm it
 	StatusUnknown              Status = "unknown"               // a call to a tool the gateway does not have
+	StatusBackground           Status = "background"            // the command still runs, handed off as a background process (its process.exit row says how it ended)
 )
 
 // Decision is what the command policy decided about a call:

@@ -20,6 +20,7 @@ func TestStoredText(t *testing.T) {
 		audit.StatusCanceled:             "canceled",
 		audit.StatusAborted:              "aborted",
 		audit.StatusBusy:                 "busy",
+		audit.StatusBackground:           "background",
 		audit.StatusLimited:              "limited",
 		audit.StatusAwaitingConfirmation: "awaiting-confirmation",
 		audit.StatusUnknown:              "unknown",

@@ -16,7 +16,10 @@
 // double-forked daemons included, and [Result].Orphans counts what was
 // left behind. Output is capped per stream while it streams: a longer
 // stream keeps its head and its tail, and memory stays bounded however much
-// a command prints.
+// a command prints. [Local.Start] starts a command the same way without
+// waiting for it: the returned [Process] can be signalled as a whole tree
+// and waited for, which is how package sessions keeps commands that
+// outlive their call.
 //
 // With a [Sandbox], each local command runs in a Landlock domain of its own
 // that keeps protected roots, critical files and the gateway's state out of

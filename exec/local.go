@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	osexec "os/exec"
@@ -73,143 +72,11 @@ var _ Runner = (*Local)(nil)
 
 // Run runs cmd and waits for it. See Runner for the error contract.
 func (l *Local) Run(ctx context.Context, cmd Command) (Result, error) {
-	res := Result{Route: "local", ExitCode: -1}
-	if err := cmd.Validate(); err != nil {
+	p, res, err := l.launch(ctx, cmd)
+	if err != nil {
 		return res, err
 	}
-	if err := ctx.Err(); err != nil {
-		return res, fmt.Errorf("exec: not started: %w", err)
-	}
-	argv := cmd.Argv
-	if cmd.Shell != "" {
-		argv = []string{l.shellPath(), "-c", cmd.Shell}
-	}
-	if cmd.Sudo {
-		argv = append([]string{"sudo", "-n", "--"}, argv...)
-	}
-	path, err := osexec.LookPath(argv[0])
-	if err != nil {
-		return res, fmt.Errorf("exec: %w", err)
-	}
-
-	stdout := newCapture(cmd.MaxOutput, Stdout, cmd.OnOutput)
-	stderr := newCapture(cmd.MaxOutput, Stderr, cmd.OnOutput)
-	stdout.bufs, stderr.bufs = &l.bufs, &l.bufs
-	env := l.environ(cmd.Env, cmd.Dir)
-	newCmd := func(marker string) *osexec.Cmd {
-		e := env
-		if marker != "" {
-			e = append(slices.Clip(env), marker)
-		}
-		return &osexec.Cmd{
-			Path:        path,
-			Args:        argv,
-			Dir:         cmd.Dir,
-			Env:         e,
-			Stdin:       cmd.Stdin,
-			Stdout:      stdout,
-			Stderr:      stderr,
-			SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-			// Output pipes are closed this long after the process
-			// exits even if a background descendant still holds them,
-			// so Wait cannot hang.
-			WaitDelay: l.drain(),
-		}
-	}
-
-	if cmd.Dir != "" {
-		if fi, err := os.Stat(cmd.Dir); err != nil {
-			return res, fmt.Errorf("exec: working directory: %w", err)
-		} else if !fi.IsDir() {
-			return res, fmt.Errorf("exec: working directory %s is not a directory", cmd.Dir)
-		}
-	}
-
-	sandbox := l.Sandbox
-	switch {
-	case sandbox == nil:
-		res.Unsandboxed = "no sandbox configured"
-	case cmd.Sudo:
-		// sudo is setuid: under no_new_privs it cannot elevate, so the
-		// command runs unconfined, and says so.
-		res.Unsandboxed = "sudo needs setuid, which the sandbox's no_new_privs forbids: ran outside the sandbox"
-		sandbox = nil
-	case sandbox.abi == 0:
-		res.Unsandboxed = sandbox.Status().Reason
-	}
-
-	start := time.Now()
-	c := newCmd("")
-	cg := l.attach(c)
-	marker := ""
-	if cg == nil && !l.LeaveDescendants {
-		marker = newCallMarker()
-		c.Env = append(slices.Clip(env), marker)
-	}
-	sandboxed, err := l.start(sandbox, c)
-	if err != nil && cg != nil && !errors.Is(err, ErrSandboxClosed) {
-		// Starting into the cgroup may be what failed (no delegation,
-		// no clone3): try once without it, and stop using cgroups if
-		// that works.
-		_ = cg.close()
-		cg = nil
-		marker = newCallMarker()
-		c2 := newCmd(marker)
-		firstErr := err
-		if sandboxed, err = l.start(sandbox, c2); err == nil {
-			l.disableCgroups(firstErr)
-			c = c2
-		}
-	}
-	if err != nil {
-		if cg != nil {
-			_ = cg.close()
-		}
-		return res, fmt.Errorf("exec: start %s: %w", argv[0], err)
-	}
-	res.Sandboxed = sandboxed
-	pgid := c.Process.Pid
-	tr := &tracker{cg: cg, pgid: pgid, marker: marker}
-	if marker != "" {
-		// The leader is alive or a zombie until Wait: its start time
-		// bounds the scan to processes started since.
-		tr.since, _ = procStart(pgid)
-	}
-
-	// The watcher ends the process group when the timeout passes or the
-	// caller's context ends, and stops as soon as the process has exited.
-	exited := make(chan struct{})
-	var why stopReason
-	var watch sync.WaitGroup
-	watch.Go(func() {
-		why = l.watch(ctx, cmd.Timeout, tr, exited)
-	})
-
-	waitErr := c.Wait()
-	res.Duration = time.Since(start)
-	close(exited)
-	watch.Wait()
-
-	res.Stdout, res.Stderr = stdout.output(), stderr.output()
-	res.TimedOut = why == stopTimeout
-	res.Canceled = why == stopCanceled
-	if st, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok && st.Signaled() {
-		res.ExitCode = -1
-		res.Signal = signalName(st.Signal())
-	} else if c.ProcessState != nil {
-		res.ExitCode = c.ProcessState.ExitCode()
-	}
-	var exitErr *osexec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, osexec.ErrWaitDelay) {
-		return res, fmt.Errorf("exec: wait: %w", waitErr)
-	}
-	// Whatever the leader did, nothing of the call may outlive a timeout
-	// or a cancellation, nor, unless asked, the call itself.
-	if why != stopNone {
-		tr.signal(syscall.SIGKILL)
-	}
-	res.Orphans = tr.end(l.LeaveDescendants)
-	return res, nil
+	return p.Wait()
 }
 
 type stopReason int

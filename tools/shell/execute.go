@@ -55,9 +55,18 @@ var executeCommandOutput = json.RawMessage(`{
     "sandboxed": {"type": "boolean", "description": "Whether the command ran in the kernel sandbox."},
     "unsandboxed": {"type": "string", "description": "Why not: sudo, no Landlock, or a remote host (the far side runs no sandbox)."},
     "orphans_killed": {"type": "integer"},
+    "process_id": {"type": "string", "description": "Set when the command still runs in the background."},
+    "running": {"type": "boolean"},
+    "next_call": {"type": "string"},
+    "note": {"type": "string"},
     "results": {"type": "array", "description": "One entry per host of a fan-out.", "items": {"type": "object"}}
   }
 }`)
+
+// waitSecondsProperty is the input property execute_command has when the
+// family hands long commands off (Config.Processes).
+const waitSecondsProperty = `"wait_seconds": {"type": "integer", "minimum": 0, "description": "Local: seconds to wait before a still-running command becomes a background process (see process). Default 20; 0 returns at once."},
+    `
 
 // ExecuteCommand returns the execute_command tool, for an embedder that
 // wants it alone beside its own tools.
@@ -70,10 +79,16 @@ func (f *Family) ExecuteCommand() rigout.Tool {
 			return nil, fmt.Errorf("host selectors need SSH hosts, which this gateway does not have configured")
 		}
 	}
+	input := executeCommandInput
+	if f.cfg.Processes != nil {
+		in := strings.Replace(string(input), `"use_sudo"`, waitSecondsProperty+`"use_sudo"`, 1)
+		in = strings.Replace(in, `killed. Default 30."`, `killed. Default 30; none for a local command unless set."`, 1)
+		input = json.RawMessage(in)
+	}
 	return rigout.Tool{
 		Name:         "execute_command",
 		Description:  executeCommandDescription,
-		InputSchema:  executeCommandInput,
+		InputSchema:  input,
 		OutputSchema: executeCommandOutput,
 		Risk:         rigout.Exec,
 		Hosts:        []rigout.HostArg{{Name: "host"}, hosts},
@@ -94,6 +109,7 @@ type executeArgs struct {
 	Timeout        int64             `json:"timeout"`
 	UseSudo        bool              `json:"use_sudo"`
 	BypassSecurity bool              `json:"bypass_security"`
+	WaitSeconds    *int64            `json:"wait_seconds"`
 }
 
 // commandResult is execute_command's structuredContent.
@@ -114,6 +130,11 @@ type commandResult struct {
 	Sandboxed     bool   `json:"sandboxed"`
 	Unsandboxed   string `json:"unsandboxed,omitempty"`
 	Orphans       int    `json:"orphans_killed,omitempty"`
+	// With a hand-off: the background process, and the call to read it.
+	ProcessID string `json:"process_id,omitempty"`
+	Running   bool   `json:"running,omitempty"`
+	NextCall  string `json:"next_call,omitempty"`
+	Note      string `json:"note,omitempty"`
 }
 
 // invalid marks the call invalid and returns the error result.
@@ -137,6 +158,13 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 		return invalid(call, "execute_command takes `command` or `argv`, not both")
 	case a.Hosts != nil && a.Host != "":
 		return invalid(call, "execute_command takes `host` or `hosts`, not both")
+	}
+	wait := f.cfg.Wait
+	if a.WaitSeconds != nil {
+		if *a.WaitSeconds < 0 || *a.WaitSeconds > int64(f.cfg.MaxTimeout/time.Second) {
+			return invalid(call, "wait_seconds must be between 0 and %d", int64(f.cfg.MaxTimeout/time.Second))
+		}
+		wait = time.Duration(*a.WaitSeconds) * time.Second
 	}
 	timeout := f.cfg.DefaultTimeout
 	if a.Timeout > 0 {
@@ -191,6 +219,14 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	if res := f.cfg.Gate.Check(ctx, call, check); res != nil {
 		return res, nil
 	}
+	if f.cfg.Processes != nil && target.Local {
+		if a.Timeout == 0 {
+			// A handed-off command ends by its own timeout only when
+			// the caller set one; else a stop or the ceiling ends it.
+			cmd.Timeout = 0
+		}
+		return f.runHandOff(ctx, call, host, check.String(), cmd, wait)
+	}
 	res, err := target.Runner.Run(ctx, cmd)
 	if err != nil {
 		call.Outcome.Status = audit.StatusError
@@ -200,7 +236,12 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	if res.Route == "" {
 		res.Route = target.Route
 	}
-	return f.commandResult(call, host, check.String(), res), nil
+	r := f.commandResult(call, host, check.String(), res)
+	if a.WaitSeconds != nil && f.cfg.Processes != nil {
+		note := "wait_seconds applies to local commands only: this one ran to its end within the call"
+		addNote(r, note)
+	}
+	return r, nil
 }
 
 // commandResult turns an exec.Result into the tool result: text for the

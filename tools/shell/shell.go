@@ -12,6 +12,14 @@
 // chain checks the token's scopes on what the command will really touch.
 // Every command passes the command gate (package gate) before it runs.
 //
+// With [Config].Processes, a local command that still runs after
+// wait_seconds (default [Config].Wait, 20s) is not killed and does not
+// block the call: it becomes a background process of the calling
+// principal, and the result gives its ID, the output so far and the exact
+// process call that reads on (package tools/process). Such a command ends
+// only by its own timeout if the caller set one, a stop, or the Manager's
+// ceiling. SSH commands still run within their call.
+//
 // # Usage
 //
 //	sh, err := shell.New(shell.Config{Router: router})
@@ -33,6 +41,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
+	"github.com/rigout/rigout/sessions"
 )
 
 // Defaults used when the corresponding Config field is zero.
@@ -40,6 +49,7 @@ const (
 	DefaultTimeout          = 30 * time.Second
 	DefaultMaxTimeout       = time.Hour
 	DefaultProgressInterval = 2 * time.Second
+	DefaultWait             = 20 * time.Second
 )
 
 // Config configures the family. The zero value is valid: local commands
@@ -73,6 +83,16 @@ type Config struct {
 	// a client that passed a progress token. If zero,
 	// DefaultProgressInterval.
 	ProgressInterval time.Duration
+	// Processes, if set, lets local commands outlive their call:
+	// execute_command takes wait_seconds, and a command still running
+	// after it is handed off to this Manager as a background process (read
+	// with the process tool). Give the Manager the same exec.Local as
+	// Local, to keep its sandbox. The caller owns and closes it. If nil,
+	// every command runs within its call.
+	Processes *sessions.Manager
+	// Wait is the default wait_seconds, with Processes. If zero,
+	// DefaultWait (20s), well under the 60s most clients give a call.
+	Wait time.Duration
 	// Now returns the current time. If nil, time.Now.
 	Now func() time.Time
 }
@@ -120,6 +140,12 @@ func New(cfg Config) (*Family, error) {
 	if c.ProgressInterval <= 0 {
 		c.ProgressInterval = DefaultProgressInterval
 	}
+	if c.Wait <= 0 {
+		c.Wait = DefaultWait
+	}
+	if c.Wait > c.MaxTimeout {
+		return nil, fmt.Errorf("shell: Wait %v exceeds MaxTimeout %v", c.Wait, c.MaxTimeout)
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -135,6 +161,9 @@ func (f *Family) Tools() []rigout.Tool {
 func (f *Family) Instructions() string {
 	s := "Use execute_command with a shell `command` or an exact `argv`; results give the exit code, stdout and stderr. " +
 		"Destructive commands are refused by policy."
+	if f.cfg.Processes != nil {
+		s += " A local command still running after wait_seconds becomes a background process: read it with the process tool."
+	}
 	if f.cfg.Router != nil {
 		s += " It also reaches SSH hosts: set `host` (an alias, user@host, or auto), or `hosts` to run on several at once."
 	}

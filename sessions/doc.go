@@ -1,0 +1,49 @@
+// Package sessions keeps background processes: commands that outlive the
+// tool call that started them, each bound to the principal that started
+// it.
+//
+// # Overview
+//
+// A [Manager] starts commands through an exec.Local ([Manager.Start]) and
+// keeps them in a table. [Manager.Run] is the hand-off: it runs a command,
+// waits a while, and returns the Result if it ended by then, keeping
+// nothing; otherwise the same running command, never restarted, becomes a
+// background process. A process belongs to the principal name that
+// started it: [Manager.Get] and [Manager.List] find only that principal's,
+// and another principal's ID is [ErrNotFound], so its existence does not
+// leak. Each process's stdout and stderr are kept apart, spooled from the
+// start to owner-only files (0600, in a 0700 directory the Manager
+// creates) up to a cap per process and in total, oldest dropped first,
+// while the last bytes of each stay in memory. [Process.Read] reads by
+// byte offset or the last lines and can wait, bounded, for new output or
+// the exit; [Process.Write] and [Process.CloseInput] feed standard input;
+// [Process.Signal] and [Process.Stop] act on the whole process tree
+// (Stop: SIGTERM, then SIGKILL after the Local's grace).
+//
+// A process ends by itself, by its Command's Timeout, by Stop, by the
+// gateway-wide ceiling ([Config].MaxLifetime), or by [Manager.Close].
+// Finished processes stay readable for [Config].Retention, at most
+// [Config].MaxFinished of them. The Manager's reaper goroutine, stopped by
+// Close, enforces both ([Manager.Reap] runs a pass at once). With
+// [Config].Audit set, each process writes a process.start and a
+// process.exit event (exit code, signal, bytes).
+//
+// # Usage
+//
+//	m, err := sessions.New(sessions.Config{Local: &exec.Local{}})
+//	if err != nil {
+//		return err
+//	}
+//	defer m.Close()
+//	p, err := m.Start(ctx, "alice", exec.Command{Shell: "sleep 0.2; echo built"})
+//	if err != nil {
+//		return err
+//	}
+//	// Later, perhaps in another tool call: the last lines, waiting up
+//	// to 10s for new output or the exit.
+//	p, err = m.Get("alice", p.ID())
+//	if err != nil {
+//		return err
+//	}
+//	rr, err := p.Read(ctx, sessions.ReadRequest{Tail: 20, Wait: 10 * time.Second})
+package sessions

@@ -1,0 +1,46 @@
+package sessions_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/sessions"
+)
+
+// A background process outlives the call that started it; its owner reads
+// its output later, waiting for it instead of polling.
+func Example() {
+	ctx := context.Background()
+	if err := func() error {
+		m, err := sessions.New(sessions.Config{Local: &exec.Local{}})
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		p, err := m.Start(ctx, "alice", exec.Command{Shell: "sleep 0.2; echo built"})
+		if err != nil {
+			return err
+		}
+		// Later, perhaps in another tool call: the last lines, waiting up
+		// to 10s for new output or the exit.
+		p, err = m.Get("alice", p.ID())
+		if err != nil {
+			return err
+		}
+		rr, err := p.Read(ctx, sessions.ReadRequest{Tail: 20, Wait: 10 * time.Second})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s", rr.Stdout.Data)
+		_, err = m.Get("bob", p.ID())
+		fmt.Println("bob:", err)
+		return nil
+	}(); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// built
+	// bob: sessions: not found
+}

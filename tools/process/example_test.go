@@ -1,0 +1,72 @@
+package process_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/sessions"
+	"github.com/rigout/rigout/tools/process"
+	"github.com/rigout/rigout/tools/shell"
+)
+
+// execute_command hands a command still running after wait_seconds to
+// the Manager; the process tool reads it on, waiting for its output.
+func Example() {
+	m, err := sessions.New(sessions.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer m.Close()
+	sh, _ := shell.New(shell.Config{Processes: m})
+	pf, err := process.New(process.Config{Manager: m})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	gw, err := rigout.New(rigout.Config{Tools: append(sh.Tools(), pf.Tools()...)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer gw.Close()
+	c, _ := client.NewInProcessClient(gw.MCPServer())
+	defer c.Close()
+	ctx := context.Background()
+	_ = c.Start(ctx)
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	_, _ = c.Initialize(ctx, init)
+
+	callTool := func(name string, args map[string]any) map[string]any {
+		var req mcp.CallToolRequest
+		req.Params.Name, req.Params.Arguments = name, args
+		res, err := c.CallTool(ctx, req)
+		if err != nil {
+			fmt.Println(err)
+			return nil
+		}
+		sc, _ := res.StructuredContent.(map[string]any)
+		return sc
+	}
+	sc := callTool("execute_command", map[string]any{"command": "sleep 0.3; echo ok", "wait_seconds": 0})
+	fmt.Println("handed off:", sc["running"], strings.HasPrefix(sc["next_call"].(string), "process "))
+	args := map[string]any{"action": "read", "id": sc["process_id"], "stream": "stdout", "wait_seconds": 10}
+	var out string
+	for sc = callTool("process", args); ; sc = callTool("process", args) {
+		out += sc["stdout"].(map[string]any)["text"].(string)
+		args["offset"] = sc["next_offset"]
+		if sc["running"] == false {
+			break
+		}
+	}
+	fmt.Printf("exit %v: %s", sc["exit_code"], out)
+	// Output:
+	// handed off: true true
+	// exit 0: ok
+}

@@ -1,0 +1,159 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/sessions"
+)
+
+// handOffShown caps the output so far that a hand-off shows, per stream:
+// its last bytes.
+const handOffShown = 8 << 10
+
+// nextWait is the wait_seconds the suggested process read uses.
+const nextWait = 20
+
+// runHandOff runs a local command through the process Manager: it waits up
+// to wait for the command, and returns its result as Run's would if it
+// ended by then (or the call was canceled, which stops it); otherwise the
+// command keeps running as a background process and the result names it
+// and the call that reads it. The gate has already judged the command.
+func (f *Family) runHandOff(ctx context.Context, call *rigout.Call, host, command string, cmd exec.Command, wait time.Duration) (*mcp.CallToolResult, error) {
+	m, who := f.cfg.Processes, call.Principal().Name
+	// Progress is the call's: it stops when the call returns.
+	var live atomic.Bool
+	live.Store(true)
+	defer live.Store(false)
+	if user := cmd.OnOutput; user != nil {
+		cmd.OnOutput = func(s exec.Stream, b []byte) {
+			if live.Load() {
+				user(s, b)
+			}
+		}
+	}
+	res, p, err := m.Run(ctx, who, cmd, wait)
+	var le *sessions.LimitError
+	switch {
+	case errors.As(err, &le):
+		// It ran past its wait but may not become one more background
+		// process: it was stopped, and says so with what it printed.
+		r := f.commandResult(call, host, command, res)
+		call.Outcome.Status, call.Outcome.Error = audit.StatusBusy, err.Error()
+		r.IsError = true
+		addNote(r, fmt.Sprintf("still running after %s, so it was stopped: %v", wait, err))
+		return r, nil
+	case err != nil:
+		call.Outcome.Status = audit.StatusError
+		call.Outcome.Error = "could not run: " + err.Error()
+		return rigout.ErrorResult("could not run on %s: %v", host, err), nil
+	case p != nil:
+		return f.handOffResult(ctx, call, host, command, p, wait)
+	}
+	return f.commandResult(call, host, command, res), nil
+}
+
+// handOffResult is the result of a call whose command now runs in the
+// background: the output so far (its last part) and the next call.
+func (f *Family) handOffResult(ctx context.Context, call *rigout.Call, host, command string, p *sessions.Process, wait time.Duration) (*mcp.CallToolResult, error) {
+	in := p.Info()
+	rr, err := p.Read(ctx, sessions.ReadRequest{
+		Offset:    max(in.StdoutBytes-handOffShown, 0),
+		ErrOffset: max(in.StderrBytes-handOffShown, 0),
+		Max:       handOffShown,
+	})
+	if err != nil {
+		rr = sessions.ReadResult{Stdout: &sessions.Chunk{}, Stderr: &sessions.Chunk{}, Info: in}
+	}
+	in = rr.Info
+	o := &call.Outcome
+	o.Status, o.Route = audit.StatusBackground, "local"
+	o.StdoutBytes, o.StderrBytes = rr.Stdout.Total, rr.Stderr.Total
+	if !in.Sandboxed {
+		o.Unsandboxed = in.Unsandboxed
+	}
+	next := nextCall(p.ID(), rr.Stdout.Next, rr.Stderr.Next)
+
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "$ %s\n", showCommand(command))
+	fmt.Fprintf(&sb, "host: %s (via local)\n", host)
+	if !in.Sandboxed && in.Unsandboxed != "" {
+		fmt.Fprintf(&sb, "not sandboxed: %s\n", in.Unsandboxed)
+	}
+	fmt.Fprintf(&sb, "still running after %s: now background process %s (pid %d); its output is kept\n", wait, p.ID(), in.Pid)
+	stdout, stderr := shownSoFar(rr.Stdout), shownSoFar(rr.Stderr)
+	if stdout == "" && stderr == "" {
+		sb.WriteString("(no output yet)\n")
+	}
+	for _, s := range [][2]string{{"stdout", stdout}, {"stderr", stderr}} {
+		if s[1] != "" {
+			sb.WriteByte('\n')
+			writeStream(&sb, s[0]+" so far", s[1])
+		}
+	}
+	fmt.Fprintf(&sb, "\nnext: %s\n", next)
+
+	return &mcp.CallToolResult{
+		Content: []mcp.Content{mcp.NewTextContent(sb.String())},
+		StructuredContent: commandResult{
+			Host:        host,
+			Route:       "local",
+			ExitCode:    -1,
+			DurationMS:  wait.Milliseconds(),
+			Stdout:      stdout,
+			Stderr:      stderr,
+			StdoutBytes: rr.Stdout.Total,
+			StderrBytes: rr.Stderr.Total,
+			Sandboxed:   in.Sandboxed,
+			Unsandboxed: in.Unsandboxed,
+			ProcessID:   p.ID(),
+			Running:     true,
+			NextCall:    next,
+		},
+	}, nil
+}
+
+// shownSoFar renders a hand-off's output of one stream, saying what was
+// left out before it.
+func shownSoFar(c *sessions.Chunk) string {
+	if len(c.Data) == 0 {
+		return ""
+	}
+	t := rigout.SafeText(c.Data)
+	if c.Offset > 0 {
+		t = fmt.Sprintf("[… first %d bytes not shown: read them with offset 0 …]\n%s", c.Offset, t)
+	}
+	return t
+}
+
+// nextCall renders the process call that reads on after a hand-off.
+func nextCall(id string, stdoutNext, stderrNext int64) string {
+	b, _ := json.Marshal(map[string]any{
+		"action": "read", "id": id, "offset": stdoutNext, "stderr_offset": stderrNext, "wait_seconds": nextWait,
+	})
+	return "process " + string(b)
+}
+
+// addNote appends a note to a result's text and structuredContent.
+func addNote(r *mcp.CallToolResult, note string) {
+	if len(r.Content) > 0 {
+		if t, ok := r.Content[0].(mcp.TextContent); ok {
+			t.Text += "note: " + note + "\n"
+			r.Content[0] = t
+		}
+	}
+	if sc, ok := r.StructuredContent.(commandResult); ok {
+		sc.Note = note
+		r.StructuredContent = sc
+	}
+}
