@@ -34,8 +34,10 @@ import (
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/internal/statedir"
 	"github.com/rigout/rigout/redact"
+	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/activity"
 	hostsfamily "github.com/rigout/rigout/tools/hosts"
+	"github.com/rigout/rigout/tools/process"
 	"github.com/rigout/rigout/tools/shell"
 )
 
@@ -244,9 +246,10 @@ func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger
 // assembly is the gateway and the resources its tool families share.
 type assembly struct {
 	*rigout.Gateway
-	router  *exec.Router  // nil with --no-ssh
-	sandbox *exec.Sandbox // nil with --unsafe-no-sandbox
-	local   *exec.Local
+	router    *exec.Router  // nil with --no-ssh
+	sandbox   *exec.Sandbox // nil with --unsafe-no-sandbox
+	local     *exec.Local
+	processes *sessions.Manager // background processes handed off by execute_command
 }
 
 // containment describes, in a sentence, what guards local commands: for
@@ -277,6 +280,9 @@ func (a *assembly) Close() error {
 	var err error
 	if a.Gateway != nil {
 		err = a.Gateway.Close()
+	}
+	if a.processes != nil {
+		err = errors.Join(err, a.processes.Close())
 	}
 	if a.router != nil {
 		err = errors.Join(err, a.router.Close())
@@ -323,15 +329,31 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 			return nil, fmt.Errorf("ssh: %w", err)
 		}
 	}
+	// Background processes: commands still running after wait_seconds are
+	// handed off; their output is spooled inside the state directory, which
+	// the sandbox hides from commands where it can.
+	mc := sessions.Config{Local: local, SpoolDir: c.dir, Logger: logger}
+	if ledger != nil {
+		mc.Audit = ledger
+	}
+	if a.processes, err = sessions.New(mc); err != nil {
+		a.Close()
+		return nil, err
+	}
 	sh, err := shell.New(shell.Config{
-		Local: local, Router: a.router, Gate: g,
+		Local: local, Router: a.router, Gate: g, Processes: a.processes,
 		WorkDir: c.workDir, DefaultTimeout: c.timeout, MaxOutput: c.maxOutput,
 	})
 	if err != nil {
 		a.Close()
 		return nil, err
 	}
-	tools := sh.Tools()
+	pf, err := process.New(process.Config{Manager: a.processes})
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	tools := append(sh.Tools(), pf.Tools()...)
 	instructions := []string{"rigout runs commands for you on this machine.", sh.Instructions(), "Containment: " + a.containment() + "."}
 	if ledger != nil {
 		act, err := activity.New(activity.Config{Ledger: ledger})
