@@ -21,9 +21,10 @@ import (
 //  1. the done row and the log line are deferred first, so they are
 //     written whatever happens below, a panic included;
 //  2. the arguments: a JSON object that satisfies the tool's schema;
-//  3. the declarations: the action and its risk, the hosts (selectors
-//     resolved) and the paths (resolved as the tool will act on them);
-//  4. scopes: the tool, writes, every host, every path, capabilities;
+//  3. the tool scope, then the declarations: the action and its risk, the
+//     hosts (selectors resolved) and the paths (resolved as the tool will
+//     act on them);
+//  4. scopes on them: writes, every host, every path, capabilities;
 //  5. limits: calls in flight, then the rate of calls that run something;
 //  6. the intent row, committed before anything above read-only runs
 //     (fail closed);
