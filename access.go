@@ -137,14 +137,12 @@ func (c *Call) resolvePath(ctx context.Context, p PathArg, v string) (string, er
 	return path.Clean(v), nil
 }
 
-// authorize refuses calls outside the caller's scopes: the tool itself,
-// writes by a read-only token, each host, each path and each capability
-// the call needs. The error is an *auth.ScopeError naming the scope.
+// authorize refuses calls outside the caller's scopes: writes by a
+// read-only token, each host, each path and each capability the call
+// needs (admit has checked the tool scope already). The error is an
+// *auth.ScopeError naming the scope.
 func (c *Call) authorize() error {
 	s := c.principal.Scopes
-	if err := s.RequireTool(c.Tool.Name); err != nil {
-		return err
-	}
 	if c.risk > ReadOnly {
 		if err := s.RequireWrite(); err != nil {
 			return err

@@ -23,12 +23,7 @@ import (
 func TestE2ESecretsOutOfReach(t *testing.T) {
 	const full = "full-token-for-the-secrets-test-0123456789"
 	const narrow = "narrow-token-for-the-secrets-test-9876543210"
-	dir := t.TempDir()
-	cfg := `{"tokens": [{"name": "narrow", "env": "TEAM_NARROW_TOKEN", "scopes": {"tools": ["execute_command"], "hosts": ["local"]}}]}`
-	cfgPath := filepath.Join(dir, "rigout.json")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := writeConfig(t, `{"tokens": [{"name": "narrow", "env": "TEAM_NARROW_TOKEN", "scopes": {"tools": ["execute_command"], "hosts": ["local"]}}]}`)
 	cmd, url, _ := startServeEnv(t, []string{"RIGOUT_AUTH_TOKEN=" + full, "TEAM_NARROW_TOKEN=" + narrow, "SSH_AUTH_SOCK=/tmp/agent.sock"},
 		"--config", cfgPath, "--no-ssh")
 
@@ -50,15 +45,7 @@ func TestE2ESecretsOutOfReach(t *testing.T) {
 		t.Errorf("pid %d is not rigout any more:\n%s", cmd.Process.Pid, status)
 	}
 
-	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + narrow}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	initialize(t, c, "2025-11-25")
+	c := httpClient(t, url, narrow)
 	res := call(t, c, "execute_command", map[string]any{"command": "env | base64 -w0"})
 	if res.IsError {
 		t.Fatalf("env: %s", resultText(res))
@@ -92,15 +79,7 @@ func TestE2EKnownSecretsAreMasked(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, url, _ := startServeEnv(t, []string{"RIGOUT_AUTH_TOKEN=" + full}, "--no-ssh")
-	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + full}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	initialize(t, c, "2025-11-25")
+	c := httpClient(t, url, full)
 	res := call(t, c, "execute_command", map[string]any{"command": "cat " + tokenFile + "; echo; base64 -w0 " + tokenFile + "; echo; xxd -p " + tokenFile + " | tr -d '\\n'"})
 	text := resultText(res)
 	enc := base64.StdEncoding.EncodeToString([]byte(full))
@@ -139,25 +118,13 @@ func TestE2EStateDirectoryHidden(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(state) })
 	const narrow = "narrow-token-for-the-state-test-0123456789"
 	dir := t.TempDir()
-	cfg := `{"tokens": [{"name": "narrow", "env": "TEAM_NARROW_TOKEN", "scopes": {"tools": ["execute_command"], "hosts": ["local"]}}]}`
-	cfgPath := filepath.Join(dir, "rigout.json")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := writeConfig(t, `{"tokens": [{"name": "narrow", "env": "TEAM_NARROW_TOKEN", "scopes": {"tools": ["execute_command"], "hosts": ["local"]}}]}`)
 	const full = "full-token-for-the-state-test-9876543210"
 	_, url, inFile := startServeEnv(t, []string{"RIGOUT_STATE_DIR=" + state, "RIGOUT_AUTH_TOKEN=" + full, "TEAM_NARROW_TOKEN=" + narrow}, "--config", cfgPath, "--no-ssh")
 	if inFile != full {
 		t.Fatalf("the connection file holds %q, want the full token", inFile)
 	}
-	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + narrow}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	initialize(t, c, "2025-11-25")
+	c := httpClient(t, url, narrow)
 	res := call(t, c, "execute_command", map[string]any{"command": "ls " + state + "; for f in " + state + "/*; do base64 -w0 \"$f\"; echo; done; cp " + state + "/connection.json " + dir + "/stolen"})
 	text := resultText(res)
 	if !strings.Contains(text, "connection.json") {
@@ -174,4 +141,20 @@ func TestE2EStateDirectoryHidden(t *testing.T) {
 			t.Fatal("a narrow token's command read the full token")
 		}
 	}
+}
+
+// httpClient connects an MCP client to url with a bearer token and
+// initializes it; it is closed when the test ends.
+func httpClient(t *testing.T, url, token string) *client.Client {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	initialize(t, c, "2025-11-25")
+	return c
 }
