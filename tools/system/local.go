@@ -178,7 +178,7 @@ func sysBlock(dir string) []BlockDevice {
 	}
 	for _, e := range entries {
 		n := e.Name()
-		if strings.HasPrefix(n, "loop") || strings.HasPrefix(n, "ram") || strings.HasPrefix(n, "zram") {
+		if skipBlock(n) {
 			continue
 		}
 		sectors, _ := strconv.ParseUint(read(n, "size"), 10, 64)

@@ -336,10 +336,10 @@ func parseLsblk(s string) []BlockDevice {
 	var out []BlockDevice
 	for line := range strings.Lines(s) {
 		kv := pairs(line)
-		if kv["TYPE"] != "disk" {
+		size, _ := strconv.ParseUint(kv["SIZE"], 10, 64)
+		if kv["TYPE"] != "disk" || size == 0 || skipBlock(kv["NAME"]) {
 			continue
 		}
-		size, _ := strconv.ParseUint(kv["SIZE"], 10, 64)
 		out = append(out, BlockDevice{Name: kv["NAME"], SizeBytes: size, Model: strings.TrimSpace(kv["MODEL"]), Rotational: kv["ROTA"] == "1"})
 	}
 	return out
@@ -403,4 +403,10 @@ func sortProcesses(ps []Process) {
 		}
 		return cmp.Compare(a.PID, b.PID)
 	})
+}
+
+// skipBlock reports whether a block device is left out of the disks: loop
+// and RAM devices.
+func skipBlock(name string) bool {
+	return strings.HasPrefix(name, "loop") || strings.HasPrefix(name, "ram") || strings.HasPrefix(name, "zram")
 }

@@ -453,6 +453,16 @@ func (f *Family) hardwareInfo(ctx context.Context, call *rigout.Call) (*mcp.Call
 		return failed(call, host, err)
 	}
 	hw.Host, hw.Route, hw.Source, hw.CollectedAt = host, t.Route, src.name(), f.cfg.Now().UTC()
+	// Empty lists, not null: "none found" is a fact.
+	if hw.Disks == nil {
+		hw.Disks = []BlockDevice{}
+	}
+	if hw.Filesystems == nil {
+		hw.Filesystems = []DiskUsage{}
+	}
+	if hw.GPUs == nil {
+		hw.GPUs = []GPU{}
+	}
 	f.mu.Lock()
 	f.cache[host] = hw
 	f.mu.Unlock()
