@@ -105,3 +105,26 @@ func (d *Dir) Reset(t testing.TB) {
 
 // Join renders an argv for messages.
 func Join(argv []string) string { return strings.Join(argv, " ") }
+
+// Link puts a real program into the directory under its own name, for a
+// PATH that holds only the fakes and the programs a test names.
+func (d *Dir) Link(t testing.TB, name, target string) {
+	t.Helper()
+	if err := os.Symlink(target, filepath.Join(d.Path, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Clear removes every fake, link and recorded call.
+func (d *Dir) Clear(t testing.TB) {
+	t.Helper()
+	entries, err := os.ReadDir(d.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.Remove(filepath.Join(d.Path, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
