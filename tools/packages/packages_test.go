@@ -2,6 +2,7 @@ package packages_test
 
 import (
 	"archive/zip"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/rigout/rigout/internal/fakecmd"
 	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
+	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/packages"
 )
 
@@ -319,5 +322,44 @@ func writeWheel(t *testing.T, dir, name, version string) {
 	w.Write([]byte(record.String()))
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHandOff: a local install still running after wait_seconds becomes a
+// background process of the caller, read with the process tool; one that
+// ends in time is an ordinary result.
+func TestHandOff(t *testing.T) {
+	dir := t.TempDir()
+	script := "#!/bin/sh\necho installing \"$@\"\nsleep 3\necho done\n"
+	if err := os.WriteFile(filepath.Join(dir, "apk"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	local := &exec.Local{Grace: 200 * time.Millisecond}
+	m, err := sessions.New(sessions.Config{Local: local, SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	c := connect(t, packages.Config{Local: local, Processes: m}, nil)
+	res := gwtest.Call(t, c, "install_software", map[string]any{"packages": []any{"curl"}, "package_manager": "apk", "wait_seconds": 1})
+	sc := gwtest.Structured(t, res)
+	id, _ := sc["process_id"].(string)
+	if res.IsError || id == "" || !strings.Contains(sc["next_call"].(string), id) {
+		t.Fatalf("no hand-off: %s", gwtest.Text(res))
+	}
+	p, err := m.Get("local", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	rr, err := p.Read(context.Background(), sessions.ReadRequest{})
+	if err != nil || !strings.Contains(string(rr.Stdout.Data), "installing add --no-progress curl\ndone") {
+		t.Errorf("background output %q, %v", rr.Stdout.Data, err)
+	}
+	// In time: no process.
+	res = gwtest.Call(t, c, "install_software", map[string]any{"packages": []any{"curl"}, "package_manager": "apk", "wait_seconds": 10})
+	if sc := gwtest.Structured(t, res); res.IsError || sc["process_id"] != nil {
+		t.Errorf("in time: %s", gwtest.Text(res))
 	}
 }
