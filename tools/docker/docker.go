@@ -404,6 +404,9 @@ func (f *Family) handle(ctx context.Context, call *rigout.Call) (*mcp.CallToolRe
 	path := "."
 	if p, ok := call.Path("path"); ok {
 		path = p
+	} else if a.Operation == "build" && len(call.Principal().Scopes.Roots) > 0 {
+		// "." is a directory the token's roots were not checked against.
+		return invalid(call, "docker_operations: build needs an absolute path: this token is confined to file roots")
 	}
 	argv, err := Argv(a, path)
 	if err != nil {

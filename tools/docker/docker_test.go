@@ -219,6 +219,30 @@ func TestReadOnlyScope(t *testing.T) {
 	}
 }
 
+// TestRoots: a token confined to file roots builds only inside them.
+func TestRoots(t *testing.T) {
+	fake := fakeDocker(t, "docker", "", false)
+	root := t.TempDir()
+	p := auth.Principal{Name: "confined", Scopes: auth.Scopes{Tools: []string{"*"}, Hosts: []string{"*"}, Roots: []string{root}}}
+	c := connect(t, nil, &p)
+	for _, args := range []map[string]any{
+		{"operation": "build"},
+		{"operation": "build", "path": "/etc"},
+		{"operation": "build", "path": root + "/../.."},
+		{"operation": "build", "path": "."},
+	} {
+		if res := gwtest.Call(t, c, "docker_operations", args); !res.IsError {
+			t.Errorf("%v allowed outside the roots", args)
+		}
+	}
+	if calls := fake.Calls(t); len(calls) != 0 {
+		t.Errorf("ran: %v", calls)
+	}
+	if res := gwtest.Call(t, c, "docker_operations", map[string]any{"operation": "build", "path": root}); res.IsError {
+		t.Errorf("inside the root: %s", gwtest.Text(res))
+	}
+}
+
 // TestOverSSH: the argv reaches a real sshd's host, where a recording
 // docker is first on PATH.
 func TestOverSSH(t *testing.T) {
