@@ -322,16 +322,19 @@ func (f *Family) monitor(ctx context.Context, call *rigout.Call) (*mcp.CallToolR
 	}
 	n, every := plan(d)
 	rep := Report{Host: host, Route: t.Route, Source: src.name()}
-	var prev reading
+	// The baseline: counters that the first sample's rates start from.
+	prev := reading{at: f.cfg.Now()}
 	if want.cpu || want.network {
 		if prev, err = src.read(ctx, metricSet{cpu: want.cpu, network: want.network}); err != nil {
 			return failed(call, host, err)
 		}
 		prev.at = f.cfg.Now()
 	}
+	// A snapshot of figures that need no interval is taken at once.
+	instant := d == 0 && !want.cpu && !want.network
 	progress := call.WantsProgress(ctx)
 	for i := range n {
-		if want.cpu || want.network || i > 0 {
+		if !instant {
 			timer := time.NewTimer(every)
 			select {
 			case <-ctx.Done():

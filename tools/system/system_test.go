@@ -255,6 +255,19 @@ func TestMonitoringDuration(t *testing.T) {
 	if len(rep.Samples) != 1 || rep.Samples[0].CPU != nil || rep.Samples[0].Memory == nil || rep.Samples[0].Disks != nil {
 		t.Fatalf("report %+v", rep)
 	}
+	if !within(rep.Samples[0].IntervalSeconds, 2, 0.5) {
+		t.Errorf("interval %v, want about 2s", rep.Samples[0].IntervalSeconds)
+	}
+	// 10s: two samples 5s apart, each with CPU measured over its interval.
+	decode(t, gwtest.Call(t, c, "system_monitoring", map[string]any{"metrics": []any{"cpu"}, "duration": 10}), &rep)
+	if len(rep.Samples) != 2 || !within(rep.Samples[1].IntervalSeconds, 5, 1) || rep.Samples[1].CPU == nil || !rep.Samples[1].Time.After(rep.Samples[0].Time) {
+		t.Errorf("duration 10: %+v", rep.Samples)
+	}
+	// A memory snapshot does not wait.
+	decode(t, gwtest.Call(t, c, "system_monitoring", map[string]any{"metrics": []any{"memory"}}), &rep)
+	if len(rep.Samples) != 1 || rep.Samples[0].IntervalSeconds > 0.5 {
+		t.Errorf("memory snapshot: %+v", rep.Samples)
+	}
 	res := gwtest.Call(t, c, "system_monitoring", map[string]any{"duration": 121})
 	if !res.IsError || !strings.Contains(gwtest.Text(res), "121") {
 		t.Errorf("duration 121: %q", gwtest.Text(res))
