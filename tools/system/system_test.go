@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,9 +15,12 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/sshtest"
+	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/tools/system"
+	"github.com/rigout/rigout/validate"
 )
 
 // connect builds a gateway with the family; with rc, SSH hosts too.
@@ -296,4 +300,53 @@ func countProcs(t *testing.T) int {
 		}
 	}
 	return n
+}
+
+// TestGateRefusal: the fixed commands pass the command gate like any
+// other; a policy that does not list them refuses the call with the rule,
+// and nothing reaches the host.
+func TestGateRefusal(t *testing.T) {
+	srv, err := sshtest.NewServer(sshtest.Config{RecordOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	key, err := sshtest.NewKey("ed25519")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	keyPath, known := filepath.Join(dir, "id"), filepath.Join(dir, "known_hosts")
+	if err := key.Write(keyPath, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(known, []byte(srv.KnownHostsLine()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := exec.NewRouter(exec.RouterConfig{
+		Local: &exec.Local{}, KnownHostsFile: known, HostKeyPolicy: exec.HostKeyStrict, HomeDir: dir,
+		Hosts: []exec.HostConfig{{Name: "rec", Address: srv.Host(), Port: srv.Port(), User: "agent", Key: keyPath}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	g, err := gate.New(gate.Config{Policy: &validate.Policy{Mode: validate.ModeAllow, Allow: []string{"ls"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := system.New(system.Config{Router: r, Gate: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := gwtest.Connect(t, gwtest.New(t, rigout.Config{Tools: f.Tools()}))
+	for _, tool := range []string{"get_hardware_info", "system_monitoring"} {
+		res := gwtest.Call(t, c, tool, map[string]any{"host": "rec"})
+		if !res.IsError || !strings.Contains(gwtest.Text(res), "not-allowlisted") {
+			t.Errorf("%s: %s", tool, gwtest.Text(res))
+		}
+	}
+	if cmds := srv.Commands(); len(cmds) != 0 {
+		t.Errorf("sent: %v", cmds)
+	}
 }
