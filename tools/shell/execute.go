@@ -65,7 +65,7 @@ var executeCommandOutput = json.RawMessage(`{
 
 // waitSecondsProperty is the input property execute_command has when the
 // family hands long commands off (Config.Processes).
-const waitSecondsProperty = `"wait_seconds": {"type": "integer", "minimum": 0, "description": "Local: seconds to wait before a still-running command becomes a background process (see process). Default 20; 0 returns at once."},
+const waitSecondsProperty = `"wait_seconds": {"type": "integer", "minimum": 0, "description": "Seconds to wait before a still-running command becomes a background process (see process). Default 20; 0 returns at once."},
     `
 
 // ExecuteCommand returns the execute_command tool, for an embedder that
@@ -95,6 +95,7 @@ func (f *Family) ExecuteCommand() rigout.Tool {
 		DefaultHost:  "local",
 		Paths:        []rigout.PathArg{{Name: "working_directory", Resolve: f.resolveDir}},
 		Handler:      f.executeCommand,
+		Tasks:        true,
 	}
 }
 
@@ -219,13 +220,19 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	if res := f.cfg.Gate.Check(ctx, call, check); res != nil {
 		return res, nil
 	}
-	if f.cfg.Processes != nil && target.Local {
+	if st := f.starter(target); st != nil && call.Task() {
+		if a.Timeout == 0 {
+			cmd.Timeout = 0 // as for a hand-off
+		}
+		return f.runTask(ctx, call, host, check.String(), st, cmd)
+	}
+	if st := f.starter(target); st != nil {
 		if a.Timeout == 0 {
 			// A handed-off command ends by its own timeout only when
 			// the caller set one; else a stop or the ceiling ends it.
 			cmd.Timeout = 0
 		}
-		return f.runHandOff(ctx, call, host, check.String(), cmd, wait)
+		return f.runHandOff(ctx, call, host, check.String(), st, cmd, wait)
 	}
 	res, err := target.Runner.Run(ctx, cmd)
 	if err != nil {
@@ -236,12 +243,7 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	if res.Route == "" {
 		res.Route = target.Route
 	}
-	r := f.commandResult(call, host, check.String(), res)
-	if a.WaitSeconds != nil && f.cfg.Processes != nil {
-		note := "wait_seconds applies to local commands only: this one ran to its end within the call"
-		addNote(r, note)
-	}
-	return r, nil
+	return f.commandResult(call, host, check.String(), res), nil
 }
 
 // commandResult turns an exec.Result into the tool result: text for the
