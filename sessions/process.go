@@ -232,7 +232,8 @@ func (p *Process) output(s exec.Stream, b []byte) {
 	if over := len(st.tail) - st.max; over > 0 {
 		// Trim in bulk, to copy rarely.
 		if len(st.tail) > 2*st.max || len(b) >= st.max {
-			st.tail = append(st.tail[:0:0], st.tail[over:]...)
+			// In place: the buffer is reused, not reallocated.
+			st.tail = st.tail[:copy(st.tail, st.tail[over:])]
 		}
 	}
 	p.notifyLocked()

@@ -19,9 +19,9 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/internal/gwtest"
-	rtransport "github.com/rigout/rigout/transport"
 	"github.com/rigout/rigout/tools/process"
 	"github.com/rigout/rigout/tools/shell"
+	rtransport "github.com/rigout/rigout/transport"
 )
 
 // serveTasks serves a gateway with the shell and process families on m
