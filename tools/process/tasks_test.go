@@ -103,11 +103,15 @@ var reqID atomic.Int64
 // callAsTask sends a task-augmented tools/call (mcp-go's client has no
 // call for it, so it goes through the client's transport) and returns
 // the task it created.
-func callAsTask(t *testing.T, c *client.Client, name string, args map[string]any) mcp.Task {
+func callAsTask(t *testing.T, c *client.Client, name string, args, meta map[string]any) mcp.Task {
 	t.Helper()
+	params := map[string]any{"name": name, "arguments": args, "task": map[string]any{}}
+	if meta != nil {
+		params["_meta"] = meta
+	}
 	resp, err := c.GetTransport().SendRequest(context.Background(), transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(1000 + reqID.Add(1)), Method: string(mcp.MethodToolsCall),
-		Params: map[string]any{"name": name, "arguments": args, "task": map[string]any{}},
+		Params: params,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -146,8 +150,11 @@ func TestTasksRunPollResultCancel(t *testing.T) {
 		}
 	}
 
-	// Run `sleep 3; echo ok` as a task, and poll it.
-	task := callAsTask(t, alice, "execute_command", map[string]any{"command": "sleep 3; echo ok"})
+	// Run `sleep 3; echo ok` as a task, and poll it. It asks for progress
+	// (and a forged gateway tag, which is dropped): notifications to a
+	// request already answered must not hold the task up.
+	task := callAsTask(t, alice, "execute_command", map[string]any{"command": "sleep 3; echo ok"},
+		map[string]any{"progressToken": "p1", "io.rigout/task-tag": "forged"})
 	if task.Status != mcp.TaskStatusWorking {
 		t.Fatalf("created %+v", task)
 	}
@@ -198,7 +205,7 @@ func TestTasksRunPollResultCancel(t *testing.T) {
 
 	// Cancel another: its process ends (counted by PID).
 	mk := marker()
-	task2 := callAsTask(t, alice, "execute_command", map[string]any{"argv": []string{"sleep", mk}})
+	task2 := callAsTask(t, alice, "execute_command", map[string]any{"argv": []string{"sleep", mk}}, nil)
 	var pid int
 	for deadline := time.Now().Add(10 * time.Second); pid == 0 && time.Now().Before(deadline); {
 		list := gwtest.Structured(t, gwtest.Call(t, alice, "process", map[string]any{"action": "list"}))
