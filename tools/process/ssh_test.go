@@ -124,10 +124,54 @@ func checkSSHHandOff(t *testing.T, c *client.Client) {
 	if res.IsError || sc["running"] != false || sc["stopped"] != "stopped" {
 		t.Fatalf("stop: %s", text)
 	}
+	waitGone(t, mk)
+
+	// A signal reaches it: TERM to the remote process group.
+	mk = marker()
+	_, text, sc = call(t, c, "execute_command", map[string]any{"command": "sleep " + mk + "; echo not reached", "host": "far", "wait_seconds": 0})
+	id, _ = sc["process_id"].(string)
+	if id == "" {
+		t.Fatalf("not handed off: %s", text)
+	}
+	for survivors(mk) == 0 {
+		time.Sleep(10 * time.Millisecond) // the remote shell starts sleep
+	}
+	if res, text, _ = call(t, c, "process", map[string]any{"action": "signal", "id": id, "signal": "TERM"}); res.IsError {
+		t.Fatal(text)
+	}
+	_, text, sc = call(t, c, "process", map[string]any{"action": "read", "id": id, "wait_seconds": 10})
+	if sc["running"] != false || sc["exit_code"] == float64(0) || strings.Contains(text, "not reached") {
+		t.Fatalf("TERM: %s", text)
+	}
+	waitGone(t, mk)
+
+	// Its standard input is the process's: write to a remote cat, then
+	// close it with ctrl-d.
+	_, text, sc = call(t, c, "execute_command", map[string]any{"argv": []string{"cat"}, "host": "far", "wait_seconds": 0})
+	id, _ = sc["process_id"].(string)
+	if id == "" {
+		t.Fatalf("not handed off: %s", text)
+	}
+	if res, text, _ = call(t, c, "process", map[string]any{"action": "write", "id": id, "input": "over ssh", "keys": []string{"enter", "ctrl-d"}}); res.IsError {
+		t.Fatal(text)
+	}
+	_, text, sc = call(t, c, "process", map[string]any{"action": "read", "id": id, "wait_seconds": 10})
+	for sc["running"] == true {
+		_, text, sc = call(t, c, "process", map[string]any{"action": "read", "id": id, "wait_seconds": 10})
+	}
+	if sc["exit_code"] != float64(0) || sc["stdout"].(map[string]any)["text"] != "over ssh\n" {
+		t.Fatalf("cat: %s", text)
+	}
+}
+
+// waitGone fails the test if a process with argument mk still runs 5s
+// from now.
+func waitGone(t *testing.T, mk string) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for survivors(mk) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the remote sleep %s survived its stop", mk)
+			t.Fatalf("the remote process %s survived", mk)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
