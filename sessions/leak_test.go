@@ -83,6 +83,7 @@ func TestNoLeakAfterHundredProcesses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer m.Close() // on failure; Close again is a no-op
 		mk := marker()
 		var local []int
 		var ps []*sessions.Process
@@ -106,8 +107,11 @@ func TestNoLeakAfterHundredProcesses(t *testing.T) {
 				local = append(local, rr.Info.Pid)
 			}
 		}
-		if n := len(proctest.WithArg(mk)); n != 200 {
-			t.Fatalf("%d sleeps running, want 200", n)
+		// Each shell starts its two sleeps after printing: wait for all.
+		for deadline := time.Now().Add(10 * time.Second); len(proctest.WithArg(mk)) != 200; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d sleeps running, want 200", len(proctest.WithArg(mk)))
+			}
 		}
 		for _, p := range ps[:50] {
 			if err := p.Stop(); err != nil {

@@ -146,7 +146,11 @@ func (f *Family) handOffResult(ctx context.Context, call *rigout.Call, host, com
 	if !in.Sandboxed && in.Unsandboxed != "" {
 		fmt.Fprintf(&sb, "not sandboxed: %s\n", in.Unsandboxed)
 	}
-	fmt.Fprintf(&sb, "still running after %s: now background process %s (pid %d); its output is kept\n", wait, p.ID(), in.Pid)
+	pid := fmt.Sprintf("pid %d", in.Pid)
+	if route != "local" {
+		pid = "still on its SSH channel, remote " + pid
+	}
+	fmt.Fprintf(&sb, "still running after %s: now background process %s (%s); its output is kept\n", wait, p.ID(), pid)
 	stdout, stderr := shownSoFar(rr.Stdout), shownSoFar(rr.Stderr)
 	if stdout == "" && stderr == "" {
 		sb.WriteString("(no output yet)\n")
