@@ -37,8 +37,9 @@ import (
 // call.
 const taskTagKey = "io.rigout/task-tag"
 
-// maxTaskRecords bounds the tasks the gateway remembers owners of; the
-// oldest are forgotten first, and a forgotten task is refused to everyone.
+// maxTaskRecords bounds the finished tasks the gateway remembers owners
+// of; the oldest are forgotten first, and a forgotten task is refused to
+// everyone.
 const maxTaskRecords = 4096
 
 // errTaskNotFound is what a principal that does not own a task ID hears,
@@ -142,13 +143,20 @@ func (t *taskTable) link(tag, id, principal string) {
 	if r.finished {
 		delete(t.byTag, tag)
 	}
-	for len(t.order) > maxTaskRecords {
-		old := t.byID[t.order[0]]
-		delete(t.byID, t.order[0])
-		t.order = t.order[1:]
-		if old != nil && old.cancel != nil {
-			old.cancel() // a forgotten task cannot be reached: end it
+	if len(t.order) > maxTaskRecords {
+		// Forget the oldest finished tasks; running ones stay reachable
+		// (their number is bounded by the gateway's concurrency caps).
+		keep := t.order[:0]
+		over := len(t.order) - maxTaskRecords
+		for _, tid := range t.order {
+			if r := t.byID[tid]; over > 0 && (r == nil || r.finished) {
+				delete(t.byID, tid)
+				over--
+				continue
+			}
+			keep = append(keep, tid)
 		}
+		t.order = keep
 	}
 }
 
