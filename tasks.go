@@ -203,7 +203,14 @@ func (g *Gateway) enableTasks() {
 		server.WithTaskCapabilities(true, true, true)(g.srv)
 		h := g.srv.GetHooks()
 		h.AddOnRequestInitialization(g.checkTaskRequest)
-		h.AddBeforeCallTool(func(_ context.Context, _ any, req *mcp.CallToolRequest) {
+		h.AddBeforeCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest) {
+			if server.IsModernRequest(ctx) {
+				// 2026-07-28 moved tasks to an extension whose servers
+				// must ignore params.task, and removed tasks/result: a
+				// task made here could never be collected. The call
+				// answers in full (with the hand-off) instead.
+				req.Params.Task = nil
+			}
 			g.tasks.tag(req, req.Params.Task != nil && g.taskTool(req.Params.Name))
 		})
 		h.AddAfterCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest, result any) {

@@ -15,6 +15,32 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
+// TestE2ETasksIgnoredForModernClients: a 2026-07-28 client's params.task
+// is ignored (that revision's servers must; mcp-go would make a task whose
+// result such a client cannot fetch), so the call answers in full.
+func TestE2ETasksIgnoredForModernClients(t *testing.T) {
+	s := startStdio(t)
+	resp, err := s.client.GetTransport().SendRequest(context.Background(), mcptransport.JSONRPCRequest{
+		JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(int64(9100)), Method: string(mcp.MethodToolsCall),
+		Params: map[string]any{"name": "execute_command", "arguments": map[string]any{"command": "echo whole"}, "task": map[string]any{},
+			"_meta": map[string]any{
+				mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
+				mcp.MetaKeyClientInfo:         map[string]any{"name": "modern-e2e", "version": "1"},
+				mcp.MetaKeyClientCapabilities: map[string]any{},
+			}},
+	})
+	if err != nil || resp.Error != nil {
+		t.Fatalf("tools/call: %v %+v", err, resp.Error)
+	}
+	var res struct {
+		Task              *mcp.Task      `json:"task"`
+		StructuredContent map[string]any `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(resp.Result, &res); err != nil || res.Task != nil || res.StructuredContent["stdout"] != "whole\n" {
+		t.Fatalf("not a whole result (%v): %s", err, resp.Result)
+	}
+}
+
 // startTask sends a task-augmented tools/call through the client's
 // transport (mcp-go's client has no call for it) and returns the task.
 func startTask(t *testing.T, c *client.Client, id int, args map[string]any) mcp.Task {
