@@ -220,17 +220,15 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	if res := f.cfg.Gate.Check(ctx, call, check); res != nil {
 		return res, nil
 	}
-	if st := f.starter(target); st != nil && call.Task() {
-		if a.Timeout == 0 {
-			cmd.Timeout = 0 // as for a hand-off
-		}
-		return f.runTask(ctx, call, host, check.String(), st, cmd)
-	}
 	if st := f.starter(target); st != nil {
 		if a.Timeout == 0 {
-			// A handed-off command ends by its own timeout only when
-			// the caller set one; else a stop or the ceiling ends it.
+			// A handed-off command, or a task's, ends by its own timeout
+			// only when the caller set one; else a stop (tasks/cancel) or
+			// the ceiling ends it.
 			cmd.Timeout = 0
+		}
+		if call.Task() {
+			return f.runTask(ctx, call, host, check.String(), st, cmd)
 		}
 		return f.runHandOff(ctx, call, host, check.String(), st, cmd, wait)
 	}
