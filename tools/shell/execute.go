@@ -194,7 +194,11 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 		defer func() { stop(); <-done }()
 	}
 	if a.Hosts != nil {
-		return f.fanOut(ctx, call, cmd, check)
+		r, err := f.fanOut(ctx, call, cmd, check)
+		if r != nil && a.WaitSeconds != nil && f.cfg.Processes != nil {
+			addNote(r, "wait_seconds does not apply to a fan-out: every host ran to its end within the call")
+		}
+		return r, err
 	}
 
 	host := call.Hosts()[0]
