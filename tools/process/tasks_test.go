@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -26,7 +28,8 @@ import (
 
 // serveTasks serves a gateway with the shell and process families on m
 // over streamable HTTP (stateless, where mcp-go itself scopes tasks to
-// nothing), with two bearer tokens: "alice-token" and "bob-token".
+// nothing), with three bearer tokens: "alice-token" and "bob-token" (full
+// scopes) and "carol-token" (read-only).
 func serveTasks(t *testing.T, ledger rigout.AuditLedger) string {
 	t.Helper()
 	m := newManager(t, ledger)
@@ -39,7 +42,7 @@ func serveTasks(t *testing.T, ledger rigout.AuditLedger) string {
 		t.Fatal(err)
 	}
 	gw := gwtest.New(t, rigout.Config{Tools: append(sh.Tools(), pf.Tools()...), Audit: ledger})
-	principals := map[string]string{"Bearer alice-token": "alice", "Bearer bob-token": "bob"}
+	principals := map[string]string{"Bearer alice-token": "alice", "Bearer bob-token": "bob", "Bearer carol-token": "carol"}
 	h, err := rtransport.NewHTTP(gw.MCPServer(), rtransport.HTTPConfig{
 		Stateless: true,
 		Auth: func(next http.Handler) http.Handler {
@@ -50,6 +53,9 @@ func serveTasks(t *testing.T, ledger rigout.AuditLedger) string {
 					return
 				}
 				p := auth.Principal{Name: name, Scopes: auth.FullScopes()}
+				if name == "carol" {
+					p.Scopes = auth.Scopes{Tools: []string{"*"}, Hosts: []string{"*"}, ReadOnly: true}
+				}
 				next.ServeHTTP(w, r.WithContext(auth.NewContext(r.Context(), p)))
 			})
 		},
@@ -266,5 +272,40 @@ func TestTasksRunPollResultCancel(t *testing.T) {
 			t.Fatalf("%d done rows", len(done))
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A task is refused exactly as the call would be: a read-only token's
+// task-augmented execute_command is denied by the chain, nothing runs, and
+// the ledger records the refusal.
+func TestTaskPassesTheChain(t *testing.T) {
+	ledger := gwtest.OpenLedger(t)
+	url := serveTasks(t, ledger)
+	carol := taskClient(t, url, "carol-token")
+	sentinel := filepath.Join(t.TempDir(), "ran")
+	task := callAsTask(t, carol, "execute_command", map[string]any{"argv": []string{"touch", sentinel}}, nil)
+	var rr mcp.TaskResultRequest
+	rr.Params.TaskId = task.TaskId
+	res, err := carol.TaskResult(context.Background(), rr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError {
+		t.Fatalf("a read-only token's task ran: %+v", res)
+	}
+	if _, err := os.Stat(sentinel); !os.IsNotExist(err) {
+		t.Fatalf("the command ran: %v", err)
+	}
+	var denied bool
+	for _, e := range gwtest.Events(t, ledger, audit.Filter{}) {
+		if e.Tool == "execute_command" && e.Principal == "carol" && e.Status == audit.StatusDenied {
+			denied = true
+		}
+	}
+	if !denied {
+		for _, e := range gwtest.Events(t, ledger, audit.Filter{}) {
+			t.Logf("%s %s %s %s %s", e.Type, e.Tool, e.Phase, e.Principal, e.Status)
+		}
+		t.Fatal("no denied row for carol's task")
 	}
 }
