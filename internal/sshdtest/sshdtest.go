@@ -37,6 +37,9 @@ type Options struct {
 	// SetEnv), PATH included: a test puts recording fakes first in the
 	// remote PATH this way.
 	SetEnv map[string]string
+	// Authorized are further keys that may log in, beside the throwaway
+	// key of Router.
+	Authorized []*sshtest.Key
 }
 
 // Server is a running sshd and a router configuration that reaches it.
@@ -45,6 +48,8 @@ type Server struct {
 	Addr string
 	// Port is the listening port.
 	Port int
+	// KnownHostsLine is the server's host key as a known_hosts line.
+	KnownHostsLine string
 	// Router reaches the server as host "box", logging in as the current
 	// user with a throwaway key, host key trusted strictly.
 	Router exec.RouterConfig
@@ -96,7 +101,11 @@ func Start(t testing.TB, o Options) *Server {
 	if err := userKey.Write(uk, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(ak, []byte(userKey.AuthorizedKey()+"\n"), 0o600); err != nil {
+	authorized := userKey.AuthorizedKey() + "\n"
+	for _, k := range o.Authorized {
+		authorized += k.AuthorizedKey() + "\n"
+	}
+	if err := os.WriteFile(ak, []byte(authorized), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var cfg strings.Builder
@@ -128,6 +137,7 @@ func Start(t testing.TB, o Options) *Server {
 		}
 		known := filepath.Join(dir, "known_hosts")
 		line := knownhosts.Line([]string{knownhosts.Normalize(s.Addr)}, hostKey.Public())
+		s.KnownHostsLine = line
 		if err := os.WriteFile(known, []byte(line+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
