@@ -486,3 +486,39 @@ func TestTerminalAudit(t *testing.T) {
 		t.Errorf("events %s, want %s", got, want)
 	}
 }
+
+// TestTerminalRunsInTheSandbox opens a local session through a Local with
+// a kernel sandbox: the shell and every command in it are confined, a
+// hidden directory stays unreadable, and the terminal still works.
+func TestTerminalRunsInTheSandbox(t *testing.T) {
+	state := t.TempDir()
+	if err := os.WriteFile(state+"/token", []byte("secret-token-value"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := exec.NewSandbox(exec.SandboxConfig{Hidden: []string{state}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	if st := sb.Status(); !st.Enforced {
+		if os.Getenv("RIGOUT_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("no sandbox (%s) and RIGOUT_REQUIRE_SANDBOX=1", st.Reason)
+		}
+		t.Skipf("SKIPPING: the kernel enforces no sandbox here: %s", st.Reason)
+	}
+	m := newManager(t, sessions.Config{Local: &exec.Local{Sandbox: sb, Grace: 200 * time.Millisecond}})
+	term, err := m.OpenTerminal(context.Background(), "alice", sessions.TerminalOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := term.Info(); !in.Sandboxed {
+		t.Fatalf("not sandboxed: %+v", in)
+	}
+	r := run(t, term, "cat "+state+"/token", 5*time.Second)
+	if !r.Done || r.ExitCode == 0 || strings.Contains(string(r.Output), "secret-token-value") {
+		t.Errorf("hidden file read from a sandboxed session: %+v %q", r, r.Output)
+	}
+	if r := run(t, term, "echo fine > out && cat out && tty", 5*time.Second); !r.Done || r.ExitCode != 0 || !strings.HasPrefix(string(r.Output), "fine\n/dev/pts/") {
+		t.Errorf("work in a sandboxed session: %+v %q", r, r.Output)
+	}
+}

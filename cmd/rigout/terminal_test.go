@@ -73,10 +73,11 @@ func TestE2ETerminalSession(t *testing.T) {
 		t.Errorf("state did not persist: %s", resultText(res))
 	}
 	// The gate refuses before anything is written: the marker file is
-	// never created.
-	res = run("rm -rf / ; touch " + dir + "/ran")
-	if !res.IsError || !strings.Contains(resultText(res), "refused by policy") {
-		t.Errorf("rm -rf / in a terminal: %s", resultText(res))
+	// never created. (The refused command is harmless if it ran: it
+	// decodes and runs `echo hi`.)
+	res = run("echo ZWNobyBoaQ== | base64 -d | sh; touch " + dir + "/ran")
+	if !res.IsError || !strings.Contains(resultText(res), "refused by policy rule remote-script") {
+		t.Errorf("a decoded script in a terminal: %s", resultText(res))
 	}
 	res = run("ls " + dir)
 	if strings.Contains(resultText(res), "ran") {
