@@ -482,7 +482,7 @@ func (t *Terminal) abort() {
 // read copies the terminal's output into out and finds the markers, until
 // the terminal hangs up; then it waits for the shell and records the end.
 func (t *Terminal) read() {
-	buf := make([]byte, 32<<10)
+	buf := make([]byte, 8<<10) // a terminal hands over at most 4 KiB a read
 	for {
 		n, err := t.pty.Read(buf)
 		if n > 0 {
