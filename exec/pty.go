@@ -59,7 +59,8 @@ type PTY struct {
 	hangup  func() error // ends the terminal: SIGHUP to what runs on it
 	kill    func()       // ends what runs on it at once (local: the tree)
 	waitFn  func() (Result, error)
-	release func() // frees what outlives the program: the master fd, the channel slot
+	release func() // after the program: gives back what it held (the channel slot)
+	free    func() // after Close: the terminal itself (the master fd)
 	grace   time.Duration
 
 	waitOnce  sync.Once
@@ -67,11 +68,12 @@ type PTY struct {
 	res       Result
 	err       error
 	closeOnce sync.Once
+	freeOnce  sync.Once
 }
 
 // Read reads what the program wrote to the terminal. It returns io.EOF
 // once the terminal has hung up (the program and everything holding the
-// terminal ended) or Close was called.
+// terminal ended, and what they wrote was read) or Close has returned.
 func (p *PTY) Read(b []byte) (int, error) {
 	n, err := p.r.Read(b)
 	if err != nil && n == 0 && !errors.Is(err, io.EOF) {
@@ -124,8 +126,9 @@ func (p *PTY) Hangup() error { return p.hangup() }
 
 // Close ends the program and everything on its terminal — Hangup, then
 // locally SIGKILL to the whole tree if it is still running after the
-// Local's grace — waits for it, and frees the terminal. It returns Wait's
-// error.
+// Local's grace — waits for it, and frees the terminal, which ends a Read
+// in progress. Call it once the program has ended by itself, too. It
+// returns Wait's error.
 func (p *PTY) Close() error {
 	p.closeOnce.Do(func() { _ = p.hangup() })
 	waited := make(chan struct{})
@@ -141,6 +144,7 @@ func (p *PTY) Close() error {
 		p.kill()
 		<-waited
 	}
+	p.freeOnce.Do(p.free)
 	return p.err
 }
 
@@ -169,14 +173,15 @@ func (l *Local) StartPTY(ctx context.Context, cmd Command, size PTYSize) (*PTY, 
 	p := &PTY{
 		r: master, w: master, route: "local", pid: proc.Pid(),
 		sandboxed: res.Sandboxed, unsandboxed: res.Unsandboxed,
-		done:   make(chan struct{}),
-		hangup: func() error { return ignoreDone(proc.Signal(syscall.SIGHUP)) },
-		kill:   func() { _ = proc.Signal(syscall.SIGKILL) },
-		waitFn: proc.Wait,
-		// The master stays open until the program and everything on
-		// its terminal has ended, so none of them gets EIO early.
-		release: func() { _ = master.Close() },
-		grace:   l.grace(),
+		done:    make(chan struct{}),
+		hangup:  func() error { return ignoreDone(proc.Signal(syscall.SIGHUP)) },
+		kill:    func() { _ = proc.Signal(syscall.SIGKILL) },
+		waitFn:  proc.Wait,
+		release: func() {},
+		// The master stays open until Close, so that what the program
+		// wrote last can still be read after it exited.
+		free:  func() { _ = master.Close() },
+		grace: l.grace(),
 	}
 	return p, nil
 }

@@ -158,6 +158,7 @@ func (s *SSH) startPTY(c *conn, line, term string, size PTYSize) (*PTY, error) {
 		hangup:  closeOnce,
 		kill:    func() { _ = closeOnce() },
 		release: func() { _ = closeOnce(); c.release() },
+		free:    func() {},
 		grace:   s.r.cfg.Grace,
 	}
 	start := time.Now()

@@ -238,7 +238,7 @@ func (m *Manager) OpenTerminal(ctx context.Context, principal string, o Terminal
 	t.turn <- struct{}{} // nobody may Exec before it is ready
 	m.terms[id] = t
 	m.termsOf[principal]++
-	m.wg.Add(1) // the reader; Close cannot have begun waiting yet
+	m.wg.Add(1) // the reader and waiter; Close cannot have begun waiting yet
 	m.mu.Unlock()
 
 	env := map[string]string{"TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
@@ -266,7 +266,7 @@ func (m *Manager) OpenTerminal(ctx context.Context, principal string, o Terminal
 	t.cmd = t.newCmd("")
 	go func() {
 		defer m.wg.Done()
-		t.read()
+		t.run()
 	}()
 	// The setup line is echoed (echo is still on), and bash prints its
 	// default prompt first: whatever comes before the marker is dropped.
@@ -479,8 +479,33 @@ func (t *Terminal) abort() {
 	<-t.done
 }
 
+// drainGrace is how long the reader may go on after the shell has ended,
+// for what it wrote last, before the terminal is freed under a process
+// that escaped and still holds it.
+const drainGrace = 500 * time.Millisecond
+
+// run reads the terminal on a goroutine of its own and waits for the
+// shell; once it has ended (and, locally, everything on the terminal with
+// it), and the output is drained, it frees the terminal and records the
+// end.
+func (t *Terminal) run() {
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		t.read()
+	}()
+	res, err := t.pty.Wait()
+	select {
+	case <-read:
+	case <-time.After(drainGrace):
+	}
+	_ = t.pty.Close() // ends the reader if it still reads
+	<-read
+	t.finish(res, err)
+}
+
 // read copies the terminal's output into out and finds the markers, until
-// the terminal hangs up; then it waits for the shell and records the end.
+// the terminal hangs up or is freed.
 func (t *Terminal) read() {
 	buf := make([]byte, 8<<10) // a terminal hands over at most 4 KiB a read
 	for {
@@ -495,10 +520,13 @@ func (t *Terminal) read() {
 			}
 		}
 		if err != nil {
-			break
+			return
 		}
 	}
-	res, err := t.pty.Wait()
+}
+
+// finish records how the shell ended and closes done.
+func (t *Terminal) finish(res exec.Result, err error) {
 	t.m.dropTerminal(t)
 	t.mu.Lock()
 	t.ended, t.endRes = true, res

@@ -522,3 +522,34 @@ func TestTerminalRunsInTheSandbox(t *testing.T) {
 		t.Errorf("work in a sandboxed session: %+v %q", r, r.Output)
 	}
 }
+
+// TestTerminalShellExits: `exit` ends the session, whatever it left on
+// the terminal, and says how; the session is gone.
+func TestTerminalShellExits(t *testing.T) {
+	forBackends(t, func(t *testing.T, m *sessions.Manager, open func(string) *sessions.Terminal) {
+		term := open("alice")
+		arg := marker()
+		run(t, term, "sleep "+arg+" &", 5*time.Second)
+		r := run(t, term, "echo bye; exit 3", 10*time.Second)
+		if !r.Ended || r.EndResult.ExitCode != 3 || !strings.HasPrefix(string(r.Output), "bye\n") { // bash adds "exit"
+			t.Errorf("exit 3: %+v %q", r, r.Output)
+		}
+		select {
+		case <-term.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("session not over")
+		}
+		if t.Name() == "TestTerminalShellExits/local" {
+			waitGone(t, arg) // the far side tracks no descendants
+		}
+		if _, err := term.Exec(context.Background(), sessions.ExecRequest{Command: "true"}); !errors.Is(err, sessions.ErrTerminalEnded) {
+			t.Errorf("after exit: %v", err)
+		}
+		if _, err := m.Terminal("alice", term.ID()); !errors.Is(err, sessions.ErrNotFound) {
+			t.Errorf("still listed: %v", err)
+		}
+		if in := term.Info(); !strings.Contains(in.Ended, "status 3") {
+			t.Errorf("ended: %q", in.Ended)
+		}
+	})
+}
