@@ -43,6 +43,10 @@ var (
 	// ErrTerminalBusy means another call was using the session for the
 	// whole of this one's timeout.
 	ErrTerminalBusy = errors.New("sessions: another call is using this terminal session")
+	// ErrNothingRunning means keys were to be typed while no command
+	// runs: the shell itself would read them as a command line, which
+	// must pass the command gate.
+	ErrNothingRunning = errors.New("sessions: no command is running to type keys into: send the text as a command")
 	// ErrNoBash means the local machine has no bash, which terminal
 	// sessions need.
 	ErrNoBash = errors.New("sessions: terminal sessions need bash, which is not on PATH")
@@ -94,8 +98,9 @@ type ExecRequest struct {
 	// turns into SIGINT for its foreground process group.
 	Interrupt bool
 	// Keys are written to the terminal as they are, after Interrupt and
-	// before Command, without any check: input for a program that reads
-	// the terminal.
+	// before Command, without any check: input for the running program.
+	// With no command running, Exec returns ErrNothingRunning and writes
+	// nothing, so that keys never reach the shell's own command line.
 	Keys []byte
 }
 
@@ -739,6 +744,9 @@ func (t *Terminal) Exec(ctx context.Context, req ExecRequest) (ExecResult, error
 		}
 	}
 	if len(req.Keys) > 0 {
+		if !t.running() {
+			return ExecResult{}, ErrNothingRunning
+		}
 		if _, err := t.pty.Write(req.Keys); err != nil {
 			return ExecResult{}, t.writeErr(err)
 		}

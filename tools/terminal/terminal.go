@@ -381,6 +381,8 @@ func (f *Family) executeIn(ctx context.Context, call *rigout.Call) (*mcp.CallToo
 	switch {
 	case errors.Is(err, sessions.ErrTerminalEnded):
 		return failed(call, "session %s has ended (%s): create a new one", t.ID(), t.Info().Ended)
+	case errors.Is(err, sessions.ErrNothingRunning):
+		return invalid(call, "send_keys types into a running program, and no command is running in session %s: send the text as a command", t.ID())
 	case errors.Is(err, sessions.ErrTerminalBusy):
 		call.Outcome.Status = audit.StatusBusy
 		return rigout.ErrorResult("session %s is busy with another call for all of %v: try again, or use another session", t.ID(), timeout), nil

@@ -130,6 +130,17 @@ func TestTerminalToolsLocal(t *testing.T) {
 		t.Errorf("send_keys: %s", text)
 	}
 
+	// With nothing running, keys would be a command line for the shell
+	// itself, which only the gate may let through.
+	res, text, _ = call(t, c, "execute_in_terminal", map[string]any{"session_id": id, "command": "touch keyed\n", "send_keys": true})
+	if !res.IsError || !strings.Contains(text, "no command is running") {
+		t.Errorf("send_keys to an idle shell: %s", text)
+	}
+	call(t, c, "execute_in_terminal", map[string]any{"session_id": id, "command": "true"}) // after what the shell read
+	if _, err := os.Stat(filepath.Join(e.dir, "sub", "keyed")); err == nil {
+		t.Error("keys reached the shell's command line")
+	}
+
 	res, text, sc = call(t, c, "list_terminal_sessions", nil)
 	if l, _ := sc["sessions"].([]any); res.IsError || len(l) != 1 || !strings.Contains(text, id+" dev on local") {
 		t.Errorf("list: %s", text)
