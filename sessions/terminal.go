@@ -246,7 +246,7 @@ func (m *Manager) OpenTerminal(ctx context.Context, principal string, o Terminal
 	m.wg.Add(1) // the reader and waiter; Close cannot have begun waiting yet
 	m.mu.Unlock()
 
-	env := map[string]string{"TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat"}
+	env := map[string]string{"TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat", "SYSTEMD_PAGER": "cat"}
 	for k, v := range o.Env {
 		env[k] = v
 	}
@@ -653,7 +653,7 @@ const markerSep = 0x1e
 // that keeps $?. It ends by setting the first nonce.
 func setupLine(nonce string) string {
 	return `stty -echo -onlcr -ixon 2>/dev/null; set +m +H +o history; unset HISTFILE PROMPT_COMMAND; PS1=; PS2=; PS0=; ` +
-		`export TERM=dumb PAGER=cat GIT_PAGER=cat; ` +
+		`export TERM=dumb PAGER=cat GIT_PAGER=cat SYSTEMD_PAGER=cat; ` +
 		`__rigout_p() { local s=$?; if [ -n "$__rigout_n" ]; then printf '\036%s:%s:%s\036' "$__rigout_n" "$s" "$PWD"; __rigout_n=; fi; return $s; }; ` +
 		`PROMPT_COMMAND=__rigout_p; __rigout_n=` + nonce + "\n"
 }

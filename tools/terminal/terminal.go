@@ -481,7 +481,7 @@ func status(r ExecResult) string {
 }
 
 func writeOutput(sb *strings.Builder, text string) {
-	if text == "" {
+	if strings.TrimSpace(text) == "" {
 		sb.WriteString("(no output)\n")
 		return
 	}
