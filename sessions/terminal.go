@@ -216,6 +216,7 @@ type termCmd struct {
 	end      int  // with finished: where its output ends in out
 	taken    bool // an Exec has returned its end
 	recorded bool
+	logged   chan struct{} // closed once its end is in the ledger (or needs no row)
 }
 
 // OpenTerminal opens a terminal session for principal: it starts bash on a
@@ -517,11 +518,14 @@ func (t *Terminal) read() {
 		n, err := t.pty.Read(buf)
 		if n > 0 {
 			t.mu.Lock()
-			ev := t.appendLocked(buf[:n])
+			ev, logged := t.appendLocked(buf[:n])
 			t.notifyLocked()
 			t.mu.Unlock()
 			if ev != nil {
 				t.m.record(context.Background(), *ev)
+			}
+			if logged != nil {
+				close(logged)
 			}
 		}
 		if err != nil {
@@ -569,11 +573,11 @@ func (t *Terminal) finish(res exec.Result, err error) {
 }
 
 // appendLocked adds output, looks for the running command's marker and
-// keeps out within its cap. It returns the command's session.command
-// event when the command finished.
-func (t *Terminal) appendLocked(b []byte) *audit.Event {
+// keeps out within its cap. When the command finished, it returns its
+// session.command event (if it has one) and the channel to close once
+// that is recorded.
+func (t *Terminal) appendLocked(b []byte) (ev *audit.Event, logged chan struct{}) {
 	t.out = append(t.out, b...)
-	var ev *audit.Event
 	if c := t.cmd; c != nil && !c.finished {
 		if i := bytes.Index(t.out[t.scanFrom:], c.prefix); i < 0 {
 			t.scanFrom = max(len(t.out)-len(c.prefix)+1, 0)
@@ -590,6 +594,7 @@ func (t *Terminal) appendLocked(b []byte) *audit.Event {
 				t.cwd = cwd
 				t.out = append(t.out[:i], rest[j+1:]...)
 				t.scanFrom = 0
+				logged = c.logged
 				if c.text != "" && !c.recorded {
 					c.recorded = true
 					st := audit.StatusOK
@@ -613,7 +618,7 @@ func (t *Terminal) appendLocked(b []byte) *audit.Event {
 		t.dropped += int64(over)
 		t.scanFrom = max(t.scanFrom-over, 0)
 	}
-	return ev
+	return ev, logged
 }
 
 // commandEvent is c's session.command row.
@@ -640,7 +645,7 @@ func (t *Terminal) newCmd(text string) *termCmd {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	n := hex.EncodeToString(b[:])
-	return &termCmd{nonce: n, prefix: []byte("\x1e" + n + ":"), text: text, started: t.m.cfg.Now()}
+	return &termCmd{nonce: n, prefix: []byte("\x1e" + n + ":"), text: text, started: t.m.cfg.Now(), logged: make(chan struct{})}
 }
 
 // markerSep frames the marker: ASCII record separator, which programs do
@@ -802,8 +807,21 @@ func (t *Terminal) running() bool {
 
 // wait waits until the current command finishes, the shell ends, or ctx
 // ends, and takes the output so far. Without a running command it
-// returns at once with whatever output arrived.
+// returns at once with whatever output arrived. A finished command is
+// returned once its session.command row is recorded, so the ledger has it
+// before the caller's answer.
 func (t *Terminal) wait(ctx context.Context, take bool) ExecResult {
+	r, logged := t.waitFor(ctx, take)
+	if logged != nil {
+		select {
+		case <-logged:
+		case <-t.done:
+		}
+	}
+	return r
+}
+
+func (t *Terminal) waitFor(ctx context.Context, take bool) (_ ExecResult, logged chan struct{}) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for {
@@ -835,6 +853,7 @@ func (t *Terminal) wait(ctx context.Context, take bool) ExecResult {
 		r.Done, r.ExitCode, r.Signal, r.Duration = true, c.exit, signalOf(c.exit), c.took
 		n = c.end
 		c.taken = take // what follows belongs to the next command
+		logged = c.logged
 	case t.ended:
 		r.Ended, r.EndResult = true, t.endRes
 	case c != nil && c.finished:
@@ -856,7 +875,7 @@ func (t *Terminal) wait(ctx context.Context, take bool) ExecResult {
 		t.dropped = 0
 		t.scanFrom = max(t.scanFrom-n, 0)
 	}
-	return r
+	return r, logged
 }
 
 // signalOf names the signal a shell status above 128 stands for.
