@@ -169,12 +169,14 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// Manager runs background processes, each bound to the principal that
-// started it.
+// Manager runs background processes and terminal sessions, each bound to
+// the principal that started it.
 //
-// A Manager is safe for concurrent use. It owns one reaper goroutine and
-// one waiting goroutine per running process; Close stops them all. Locks:
-// the Manager's mutex and a Process's are never held together.
+// A Manager is safe for concurrent use. It owns one reaper goroutine, one
+// waiting goroutine per running process and two per terminal session (its
+// reader and its waiter); Close stops them all. Locks:
+// the Manager's mutex and a Process's or a Terminal's are never held
+// together.
 type Manager struct {
 	cfg      Config
 	spoolDir string

@@ -396,23 +396,30 @@ func (m *Manager) CloseTerminal(principal, id string) (TerminalInfo, error) {
 func (m *Manager) reapTerminals() {
 	now := m.cfg.Now()
 	m.mu.Lock()
-	var idle []*Terminal
+	var ts []*Terminal
 	for _, t := range m.terms {
-		if !t.ready {
-			continue
-		}
-		t.mu.Lock()
-		last := t.lastUsed
-		t.mu.Unlock()
-		if now.Sub(last) > m.cfg.TerminalIdle {
-			idle = append(idle, t)
+		if t.ready {
+			ts = append(ts, t)
 		}
 	}
 	m.mu.Unlock()
-	for _, t := range idle {
+	for _, t := range ts {
+		t.mu.Lock()
+		last := t.lastUsed
+		t.mu.Unlock()
+		if now.Sub(last) <= m.cfg.TerminalIdle {
+			continue
+		}
 		select {
 		case t.turn <- struct{}{}: // no call in progress, and none can start
 		default:
+			continue
+		}
+		t.mu.Lock()
+		last = t.lastUsed // a call may have ended since
+		t.mu.Unlock()
+		if now.Sub(last) <= m.cfg.TerminalIdle {
+			<-t.turn
 			continue
 		}
 		t.end(fmt.Sprintf("idle for more than %v", m.cfg.TerminalIdle))
