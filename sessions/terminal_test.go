@@ -553,3 +553,25 @@ func TestTerminalShellExits(t *testing.T) {
 		}
 	})
 }
+
+// TestTerminalReaperGoroutine: the Manager's own reaper, not a test's
+// call to Reap, closes a session left idle.
+func TestTerminalReaperGoroutine(t *testing.T) {
+	m := newManager(t, sessions.Config{ReapInterval: 50 * time.Millisecond, TerminalIdle: 300 * time.Millisecond})
+	term, err := m.OpenTerminal(context.Background(), "alice", sessions.TerminalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := term.Info().Pid
+	select {
+	case <-term.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("idle session not reaped")
+	}
+	if in := term.Info(); !strings.Contains(in.Ended, "idle") {
+		t.Errorf("ended: %q", in.Ended)
+	}
+	if syscall.Kill(pid, 0) == nil {
+		t.Errorf("shell %d still running", pid)
+	}
+}
