@@ -2,6 +2,7 @@ package sessions_test
 
 import (
 	"context"
+	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -573,5 +574,45 @@ func TestTerminalReaperGoroutine(t *testing.T) {
 	}
 	if syscall.Kill(pid, 0) == nil {
 		t.Errorf("shell %d still running", pid)
+	}
+}
+
+// TestTerminalLongAndOddCommands: a command far longer than a terminal
+// line, with quotes, backslashes, tabs, newlines, control bytes and UTF-8
+// in it, reaches bash byte for byte.
+func TestTerminalLongAndOddCommands(t *testing.T) {
+	forBackends(t, func(t *testing.T, m *sessions.Manager, open func(string) *sessions.Terminal) {
+		term := open("alice")
+		odd := "it's \"q\" \\ $HOME `x` \t tab ü € \x03\x04\x15\x1b[1m !! ~"
+		long := strings.Repeat(odd, 400) // about 20 KB
+		r := run(t, term, "cat <<'EOF' | md5sum\n"+long+"\nEOF", 20*time.Second)
+		want := fmt.Sprintf("%x  -\n", md5.Sum([]byte(long+"\n")))
+		if !r.Done || r.ExitCode != 0 || string(r.Output) != want {
+			t.Errorf("long command: %+v %q, want %q", r, r.Output, want)
+		}
+		r = run(t, term, "printf '%s' '"+strings.ReplaceAll(odd, "'", `'\''`)+"' | od -An -c | tr -s ' ' | head -c 20; echo", 5*time.Second)
+		if !r.Done || r.ExitCode != 0 || !strings.HasPrefix(string(r.Output), " i t ' s") {
+			t.Errorf("odd bytes: %q", r.Output)
+		}
+	})
+}
+
+// TestTerminalOutputIsCapped: output beyond Config.TerminalBuffer keeps
+// its end and counts what was dropped; the marker is still found.
+func TestTerminalOutputIsCapped(t *testing.T) {
+	m := newManager(t, sessions.Config{TerminalBuffer: 64 << 10})
+	term, err := m.OpenTerminal(context.Background(), "alice", sessions.TerminalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, term, "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo end", 30*time.Second)
+	if !r.Done || r.ExitCode != 0 || !strings.HasSuffix(string(r.Output), "x\nend\n") || len(r.Output) > 64<<10 {
+		t.Fatalf("capped: done %v exit %d, %d bytes kept, ends %q", r.Done, r.ExitCode, len(r.Output), r.Output[max(len(r.Output)-20, 0):])
+	}
+	if got := r.Dropped + int64(len(r.Output)); got != 3000000+5 {
+		t.Errorf("dropped %d + kept %d = %d, want %d", r.Dropped, len(r.Output), got, 3000000+5)
+	}
+	if r := run(t, term, "echo small", 5*time.Second); string(r.Output) != "small\n" || r.Dropped != 0 {
+		t.Errorf("after: %+v", r)
 	}
 }
