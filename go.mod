@@ -3,6 +3,7 @@ module github.com/rigout/rigout
 go 1.26.8
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/kevinburke/ssh_config v1.6.0
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/mattn/go-sqlite3 v1.14.53

@@ -17,6 +17,7 @@ const (
 	TypeAuthFailed     = "auth.failed"         // a request with a missing or wrong credential
 	TypeSessionOpen    = "session.open"        // an MCP or terminal session opened
 	TypeSessionClose   = "session.close"       // an MCP or terminal session closed
+	TypeSessionCommand = "session.command"     // a command written to a terminal session: exit code, or still running
 	TypeProcessStart   = "process.start"       // a background process started (sessions.Manager)
 	TypeProcessExit    = "process.exit"        // a background process ended: exit code, signal, bytes
 	TypeHostKeyLearned = "ssh.hostkey.learned" // a host key recorded on first contact

@@ -241,6 +241,7 @@ func scenarios() []scenario {
 		{ID: "8", Title: "file transfer: 1 GiB up and down vs OpenSSH sftp", NotYet: "SFTP transfer has not landed; nothing to measure."},
 		{ID: "9", Title: "kernel sandbox: sandboxed vs unsandboxed local call", Quick: 5 * time.Second, Full: 40 * time.Second, Run: sandboxCost, NeedsBuild: true},
 		{ID: "10", Title: "spool write throughput of a background process", Quick: time.Second, Full: 30 * time.Second, Run: spoolThroughput},
+		{ID: "11", Title: "terminal session: warm session vs one-shot call", Quick: 900 * time.Millisecond, Full: 39 * time.Second, Run: terminalLatency, NeedsBuild: true},
 	}
 }
 

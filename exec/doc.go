@@ -19,7 +19,10 @@
 // a command prints. [Local.Start] starts a command the same way without
 // waiting for it: the returned [Process] can be signalled as a whole tree
 // and waited for, which is how package sessions keeps commands that
-// outlive their call.
+// outlive their call. [Local.StartPTY] starts one on a new pseudo-terminal,
+// as its controlling terminal in a session of its own, and
+// [SSH.StartPTY] on an SSH host's pooled connection (RequestPty): both
+// return a [PTY], which terminal sessions are built on.
 //
 // With a [Sandbox], each local command runs in a Landlock domain of its own
 // that keeps protected roots, critical files and the gateway's state out of

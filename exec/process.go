@@ -50,7 +50,7 @@ type Process struct {
 // group gets SIGTERM and, Grace later, SIGKILL. Start returns an error
 // only when the command could not start.
 func (l *Local) Start(ctx context.Context, cmd Command) (*Process, error) {
-	p, _, err := l.launch(ctx, cmd)
+	p, _, err := l.launch(ctx, cmd, nil)
 	return p, err
 }
 
@@ -89,8 +89,9 @@ func (p *Process) Wait() (Result, error) {
 }
 
 // launch starts cmd. On failure it returns the Result Run reports with its
-// error.
-func (l *Local) launch(ctx context.Context, cmd Command) (*Process, Result, error) {
+// error. With tty, the command's standard streams are that terminal, which
+// becomes its controlling terminal in a session of its own (StartPTY).
+func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File) (*Process, Result, error) {
 	res := Result{Route: "local", ExitCode: -1}
 	if err := cmd.Validate(); err != nil {
 		return nil, res, err
@@ -119,7 +120,7 @@ func (l *Local) launch(ctx context.Context, cmd Command) (*Process, Result, erro
 		if marker != "" {
 			e = append(slices.Clip(env), marker)
 		}
-		return &osexec.Cmd{
+		c := &osexec.Cmd{
 			Path:        path,
 			Args:        argv,
 			Dir:         cmd.Dir,
@@ -133,6 +134,13 @@ func (l *Local) launch(ctx context.Context, cmd Command) (*Process, Result, erro
 			// so Wait cannot hang.
 			WaitDelay: l.drain(),
 		}
+		if tty != nil {
+			// A session leader is its own group leader: the tracker's
+			// process group is the session's.
+			c.Stdin, c.Stdout, c.Stderr = tty, tty, tty
+			c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		}
+		return c
 	}
 
 	if cmd.Dir != "" {

@@ -1,6 +1,6 @@
-// Package sessions keeps background processes: commands that outlive the
-// tool call that started them, each bound to the principal that started
-// it.
+// Package sessions keeps background processes — commands that outlive the
+// tool call that started them — and terminal sessions — long-lived shells
+// on a pseudo-terminal — each bound to the principal that started it.
 //
 // # Overview
 //
@@ -29,6 +29,25 @@
 // Close, enforces both ([Manager.Reap] runs a pass at once). With
 // [Config].Audit set, each process writes a process.start and a
 // process.exit event (exit code, signal, bytes).
+//
+// # Terminal sessions
+//
+// [Manager.OpenTerminal] starts bash on a pseudo-terminal: on this machine
+// through the Manager's exec.Local (exec.Local.StartPTY: its sandbox,
+// private environment and descendant tracking), or on an SSH host as a PTY
+// channel of the router's pooled connection (exec.SSH.StartPTY). A
+// [Terminal] runs one command at a time in that shell ([Terminal.Exec]), so
+// the working directory and variables persist. Each command's end and exit
+// code come from a marker carrying a fresh random nonce, printed by the
+// shell itself before its next prompt, so output that prints a fake marker
+// cannot end a command early. A command still running at the call's
+// timeout keeps running; the next Exec waits for it first, and Interrupt
+// sends Ctrl-C to the terminal's foreground process group. Sessions have
+// their own caps ([Config].MaxTerminalsPerPrincipal, MaxTerminals) and idle
+// expiry ([Config].TerminalIdle, default 1h), enforced by the same reaper;
+// another principal's session is [ErrNotFound]; Close ends every session's
+// process tree. With Audit set, each session writes session.open, a
+// session.command per command (exit code, duration) and session.close.
 //
 // # Usage
 //

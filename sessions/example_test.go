@@ -44,3 +44,34 @@ func Example() {
 	// built
 	// bob: sessions: not found
 }
+
+// A terminal session is one shell for many commands: the working
+// directory and variables persist, and each command reports its exit code.
+func ExampleManager_OpenTerminal() {
+	ctx := context.Background()
+	m, err := sessions.New(sessions.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer m.Close()
+	t, err := m.OpenTerminal(ctx, "alice", sessions.TerminalOptions{Name: "work", Dir: "/"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, cmd := range []string{"cd /tmp && N=3", `echo "$N in $PWD"; (exit $N)`} {
+		r, err := t.Exec(ctx, sessions.ExecRequest{Command: cmd, Timeout: 10 * time.Second})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("exit %d in %s: %q\n", r.ExitCode, r.Cwd, r.Output)
+	}
+	_, err = m.Terminal("bob", t.ID())
+	fmt.Println("bob:", err)
+	// Output:
+	// exit 0 in /tmp: ""
+	// exit 3 in /tmp: "3 in /tmp\n"
+	// bob: sessions: not found
+}

@@ -61,9 +61,18 @@ type LimitError struct {
 	// PerPrincipal is true for the per-principal cap, false for the
 	// overall one.
 	PerPrincipal bool
+	// Terminals is true for a cap on terminal sessions, false for one on
+	// background processes.
+	Terminals bool
 }
 
 func (e *LimitError) Error() string {
+	if e.Terminals {
+		if e.PerPrincipal {
+			return fmt.Sprintf("sessions: %s already has %d terminal sessions open, the most allowed; close one first", e.Principal, e.Limit)
+		}
+		return fmt.Sprintf("sessions: the gateway already has %d terminal sessions open, the most allowed", e.Limit)
+	}
 	if e.PerPrincipal {
 		return fmt.Sprintf("sessions: %s already runs %d background processes, the most allowed; stop one first", e.Principal, e.Limit)
 	}
@@ -112,7 +121,22 @@ type Config struct {
 	// ReapInterval is how often the reaper runs. If zero,
 	// DefaultReapInterval.
 	ReapInterval time.Duration
-	// Audit, if set, records process.start and process.exit events.
+	// MaxTerminalsPerPrincipal caps the open terminal sessions of one
+	// principal. If zero, DefaultMaxTerminalsPerPrincipal.
+	MaxTerminalsPerPrincipal int
+	// MaxTerminals caps the open terminal sessions of all principals. If
+	// zero, DefaultMaxTerminals.
+	MaxTerminals int
+	// TerminalIdle is how long a terminal session may go without a call
+	// (Exec) before the reaper closes it, ending what runs in it. If zero,
+	// DefaultTerminalIdle.
+	TerminalIdle time.Duration
+	// TerminalBuffer caps the output a terminal session keeps that no
+	// Exec has returned yet; past it the oldest is dropped and counted.
+	// If zero, DefaultTerminalBuffer.
+	TerminalBuffer int
+	// Audit, if set, records process.start and process.exit events, and
+	// session.open, session.command and session.close for terminals.
 	Audit audit.Recorder
 	// Logger receives operator logs. If nil, logs are discarded.
 	Logger *slog.Logger
@@ -133,6 +157,10 @@ func (c *Config) setDefaults() {
 	c.SpoolTotal = cmp.Or(max(c.SpoolTotal, 0), DefaultSpoolTotal)
 	c.MemoryMax = cmp.Or(max(c.MemoryMax, 0), DefaultMemoryMax)
 	c.ReapInterval = cmp.Or(max(c.ReapInterval, 0), DefaultReapInterval)
+	c.MaxTerminalsPerPrincipal = cmp.Or(max(c.MaxTerminalsPerPrincipal, 0), DefaultMaxTerminalsPerPrincipal)
+	c.MaxTerminals = cmp.Or(max(c.MaxTerminals, 0), DefaultMaxTerminals)
+	c.TerminalIdle = cmp.Or(max(c.TerminalIdle, 0), DefaultTerminalIdle)
+	c.TerminalBuffer = cmp.Or(max(c.TerminalBuffer, 0), DefaultTerminalBuffer)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -141,12 +169,14 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// Manager runs background processes, each bound to the principal that
-// started it.
+// Manager runs background processes and terminal sessions, each bound to
+// the principal that started it.
 //
-// A Manager is safe for concurrent use. It owns one reaper goroutine and
-// one waiting goroutine per running process; Close stops them all. Locks:
-// the Manager's mutex and a Process's are never held together.
+// A Manager is safe for concurrent use. It owns one reaper goroutine, one
+// waiting goroutine per running process and two per terminal session (its
+// reader and its waiter); Close stops them all. Locks:
+// the Manager's mutex and a Process's or a Terminal's are never held
+// together.
 type Manager struct {
 	cfg      Config
 	local    Starter // Config.Local
@@ -164,6 +194,8 @@ type Manager struct {
 	running    map[string]int // running processes per principal
 	runningAll int
 	spoolTotal int64
+	terms      map[string]*Terminal
+	termsOf    map[string]int // open terminals per principal
 }
 
 // New builds a Manager from cfg, which is copied, creates its spool
@@ -184,6 +216,7 @@ func New(cfg Config) (*Manager, error) {
 		local: localStarter{c.Local},
 		cfg:   c, spoolDir: dir, ctx: ctx, cancel: cancel, stopReap: make(chan struct{}),
 		procs: map[string]*Process{}, running: map[string]int{},
+		terms: map[string]*Terminal{}, termsOf: map[string]int{},
 	}
 	m.wg.Go(m.reaper)
 	return m, nil
@@ -560,11 +593,13 @@ func (m *Manager) trimFinished() {
 	}
 }
 
-// Reap runs one pass of the reaper now: it stops processes running longer
-// than MaxLifetime (by Config.Now) and forgets finished processes older
-// than Retention or past MaxFinished. The reaper goroutine calls it every
+// Reap runs one pass of the reaper now: it closes terminal sessions idle
+// longer than TerminalIdle, stops processes running longer than
+// MaxLifetime (by Config.Now) and forgets finished processes older than
+// Retention or past MaxFinished. The reaper goroutine calls it every
 // ReapInterval.
 func (m *Manager) Reap() {
+	m.reapTerminals()
 	now := m.cfg.Now()
 	m.mu.Lock()
 	ps := make([]*Process, 0, len(m.procs))
@@ -599,9 +634,10 @@ func (m *Manager) reaper() {
 	}
 }
 
-// Close ends every process the Manager started (SIGTERM to each process
-// tree, then SIGKILL after the Local's grace), waits for them and for the
-// reaper, and removes the spool directory it created with every output
+// Close closes every terminal session (a hang-up, then SIGKILL to what is
+// left after the grace), ends every process the Manager started (SIGTERM
+// to each process tree, then SIGKILL after the Local's grace), waits for
+// them and for the reaper, and removes the spool directory it created with every output
 // file in it, finished processes' included. It removes nothing else.
 // Later calls return nil; after Close, Start returns ErrClosed and every
 // process is forgotten.
@@ -611,6 +647,7 @@ func (m *Manager) Close() error {
 		m.mu.Lock()
 		m.closed = true
 		m.mu.Unlock()
+		m.closeTerminals()
 		m.cancel(ErrClosed)
 		close(m.stopReap)
 		m.wg.Wait()

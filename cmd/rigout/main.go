@@ -125,6 +125,7 @@ type common struct {
 	maxCalls       int
 	maxPerTok      int
 	families       familyFlags
+	term           terminalFlags
 
 	file *fileConfig
 	dir  string   // the state directory, resolved by prepare
@@ -149,6 +150,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.maxCalls, "max-concurrent", rigout.DefaultMaxConcurrent, "tool calls in flight at once; more are refused as busy")
 	fs.IntVar(&c.maxPerTok, "max-concurrent-per-token", rigout.DefaultMaxConcurrentPerPrincipal, "tool calls one token (or the stdio client) may have in flight")
 	c.families.register(fs)
+	c.term.register(fs)
 }
 
 func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
@@ -334,7 +336,7 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 	// Background processes: commands still running after wait_seconds are
 	// handed off; their output is spooled inside the state directory, which
 	// the sandbox hides from commands where it can.
-	mc := sessions.Config{Local: local, SpoolDir: c.dir, Logger: logger}
+	mc := sessions.Config{Local: local, SpoolDir: c.dir, Logger: logger, TerminalIdle: c.term.idle}
 	if ledger != nil {
 		mc.Audit = ledger
 	}
@@ -355,8 +357,14 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 		a.Close()
 		return nil, err
 	}
-	tools := append(sh.Tools(), pf.Tools()...)
-	instructions := []string{"rigout runs commands for you on this machine.", sh.Instructions(), "Containment: " + a.containment() + "."}
+	tt, ti, err := c.terminals(a, g)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	tools := append(append(sh.Tools(), pf.Tools()...), tt...)
+	instructions := append([]string{"rigout runs commands for you on this machine.", sh.Instructions()}, ti...)
+	instructions = append(instructions, "Containment: "+a.containment()+".")
 	st, si, err := c.systools(local, a.router, g, a.processes)
 	if err != nil {
 		a.Close()

@@ -31,6 +31,9 @@ import (
 // Path is where the OpenSSH server is expected.
 const Path = "/usr/sbin/sshd"
 
+// Host is the name Server.Router gives the server.
+const Host = "box"
+
 // Options configures a server.
 type Options struct {
 	// SetEnv are variables sshd sets in every session (sshd_config
@@ -50,8 +53,9 @@ type Server struct {
 	Port int
 	// KnownHostsLine is the server's host key as a known_hosts line.
 	KnownHostsLine string
-	// Router reaches the server as host "box", logging in as the current
-	// user with a throwaway key, host key trusted strictly.
+	// Router reaches the server as host Host, logging in as the current
+	// user with a throwaway key, host key trusted strictly, no
+	// ~/.ssh/config read.
 	Router exec.RouterConfig
 
 	mu  sync.Mutex
@@ -142,11 +146,16 @@ func Start(t testing.TB, o Options) *Server {
 			t.Fatal(err)
 		}
 		s.Router = exec.RouterConfig{
-			Hosts:          []exec.HostConfig{{Name: "box", Address: "127.0.0.1", Port: port, User: me.Username, Key: uk}},
-			KnownHostsFile: known,
-			HostKeyPolicy:  exec.HostKeyStrict,
-			HomeDir:        dir,
-			LocalUser:      me.Username,
+			Local:             &exec.Local{},
+			Hosts:             []exec.HostConfig{{Name: Host, Address: "127.0.0.1", Port: port, User: me.Username, Key: uk}},
+			SSHConfigFiles:    []string{filepath.Join(dir, "no_ssh_config")},
+			KnownHostsFile:    known,
+			HostKeyPolicy:     exec.HostKeyStrict,
+			HomeDir:           dir,
+			LocalUser:         me.Username,
+			ConnectTimeout:    5 * time.Second,
+			KeepaliveInterval: 5 * time.Second,
+			Grace:             500 * time.Millisecond,
 		}
 		return s
 	}
