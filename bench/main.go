@@ -10,7 +10,7 @@
 // directory:
 //
 //	go run .            # full run, under fifteen minutes
-//	go run . --quick    # smaller counts, under two minutes
+//	go run . --quick    # smaller counts, under three minutes
 //
 // It builds cmd/rigout (in the rigout module, with rigout's own go.mod) and
 // bench/floorserver, runs every scenario, prints the table and writes
@@ -65,7 +65,7 @@ type options struct {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	quick := fs.Bool("quick", false, "smaller counts and shorter windows: under two minutes, for development")
+	quick := fs.Bool("quick", false, "smaller counts and shorter windows: under three minutes, for development")
 	out := fs.String("out", "", "directory for the results (default bench/results in the repository)")
 	only := fs.String("only", "", "comma-separated scenario numbers to run, e.g. 2,3 (default all)")
 	rev := fs.String("rev", "", "source revision to record in the results (default: git describe of the repository)")
