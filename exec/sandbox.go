@@ -145,6 +145,12 @@ type Sandbox struct {
 	rs     ruleset // the current ruleset, if built
 	plan   *sandboxPlan
 	closed bool
+
+	// launchMu protects the following. Under mu held for reading, next
+	// is confined by the current ruleset; rebuilds and Close dismiss it.
+	launchMu  sync.Mutex
+	next      *launcher // a thread confined for the next command
+	preparing bool      // a goroutine is confining one
 }
 
 // SandboxStatus says what a Sandbox enforces on this kernel.
@@ -286,7 +292,10 @@ func (s *Sandbox) Close() error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.launchMu.Lock()
 	s.closed = true
+	s.launchMu.Unlock()
+	s.dismissLocked(true)
 	return s.rs.close()
 }
 
@@ -346,6 +355,7 @@ func (s *Sandbox) rebuildLocked() error {
 	}
 	_ = s.rs.close()
 	s.rs, s.plan = rs, p
+	s.dismissLocked(false)
 	return nil
 }
 
@@ -529,7 +539,7 @@ func planSandbox(cfg SandboxConfig, handled uint64) (*sandboxPlan, error) {
 			return nil, err
 		}
 	}
-	if err := p.walk(root, "/", handled, watch); err != nil {
+	if err := p.walk(root, "/", handled, 0, watch); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -578,15 +588,21 @@ func (n *planNode) ceiling(handled uint64) uint64 {
 	return c
 }
 
-// walk emits the rules for n (at path) and its subtree.
-func (p *sandboxPlan) walk(n *planNode, path string, handled uint64, watch func(string)) error {
+// walk emits the rules for n (at path) and its subtree. inherited is what
+// the rules on the directories above grant: Landlock grants the union of
+// the rules on a file and on every directory above it, so a rule that
+// grants nothing more is left out. That keeps the files directly in a
+// protected root (all of /usr/bin) from needing a rule each, and the
+// ruleset small: the kernel copies every rule into each call's domain.
+func (p *sandboxPlan) walk(n *planNode, path string, handled, inherited uint64, watch func(string)) error {
 	grant := n.ceiling(handled)
 	if !n.isDir {
 		grant &= accFile
 	}
-	if grant != 0 {
+	if grant&^inherited != 0 {
 		p.rules = append(p.rules, sandboxRule{path, grant})
 	}
+	inherited |= grant
 	if !n.isDir || n.kind == kindHidden || n.kind == kindReadOnly {
 		return nil
 	}
@@ -601,7 +617,7 @@ func (p *sandboxPlan) walk(n *planNode, path string, handled uint64, watch func(
 	for _, e := range entries {
 		child := filepath.Join(path, e.Name())
 		if c := n.children[e.Name()]; c != nil {
-			if err := p.walk(c, child, handled, watch); err != nil {
+			if err := p.walk(c, child, handled, inherited, watch); err != nil {
 				return err
 			}
 			continue
@@ -615,7 +631,9 @@ func (p *sandboxPlan) walk(n *planNode, path string, handled uint64, watch func(
 		if !e.IsDir() {
 			full &= accFile
 		}
-		p.rules = append(p.rules, sandboxRule{child, full})
+		if full&^inherited != 0 {
+			p.rules = append(p.rules, sandboxRule{child, full})
+		}
 	}
 	return nil
 }
