@@ -27,8 +27,21 @@ type SandboxConfig struct {
 	Protected []string
 	// Critical lists files that cannot be written, truncated, replaced
 	// (renamed over) or deleted; they stay readable. A directory here is
-	// treated as ReadOnly.
+	// treated as ReadOnly. The other files in a critical file's directory
+	// stay writable, which takes a Landlock rule for each: for a critical
+	// file in a directory of many files, such as /usr/bin/bash, prefer
+	// Sealed.
 	Critical []string
+	// Sealed lists directories whose own files can be read and executed
+	// but not written or truncated, and in which nothing can be created,
+	// deleted or renamed; their subdirectories, and everything beneath
+	// those, stay free. It suits directories of programs and libraries
+	// (/usr/bin, /usr/lib/x86_64-linux-gnu): it protects every file in
+	// them as Critical would, for one Landlock rule and one for each
+	// subdirectory instead of one for each file. The kernel copies every
+	// rule into each command's domain: 1,000 rules cost about 0.4ms of
+	// every sandboxed call.
+	Sealed []string
 	// Hidden lists directories and files whose contents can be neither
 	// read nor written, and in which nothing can be created, renamed or
 	// deleted: the gateway's state directory (token, ledger, key,
@@ -219,6 +232,7 @@ func NewSandbox(cfg SandboxConfig) (*Sandbox, error) {
 	c := cfg
 	c.Protected = slices.Clone(cfg.Protected)
 	c.Critical = slices.Clone(cfg.Critical)
+	c.Sealed = slices.Clone(cfg.Sealed)
 	c.Hidden = slices.Clone(cfg.Hidden)
 	c.ReadOnly = slices.Clone(cfg.ReadOnly)
 	s := &Sandbox{cfg: c}
@@ -324,6 +338,7 @@ func (s *Sandbox) SetConfig(cfg SandboxConfig) error {
 	c := cfg
 	c.Protected = slices.Clone(cfg.Protected)
 	c.Critical = slices.Clone(cfg.Critical)
+	c.Sealed = slices.Clone(cfg.Sealed)
 	c.Hidden = slices.Clone(cfg.Hidden)
 	c.ReadOnly = slices.Clone(cfg.ReadOnly)
 	s.mu.Lock()
@@ -432,6 +447,7 @@ type pathKind int
 
 const (
 	kindProtected pathKind = iota + 1
+	kindSealed
 	kindCritical
 	kindHidden
 	kindReadOnly
@@ -534,7 +550,7 @@ func planSandbox(cfg SandboxConfig, handled uint64) (*sandboxPlan, error) {
 	for _, set := range []struct {
 		paths []string
 		kind  pathKind
-	}{{cfg.Protected, kindProtected}, {cfg.Critical, kindCritical}, {cfg.Hidden, kindHidden}, {cfg.ReadOnly, kindReadOnly}} {
+	}{{cfg.Protected, kindProtected}, {cfg.Sealed, kindSealed}, {cfg.Critical, kindCritical}, {cfg.Hidden, kindHidden}, {cfg.ReadOnly, kindReadOnly}} {
 		if err := add(set.paths, set.kind); err != nil {
 			return nil, err
 		}
@@ -549,6 +565,8 @@ func (k pathKind) String() string {
 	switch k {
 	case kindProtected:
 		return "protected"
+	case kindSealed:
+		return "sealed"
 	case kindCritical:
 		return "critical"
 	case kindHidden:
@@ -566,6 +584,8 @@ func (n *planNode) ceiling(handled uint64) uint64 {
 	switch n.kind {
 	case kindProtected:
 		c &^= accRemove
+	case kindSealed:
+		c &= accRead
 	case kindCritical:
 		c &^= accWriteFile | accTruncate | accRemove
 	case kindHidden:
@@ -606,7 +626,7 @@ func (p *sandboxPlan) walk(n *planNode, path string, handled, inherited uint64, 
 	if !n.isDir || n.kind == kindHidden || n.kind == kindReadOnly {
 		return nil
 	}
-	if len(n.children) == 0 && n.kind != kindProtected {
+	if len(n.children) == 0 && n.kind != kindProtected && n.kind != kindSealed {
 		return nil // the grant above covers the whole tree
 	}
 	entries, err := os.ReadDir(path)
@@ -629,6 +649,9 @@ func (p *sandboxPlan) walk(n *planNode, path string, handled, inherited uint64, 
 		}
 		full := handled
 		if !e.IsDir() {
+			if n.kind == kindSealed {
+				continue // read-only, as the directory
+			}
 			full &= accFile
 		}
 		if full&^inherited != 0 {

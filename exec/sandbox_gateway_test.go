@@ -405,3 +405,81 @@ func TestSandboxRebuilds(t *testing.T) {
 		t.Fatalf("rm after SetConfig: %+v, %v (stderr %q)", res, err, res.Stderr.Data)
 	}
 }
+
+// TestSandboxSealed checks a sealed directory on the kernel: its own files
+// can be read but not written, truncated, deleted or renamed, nothing can
+// be created in it, and its subdirectories stay free; all for a rule per
+// subdirectory, none per file.
+func TestSandboxSealed(t *testing.T) {
+	if st := sandboxStatus(t); !st.Enforced {
+		skipOrFail(t, "no Landlock: "+st.Reason)
+	}
+	d, _ := filepath.EvalSymlinks(t.TempDir())
+	lib := filepath.Join(d, "lib")
+	if err := os.MkdirAll(filepath.Join(lib, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if err := os.WriteFile(filepath.Join(lib, fmt.Sprint("f", i)), []byte("sentinel\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(lib, "sub", "g"), []byte("sentinel\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := exec.SandboxConfig{Sealed: []string{lib}}
+	rules, err := exec.PlanSandbox(cfg, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range rules {
+		if path, _, _ := strings.Cut(r, " "); strings.HasPrefix(path, lib) {
+			n++
+		}
+	}
+	// The directory gets only what the directories above it get, which
+	// lead to it: its subdirectory's rule is all it costs.
+	if n != 1 {
+		t.Errorf("%d rules for the sealed directory, want 1 (its subdirectory)", n)
+	}
+	sb, err := exec.NewSandbox(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sb.Close() })
+	l := &exec.Local{Sandbox: sb}
+	run := func(script string) exec.Result {
+		t.Helper()
+		res, err := l.Run(context.Background(), exec.Command{Shell: script, Dir: d})
+		if err != nil || !res.Sandboxed {
+			t.Fatalf("%s: %+v, %v", script, res, err)
+		}
+		return res
+	}
+	for _, script := range []string{
+		"echo x >> lib/f0", "truncate -s 0 lib/f1", "rm lib/f2", "mv lib/f3 lib/sub/", "mv lib/f4 lib/f5",
+		"touch lib/new", "mkdir lib/newdir", "ln -s f0 lib/link",
+	} {
+		if res := run(script); res.ExitCode == 0 {
+			t.Errorf("%q succeeded in a sealed directory", script)
+		}
+	}
+	for _, f := range []string{"f0", "f1", "f2", "f3", "f4", "f5"} {
+		if b, err := os.ReadFile(filepath.Join(lib, f)); err != nil || string(b) != "sentinel\n" {
+			t.Errorf("lib/%s after the attempts: %q, %v", f, b, err)
+		}
+	}
+	for _, f := range []string{"new", "newdir", "link"} {
+		if _, err := os.Lstat(filepath.Join(lib, f)); err == nil {
+			t.Errorf("lib/%s was created in a sealed directory", f)
+		}
+	}
+	for _, script := range []string{
+		"cat lib/f0 >/dev/null", "echo x >> lib/sub/g", "touch lib/sub/h", "mkdir lib/sub/d", "rm lib/sub/h", "rmdir lib/sub/d",
+	} {
+		if res := run(script); res.ExitCode != 0 {
+			t.Errorf("%q failed: %s", script, res.Stderr.Data)
+		}
+	}
+}

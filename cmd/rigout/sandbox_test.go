@@ -302,3 +302,37 @@ func BenchmarkSandboxedLocal(b *testing.B) {
 	b.ReportMetric(float64(mOff.Microseconds()), "µs-off")
 	b.ReportMetric(float64(mOn)/float64(mOff), "ratio")
 }
+
+// TestSandboxConfigSeals checks that critical programs and libraries seal
+// their directories (one rule, not one per sibling file), that other
+// critical files stay critical, and that a root gateway gets /proc
+// read-only.
+func TestSandboxConfigSeals(t *testing.T) {
+	for dir, want := range map[string]bool{
+		"/usr/bin": true, "/bin": true, "/usr/sbin": true, "/usr/lib": true, "/lib64": true, "/usr/libexec": true,
+		"/usr/lib/x86_64-linux-gnu": true, "/lib/aarch64-linux-gnu": true,
+		"/etc": false, "/usr/local/bin": false, "/usr/share": false, "/usr/lib/x86_64-linux-gnu/perl": false,
+		"/usr/lib/python3": false, "/opt/bin": false, "/usr": false, "/": false,
+	} {
+		if got := programDir(dir); got != want {
+			t.Errorf("programDir(%s) = %v, want %v", dir, got, want)
+		}
+	}
+	cfg, _ := sandboxConfig(nil, "/var/lib/rigout-test-nonexistent")
+	if !slices.Contains(cfg.Critical, "/etc/passwd") {
+		t.Errorf("/etc/passwd is not critical: %v", cfg.Critical)
+	}
+	for _, f := range cfg.Critical {
+		if real, err := filepath.EvalSymlinks(f); err == nil && programDir(filepath.Dir(real)) {
+			t.Errorf("critical %s (%s) is in a program directory, which should be sealed instead", f, real)
+		}
+	}
+	if real, err := filepath.EvalSymlinks("/bin/sh"); err == nil && programDir(filepath.Dir(real)) {
+		if !slices.Contains(cfg.Sealed, filepath.Dir(real)) {
+			t.Errorf("/bin/sh is %s, but %s is not sealed: %v", real, filepath.Dir(real), cfg.Sealed)
+		}
+	}
+	if os.Geteuid() == 0 && (!slices.Contains(cfg.ReadOnly, "/proc") || slices.Contains(cfg.ReadOnly, "/proc/sys")) {
+		t.Errorf("a root gateway's read-only paths: %v, want /proc (all of it)", cfg.ReadOnly)
+	}
+}
