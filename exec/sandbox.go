@@ -182,7 +182,8 @@ type SandboxConfig struct {
 // traced with fork following (strace -f), or under Yama ptrace_scope 3,
 // cannot start sandboxed commands.
 //
-// A Sandbox is safe for concurrent use. Close releases its ruleset.
+// A Sandbox is safe for concurrent use. Close releases its ruleset and
+// ends the thread it keeps confined for the next command.
 type Sandbox struct {
 	cfg    SandboxConfig
 	abi    int
@@ -333,8 +334,9 @@ func (s *Sandbox) Status() SandboxStatus {
 	return st
 }
 
-// Close releases the ruleset. Commands started afterwards fail with
-// ErrSandboxClosed; running ones stay sandboxed.
+// Close releases the ruleset and ends the thread confined for the next
+// command, if any, waiting until it is gone. Commands started afterwards
+// fail with ErrSandboxClosed; running ones stay sandboxed.
 func (s *Sandbox) Close() error {
 	if s == nil {
 		return nil
