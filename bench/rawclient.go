@@ -78,7 +78,12 @@ type rawStdio struct {
 // rawStdioClient starts `rigout stdio` with the given state directory and
 // initializes it.
 func (b *bench) rawStdioClient(ctx context.Context, state string, extra ...string) (*rawStdio, error) {
-	cmd := osexec.CommandContext(ctx, b.rigout, append([]string{"stdio", "--log-level", "warn", "--workdir", b.tmp}, extra...)...)
+	return b.rawStdioClientOf(ctx, b.rigout, state, extra...)
+}
+
+// rawStdioClientOf is rawStdioClient for another rigout binary.
+func (b *bench) rawStdioClientOf(ctx context.Context, bin, state string, extra ...string) (*rawStdio, error) {
+	cmd := osexec.CommandContext(ctx, bin, append([]string{"stdio", "--log-level", "warn", "--workdir", b.tmp}, extra...)...)
 	cmd.Env = baseEnv("RIGOUT_STATE_DIR=" + state)
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -3,6 +3,7 @@ package exec
 import (
 	"errors"
 	"log/slog"
+	"os"
 	"strings"
 )
 
@@ -31,25 +32,54 @@ func PlanSandbox(cfg SandboxConfig, abi int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	var out []string
+	for _, r := range p.rules {
+		out = append(out, r.path+" "+rightsString(r.access, abi))
+	}
+	return out, nil
+}
+
+// EffectiveRights returns what a sandbox for cfg at abi grants on each
+// of paths, as Landlock computes it: the union of the rules on the path
+// and on every directory above it, file rights only for a file.
+func EffectiveRights(cfg SandboxConfig, abi int, paths ...string) (map[string]string, error) {
+	p, err := planSandbox(cfg, handledAccess(abi))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, path := range paths {
+		var acc uint64
+		for _, r := range p.rules {
+			if r.path == path || r.path == "/" || strings.HasPrefix(path, r.path+"/") {
+				acc |= r.access
+			}
+		}
+		if fi, err := os.Lstat(path); err == nil && !fi.IsDir() {
+			acc &= accFile
+		}
+		out[path] = rightsString(acc, abi)
+	}
+	return out, nil
+}
+
+func rightsString(access uint64, abi int) string {
+	switch access {
+	case handledAccess(abi):
+		return "all"
+	case handledAccess(abi) & accFile:
+		return "all-file"
+	}
 	names := []string{"execute", "write_file", "read_file", "read_dir", "remove_dir", "remove_file",
 		"make_char", "make_dir", "make_reg", "make_sock", "make_fifo", "make_block", "make_sym",
 		"refer", "truncate", "ioctl_dev"}
-	var out []string
-	for _, r := range p.rules {
-		var rights []string
-		for i, n := range names {
-			if r.access&(1<<i) != 0 {
-				rights = append(rights, n)
-			}
+	var rights []string
+	for i, n := range names {
+		if access&(1<<i) != 0 {
+			rights = append(rights, n)
 		}
-		if r.access == handledAccess(abi) {
-			rights = []string{"all"}
-		} else if r.access == handledAccess(abi)&accFile {
-			rights = []string{"all-file"}
-		}
-		out = append(out, r.path+" "+strings.Join(rights, ","))
 	}
-	return out, nil
+	return strings.Join(rights, ",")
 }
 
 // UseMarkerTracking makes l track descendants by environment marker, as

@@ -27,8 +27,21 @@ type SandboxConfig struct {
 	Protected []string
 	// Critical lists files that cannot be written, truncated, replaced
 	// (renamed over) or deleted; they stay readable. A directory here is
-	// treated as ReadOnly.
+	// treated as ReadOnly. The other files in a critical file's directory
+	// stay writable, which takes a Landlock rule for each: for a critical
+	// file in a directory of many files, such as /usr/bin/bash, prefer
+	// Sealed.
 	Critical []string
+	// Sealed lists directories whose own files can be read and executed
+	// but not written or truncated, and in which nothing can be created,
+	// deleted or renamed; their subdirectories, and everything beneath
+	// those, stay free. It suits directories of programs and libraries
+	// (/usr/bin, /usr/lib/x86_64-linux-gnu): it protects every file in
+	// them as Critical would, for one Landlock rule and one for each
+	// subdirectory instead of one for each file. The kernel copies every
+	// rule into each command's domain: 1,000 rules cost about 0.4ms of
+	// every sandboxed call.
+	Sealed []string
 	// Hidden lists directories and files whose contents can be neither
 	// read nor written, and in which nothing can be created, renamed or
 	// deleted: the gateway's state directory (token, ledger, key,
@@ -56,16 +69,28 @@ type SandboxConfig struct {
 // Go's os/exec runs no code between fork and exec, so the restriction
 // must already be in place in the thread that forks. Landlock domains,
 // no_new_privs and capabilities belong to a thread, not a process, and
-// os/exec forks from the thread of the goroutine that calls Start. So for
-// each command a fresh goroutine locks its OS thread, sets no_new_privs,
-// drops CAP_SYS_PTRACE, calls landlock_restrict_self on that thread alone
-// (a raw syscall, not psx's all-threads variant), and starts the command;
-// it returns without unlocking, and the runtime then ends the thread, so
-// no other goroutine ever runs confined. The runtime starts new threads
-// from its template thread, never from a locked one, and the main thread
-// is never used (it cannot be ended, and /proc/<pid> and signals to the
-// process are checked against it). The command inherits the thread's
-// domain, and everything it starts stays inside.
+// os/exec forks from the thread of the goroutine that calls Start. So each
+// command is started by a goroutine locked to an OS thread of its own,
+// which sets no_new_privs, drops CAP_SYS_PTRACE and calls
+// landlock_restrict_self on that thread alone (a raw syscall, not psx's
+// all-threads variant); it returns without unlocking, and the runtime then
+// ends the thread, so no other goroutine ever runs confined. The runtime
+// starts new threads from its template thread, never from a locked one,
+// and the main thread is never used (it cannot be ended, and /proc/<pid>
+// and signals to the process are checked against it). The command
+// inherits the thread's domain, and everything it starts stays inside.
+//
+// The thread is confined in advance: once a command is on its way, the
+// Sandbox confines a thread for the next one, which waits, locked and
+// idle, for its command (a rebuild of the ruleset or Close ends it
+// unused). Nothing can reach it meanwhile: its domain is new, made by an
+// unconfined thread, so it is nested in no other domain, and Landlock lets
+// a process signal (ABI 6) or ptrace only tasks in its own domain or in
+// domains nested in it, while every running command is in a domain of its
+// own (TestSandboxPreparedThread probes it). landlock_restrict_self copies
+// every rule into the new domain, about 0.4µs a rule here, and a Go thread
+// costs about 40µs to make and end: both happen off the call's path
+// unless calls come faster than threads are confined.
 //
 // Until the launch thread is gone, the command shares its domain and
 // could signal it, and a SIGKILL to any thread ends the gateway. A static
@@ -73,21 +98,44 @@ type SandboxConfig struct {
 // all calls (TestSandboxLaunchThread). The command is therefore traced:
 // it stops at exec, before its first instruction; the launch thread
 // detaches it into a SIGSTOP and exits; Local sends SIGCONT once the
-// thread can no longer be signalled. NewSandbox also makes the gateway
-// non-dumpable, so that its /proc files need CAP_SYS_PTRACE, which
-// commands lack.
+// thread can no longer be signalled. It waits for that on a pidfd of the
+// thread (PIDFD_THREAD, Linux 6.9; before, by polling tgkill), asleep in
+// the runtime's poller. NewSandbox also makes the gateway non-dumpable, so
+// that its /proc files need CAP_SYS_PTRACE, which commands lack.
 //
-// Alternatives, weighed: a re-exec launcher (the gateway binary starting
-// itself to restrict and exec) costs a Go program's start per call and a
-// hook in every embedder's main; a long-lived sandboxed spawner is a second
-// process to supervise, passing descriptors and exit statuses over a
-// socket. This way costs one thread and two stops per call, and no
-// process. Measured with BenchmarkLocalSandbox on a shared 2-CPU VM
-// (Linux 6.18, medians of 6 runs of `true`): 1.22ms unsandboxed and 2.04ms
-// sandboxed with a call cgroup each (1.7x); 1.07ms and 1.60ms without
-// cgroups (1.5x); runs vary by about 20%. The exec gate is about 0.25ms
-// of that; without it the sandbox would cost about 1.1x, and a command
-// could end the gateway.
+// Alternatives, weighed, measured on a shared 2-CPU VM (Linux 6.18) with
+// `true`. Before this design's current form, a sandboxed call with a
+// 181-rule ruleset spent, beyond an unsandboxed one's 1.03ms: 13µs
+// starting the goroutine, 5µs on no_new_privs and capabilities, 45µs in
+// landlock_restrict_self, 84µs waiting for the exec stop, 6µs detaching,
+// 90µs waking the gateway from the ending thread (the Go scheduler makes a
+// thread to run it on), 36µs (mean) polling for the thread's end with
+// sleeps, 6µs on SIGCONT. With the rigout binary's default policy the
+// ruleset had about 2,100 rules, and landlock_restrict_self alone took
+// 0.8ms: the rule count, not the mechanism, dominated, and every design
+// pays it, because each call needs a domain of its own (or calls could
+// signal each other's processes, and the launch threads of other calls)
+// and the kernel copies all rules into every new domain, nested or not.
+// Hence Sealed, the binary's sealing of program directories, and the
+// planner leaving out rules its parents already grant: 2,100 rules became
+// about 410. Then: a futex on the thread's clear-tid word (set_tid_address)
+// instead of the poll was slower, as a goroutine blocked in a system call
+// keeps sysmon waking every 20µs; the pidfd in the poller removes the
+// wake-up and the sleeps; confining in advance takes the restriction and
+// the thread's creation off the call's path (not off the CPU). A re-exec
+// launcher (the gateway binary, or any Go program, starting itself to
+// restrict and exec) costs a Go program's start per call, 1.2ms more than
+// `true` here, and a hook in every embedder's main. A long-lived spawner
+// would still make a domain per command (nested, so that commands reach
+// neither it nor each other), so it saves only the thread and the exec
+// gate, about 0.15ms, for a second process to supervise, descriptors and
+// exit statuses over a socket, and code between fork and exec that Go
+// cannot run (C, or cgo in the binary). A pool of empty call cgroups would
+// save up to 0.17ms of every local call, sandboxed or not, and leave the
+// ratio as it is. BenchmarkSandboxedLocal in cmd/rigout (the default
+// policy) went from 2.5x to 1.5x unsandboxed, and BenchmarkLocalSandboxPaired
+// here (181 rules) from 1.40x to 1.34x, both under a load of about 10; see
+// the README for the binary's figure.
 //
 // # What it enforces
 //
@@ -134,7 +182,8 @@ type SandboxConfig struct {
 // traced with fork following (strace -f), or under Yama ptrace_scope 3,
 // cannot start sandboxed commands.
 //
-// A Sandbox is safe for concurrent use. Close releases its ruleset.
+// A Sandbox is safe for concurrent use. Close releases its ruleset and
+// ends the thread it keeps confined for the next command.
 type Sandbox struct {
 	cfg    SandboxConfig
 	abi    int
@@ -145,6 +194,12 @@ type Sandbox struct {
 	rs     ruleset // the current ruleset, if built
 	plan   *sandboxPlan
 	closed bool
+
+	// launchMu protects the following. Under mu held for reading, next
+	// is confined by the current ruleset; rebuilds and Close dismiss it.
+	launchMu  sync.Mutex
+	next      *launcher // a thread confined for the next command
+	preparing bool      // a goroutine is confining one
 }
 
 // SandboxStatus says what a Sandbox enforces on this kernel.
@@ -213,6 +268,7 @@ func NewSandbox(cfg SandboxConfig) (*Sandbox, error) {
 	c := cfg
 	c.Protected = slices.Clone(cfg.Protected)
 	c.Critical = slices.Clone(cfg.Critical)
+	c.Sealed = slices.Clone(cfg.Sealed)
 	c.Hidden = slices.Clone(cfg.Hidden)
 	c.ReadOnly = slices.Clone(cfg.ReadOnly)
 	s := &Sandbox{cfg: c}
@@ -278,15 +334,19 @@ func (s *Sandbox) Status() SandboxStatus {
 	return st
 }
 
-// Close releases the ruleset. Commands started afterwards fail with
-// ErrSandboxClosed; running ones stay sandboxed.
+// Close releases the ruleset and ends the thread confined for the next
+// command, if any, waiting until it is gone. Commands started afterwards
+// fail with ErrSandboxClosed; running ones stay sandboxed.
 func (s *Sandbox) Close() error {
 	if s == nil {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.launchMu.Lock()
 	s.closed = true
+	s.launchMu.Unlock()
+	s.dismissLocked(true)
 	return s.rs.close()
 }
 
@@ -315,6 +375,7 @@ func (s *Sandbox) SetConfig(cfg SandboxConfig) error {
 	c := cfg
 	c.Protected = slices.Clone(cfg.Protected)
 	c.Critical = slices.Clone(cfg.Critical)
+	c.Sealed = slices.Clone(cfg.Sealed)
 	c.Hidden = slices.Clone(cfg.Hidden)
 	c.ReadOnly = slices.Clone(cfg.ReadOnly)
 	s.mu.Lock()
@@ -346,6 +407,7 @@ func (s *Sandbox) rebuildLocked() error {
 	}
 	_ = s.rs.close()
 	s.rs, s.plan = rs, p
+	s.dismissLocked(false)
 	return nil
 }
 
@@ -422,6 +484,7 @@ type pathKind int
 
 const (
 	kindProtected pathKind = iota + 1
+	kindSealed
 	kindCritical
 	kindHidden
 	kindReadOnly
@@ -524,12 +587,12 @@ func planSandbox(cfg SandboxConfig, handled uint64) (*sandboxPlan, error) {
 	for _, set := range []struct {
 		paths []string
 		kind  pathKind
-	}{{cfg.Protected, kindProtected}, {cfg.Critical, kindCritical}, {cfg.Hidden, kindHidden}, {cfg.ReadOnly, kindReadOnly}} {
+	}{{cfg.Protected, kindProtected}, {cfg.Sealed, kindSealed}, {cfg.Critical, kindCritical}, {cfg.Hidden, kindHidden}, {cfg.ReadOnly, kindReadOnly}} {
 		if err := add(set.paths, set.kind); err != nil {
 			return nil, err
 		}
 	}
-	if err := p.walk(root, "/", handled, watch); err != nil {
+	if err := p.walk(root, "/", handled, 0, watch); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -539,6 +602,8 @@ func (k pathKind) String() string {
 	switch k {
 	case kindProtected:
 		return "protected"
+	case kindSealed:
+		return "sealed"
 	case kindCritical:
 		return "critical"
 	case kindHidden:
@@ -556,6 +621,8 @@ func (n *planNode) ceiling(handled uint64) uint64 {
 	switch n.kind {
 	case kindProtected:
 		c &^= accRemove
+	case kindSealed:
+		c &= accRead
 	case kindCritical:
 		c &^= accWriteFile | accTruncate | accRemove
 	case kindHidden:
@@ -578,19 +645,25 @@ func (n *planNode) ceiling(handled uint64) uint64 {
 	return c
 }
 
-// walk emits the rules for n (at path) and its subtree.
-func (p *sandboxPlan) walk(n *planNode, path string, handled uint64, watch func(string)) error {
+// walk emits the rules for n (at path) and its subtree. inherited is what
+// the rules on the directories above grant: Landlock grants the union of
+// the rules on a file and on every directory above it, so a rule that
+// grants nothing more is left out. That keeps the files directly in a
+// protected root (all of /usr/bin) from needing a rule each, and the
+// ruleset small: the kernel copies every rule into each call's domain.
+func (p *sandboxPlan) walk(n *planNode, path string, handled, inherited uint64, watch func(string)) error {
 	grant := n.ceiling(handled)
 	if !n.isDir {
 		grant &= accFile
 	}
-	if grant != 0 {
+	if grant&^inherited != 0 {
 		p.rules = append(p.rules, sandboxRule{path, grant})
 	}
+	inherited |= grant
 	if !n.isDir || n.kind == kindHidden || n.kind == kindReadOnly {
 		return nil
 	}
-	if len(n.children) == 0 && n.kind != kindProtected {
+	if len(n.children) == 0 && n.kind != kindProtected && n.kind != kindSealed {
 		return nil // the grant above covers the whole tree
 	}
 	entries, err := os.ReadDir(path)
@@ -601,7 +674,7 @@ func (p *sandboxPlan) walk(n *planNode, path string, handled uint64, watch func(
 	for _, e := range entries {
 		child := filepath.Join(path, e.Name())
 		if c := n.children[e.Name()]; c != nil {
-			if err := p.walk(c, child, handled, watch); err != nil {
+			if err := p.walk(c, child, handled, inherited, watch); err != nil {
 				return err
 			}
 			continue
@@ -613,9 +686,14 @@ func (p *sandboxPlan) walk(n *planNode, path string, handled uint64, watch func(
 		}
 		full := handled
 		if !e.IsDir() {
+			if n.kind == kindSealed {
+				continue // read-only, as the directory
+			}
 			full &= accFile
 		}
-		p.rules = append(p.rules, sandboxRule{child, full})
+		if full&^inherited != 0 {
+			p.rules = append(p.rules, sandboxRule{child, full})
+		}
 	}
 	return nil
 }

@@ -4,13 +4,14 @@ package exec_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rigout/rigout/exec"
 )
@@ -70,23 +71,61 @@ func TestSandboxGatewayUnaffected(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	// The one thread confined in advance for the next command is all
+	// that may carry a domain, and it runs nothing else: the readers
+	// above would have failed on it.
+	if c := confinedThreads(t); len(c) > 1 {
+		t.Errorf("%d gateway threads have no_new_privs (%v): only the one prepared for the next command may", len(c), c)
+	}
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c := confinedThreads(t); len(c) > 0 {
+		t.Errorf("after Close, gateway threads have no_new_privs (a sandbox thread was kept): %v", c)
+	}
+	// The gateway itself can still start unconfined commands.
+	res, err := (&exec.Local{}).Run(context.Background(), exec.Command{Argv: []string{"cat", filepath.Join(state, "token")}})
+	if err != nil || string(res.Stdout.Data) != tokenData {
+		t.Errorf("unsandboxed Local after sandboxed runs: %q, %v", res.Stdout.Data, err)
+	}
+}
+
+// confinedThreads returns the threads of the test process that have
+// no_new_privs, as every sandbox launch thread has.
+func confinedThreads(t *testing.T) []string {
+	t.Helper()
 	tasks, err := filepath.Glob("/proc/self/task/*/status")
 	if err != nil || len(tasks) == 0 {
 		t.Fatalf("threads: %v", err)
 	}
+	var out []string
 	for _, f := range tasks {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			continue // exited meanwhile
 		}
 		if strings.Contains(string(b), "NoNewPrivs:\t1") {
-			t.Errorf("%s: a gateway thread has no_new_privs (a sandbox thread was kept)", f)
+			out = append(out, filepath.Base(filepath.Dir(f)))
 		}
 	}
-	// The gateway itself can still start unconfined commands.
-	res, err := (&exec.Local{}).Run(context.Background(), exec.Command{Argv: []string{"cat", filepath.Join(state, "token")}})
-	if err != nil || string(res.Stdout.Data) != tokenData {
-		t.Errorf("unsandboxed Local after sandboxed runs: %q, %v", res.Stdout.Data, err)
+	return out
+}
+
+// waitPrepared waits until the sandbox has confined a thread for the next
+// command (it does so after each start) and returns its id.
+func waitPrepared(t *testing.T) string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if c := confinedThreads(t); len(c) == 1 {
+			return c[0]
+		} else if len(c) > 1 {
+			t.Fatalf("%d confined threads, want 1: %v", len(c), c)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no thread was confined for the next command")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -96,16 +135,7 @@ func TestSandboxGatewayUnaffected(t *testing.T) {
 // domain, so it must be gone before the command runs.
 func TestSandboxLaunchThread(t *testing.T) {
 	sb, _ := hiddenSandbox(t)
-	cc, err := osexec.LookPath("cc")
-	if err != nil {
-		t.Skip("SKIPPED, launch-thread probe not run: no C compiler to build testdata/threadprobe.c")
-	}
-	probe := filepath.Join(t.TempDir(), "threadprobe")
-	if out, err := osexec.Command(cc, "-O2", "-static", "-o", probe, "testdata/threadprobe.c").CombinedOutput(); err != nil {
-		if out, err = osexec.Command(cc, "-O2", "-o", probe, "testdata/threadprobe.c").CombinedOutput(); err != nil {
-			t.Skipf("SKIPPED, cannot build the probe: %v: %s", err, out)
-		}
-	}
+	probe := buildThreadProbe(t)
 	l := &exec.Local{Sandbox: sb}
 	unconfined, err := (&exec.Local{}).Run(context.Background(), exec.Command{Argv: []string{probe}})
 	if err != nil || strings.HasPrefix(string(unconfined.Stdout.Data), "0 ") {
@@ -124,6 +154,60 @@ func TestSandboxLaunchThread(t *testing.T) {
 	if hits > 0 {
 		t.Errorf("in %d of 300 calls the command could signal a gateway thread", hits)
 	}
+}
+
+// TestSandboxPreparedThread checks that the thread the sandbox confines
+// in advance for the next command is out of reach of the commands
+// running meanwhile: it is in a domain of its own, which theirs do not
+// contain. The probe waits until that thread exists, then tries to
+// signal every gateway thread.
+func TestSandboxPreparedThread(t *testing.T) {
+	sb, _ := hiddenSandbox(t)
+	if !sb.Status().Signals {
+		skipOrFail(t, "no Landlock signal scoping (ABI < 6): commands can signal every gateway thread")
+	}
+	probe := buildThreadProbe(t)
+	l := &exec.Local{Sandbox: sb}
+	for i := range 20 {
+		goAhead := filepath.Join(t.TempDir(), fmt.Sprint("go", i))
+		p, err := l.Start(context.Background(), exec.Command{Argv: []string{probe, goAhead}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The probe's own launch thread is gone by now; the one
+		// waiting for the next command is the only confined thread.
+		tid := waitPrepared(t)
+		if err := os.WriteFile(goAhead, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hits, tries int
+		if _, err := fmt.Sscanf(string(res.Stdout.Data), "%d %d", &hits, &tries); err != nil || tries == 0 {
+			t.Fatalf("probe output %q: %v", res.Stdout.Data, err)
+		}
+		if hits > 0 {
+			t.Fatalf("a sandboxed command could signal %d of %d gateway threads, with thread %s confined for the next command", hits, tries, tid)
+		}
+	}
+}
+
+// buildThreadProbe compiles testdata/threadprobe.c, or skips.
+func buildThreadProbe(t *testing.T) string {
+	t.Helper()
+	cc, err := osexec.LookPath("cc")
+	if err != nil {
+		t.Skip("SKIPPED, launch-thread probe not run: no C compiler to build testdata/threadprobe.c")
+	}
+	probe := filepath.Join(t.TempDir(), "threadprobe")
+	if out, err := osexec.Command(cc, "-O2", "-static", "-o", probe, "testdata/threadprobe.c").CombinedOutput(); err != nil {
+		if out, err = osexec.Command(cc, "-O2", "-o", probe, "testdata/threadprobe.c").CombinedOutput(); err != nil {
+			t.Skipf("SKIPPED, cannot build the probe: %v: %s", err, out)
+		}
+	}
+	return probe
 }
 
 func TestSandboxSudoRunsOutside(t *testing.T) {
@@ -178,65 +262,112 @@ func TestSandboxPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]string{}
-	for _, r := range rules {
-		path, rights, _ := strings.Cut(r, " ")
-		if strings.HasPrefix(path, d) {
-			got[strings.TrimPrefix(path, d)] = rights
-		}
-	}
 	noRemove := "execute,write_file,read_file,read_dir,make_char,make_dir,make_reg,make_sock,make_fifo,make_block,make_sym,refer,truncate,ioctl_dev"
 	want := map[string]string{
-		"/srv":                noRemove,
-		"/srv/data":           noRemove,
-		"/srv/data/sub":       "all",
-		"/srv/data/file":      "all-file",
-		"/srv/other":          "all",
-		"/etc":                "execute,read_file,read_dir,make_char,make_dir,make_reg,make_sock,make_fifo,make_block,make_sym,refer,ioctl_dev",
-		"/etc/passwd":         "execute,read_file,ioctl_dev",
-		"/etc/hosts":          "all-file",
-		"/var/lib/rigout":     "read_dir", // names only: hidden
-		"/var/log":            "all",
-		"/var/lib/rigout/tok": "",
+		"/srv":                  noRemove,
+		"/srv/data":             noRemove,
+		"/srv/data/sub":         "all",
+		"/srv/data/sub/deep":    "all",
+		"/srv/data/file":        "all-file",
+		"/srv/other":            "all",
+		"/etc":                  "execute,read_file,read_dir,make_char,make_dir,make_reg,make_sock,make_fifo,make_block,make_sym,refer,ioctl_dev",
+		"/etc/passwd":           "execute,read_file,ioctl_dev",
+		"/etc/hosts":            "all-file",
+		"":                      "read_dir", // the temporary directory, on the way to the hidden one
+		"/var":                  "read_dir",
+		"/var/lib":              "read_dir",
+		"/var/lib/rigout":       "read_dir", // names only: hidden
+		"/var/lib/rigout/token": "",
+		"/var/log":              "all",
+	}
+	var paths []string
+	for p := range want {
+		paths = append(paths, d+p)
+	}
+	got, err := exec.EffectiveRights(cfg, 6, append(paths, "/")...)
+	if err != nil {
+		t.Fatal(err)
 	}
 	for path, rights := range want {
-		if got[path] != rights {
-			t.Errorf("%s: rights %q, want %q", path, got[path], rights)
+		if got[d+path] != rights {
+			t.Errorf("%s: rights %q, want %q", path, got[d+path], rights)
 		}
 	}
-	if _, ok := got["/etc/link-to-state"]; ok {
-		t.Error("a symbolic link got a rule: that would grant on its target")
+	if got["/"] != "read_dir" {
+		t.Errorf("/, an ancestor of the hidden directory: rights %q, want read_dir only", got["/"])
 	}
-	for path := range got {
-		if strings.HasPrefix(path, "/var/lib/rigout/") {
+	ruled := map[string]bool{}
+	for _, r := range rules {
+		path, _, _ := strings.Cut(r, " ")
+		ruled[path] = true
+		if strings.HasPrefix(path, d+"/var/lib/rigout/") {
 			t.Errorf("a rule inside the hidden directory: %s", path)
 		}
 	}
-	// On the way to a hidden directory only listing is granted: rights on
-	// a directory hold for everything beneath.
-	for _, r := range rules {
-		path, rights, _ := strings.Cut(r, " ")
-		if path == "/" || path == d || slices.Contains([]string{d + "/var", d + "/var/lib"}, path) {
-			if rights != "read_dir" {
-				t.Errorf("rule on %s, an ancestor of the hidden directory: %q, want read_dir only", path, rights)
-			}
+	if ruled[d+"/etc/link-to-state"] {
+		t.Error("a symbolic link got a rule: that would grant on its target")
+	}
+	// Rules that grant nothing beyond the directories above are left
+	// out: the kernel copies every rule into each call's domain.
+	for _, p := range []string{"/srv/data", "/srv/data/file", "/etc/passwd", "/var/lib/rigout"} {
+		if ruled[d+p] {
+			t.Errorf("%s has a rule that grants nothing its parent does not", p)
 		}
 	}
 	// A read-only tree: it and the directories on the way get read rights
 	// only; the rest of its parent stays free.
-	rules, err = exec.PlanSandbox(exec.SandboxConfig{ReadOnly: []string{filepath.Join(d, "srv/other")}}, 6)
+	cfg = exec.SandboxConfig{ReadOnly: []string{filepath.Join(d, "srv/other")}}
+	got, err = exec.EffectiveRights(cfg, 6, d+"/srv/other", d+"/srv", d+"/srv/data", d+"/srv/data/file")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got = map[string]string{}
-	for _, r := range rules {
-		path, rights, _ := strings.Cut(r, " ")
-		got[strings.TrimPrefix(path, d)] = rights
-	}
-	for path, rights := range map[string]string{"/srv/other": "execute,read_file,read_dir", "/srv": "execute,read_file,read_dir", "/srv/data": "all"} {
-		if got[path] != rights {
-			t.Errorf("read-only plan: %s: rights %q, want %q", path, got[path], rights)
+	for path, rights := range map[string]string{"/srv/other": "execute,read_file,read_dir", "/srv": "execute,read_file,read_dir", "/srv/data": "all", "/srv/data/file": "all-file"} {
+		if got[d+path] != rights {
+			t.Errorf("read-only plan: %s: rights %q, want %q", path, got[d+path], rights)
 		}
+	}
+}
+
+// TestSandboxPlanSmall checks that the files directly in a protected root
+// cost no rule each, while its directories and the files next to a
+// critical file do (they need rights their parent lacks).
+func TestSandboxPlanSmall(t *testing.T) {
+	d, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, dir := range []string{"bin", "etc"} {
+		if err := os.Mkdir(filepath.Join(d, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 50 {
+			if err := os.WriteFile(filepath.Join(d, dir, fmt.Sprint("f", i)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 5 {
+		if err := os.Mkdir(filepath.Join(d, "bin", fmt.Sprint("dir", i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := exec.SandboxConfig{
+		Protected: []string{filepath.Join(d, "bin"), filepath.Join(d, "etc")},
+		Critical:  []string{filepath.Join(d, "etc", "f0")},
+	}
+	rules, err := exec.PlanSandbox(cfg, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, r := range rules {
+		path, _, _ := strings.Cut(r, " ")
+		if rel, err := filepath.Rel(d, path); err == nil && !strings.HasPrefix(rel, "..") {
+			n[strings.SplitN(rel, "/", 2)[0]]++
+		}
+	}
+	// bin: the root and its 5 directories; etc: its 49 files other
+	// than the critical one, which stay writable (etc itself gets what
+	// the directories above it get, as they lead to the critical file).
+	if n["bin"] != 6 || n["etc"] != 49 {
+		t.Errorf("rules under bin: %d, want 6; under etc: %d, want 49", n["bin"], n["etc"])
 	}
 }
 
@@ -272,5 +403,83 @@ func TestSandboxRebuilds(t *testing.T) {
 	res, err = l.Run(context.Background(), exec.Command{Argv: []string{"rm", "-r", root}})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("rm after SetConfig: %+v, %v (stderr %q)", res, err, res.Stderr.Data)
+	}
+}
+
+// TestSandboxSealed checks a sealed directory on the kernel: its own files
+// can be read but not written, truncated, deleted or renamed, nothing can
+// be created in it, and its subdirectories stay free; all for a rule per
+// subdirectory, none per file.
+func TestSandboxSealed(t *testing.T) {
+	if st := sandboxStatus(t); !st.Enforced {
+		skipOrFail(t, "no Landlock: "+st.Reason)
+	}
+	d, _ := filepath.EvalSymlinks(t.TempDir())
+	lib := filepath.Join(d, "lib")
+	if err := os.MkdirAll(filepath.Join(lib, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if err := os.WriteFile(filepath.Join(lib, fmt.Sprint("f", i)), []byte("sentinel\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(lib, "sub", "g"), []byte("sentinel\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := exec.SandboxConfig{Sealed: []string{lib}}
+	rules, err := exec.PlanSandbox(cfg, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range rules {
+		if path, _, _ := strings.Cut(r, " "); strings.HasPrefix(path, lib) {
+			n++
+		}
+	}
+	// The directory gets only what the directories above it get, which
+	// lead to it: its subdirectory's rule is all it costs.
+	if n != 1 {
+		t.Errorf("%d rules for the sealed directory, want 1 (its subdirectory)", n)
+	}
+	sb, err := exec.NewSandbox(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sb.Close() })
+	l := &exec.Local{Sandbox: sb}
+	run := func(script string) exec.Result {
+		t.Helper()
+		res, err := l.Run(context.Background(), exec.Command{Shell: script, Dir: d})
+		if err != nil || !res.Sandboxed {
+			t.Fatalf("%s: %+v, %v", script, res, err)
+		}
+		return res
+	}
+	for _, script := range []string{
+		"echo x >> lib/f0", "truncate -s 0 lib/f1", "rm lib/f2", "mv lib/f3 lib/sub/", "mv lib/f4 lib/f5",
+		"touch lib/new", "mkdir lib/newdir", "ln -s f0 lib/link",
+	} {
+		if res := run(script); res.ExitCode == 0 {
+			t.Errorf("%q succeeded in a sealed directory", script)
+		}
+	}
+	for _, f := range []string{"f0", "f1", "f2", "f3", "f4", "f5"} {
+		if b, err := os.ReadFile(filepath.Join(lib, f)); err != nil || string(b) != "sentinel\n" {
+			t.Errorf("lib/%s after the attempts: %q, %v", f, b, err)
+		}
+	}
+	for _, f := range []string{"new", "newdir", "link"} {
+		if _, err := os.Lstat(filepath.Join(lib, f)); err == nil {
+			t.Errorf("lib/%s was created in a sealed directory", f)
+		}
+	}
+	for _, script := range []string{
+		"cat lib/f0 >/dev/null", "echo x >> lib/sub/g", "touch lib/sub/h", "mkdir lib/sub/d", "rm lib/sub/h", "rmdir lib/sub/d",
+	} {
+		if res := run(script); res.ExitCode != 0 {
+			t.Errorf("%q failed: %s", script, res.Stderr.Data)
+		}
 	}
 }

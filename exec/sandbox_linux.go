@@ -94,34 +94,15 @@ func (s *Sandbox) start(c *osexec.Cmd) (enforced bool, err error) {
 	if s.abi == 0 {
 		return false, c.Start()
 	}
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return false, ErrSandboxClosed
+	ln, err := s.launcher()
+	if err != nil {
+		return false, err
 	}
-	if !s.plan.fresh() {
-		s.mu.RUnlock()
-		s.mu.Lock()
-		if !s.closed && !s.plan.fresh() {
-			if err := s.rebuildLocked(); err != nil {
-				s.mu.Unlock()
-				return false, err
-			}
-		}
-		s.mu.Unlock()
-		s.mu.RLock()
-		if s.closed {
-			s.mu.RUnlock()
-			return false, ErrSandboxClosed
-		}
-	}
-	defer s.mu.RUnlock()
 	// The command stops at its exec (ptrace), before running a single
 	// instruction, until the thread that started it is gone.
 	c.SysProcAttr.Ptrace = true
-	done := make(chan launched, 1)
-	go restrictAndStart(s.rs.fd, c, done)
-	r := <-done
+	ln.cmd <- c
+	r, err := ln.wait()
 	if r.err != nil {
 		if c.Process != nil {
 			_ = c.Process.Kill()
@@ -129,7 +110,7 @@ func (s *Sandbox) start(c *osexec.Cmd) (enforced bool, err error) {
 		}
 		return false, r.err
 	}
-	if err := waitThreadGone(r.tid); err != nil {
+	if err != nil {
 		_ = c.Process.Kill()
 		_ = c.Wait()
 		return false, err
@@ -138,7 +119,143 @@ func (s *Sandbox) start(c *osexec.Cmd) (enforced bool, err error) {
 		_ = c.Wait()
 		return false, fmt.Errorf("exec: sandbox: continue the command: %w", err)
 	}
+	// Confine the thread for the next command while this one runs.
+	go s.prepare()
 	return true, nil
+}
+
+// launcher returns a confined thread for one command built from the
+// current ruleset: the one prepared in advance, or a new one.
+func (s *Sandbox) launcher() (*launcher, error) {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return nil, ErrSandboxClosed
+	}
+	if !s.plan.fresh() {
+		s.mu.RUnlock()
+		s.mu.Lock()
+		if !s.closed && !s.plan.fresh() {
+			if err := s.rebuildLocked(); err != nil {
+				s.mu.Unlock()
+				return nil, err
+			}
+		}
+		s.mu.Unlock()
+		s.mu.RLock()
+		if s.closed {
+			s.mu.RUnlock()
+			return nil, ErrSandboxClosed
+		}
+	}
+	defer s.mu.RUnlock()
+	// A prepared thread is confined by the current ruleset: a rebuild
+	// or Close, which hold mu, dismiss it.
+	s.launchMu.Lock()
+	ln := s.next
+	s.next = nil
+	s.launchMu.Unlock()
+	if ln != nil {
+		return ln, nil
+	}
+	return newLauncher(s.rs.fd)
+}
+
+// prepare confines a thread for the next command, unless one is ready or
+// being prepared.
+func (s *Sandbox) prepare() {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	s.launchMu.Lock()
+	if s.closed || s.next != nil || s.preparing {
+		s.launchMu.Unlock()
+		return
+	}
+	s.preparing = true
+	s.launchMu.Unlock()
+	ln, err := newLauncher(s.rs.fd)
+	s.launchMu.Lock()
+	defer s.launchMu.Unlock()
+	s.preparing = false
+	if err == nil {
+		s.next = ln
+	}
+}
+
+// dismissLocked ends the prepared thread, if any; s.mu is held for
+// writing. With wait, it returns once the thread is gone.
+func (s *Sandbox) dismissLocked(wait bool) {
+	s.launchMu.Lock()
+	ln := s.next
+	s.next = nil
+	s.launchMu.Unlock()
+	if ln != nil {
+		ln.dismiss(wait)
+	}
+}
+
+// launchTimeout bounds the wait for a launch thread to end.
+const launchTimeout = 2 * time.Second
+
+// launcher is a goroutine locked to a thread of its own, confined by a
+// new Landlock domain (see restrictAndStart), that starts one command or
+// none and then ends with its thread.
+//
+// A thread may be confined before its command is known, because nothing
+// but that command can ever reach it: its domain is new, made by an
+// unconfined thread, so it is nested in no other domain, and Landlock
+// lets a process signal (ABI 6) or ptrace only tasks in its own domain or
+// in domains nested in it. Commands already running are each in a domain
+// of their own and cannot signal or trace the waiting thread; the one
+// command started from it is held at its exec until the thread is gone.
+type launcher struct {
+	// ready receives the outcome of confining the thread.
+	ready chan error
+	// cmd receives the command to start; closing it ends the thread.
+	cmd chan *osexec.Cmd
+	// pidfd receives, first thing, a pidfd for the launch thread
+	// (pidfd_open PIDFD_THREAD, Linux 6.9), or -1 on older kernels.
+	pidfd chan int
+	// done receives the outcome just before the thread ends. It and
+	// the others are buffered: a send from the thread never has to wake
+	// the gateway as the thread ends, which would cost the Go scheduler
+	// another thread to run the woken goroutine on.
+	done chan launched
+}
+
+// newLauncher starts a launcher confined by the ruleset rsfd and waits
+// until it is.
+func newLauncher(rsfd int) (*launcher, error) {
+	ln := &launcher{
+		ready: make(chan error, 1),
+		cmd:   make(chan *osexec.Cmd),
+		pidfd: make(chan int, 1),
+		done:  make(chan launched, 1),
+	}
+	go ln.run(rsfd)
+	if err := <-ln.ready; err != nil {
+		// The thread has ended or is ending, and holds no command.
+		if fd := <-ln.pidfd; fd >= 0 {
+			_ = unix.Close(fd)
+		}
+		return nil, err
+	}
+	return ln, nil
+}
+
+// dismiss ends a launcher that got no command; with wait, it returns once
+// its thread is gone.
+func (ln *launcher) dismiss(wait bool) {
+	close(ln.cmd)
+	fd := <-ln.pidfd
+	if fd < 0 {
+		return
+	}
+	f := os.NewFile(uintptr(fd), "launch thread")
+	if wait {
+		_ = waitReadable(f, launchTimeout)
+	}
+	_ = f.Close()
 }
 
 // launched is what restrictAndStart reports: the confined thread's id.
@@ -147,72 +264,138 @@ type launched struct {
 	err error
 }
 
-// restrictAndStart locks its goroutine to a thread, confines that thread
-// and starts c from it. The thread is never unlocked: when the goroutine
-// returns, the runtime ends the thread with its Landlock domain.
+// wait waits until the launch thread is gone and returns its outcome;
+// the error says why the thread may still exist. With a pidfd, the
+// goroutine sleeps in the runtime's poller until the thread has exited,
+// and neither polls nor holds a thread in a blocking system call.
+func (ln *launcher) wait() (launched, error) {
+	if fd := <-ln.pidfd; fd >= 0 {
+		f := os.NewFile(uintptr(fd), "launch thread")
+		err := waitReadable(f, launchTimeout)
+		_ = f.Close()
+		if err != nil {
+			return <-ln.done, fmt.Errorf("exec: sandbox: wait for the launch thread: %w", err)
+		}
+	}
+	r := <-ln.done
+	if r.err != nil {
+		return r, nil
+	}
+	// A thread's pidfd turns readable as it exits, a moment before it
+	// can no longer be found: wait for that too.
+	return r, waitThreadGone(r.tid)
+}
+
+// waitReadable waits until f, a non-blocking descriptor the runtime
+// polls, is readable, for at most timeout.
+func waitReadable(f *os.File, timeout time.Duration) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	if err := f.SetReadDeadline(time.Now().Add(timeout)); err != nil {
+		return err
+	}
+	var perr error
+	err = rc.Read(func(fd uintptr) bool {
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(pfd, 0)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			perr = err
+			return true
+		}
+		return n > 0
+	})
+	if err != nil {
+		return err
+	}
+	return perr
+}
+
+// run locks its goroutine to a thread, confines that thread, and starts
+// the command it is given from it. The thread is never unlocked: when the
+// goroutine returns, the runtime ends the thread with its Landlock
+// domain.
 //
 // While the thread lives, the command shares its domain and could signal
-// it (a signal to any thread can end the gateway). So c is traced: it
-// stops right after exec, the thread detaches it into a SIGSTOP and
-// exits, and start sends SIGCONT only once the thread is gone.
-func restrictAndStart(rsfd int, c *osexec.Cmd, done chan<- launched) {
+// it (a signal to any thread can end the gateway). So the command is
+// traced: it stops right after exec, the thread detaches it into a
+// SIGSTOP and exits, and start sends SIGCONT only once the thread is
+// gone.
+func (ln *launcher) run(rsfd int) {
 	runtime.LockOSThread()
 	if unix.Gettid() == unix.Getpid() {
 		// The main thread cannot be thrown away (the runtime parks it
 		// for good), and /proc/<pid> and signals to the process are
-		// checked against it: it must never carry a domain. Hold it, so
-		// that another goroutine cannot run on it, and confine another
-		// thread instead.
-		inner := make(chan launched, 1)
-		go restrictAndStart(rsfd, c, inner)
-		r := <-inner
+		// checked against it: it must never carry a domain. Hold it
+		// until another thread has taken over, so that the new
+		// goroutine cannot land on it, and confine that thread instead.
+		taken := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			close(taken)
+			ln.run(rsfd)
+		}()
+		<-taken
 		runtime.UnlockOSThread()
-		done <- r
 		return
 	}
-	fail := func(what string, err error) { done <- launched{err: fmt.Errorf("exec: sandbox: %s: %w", what, err)} }
+	// From here on this thread ends when the goroutine returns.
+	pidfd, err := unix.PidfdOpen(unix.Gettid(), unix.PIDFD_THREAD|unix.PIDFD_NONBLOCK)
+	if err != nil {
+		pidfd = -1 // before Linux 6.9: the gateway polls instead
+	}
+	ln.pidfd <- pidfd
+	fail := func(what string, err error) error { return fmt.Errorf("exec: sandbox: %s: %w", what, err) }
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		fail("no_new_privs", err)
+		ln.ready <- fail("no_new_privs", err)
 		return
 	}
 	if err := dropPtraceCap(); err != nil {
-		fail("drop CAP_SYS_PTRACE", err)
+		ln.ready <- fail("drop CAP_SYS_PTRACE", err)
 		return
 	}
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rsfd), 0, 0); errno != 0 {
-		fail("landlock_restrict_self", errno)
+		ln.ready <- fail("landlock_restrict_self", errno)
 		return
 	}
+	ln.ready <- nil
+	c, ok := <-ln.cmd
+	if !ok {
+		return // dismissed
+	}
 	if err := c.Start(); err != nil {
-		done <- launched{err: err}
+		ln.done <- launched{err: err}
 		return
 	}
 	pid := c.Process.Pid
 	var ws unix.WaitStatus
 	if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err != nil {
-		fail("wait for the exec stop", err)
+		ln.done <- launched{err: fail("wait for the exec stop", err)}
 		return
 	}
 	if !ws.Stopped() {
-		fail("exec stop", fmt.Errorf("command ended before it ran (status %#x)", uint32(ws)))
+		ln.done <- launched{err: fail("exec stop", fmt.Errorf("command ended before it ran (status %#x)", uint32(ws)))}
 		return
 	}
 	// Detach into a group stop: the command stays stopped after the
 	// tracer is gone.
 	if _, _, errno := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(pid), 0, uintptr(unix.SIGSTOP), 0, 0); errno != 0 {
-		fail("detach", errno)
+		ln.done <- launched{err: fail("detach", errno)}
 		return
 	}
-	done <- launched{tid: unix.Gettid()}
+	ln.done <- launched{tid: unix.Gettid()}
 }
 
 // waitThreadGone waits until the thread tid of this process no longer
 // exists (it can then no longer be signalled) or has been reused by a
-// thread without no_new_privs.
+// thread without no_new_privs. It is called once the thread is exiting,
+// which takes microseconds more: it yields the CPU while it waits, then
+// sleeps.
 func waitThreadGone(tid int) error {
 	pid := unix.Getpid()
 	start := time.Now()
-	for delay := time.Duration(0); ; delay = min(2*delay+5*time.Microsecond, time.Millisecond) {
+	for i := 0; ; i++ {
 		err := unix.Tgkill(pid, tid, 0)
 		if errors.Is(err, unix.ESRCH) {
 			return nil
@@ -225,14 +408,15 @@ func waitThreadGone(tid int) error {
 			if err == nil && !bytes.Contains(b, []byte("NoNewPrivs:\t1")) {
 				return nil // the id was reused by a clean thread
 			}
-			if time.Since(start) > 2*time.Second {
+			if time.Since(start) > launchTimeout {
 				return errors.New("exec: sandbox: the launch thread did not exit")
 			}
 		}
-		if delay == 0 {
-			runtime.Gosched()
+		if i < 100 {
+			// The exiting thread may need this CPU.
+			_, _, _ = unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 		} else {
-			time.Sleep(delay)
+			time.Sleep(50 * time.Microsecond)
 		}
 	}
 }

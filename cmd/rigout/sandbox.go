@@ -29,8 +29,16 @@ var workAreas = []string{"/tmp", "/var/tmp", "/dev", "/dev/shm", "/proc", "/sys"
 //     cannot hide a directory without taking the right to create files
 //     from every directory above it, which would break ordinary work
 //     there; the note says so;
-//   - read-only, for a gateway running as root: /proc/sys and /sys, so that
-//     root commands cannot reconfigure the kernel or leave their cgroup.
+//   - sealed: the program and library directories that hold critical files
+//     (/usr/bin for /bin/sh, /usr/lib/x86_64-linux-gnu for libc): every
+//     file in them is kept as a critical file is, and nothing can be
+//     created in them, for a Landlock rule per subdirectory instead of one
+//     per file (about 1,300 fewer rules on Debian, 0.5ms of every call);
+//   - read-only, for a gateway running as root: /proc and /sys, so that
+//     root commands cannot reconfigure the kernel (/proc/sys,
+//     /proc/sysrq-trigger) or leave their cgroup. (Only /proc/sys would
+//     take a rule for every process listed in /proc, and processes started
+//     later, each command's own included, get /proc's rights anyway.)
 func sandboxConfig(policy *validate.Policy, stateDir string) (cfg exec.SandboxConfig, notes []string) {
 	home, _ := os.UserHomeDir()
 	roots := validate.DefaultProtectedRoots()
@@ -57,17 +65,28 @@ func sandboxConfig(policy *validate.Policy, stateDir string) (cfg exec.SandboxCo
 			cfg.Protected = append(cfg.Protected, r)
 		}
 	}
+	var files []string
 	for _, pat := range critical {
 		if dir, ok := strings.CutSuffix(pat, "/**"); ok {
 			cfg.ReadOnly = append(cfg.ReadOnly, dir)
 			continue
 		}
 		if !strings.ContainsAny(pat, "*?[") {
-			cfg.Critical = append(cfg.Critical, pat)
+			files = append(files, pat)
 			continue
 		}
 		matches, _ := filepath.Glob(pat)
-		cfg.Critical = append(cfg.Critical, matches...)
+		files = append(files, matches...)
+	}
+	for _, f := range files {
+		real, err := filepath.EvalSymlinks(f)
+		if err == nil && programDir(filepath.Dir(real)) {
+			if dir := filepath.Dir(real); !slices.Contains(cfg.Sealed, dir) {
+				cfg.Sealed = append(cfg.Sealed, dir)
+			}
+			continue
+		}
+		cfg.Critical = append(cfg.Critical, f)
 	}
 	if stateDir != "" {
 		real, err := filepath.EvalSymlinks(stateDir)
@@ -88,9 +107,32 @@ func sandboxConfig(policy *validate.Policy, stateDir string) (cfg exec.SandboxCo
 		}
 	}
 	if os.Geteuid() == 0 {
-		cfg.ReadOnly = append(cfg.ReadOnly, "/proc/sys", "/sys")
+		cfg.ReadOnly = append(cfg.ReadOnly, "/proc", "/sys")
 	}
 	return cfg, notes
+}
+
+// programDir reports whether dir is a system directory of programs or
+// libraries, where files are replaced by package managers rather than
+// edited: /usr/bin, /usr/sbin, /usr/lib, /usr/lib32, /usr/lib64,
+// /usr/libexec, their counterparts in / (not merged into /usr on every
+// system), and multiarch library directories such as
+// /usr/lib/x86_64-linux-gnu.
+func programDir(dir string) bool {
+	for _, prefix := range []string{"/usr", ""} {
+		rest, ok := strings.CutPrefix(dir, prefix)
+		if !ok {
+			continue
+		}
+		switch rest {
+		case "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libexec":
+			return true
+		}
+		if triplet, ok := strings.CutPrefix(rest, "/lib/"); ok && strings.Contains(triplet, "-linux-") && !strings.Contains(triplet, "/") {
+			return true
+		}
+	}
+	return false
 }
 
 // within reports whether p lies strictly beneath dir.
