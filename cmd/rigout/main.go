@@ -46,6 +46,11 @@ const usage = `rigout — authenticated, policy-checked, audited machine access 
 Usage:
   rigout stdio [flags]     serve one MCP client over stdin/stdout
   rigout serve [flags]     serve MCP over streamable HTTP (bearer token required)
+  rigout start [--detach]  serve as above, in the background with --detach
+  rigout stop              stop the gateway started in this state directory
+  rigout status [--json]   is it running: URL, PID, uptime, ledger, hosts (exit 0 running, 1 not, 2 stale)
+  rigout url [--which W]   the running gateway's mcp, health or one-use setup URL
+  rigout logs [-n N]       the activity log (secrets redacted); --follow keeps printing
   rigout check 'CMD'       show what the command policy decides about CMD
   rigout audit SUBCOMMAND  verify, tail, query, stats, export or prune the audit ledger
   rigout hosts SUBCOMMAND  list, test or trust SSH hosts
@@ -53,6 +58,9 @@ Usage:
 
 Run 'rigout COMMAND -h' for a command's flags.
 `
+
+// commands are the words run accepts.
+var commands = []string{"audit", "check", "hosts", "logs", "serve", "start", "status", "stdio", "stop", "url", "version"}
 
 // defaultMemoryLimit is the Go runtime's soft memory limit unless
 // GOMEMLIMIT says otherwise: the gateway holds little (output is capped
@@ -65,7 +73,7 @@ func main() {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
 	sec := &secrets{}
-	if len(os.Args) > 1 && (os.Args[1] == "serve" || os.Args[1] == "stdio") {
+	if len(os.Args) > 1 && (os.Args[1] == "serve" || os.Args[1] == "stdio" || os.Args[1] == "start") {
 		var err error
 		if sec, err = hideSecrets(os.Args[2:]); err != nil {
 			fmt.Fprintf(os.Stderr, "rigout: %v\n", err)
@@ -89,6 +97,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sec *secrets)
 		return runStdio(ctx, args[1:], stdin, stdout, stderr, sec)
 	case "serve":
 		return runServe(ctx, args[1:], stderr, sec)
+	case "start":
+		return runStart(ctx, args[1:], stdout, stderr, sec)
+	case "stop":
+		return runStop(ctx, args[1:], stdout, stderr)
+	case "status":
+		return runStatus(ctx, args[1:], stdout, stderr)
+	case "url":
+		return runURL(ctx, args[1:], stdout, stderr)
+	case "logs":
+		return runLogs(ctx, args[1:], stdout, stderr)
 	case "check":
 		return runCheck(args[1:], stdout, stderr)
 	case "audit":
@@ -102,7 +120,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sec *secrets)
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "rigout: unknown command %q. Expected one of: audit, check, hosts, serve, stdio, version\n", args[0])
+	fmt.Fprintf(stderr, "rigout: unknown command %q. Expected one of: %s\n", args[0], strings.Join(commands, ", "))
 	return 2
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/internal/runstate"
 	"github.com/rigout/rigout/transport"
 )
 
@@ -49,9 +50,15 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	var origins, hosts stringList
 	fs.Var(&origins, "allowed-origin", "browser origin to accept besides this server's own (repeatable)")
 	fs.Var(&hosts, "allowed-host", "Host header value to accept besides loopback names, e.g. a tunnel hostname (repeatable)")
+	detached := fs.Bool("detached", false, "log only to the activity log (set by rigout start --detach)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	// Everything written to stderr also goes, redacted, to the activity log
+	// (<state dir>/rigout.log) once the state directory is known.
+	sink := newLogSink(stderr, *detached)
+	defer sink.Close()
+	stderr = sink
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "rigout serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
@@ -77,6 +84,14 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	if err != nil {
 		return fail(1, "%v", err)
 	}
+	if err := sink.open(filepath.Join(dir, runstate.LogFile)); err != nil {
+		return fail(1, "%v", err)
+	}
+	inst, err := claimInstance(dir, logger.Info)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	defer inst.release()
 	tokens, err := c.file.authTokens(sec.getenv)
 	if err != nil {
 		return fail(2, "%v", err)
@@ -104,6 +119,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 			tokens = append(tokens, auth.Token{Name: "default", Secret: auth.NewSecret(handout), Scopes: auth.FullScopes()})
 		}
 	}
+	sink.secret(handout, *token)
+	sink.secret(sec.values()...)
 
 	ledger, err := c.openLedger(ctx, dir, logger)
 	if err != nil {
@@ -187,6 +204,19 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		base := strings.TrimSuffix(url, *path)
 		fmt.Fprintf(stderr, "Setup (one use, expires in 15 minutes; it hands out the bearer token, so treat it like a password):\n"+
 			"  curl -s -H \"X-Setup-Token: %s\" %s/connection.json\n", st.Reveal(), base)
+	}
+	rt := runstate.Runtime{Addr: bound, URL: url, HealthURL: "http://" + bound + "/health", Token: tokenSummary(handout, *noAuth, len(tokens), oauthCfg != nil)}
+	if handout != "" {
+		rt.ConnectionFile = cf
+		serveSetupTokens(ctx, front, dir, strings.TrimSuffix(url, *path), logger.Info)
+	}
+	if gw.router != nil {
+		for _, ep := range gw.router.List() {
+			rt.Hosts = append(rt.Hosts, ep.Name)
+		}
+	}
+	if err := inst.record(rt); err != nil {
+		return fail(1, "%v", err)
 	}
 	logger.Info("serving MCP over streamable HTTP", "url", url, "stateless", *stateless, "auth", !*noAuth)
 
@@ -276,4 +306,18 @@ func banner(w io.Writer, url, token string, generated, noAuth bool, connFile str
 		}
 		fmt.Fprintln(w, ").")
 	}
+}
+
+// tokenSummary names the credential a status shows: the handed-out
+// token's name, or what else authenticates.
+func tokenSummary(handout string, noAuth bool, n int, oauth bool) string {
+	switch {
+	case noAuth:
+		return "none (--no-auth)"
+	case handout != "":
+		return "default (state directory token file or RIGOUT_AUTH_TOKEN)"
+	case oauth:
+		return fmt.Sprintf("%d configured, OAuth server on", n)
+	}
+	return fmt.Sprintf("%d configured", n)
 }
