@@ -51,6 +51,7 @@ Usage:
   rigout status [--json]   is it running: URL, PID, uptime, ledger, hosts (exit 0 running, 1 not, 2 stale)
   rigout url [--which W]   the running gateway's mcp, health or one-use setup URL
   rigout logs [-n N]       the activity log (secrets redacted); --follow keeps printing
+  rigout connect CLIENT    the snippet for claude-code, claude-desktop, cursor, vscode, codex or json; --write merges it
   rigout doctor            check the state directory, ledger, hosts, agent, sandbox; say how to fix each failure
   rigout check 'CMD'       show what the command policy decides about CMD
   rigout audit SUBCOMMAND  verify, tail, query, stats, export or prune the audit ledger
@@ -61,7 +62,7 @@ Run 'rigout COMMAND -h' for a command's flags.
 `
 
 // commands are the words run accepts.
-var commands = []string{"audit", "check", "doctor", "hosts", "logs", "serve", "start", "status", "stdio", "stop", "url", "version"}
+var commands = []string{"audit", "check", "connect", "doctor", "hosts", "logs", "serve", "start", "status", "stdio", "stop", "url", "version"}
 
 // defaultMemoryLimit is the Go runtime's soft memory limit unless
 // GOMEMLIMIT says otherwise: the gateway holds little (output is capped
@@ -110,6 +111,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sec *secrets)
 		return runLogs(ctx, args[1:], stdout, stderr)
 	case "doctor":
 		return runDoctor(ctx, args[1:], stdout, stderr)
+	case "connect":
+		return runConnect(args[1:], stdout, stderr)
 	case "check":
 		return runCheck(args[1:], stdout, stderr)
 	case "audit":
