@@ -54,6 +54,7 @@ Usage:
   rigout connect CLIENT    the snippet for claude-code, claude-desktop, cursor, vscode, codex or json; --write merges it
   rigout doctor            check the state directory, ledger, hosts, agent, sandbox; say how to fix each failure
   rigout check 'CMD'       show what the command policy decides about CMD
+  rigout config check [F]  validate the configuration file; print the effective configuration, secrets redacted
   rigout audit SUBCOMMAND  verify, tail, query, stats, export or prune the audit ledger
   rigout hosts SUBCOMMAND  list, test or trust SSH hosts
   rigout version           print the version
@@ -62,7 +63,7 @@ Run 'rigout COMMAND -h' for a command's flags.
 `
 
 // commands are the words run accepts.
-var commands = []string{"audit", "check", "connect", "doctor", "hosts", "logs", "serve", "start", "status", "stdio", "stop", "url", "version"}
+var commands = []string{"audit", "check", "config", "connect", "doctor", "hosts", "logs", "serve", "start", "status", "stdio", "stop", "url", "version"}
 
 // defaultMemoryLimit is the Go runtime's soft memory limit unless
 // GOMEMLIMIT says otherwise: the gateway holds little (output is capped
@@ -113,6 +114,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sec *secrets)
 		return runDoctor(ctx, args[1:], stdout, stderr)
 	case "connect":
 		return runConnect(args[1:], stdout, stderr)
+	case "config":
+		return runConfig(args[1:], stdout, stderr)
 	case "check":
 		return runCheck(args[1:], stdout, stderr)
 	case "audit":
