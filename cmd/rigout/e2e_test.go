@@ -61,6 +61,9 @@ func TestMain(m *testing.M) {
 	if binary.path != "" {
 		os.RemoveAll(filepath.Dir(binary.path))
 	}
+	if static.path != "" {
+		os.RemoveAll(filepath.Dir(static.path))
+	}
 	os.Exit(code)
 }
 

@@ -15,7 +15,6 @@ import (
 	osexec "os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -183,29 +182,18 @@ func serveSetupTokens(ctx context.Context, front *auth.Front, dir, base string, 
 	}()
 }
 
+// buildCommit is the short commit the binary was built from, "" if
+// unknown.
 func buildCommit() string {
-	bi, ok := debugBuildInfo()
-	if !ok {
-		return ""
-	}
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
-		}
-	}
+	b := readBuildInfo()
+	rev := b.Commit
 	if len(rev) > 12 {
 		rev = rev[:12]
 	}
-	if rev == "" {
-		return ""
+	if rev != "" && b.Modified {
+		rev += "+dirty"
 	}
-	return rev + dirty
+	return rev
 }
 
 // stateDirArg is " --state-dir DIR" when dir is not the default one, for
@@ -799,5 +787,3 @@ func tailLines(f *os.File, n int) (int64, []string) {
 	}
 	return end, lines
 }
-
-func debugBuildInfo() (*debug.BuildInfo, bool) { return debug.ReadBuildInfo() }

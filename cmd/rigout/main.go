@@ -123,8 +123,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sec *secrets)
 	case "hosts":
 		return runHosts(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-V":
-		fmt.Fprintf(stdout, "rigout %s\n", rigout.Version)
-		return 0
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
