@@ -155,6 +155,10 @@ type fileSSH struct {
 	// UnsafeProxyCommand honours ssh_config ProxyCommand, which runs a
 	// local command for every connection.
 	UnsafeProxyCommand bool `json:"unsafe_proxy_command"`
+	// PersistHosts saves the hosts manage_hosts and `rigout hosts add`
+	// add (and forgets those they remove) in <state dir>/hosts.json, read
+	// at every start; without it they last for the run.
+	PersistHosts bool `json:"persist_hosts"`
 }
 
 type fileAudit struct {

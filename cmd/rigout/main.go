@@ -237,8 +237,12 @@ func (c *common) ssh(logger *slog.Logger) (*exec.RouterConfig, error) {
 	if knownHosts == "" {
 		knownHosts = filepath.Join(home, ".ssh", "known_hosts")
 	}
+	hosts, err := routerHosts(c.file, c.dir, logger.Warn)
+	if err != nil {
+		return nil, err
+	}
 	return &exec.RouterConfig{
-		Hosts:               c.file.Hosts,
+		Hosts:               hosts,
 		SSHConfigFiles:      []string{sshConfig},
 		UserKnownHostsFiles: []string{knownHosts},
 		KnownHostsFile:      filepath.Join(c.dir, "known_hosts"),
@@ -390,7 +394,7 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 		tools = append(tools, act.Tools()...)
 	}
 	if a.router != nil {
-		hf, err := hostsfamily.New(hostsfamily.Config{Router: a.router})
+		hf, err := hostsfamily.New(hostsfamily.Config{Router: a.router, Store: c.hostsStore()})
 		if err != nil {
 			a.Close()
 			return nil, err
