@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -37,6 +38,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOME", home)
 			env.Setenv("RIGOUT_STATE_DIR", state)
 			env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			env.Setenv("BINDIR", filepath.Dir(bin)) // for scripts that narrow PATH
 			env.Defer(func() {
 				st := runstate.Inspect(state)
 				if st.State != runstate.Running {
@@ -58,6 +60,8 @@ func TestScripts(t *testing.T) {
 			"jsonpath":     cmdJSONPath,
 			"freeport":     cmdFreePort,
 			"secretabsent": cmdSecretAbsent,
+			"httpstatus":   cmdHTTPStatus,
+			"readenv":      cmdReadEnv,
 		},
 	})
 }
@@ -200,4 +204,29 @@ func cmdSecretAbsent(ts *testscript.TestScript, neg bool, args []string) {
 	if strings.Contains(ts.ReadFile(args[0]), secret) {
 		ts.Fatalf("%s shows the secret from %s", args[0], args[1])
 	}
+}
+
+// httpstatus URL HOST WANT sends GET URL with the Host header HOST and
+// checks the status code.
+func cmdHTTPStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 || neg {
+		ts.Fatalf("usage: httpstatus URL HOST WANT")
+	}
+	req, err := http.NewRequest(http.MethodGet, args[0], nil)
+	ts.Check(err)
+	req.Host = args[1]
+	resp, err := http.DefaultClient.Do(req)
+	ts.Check(err)
+	resp.Body.Close()
+	if strconv.Itoa(resp.StatusCode) != args[2] {
+		ts.Fatalf("GET %s (Host %s): %s, want %s", args[0], args[1], resp.Status, args[2])
+	}
+}
+
+// readenv VAR FILE sets $VAR to FILE's content, trimmed.
+func cmdReadEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: readenv VAR FILE")
+	}
+	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile(args[1])))
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
@@ -50,6 +51,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	var origins, hosts stringList
 	fs.Var(&origins, "allowed-origin", "browser origin to accept besides this server's own (repeatable)")
 	fs.Var(&hosts, "allowed-host", "Host header value to accept besides loopback names, e.g. a tunnel hostname (repeatable)")
+	tunnelName := fs.String("tunnel", "", "reach the gateway from the internet through a tunnel: cloudflare (a cloudflared quick tunnel; cloudflared must be on PATH)")
 	detached := fs.Bool("detached", false, "log only to the activity log (set by rigout start --detach)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -76,6 +78,12 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	}
 	if *noAuth && !auth.IsLoopback(*addr) {
 		return fail(2, "refusing --no-auth on %s: without authentication rigout binds loopback addresses only (127.0.0.0/8, ::1, localhost)", *addr)
+	}
+	if *tunnelName != "" && *tunnelName != "cloudflare" {
+		return fail(2, "--tunnel %q: the only tunnel is cloudflare", *tunnelName)
+	}
+	if *tunnelName != "" && (*publicURL != "" || *noAuth) {
+		return fail(2, "--tunnel contradicts --public-url and --no-auth: the tunnel sets the public URL, and a public gateway needs a token")
 	}
 	if *noAuth && *token != "" {
 		return fail(2, "--no-auth and a token (--auth-token or RIGOUT_AUTH_TOKEN) contradict each other")
@@ -134,6 +142,31 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	}
 	bound := ln.Addr().String()
 	url := *publicURL
+	if *tunnelName != "" {
+		tun, err := startTunnel(ctx, "http://"+bound, childEnv(sec), 45*time.Second, logger)
+		if err != nil {
+			ln.Close()
+			return fail(1, "%v", err)
+		}
+		defer tun.Stop()
+		// The tunnel's hostname is the resource URL's, so the Host check
+		// accepts it; the setup token is on, as for every public URL.
+		url = tun.URL + *path
+		hosts = append(hosts, tun.Host)
+		*publicURL = url
+		var stopServe context.CancelFunc
+		ctx, stopServe = context.WithCancel(ctx)
+		defer stopServe()
+		go func() {
+			select {
+			case <-tun.Done():
+				logger.Error("cloudflared exited: the public URL is gone, so the gateway stops (a new quick tunnel has a new URL)", "url", tun.URL)
+				stopServe()
+			case <-ctx.Done():
+			}
+		}()
+		logger.Info("cloudflare quick tunnel up", "url", tun.URL)
+	}
 	if url == "" {
 		url = "http://" + bound + *path
 	}
