@@ -62,6 +62,7 @@ func TestScripts(t *testing.T) {
 			"secretabsent": cmdSecretAbsent,
 			"httpstatus":   cmdHTTPStatus,
 			"readenv":      cmdReadEnv,
+			"procclean":    cmdProcClean,
 		},
 	})
 }
@@ -229,4 +230,22 @@ func cmdReadEnv(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: readenv VAR FILE")
 	}
 	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile(args[1])))
+}
+
+// procclean PID TEXT fails if TEXT is in the command line or the
+// environment of process PID (as /proc shows them to other processes).
+func cmdProcClean(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: procclean PID TEXT")
+	}
+	for _, f := range []string{"cmdline", "environ"} {
+		b, err := os.ReadFile("/proc/" + args[0] + "/" + f)
+		ts.Check(err)
+		if len(b) == 0 && f == "cmdline" {
+			ts.Fatalf("/proc/%s/cmdline is empty: not a live process", args[0])
+		}
+		if strings.Contains(string(b), args[1]) {
+			ts.Fatalf("/proc/%s/%s shows %q", args[0], f, args[1])
+		}
+	}
 }
