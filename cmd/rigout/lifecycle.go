@@ -266,6 +266,9 @@ func boolArg(args []string, name string) (bool, []string) {
 func runStart(ctx context.Context, args []string, stdout, stderr io.Writer, sec *secrets) int {
 	detach, args := boolArg(args, "detach")
 	waitText, _, args := flagArg(args, "wait")
+	if !detach && slicesContainsHelp(args) {
+		fmt.Fprint(stderr, "usage: rigout start [--detach [--wait 30s]] [flags of rigout serve]\n\n")
+	}
 	if !detach {
 		if waitText != "" {
 			fmt.Fprintln(stderr, "rigout start: --wait applies to --detach only")
@@ -284,6 +287,10 @@ func runStart(ctx context.Context, args []string, stdout, stderr io.Writer, sec 
 	}
 	for _, a := range args {
 		if a == "-h" || a == "--help" || a == "-help" {
+			fmt.Fprint(stderr, "usage: rigout start [--detach [--wait 30s]] [flags of rigout serve]\n\n"+
+				"Without --detach, rigout start is rigout serve. With it, the gateway runs in the background, logging to\n"+
+				"<state dir>/rigout.log; start returns once /health answers (or fails after --wait, showing the log).\n"+
+				"Then: rigout status, rigout url, rigout logs, rigout connect CLIENT, rigout stop.\n\n")
 			return runServe(ctx, args, stderr, sec)
 		}
 	}
@@ -786,4 +793,13 @@ func tailLines(f *os.File, n int) (int64, []string) {
 		lines = lines[len(lines)-n:]
 	}
 	return end, lines
+}
+
+func slicesContainsHelp(args []string) bool {
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" {
+			return true
+		}
+	}
+	return false
 }
