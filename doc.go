@@ -38,6 +38,11 @@ which mcp-go's streamable HTTP transport does not guarantee on its own.
 Text a tool shows should go through [SafeText] or [SafeBlock], which clean
 terminal controls and mask secrets.
 
+A tool that can run long sets [Tool.Tasks]: clients that speak MCP tasks
+(protocol 2025-11-25) may then run a call as a task and poll it. The call
+passes the same chain; the gateway binds each task to the principal that
+created it and ends it on tasks/cancel ([Call.Task] tells the handler).
+
 A Gateway serves nothing by itself: hand [Gateway.MCPServer] to package
 transport for stdio or streamable HTTP, or to your own transport.
 

@@ -180,6 +180,8 @@ type Gateway struct {
 	rate     *rateLimiter               // nil without rate limits
 	auditErr atomic.Pointer[auditError] // the last ledger failure, for Health
 	started  time.Time
+	tasks    *taskTable
+	taskOnce sync.Once
 
 	// mu protects the following.
 	mu     sync.RWMutex
@@ -209,6 +211,7 @@ func New(cfg Config) (*Gateway, error) {
 		started: c.Now(),
 		limit:   newLimiter(c.MaxConcurrent, c.MaxConcurrentPerPrincipal),
 		rate:    newRateLimiter(c.RateLimit, c.Now),
+		tasks:   newTaskTable(),
 	}
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(true),
@@ -253,6 +256,7 @@ func (g *Gateway) Close() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.closed = true
+	g.tasks.cancelAll()
 	return nil
 }
 
@@ -313,6 +317,9 @@ func (g *Gateway) Register(t Tool) error {
 	g.order = append(g.order, t.Name)
 	g.mu.Unlock()
 
+	if t.Tasks {
+		g.enableTasks()
+	}
 	g.srv.AddTool(mcpTool(&r.tool), g.dispatch(r))
 	return nil
 }
@@ -412,7 +419,16 @@ func mcpTool(t *Tool) mcp.Tool {
 		RawInputSchema:  t.InputSchema,
 		RawOutputSchema: t.OutputSchema,
 		Annotations:     annotations(t),
+		Execution:       execution(t),
 	}
+}
+
+// execution declares task support for a tool with Tasks.
+func execution(t *Tool) *mcp.ToolExecution {
+	if !t.Tasks {
+		return nil
+	}
+	return &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
 }
 
 func annotations(t *Tool) mcp.ToolAnnotation {
@@ -440,13 +456,20 @@ func (g *Gateway) dispatch(r *registered) server.ToolHandlerFunc {
 		if closed {
 			return ErrorResult("rigout is shutting down; %s did not run", r.tool.Name), nil
 		}
+		principal := g.principalOf(ctx)
+		if r.tool.Tasks && req.Params.Task != nil {
+			// A task outlives the request that created it (see tasks.go).
+			var end func()
+			ctx, end = g.tasks.begin(ctx, tagOf(&req), principal.Name)
+			defer end()
+		}
 		call := &Call{
 			Tool:      &r.tool,
 			Request:   req,
 			ID:        newCallID(),
 			Started:   g.cfg.Now(),
 			gw:        g,
-			principal: g.principalOf(ctx),
+			principal: principal,
 			risk:      r.tool.Risk,
 			schema:    r.input,
 		}

@@ -109,6 +109,13 @@ type Tool struct {
 	// Needs are the capabilities a call needs beyond the tool scope.
 	Needs []Need
 
+	// Tasks declares MCP task support "optional" (protocol 2025-11-25): a
+	// client may run a call as a task and poll it (tasks/get, tasks/result,
+	// tasks/cancel) instead of waiting. The call passes the same chain;
+	// the task is bound to the calling principal. Declare it on tools
+	// that can run long.
+	Tasks bool
+
 	// Handler runs the call. Required.
 	Handler Handler
 }

@@ -21,6 +21,12 @@ const (
 	DefaultMaxClients      = 100
 )
 
+// MinTokenLen is the shortest static token [New] accepts, in bytes. A
+// shorter one can be guessed, and output masking (package redact) cannot
+// tell it from ordinary text. Tokens given as a Digest are not checked:
+// their length is unknown.
+const MinTokenLen = 16
+
 // Config configures a [Front]. New copies it and fills in defaults; the
 // caller's value is never modified. Security settings have no defaults: a
 // Config that names no credential, no listener or no resource URL is an
@@ -126,8 +132,8 @@ type Token struct {
 	// Name identifies the token in the audit ledger and logs. Required and
 	// unique; "anonymous" and names starting "oauth:" are reserved.
 	Name string
-	// Secret is the token value. Set either Secret or Digest, not both. The
-	// value is hashed by New and not kept.
+	// Secret is the token value, at least MinTokenLen bytes. Set either
+	// Secret or Digest, not both. The value is hashed by New and not kept.
 	Secret Secret
 	// Digest is the token's SHA-256 digest, for configuration files that
 	// must not hold the token itself.

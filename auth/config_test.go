@@ -45,6 +45,7 @@ func TestNewRefusesUnsafeConfig(t *testing.T) {
 		{"duplicate name", func(c *auth.Config) { c.Tokens = append(c.Tokens, c.Tokens[0]) }, nil, "duplicate"},
 		{"secret and digest", func(c *auth.Config) { c.Tokens[0].Digest = auth.DigestOf("x") }, nil, "exactly one"},
 		{"neither secret nor digest", func(c *auth.Config) { c.Tokens[0].Secret = auth.Secret{} }, nil, "exactly one"},
+		{"short token", func(c *auth.Config) { c.Tokens[0].Secret = auth.NewSecret("s3cr3t-token") }, nil, "too short: 12 bytes"},
 		{"bad glob", func(c *auth.Config) { c.Tokens[0].Scopes.Tools = []string{"a b"} }, nil, "Scopes"},
 		{"relative root", func(c *auth.Config) { c.Tokens[0].Scopes.Roots = []string{"srv"} }, nil, "Scopes"},
 		{"star origin", func(c *auth.Config) { c.AllowedOrigins = []string{"*"} }, nil, "AllowedOrigins"},

@@ -19,7 +19,7 @@ import (
 func Example() {
 	front, err := auth.New(auth.Config{
 		Tokens: []auth.Token{
-			{Name: "ci", Secret: auth.NewSecret("s3cr3t-token"), Scopes: auth.Scopes{Tools: []string{"read_*"}, Hosts: []string{"*"}, ReadOnly: true}},
+			{Name: "ci", Secret: auth.NewSecret("s3cr3t-token-0123456789"), Scopes: auth.Scopes{Tools: []string{"read_*"}, Hosts: []string{"*"}, ReadOnly: true}},
 		},
 		Listener:    "127.0.0.1:8765",
 		ResourceURL: "http://127.0.0.1:8765/mcp",
@@ -33,7 +33,7 @@ func Example() {
 		fmt.Fprintf(w, "hello %s; may run execute_command: %v", p.Name, p.Scopes.AllowTool("execute_command"))
 	}))
 
-	for _, hdr := range []string{"", "Bearer wrong", "Bearer s3cr3t-token"} {
+	for _, hdr := range []string{"", "Bearer wrong", "Bearer s3cr3t-token-0123456789"} {
 		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8765/mcp", nil)
 		if hdr != "" {
 			req.Header.Set("Authorization", hdr)
@@ -88,7 +88,7 @@ func ExampleIsLoopback() {
 
 // Secrets never reach a log line or a formatted string.
 func ExampleSecret() {
-	tok := auth.NewSecret("s3cr3t-token")
+	tok := auth.NewSecret("s3cr3t-token-0123456789")
 	log := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey {
@@ -99,7 +99,7 @@ func ExampleSecret() {
 	}))
 	log.InfoContext(context.Background(), "issued", "token", tok)
 	fmt.Printf("%v %s\n", tok, tok)
-	fmt.Println(tok.Reveal() == "s3cr3t-token")
+	fmt.Println(tok.Reveal() == "s3cr3t-token-0123456789")
 	// Output:
 	// level=INFO msg=issued token=[REDACTED]
 	// [REDACTED] [REDACTED]
@@ -118,7 +118,7 @@ func ExampleGenerateToken() {
 // front of an MCP handler, behind a body cap, in an http.Server. The body
 // of run is the documented code; keep the two in step.
 func Example_usage() {
-	tok := "s3cr3t-token"
+	tok := "s3cr3t-token-0123456789"
 	logger := slog.New(slog.DiscardHandler)
 	mcpHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, _ := auth.FromContext(r.Context())

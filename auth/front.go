@@ -294,6 +294,8 @@ func (f *Front) initTokens() error {
 			return &ConfigError{Field: field + ".Name", Reason: "duplicate name " + t.Name}
 		case t.Secret.IsZero() == t.Digest.IsZero():
 			return &ConfigError{Field: field, Reason: "set exactly one of Secret and Digest"}
+		case !t.Secret.IsZero() && len(t.Secret.Reveal()) < MinTokenLen:
+			return &ConfigError{Field: field + ".Secret", Reason: fmt.Sprintf("too short: %d bytes, a token needs at least %d (for example `openssl rand -hex 32`)", len(t.Secret.Reveal()), MinTokenLen)}
 		}
 		if err := t.Scopes.validate(); err != nil {
 			return &ConfigError{Field: field + ".Scopes", Reason: "invalid", Err: err}

@@ -240,6 +240,7 @@ func scenarios() []scenario {
 		{ID: "7", Title: "SSH: warm call, fresh call, fan-out", Quick: 18 * time.Second, Full: 2 * time.Minute, Run: sshScenario, NeedsBuild: true},
 		{ID: "8", Title: "file transfer: 1 GiB up and down vs OpenSSH sftp", NotYet: "SFTP transfer has not landed; nothing to measure."},
 		{ID: "9", Title: "kernel sandbox: sandboxed vs unsandboxed local call", Quick: 5 * time.Second, Full: 40 * time.Second, Run: sandboxCost, NeedsBuild: true},
+		{ID: "10", Title: "spool write throughput of a background process", Quick: time.Second, Full: 30 * time.Second, Run: spoolThroughput},
 	}
 }
 

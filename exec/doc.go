@@ -64,7 +64,12 @@
 // given to bash -c (sh -c where bash is missing). A timeout or cancellation
 // sends SIGTERM then SIGKILL, as SSH signal requests and to the command's
 // process group from a second channel, then closes the channel. Output is
-// capped while it streams exactly as [Local] caps it. [Router.FanOut] runs a
+// capped while it streams exactly as [Local] caps it. [SSH.Start] starts a
+// remote command without waiting for it: the returned [SSHProcess] holds
+// its channel on the pooled connection, takes signals (the signal request
+// and kill on its process group) and reports the exit status when waited
+// for, so package sessions keeps SSH commands exactly as local ones.
+// [Router.FanOut] runs a
 // command on many hosts concurrently up to a limit, one [FanResult] per
 // host. [Router.List], [Router.Test], [Router.Describe], [Router.Add],
 // [Router.Remove], [Router.HostKey] and [Router.Trust] serve manage_hosts.

@@ -4,11 +4,13 @@
 //
 // # Overview
 //
-// A [Manager] starts commands through an exec.Local ([Manager.Start]) and
-// keeps them in a table. [Manager.Run] is the hand-off: it runs a command,
+// A [Manager] starts commands through an exec.Local ([Manager.Start]), or
+// through any [Starter] ([Manager.StartOn]: [Manager.Local], or [SSH] for
+// a remote host, whose command runs on its own channel of the Router's
+// pooled connection), and keeps local and SSH processes in one table. [Manager.Run] is the hand-off: it runs a command,
 // waits a while, and returns the Result if it ended by then, keeping
 // nothing; otherwise the same running command, never restarted, becomes a
-// background process. A process belongs to the principal name that
+// background process ([Manager.RunOn] on a Starter). A process belongs to the principal name that
 // started it: [Manager.Get] and [Manager.List] find only that principal's,
 // and another principal's ID is [ErrNotFound], so its existence does not
 // leak. Each process's stdout and stderr are kept apart, spooled from the

@@ -149,6 +149,7 @@ func (c *Config) setDefaults() {
 // the Manager's mutex and a Process's are never held together.
 type Manager struct {
 	cfg      Config
+	local    Starter // Config.Local
 	spoolDir string
 	ctx      context.Context // parent of every process's context
 	cancel   context.CancelCauseFunc
@@ -180,7 +181,8 @@ func New(cfg Config) (*Manager, error) {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	m := &Manager{
-		cfg: c, spoolDir: dir, ctx: ctx, cancel: cancel, stopReap: make(chan struct{}),
+		local: localStarter{c.Local},
+		cfg:   c, spoolDir: dir, ctx: ctx, cancel: cancel, stopReap: make(chan struct{}),
 		procs: map[string]*Process{}, running: map[string]int{},
 	}
 	m.wg.Go(m.reaper)
@@ -202,6 +204,11 @@ func (m *Manager) SpoolDir() string { return m.spoolDir }
 // Start returns a *LimitError at a cap, ErrClosed after Close, and an
 // error wrapping exec's when the command cannot start.
 func (m *Manager) Start(ctx context.Context, principal string, cmd exec.Command) (*Process, error) {
+	return m.StartOn(ctx, principal, m.local, cmd)
+}
+
+// StartOn is Start on st: a local or an SSH starter (see [Starter]).
+func (m *Manager) StartOn(ctx context.Context, principal string, st Starter, cmd exec.Command) (*Process, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("sessions: not started: %w", err)
 	}
@@ -213,7 +220,7 @@ func (m *Manager) Start(ctx context.Context, principal string, cmd exec.Command)
 	m.wg.Add(1) // for the waiter; Close cannot have begun waiting yet
 	m.mu.Unlock()
 
-	p, err := m.start(newID(), principal, cmd)
+	p, err := m.start(newID(), principal, st, cmd)
 	if err != nil {
 		m.release(principal)
 		m.wg.Done()
@@ -249,6 +256,12 @@ func (m *Manager) Start(ctx context.Context, principal string, cmd exec.Command)
 // Start, also after the hand-off. ctx ends the command only while Run
 // waits.
 func (m *Manager) Run(ctx context.Context, principal string, cmd exec.Command, wait time.Duration) (exec.Result, *Process, error) {
+	return m.RunOn(ctx, principal, m.local, cmd, wait)
+}
+
+// RunOn is Run on st: a local or an SSH starter (see [Starter]). An SSH
+// command handed off keeps running on its channel, never restarted.
+func (m *Manager) RunOn(ctx context.Context, principal string, st Starter, cmd exec.Command, wait time.Duration) (exec.Result, *Process, error) {
 	if err := ctx.Err(); err != nil {
 		return exec.Result{ExitCode: -1}, nil, fmt.Errorf("sessions: not started: %w", err)
 	}
@@ -259,7 +272,7 @@ func (m *Manager) Run(ctx context.Context, principal string, cmd exec.Command, w
 	}
 	m.wg.Add(1)
 	m.mu.Unlock()
-	p, err := m.start(newID(), principal, cmd)
+	p, err := m.start(newID(), principal, st, cmd)
 	if err != nil {
 		m.wg.Done()
 		return exec.Result{ExitCode: -1}, nil, err
@@ -325,17 +338,17 @@ func (m *Manager) admitLocked(principal string) error {
 func (m *Manager) recordStart(ctx context.Context, p *Process) {
 	defer close(p.startLogged)
 	m.record(ctx, audit.Event{
-		Type: audit.TypeProcessStart, CallID: p.id, Principal: p.principal, Route: "local",
+		Type: audit.TypeProcessStart, CallID: p.id, Principal: p.principal, Route: p.route,
 		Status: audit.StatusStarted, Args: redact.String(p.command),
 	})
 	m.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "process started",
-		slog.String("id", p.id), slog.String("principal", p.principal), slog.Int("pid", p.pid))
+		slog.String("id", p.id), slog.String("principal", p.principal), slog.Int("pid", p.Info().Pid))
 }
 
 // start creates the spool files and the input pipe, and starts cmd.
-func (m *Manager) start(id, principal string, cmd exec.Command) (_ *Process, err error) {
+func (m *Manager) start(id, principal string, st Starter, cmd exec.Command) (_ *Process, err error) {
 	p := &Process{
-		m: m, id: id, principal: principal, command: describe(cmd), started: m.cfg.Now(),
+		m: m, id: id, principal: principal, command: describe(cmd), started: m.cfg.Now(), route: st.Route(),
 		changed: make(chan struct{}), done: make(chan struct{}), startLogged: make(chan struct{}),
 	}
 	defer func() {
@@ -369,9 +382,13 @@ func (m *Manager) start(id, principal string, cmd exec.Command) (_ *Process, err
 	ctx, cancelTimeout := context.WithTimeoutCause(ctx, m.cfg.MaxLifetime, ErrCeiling)
 	p.ctx = ctx
 	p.cancel = func(cause error) { cancel(cause); cancelTimeout() }
-	ep, err := m.cfg.Local.Start(ctx, cmd)
+	ep, err := st.Start(ctx, cmd)
 	if stdinR != nil {
-		_ = stdinR.Close() // the child has its own copy
+		if _, local := st.(localStarter); local || err != nil {
+			_ = stdinR.Close() // the child has its own copy
+		} else {
+			p.stdinR = stdinR // read by the SSH session until the exit
+		}
 	}
 	if err != nil {
 		p.cancel(err)
@@ -401,7 +418,7 @@ func (m *Manager) waitFor(p *Process) {
 	// and after its start.
 	exit := res.ExitCode
 	ev := audit.Event{
-		Type: audit.TypeProcessExit, CallID: p.id, Principal: p.principal, Route: "local",
+		Type: audit.TypeProcessExit, CallID: p.id, Principal: p.principal, Route: p.route,
 		ExitCode: &exit, Signal: res.Signal, Duration: res.Duration,
 		StdoutBytes: res.Stdout.Total, StderrBytes: res.Stderr.Total, Truncated: res.Truncated(),
 		Status: audit.StatusOK,
@@ -431,6 +448,10 @@ func (m *Manager) waitFor(p *Process) {
 	if p.stdin != nil {
 		_ = p.stdin.Close()
 		p.stdin = nil
+	}
+	if p.stdinR != nil {
+		_ = p.stdinR.Close()
+		p.stdinR = nil
 	}
 	p.notifyLocked()
 	p.mu.Unlock()

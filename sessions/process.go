@@ -32,7 +32,8 @@ type Process struct {
 	command   string
 	started   time.Time
 	pid       int
-	ep        *exec.Process
+	route     string // where it runs: "local" or an SSH route
+	ep        Handle
 	ctx       context.Context // the process's own: Stop and the ceiling end it
 	cancel    context.CancelCauseFunc
 	done      chan struct{} // closed when the process has exited
@@ -54,6 +55,7 @@ type Process struct {
 	mu       sync.Mutex
 	out      [2]*stream // stdout, stderr
 	stdin    *os.File   // write end of the input pipe; nil once closed
+	stdinR   *os.File   // its read end, for an SSH session; nil otherwise
 	changed  chan struct{}
 	finished bool
 	res      exec.Result
@@ -179,6 +181,9 @@ func (p *Process) Info() Info {
 }
 
 func (p *Process) infoLocked() Info {
+	if p.pid == 0 {
+		p.pid = p.ep.Pid() // an SSH process's remote pid arrives late
+	}
 	in := Info{
 		ID: p.id, Command: p.command, Pid: p.pid, Started: p.started, Running: !p.finished,
 		ExitCode: -1, StdoutBytes: p.out[0].total, StderrBytes: p.out[1].total,
@@ -227,7 +232,8 @@ func (p *Process) output(s exec.Stream, b []byte) {
 	if over := len(st.tail) - st.max; over > 0 {
 		// Trim in bulk, to copy rarely.
 		if len(st.tail) > 2*st.max || len(b) >= st.max {
-			st.tail = append(st.tail[:0:0], st.tail[over:]...)
+			// In place: the buffer is reused, not reallocated.
+			st.tail = st.tail[:copy(st.tail, st.tail[over:])]
 		}
 	}
 	p.notifyLocked()

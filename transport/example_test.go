@@ -32,7 +32,7 @@ func exampleServer() *server.MCPServer {
 // run is the documented code (with the listener opened first, because the
 // Front must know its address); keep the two in step.
 func ExampleHTTP_Serve() {
-	const token = "s3cr3t-token"
+	const token = "s3cr3t-token-0123456789"
 	srv := exampleServer()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -43,6 +43,8 @@ type fileConfig struct {
 	// RateLimit limits how often calls that run something may start:
 	// "per_principal" and "per_host", each "N/s", "N/m" or "N/h".
 	RateLimit fileRateLimit `json:"rate_limit"`
+	// Families turns the optional tool families on and off (systools.go).
+	Families fileFamilies `json:"tool_families"`
 }
 
 type fileRateLimit struct {

@@ -150,6 +150,7 @@ type common struct {
 	requireSandbox bool
 	maxCalls       int
 	maxPerTok      int
+	families       familyFlags
 
 	file *fileConfig
 	dir  string   // the state directory, resolved by prepare
@@ -173,6 +174,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.requireSandbox, "require-sandbox", false, "refuse to start unless the kernel enforces the whole sandbox (Landlock ABI 6: files, signals, ptrace)")
 	fs.IntVar(&c.maxCalls, "max-concurrent", rigout.DefaultMaxConcurrent, "tool calls in flight at once; more are refused as busy")
 	fs.IntVar(&c.maxPerTok, "max-concurrent-per-token", rigout.DefaultMaxConcurrentPerPrincipal, "tool calls one token (or the stdio client) may have in flight")
+	c.families.register(fs)
 }
 
 func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
@@ -385,6 +387,12 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 	}
 	tools := append(sh.Tools(), pf.Tools()...)
 	instructions := []string{"rigout runs commands for you on this machine.", sh.Instructions(), "Containment: " + a.containment() + "."}
+	st, si, err := c.systools(local, a.router, g, a.processes)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	tools, instructions = append(tools, st...), append(instructions, si...)
 	if ledger != nil {
 		act, err := activity.New(activity.Config{Ledger: ledger})
 		if err != nil {

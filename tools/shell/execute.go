@@ -65,7 +65,7 @@ var executeCommandOutput = json.RawMessage(`{
 
 // waitSecondsProperty is the input property execute_command has when the
 // family hands long commands off (Config.Processes).
-const waitSecondsProperty = `"wait_seconds": {"type": "integer", "minimum": 0, "description": "Local: seconds to wait before a still-running command becomes a background process (see process). Default 20; 0 returns at once."},
+const waitSecondsProperty = `"wait_seconds": {"type": "integer", "minimum": 0, "description": "Seconds to wait before a still-running command becomes a background process (see process). Default 20; 0 returns at once."},
     `
 
 // ExecuteCommand returns the execute_command tool, for an embedder that
@@ -95,6 +95,7 @@ func (f *Family) ExecuteCommand() rigout.Tool {
 		DefaultHost:  "local",
 		Paths:        []rigout.PathArg{{Name: "working_directory", Resolve: f.resolveDir}},
 		Handler:      f.executeCommand,
+		Tasks:        true,
 	}
 }
 
@@ -193,7 +194,11 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 		defer func() { stop(); <-done }()
 	}
 	if a.Hosts != nil {
-		return f.fanOut(ctx, call, cmd, check)
+		r, err := f.fanOut(ctx, call, cmd, check)
+		if r != nil && a.WaitSeconds != nil && f.cfg.Processes != nil {
+			addNote(r, "wait_seconds does not apply to a fan-out: every host ran to its end within the call")
+		}
+		return r, err
 	}
 
 	host := call.Hosts()[0]
@@ -219,13 +224,17 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	if res := f.cfg.Gate.Check(ctx, call, check); res != nil {
 		return res, nil
 	}
-	if f.cfg.Processes != nil && target.Local {
+	if st := f.starter(target); st != nil {
 		if a.Timeout == 0 {
-			// A handed-off command ends by its own timeout only when
-			// the caller set one; else a stop or the ceiling ends it.
+			// A handed-off command, or a task's, ends by its own timeout
+			// only when the caller set one; else a stop (tasks/cancel) or
+			// the ceiling ends it.
 			cmd.Timeout = 0
 		}
-		return f.runHandOff(ctx, call, host, check.String(), cmd, wait)
+		if call.Task() {
+			return f.runTask(ctx, call, host, check.String(), st, cmd)
+		}
+		return f.runHandOff(ctx, call, host, check.String(), st, cmd, wait)
 	}
 	res, err := target.Runner.Run(ctx, cmd)
 	if err != nil {
@@ -236,12 +245,7 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	if res.Route == "" {
 		res.Route = target.Route
 	}
-	r := f.commandResult(call, host, check.String(), res)
-	if a.WaitSeconds != nil && f.cfg.Processes != nil {
-		note := "wait_seconds applies to local commands only: this one ran to its end within the call"
-		addNote(r, note)
-	}
-	return r, nil
+	return f.commandResult(call, host, check.String(), res), nil
 }
 
 // commandResult turns an exec.Result into the tool result: text for the

@@ -24,12 +24,68 @@ const handOffShown = 8 << 10
 // nextWait is the wait_seconds the suggested process read uses.
 const nextWait = 20
 
-// runHandOff runs a local command through the process Manager: it waits up
+// starter returns where the process Manager starts target's commands:
+// this machine with the Manager's own Local, or the SSH host on the
+// Router's pooled connection; nil without a Manager.
+func (f *Family) starter(target exec.Target) sessions.Starter {
+	if f.cfg.Processes == nil {
+		return nil
+	}
+	if target.Local {
+		return f.cfg.Processes.Local()
+	}
+	if s, ok := target.Runner.(*exec.SSH); ok {
+		return sessions.SSH(s)
+	}
+	return nil
+}
+
+// runTask runs a command of a call that is an MCP task: as a background
+// process of the caller (listed and read by the process tool like any
+// other), waited for to its end, since a task has no client timeout to
+// fit in. tasks/cancel ends ctx, which stops the process.
+func (f *Family) runTask(ctx context.Context, call *rigout.Call, host, command string, st sessions.Starter, cmd exec.Command) (*mcp.CallToolResult, error) {
+	p, err := f.cfg.Processes.StartOn(ctx, call.Principal().Name, st, cmd)
+	var le *sessions.LimitError
+	switch {
+	case errors.As(err, &le):
+		call.Outcome.Status, call.Outcome.Error = audit.StatusBusy, err.Error()
+		return rigout.ErrorResult("could not run on %s: %v", host, err), nil
+	case err != nil:
+		call.Outcome.Status = audit.StatusError
+		call.Outcome.Error = "could not run: " + err.Error()
+		return rigout.ErrorResult("could not run on %s: %v", host, err), nil
+	}
+	res, err := p.Wait(ctx)
+	if err != nil && ctx.Err() != nil {
+		_ = p.Stop()
+		res, err = p.Wait(context.WithoutCancel(ctx))
+		if err == nil {
+			res.Canceled = true
+		}
+	}
+	if err != nil {
+		call.Outcome.Status = audit.StatusError
+		call.Outcome.Error = "could not run: " + err.Error()
+		return rigout.ErrorResult("could not run on %s: %v", host, err), nil
+	}
+	if res.Route == "" {
+		res.Route = st.Route()
+	}
+	r := f.commandResult(call, host, command, res)
+	if sc, ok := r.StructuredContent.(commandResult); ok {
+		sc.ProcessID = p.ID()
+		r.StructuredContent = sc
+	}
+	return r, nil
+}
+
+// runHandOff runs a command through the process Manager: it waits up
 // to wait for the command, and returns its result as Run's would if it
 // ended by then (or the call was canceled, which stops it); otherwise the
 // command keeps running as a background process and the result names it
 // and the call that reads it. The gate has already judged the command.
-func (f *Family) runHandOff(ctx context.Context, call *rigout.Call, host, command string, cmd exec.Command, wait time.Duration) (*mcp.CallToolResult, error) {
+func (f *Family) runHandOff(ctx context.Context, call *rigout.Call, host, command string, st sessions.Starter, cmd exec.Command, wait time.Duration) (*mcp.CallToolResult, error) {
 	m, who := f.cfg.Processes, call.Principal().Name
 	// Progress is the call's: it stops when the call returns.
 	var live atomic.Bool
@@ -42,7 +98,7 @@ func (f *Family) runHandOff(ctx context.Context, call *rigout.Call, host, comman
 			}
 		}
 	}
-	res, p, err := m.Run(ctx, who, cmd, wait)
+	res, p, err := m.RunOn(ctx, who, st, cmd, wait)
 	var le *sessions.LimitError
 	switch {
 	case errors.As(err, &le):
@@ -58,14 +114,14 @@ func (f *Family) runHandOff(ctx context.Context, call *rigout.Call, host, comman
 		call.Outcome.Error = "could not run: " + err.Error()
 		return rigout.ErrorResult("could not run on %s: %v", host, err), nil
 	case p != nil:
-		return f.handOffResult(ctx, call, host, command, p, wait)
+		return f.handOffResult(ctx, call, host, command, st.Route(), p, wait)
 	}
 	return f.commandResult(call, host, command, res), nil
 }
 
 // handOffResult is the result of a call whose command now runs in the
 // background: the output so far (its last part) and the next call.
-func (f *Family) handOffResult(ctx context.Context, call *rigout.Call, host, command string, p *sessions.Process, wait time.Duration) (*mcp.CallToolResult, error) {
+func (f *Family) handOffResult(ctx context.Context, call *rigout.Call, host, command, route string, p *sessions.Process, wait time.Duration) (*mcp.CallToolResult, error) {
 	in := p.Info()
 	rr, err := p.Read(ctx, sessions.ReadRequest{
 		Offset:    max(in.StdoutBytes-handOffShown, 0),
@@ -77,20 +133,24 @@ func (f *Family) handOffResult(ctx context.Context, call *rigout.Call, host, com
 	}
 	in = rr.Info
 	o := &call.Outcome
-	o.Status, o.Route = audit.StatusBackground, "local"
+	o.Status, o.Route = audit.StatusBackground, route
 	o.StdoutBytes, o.StderrBytes = rr.Stdout.Total, rr.Stderr.Total
-	if !in.Sandboxed {
+	if !in.Sandboxed && route == "local" {
 		o.Unsandboxed = in.Unsandboxed
 	}
 	next := nextCall(p.ID(), rr.Stdout.Next, rr.Stderr.Next)
 
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "$ %s\n", showCommand(command))
-	fmt.Fprintf(&sb, "host: %s (via local)\n", host)
+	fmt.Fprintf(&sb, "host: %s (via %s)\n", host, route)
 	if !in.Sandboxed && in.Unsandboxed != "" {
 		fmt.Fprintf(&sb, "not sandboxed: %s\n", in.Unsandboxed)
 	}
-	fmt.Fprintf(&sb, "still running after %s: now background process %s (pid %d); its output is kept\n", wait, p.ID(), in.Pid)
+	pid := fmt.Sprintf("pid %d", in.Pid)
+	if route != "local" {
+		pid = "still on its SSH channel, remote " + pid
+	}
+	fmt.Fprintf(&sb, "still running after %s: now background process %s (%s); its output is kept\n", wait, p.ID(), pid)
 	stdout, stderr := shownSoFar(rr.Stdout), shownSoFar(rr.Stderr)
 	if stdout == "" && stderr == "" {
 		sb.WriteString("(no output yet)\n")
@@ -107,7 +167,7 @@ func (f *Family) handOffResult(ctx context.Context, call *rigout.Call, host, com
 		Content: []mcp.Content{mcp.NewTextContent(sb.String())},
 		StructuredContent: commandResult{
 			Host:        host,
-			Route:       "local",
+			Route:       route,
 			ExitCode:    -1,
 			DurationMS:  wait.Milliseconds(),
 			Stdout:      stdout,

@@ -12,13 +12,14 @@
 // chain checks the token's scopes on what the command will really touch.
 // Every command passes the command gate (package gate) before it runs.
 //
-// With [Config].Processes, a local command that still runs after
+// With [Config].Processes, a command (local or on an SSH host) that still runs after
 // wait_seconds (default [Config].Wait, 20s) is not killed and does not
 // block the call: it becomes a background process of the calling
 // principal, and the result gives its ID, the output so far and the exact
 // process call that reads on (package tools/process). Such a command ends
 // only by its own timeout if the caller set one, a stop, or the Manager's
-// ceiling. SSH commands still run within their call.
+// ceiling. An SSH command keeps running on its channel of the pooled
+// connection, never restarted.
 //
 // # Usage
 //
@@ -83,7 +84,7 @@ type Config struct {
 	// a client that passed a progress token. If zero,
 	// DefaultProgressInterval.
 	ProgressInterval time.Duration
-	// Processes, if set, lets local commands outlive their call:
+	// Processes, if set, lets commands outlive their call:
 	// execute_command takes wait_seconds, and a command still running
 	// after it is handed off to this Manager as a background process (read
 	// with the process tool). Give the Manager the same exec.Local as

@@ -1,0 +1,39 @@
+package rigout
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// TestTaskTableForgetsOnlyFinished fills the table past its bound: the
+// oldest finished tasks are forgotten, a running one stays reachable
+// and is not cancelled, however many tasks others create.
+func TestTaskTableForgetsOnlyFinished(t *testing.T) {
+	tt := newTaskTable()
+	ctx, end := tt.begin(context.Background(), "tag-long", "alice")
+	defer end()
+	tt.link("tag-long", "long", "alice")
+	for i := range maxTaskRecords + 10 {
+		tag, id := fmt.Sprintf("tag-%d", i), fmt.Sprintf("t%d", i)
+		_, done := tt.begin(context.Background(), tag, "mallory")
+		tt.link(tag, id, "mallory")
+		done()
+	}
+	if !tt.owns("alice", "long") || ctx.Err() != nil {
+		t.Fatalf("the running task was forgotten (owned %v) or cancelled (%v)", tt.owns("alice", "long"), ctx.Err())
+	}
+	if tt.owns("mallory", "t0") || !tt.owns("mallory", fmt.Sprint("t", maxTaskRecords+9)) {
+		t.Fatal("the oldest finished task was kept, or the newest forgotten")
+	}
+	if len(tt.byID) != maxTaskRecords || len(tt.byTag) != 1 {
+		t.Fatalf("%d records, %d tags", len(tt.byID), len(tt.byTag))
+	}
+	if tt.owns("mallory", "long") {
+		t.Fatal("another principal owns alice's task")
+	}
+	tt.cancel("long")
+	if ctx.Err() == nil {
+		t.Fatal("tasks/cancel did not end the call")
+	}
+}
