@@ -197,6 +197,11 @@ func TestAuditTailFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	// The new row must come after tail's first read, or it is that read's
+	// last row and the follow has nothing to show.
+	for start := time.Now(); !strings.Contains(out.String(), `"seq":7`) && time.Since(start) < 10*time.Second; {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if err := l.Record(context.Background(), audit.Event{Type: audit.TypeSessionOpen, Session: "followed"}); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -156,6 +157,10 @@ type fileSSH struct {
 	// UnsafeProxyCommand honours ssh_config ProxyCommand, which runs a
 	// local command for every connection.
 	UnsafeProxyCommand bool `json:"unsafe_proxy_command"`
+	// PersistHosts saves the hosts manage_hosts and `rigout hosts add`
+	// add (and forgets those they remove) in <state dir>/hosts.json, read
+	// at every start; without it they last for the run.
+	PersistHosts bool `json:"persist_hosts"`
 }
 
 type fileAudit struct {
@@ -171,6 +176,11 @@ type fileAudit struct {
 
 // duration is a time.Duration written as "90s", "1h".
 type duration time.Duration
+
+// MarshalJSON writes the duration as UnmarshalJSON reads it.
+func (d duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
 
 func (d *duration) UnmarshalJSON(b []byte) error {
 	var s string
@@ -196,10 +206,16 @@ func loadConfig(path string) (*fileConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	// Unknown keys, syntax errors and values of the types with their own
+	// parsers are reported with their line and column by checkKeys; the
+	// decoder's type errors carry an offset too.
+	if err := checkKeys(path, b, reflect.TypeFor[fileConfig]()); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, decodeError(path, b, err)
 	}
 	return &c, nil
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -25,6 +26,10 @@ const hostsUsage = `Usage:
   rigout hosts trust NAME [flags]    show NAME's host key fingerprint and record it in
                                      rigout's known_hosts (<state dir>/known_hosts);
                                      with --expect SHA256:…, only if NAME shows that key
+  rigout hosts add NAME --address A [--user U] [--port P] [--key FILE] [--proxy-jump J] [--label L]...
+                                     save a host in <state dir>/hosts.json (needs
+                                     "ssh": {"persist_hosts": true}); a running gateway reads it at its next start
+  rigout hosts remove NAME           forget a saved host
 
 NAME is anything the host argument of a tool accepts: an alias, user@host, host:port.
 
@@ -39,6 +44,8 @@ type hostsFlags struct {
 	sshConfig  string
 	expect     string
 	timeout    time.Duration
+	host       exec.HostConfig // add
+	labels     stringList
 }
 
 func (f *hostsFlags) register(fs *flag.FlagSet) {
@@ -48,6 +55,12 @@ func (f *hostsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.sshConfig, "ssh-config", "", "OpenSSH client configuration (default ~/.ssh/config)")
 	fs.StringVar(&f.expect, "expect", "", "trust: record the key only if its fingerprint is this (SHA256:…)")
 	fs.DurationVar(&f.timeout, "timeout", exec.DefaultConnectTimeout, "connect timeout, handshake included")
+	fs.StringVar(&f.host.Address, "address", "", "add: host name or IP to connect to")
+	fs.StringVar(&f.host.User, "user", "", "add: remote login")
+	fs.IntVar(&f.host.Port, "port", 0, "add: SSH port (default 22)")
+	fs.StringVar(&f.host.Key, "key", "", "add: private key file")
+	fs.StringVar(&f.host.ProxyJump, "proxy-jump", "", "add: jump hosts, as ssh -J takes them")
+	fs.Var(&f.labels, "label", "add: a label for fan-out selectors (repeatable)")
 }
 
 // runHosts runs `rigout hosts …` (args exclude the word "hosts") and returns
@@ -72,9 +85,9 @@ func runHosts(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprint(stdout, hostsUsage)
 		fs.PrintDefaults()
 		return 0
-	case "list", "test", "trust":
+	case "list", "test", "trust", "add", "remove":
 	default:
-		fmt.Fprintf(stderr, "rigout hosts: unknown command %q. Expected one of: list, test, trust\n", sub)
+		fmt.Fprintf(stderr, "rigout hosts: unknown command %q. Expected one of: list, test, trust, add, remove\n", sub)
 		return 2
 	}
 	pos, err := parseInterleaved(fs, args[1:])
@@ -95,6 +108,13 @@ func runHosts(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if f.expect != "" && sub != "trust" {
 		fmt.Fprintf(stderr, "rigout hosts %s: --expect applies to trust only\n", sub)
+		return 2
+	}
+	if sub == "add" || sub == "remove" {
+		return hostsSave(sub, pos[0], &f, stdout, stderr)
+	}
+	if f.host.Address != "" || f.host.User != "" || f.host.Port != 0 || f.host.Key != "" || f.host.ProxyJump != "" || len(f.labels) > 0 {
+		fmt.Fprintf(stderr, "rigout hosts %s: --address, --user, --port, --key, --proxy-jump and --label apply to add only\n", sub)
 		return 2
 	}
 
@@ -180,9 +200,15 @@ func (f *hostsFlags) router(ensure bool, stderr io.Writer) (*exec.Router, string
 			return nil, "", err
 		}
 	}
+	hosts, err := routerHosts(file, dir, func(msg string, args ...any) {
+		fmt.Fprintf(stderr, "rigout hosts: warning: %s %v\n", msg, args)
+	})
+	if err != nil {
+		return nil, "", err
+	}
 	r, err := exec.NewRouter(exec.RouterConfig{
 		Local:               &exec.Local{},
-		Hosts:               file.Hosts,
+		Hosts:               hosts,
 		SSHConfigFiles:      []string{cfg},
 		UserKnownHostsFiles: []string{known},
 		KnownHostsFile:      filepath.Join(dir, "known_hosts"),
@@ -298,5 +324,61 @@ func hostsTrust(ctx context.Context, r *exec.Router, name, expect, stateDir stri
 	case res.AlreadyKnown:
 		fmt.Fprintln(stdout, "Already trusted: that key is on file.")
 	}
+	return 0
+}
+
+// hostsSave runs `rigout hosts add|remove NAME`: it changes the hosts file
+// the gateway reads at start, when the configuration opts in.
+func hostsSave(sub, name string, f *hostsFlags, stdout, stderr io.Writer) int {
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "rigout hosts "+sub+": "+format+"\n", a...)
+		return code
+	}
+	file, err := loadConfig(f.configPath)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	if !file.SSH.PersistHosts {
+		where := f.configPath
+		if where == "" {
+			where = "a configuration file (--config or RIGOUT_CONFIG)"
+		}
+		return fail(1, "saved hosts are off: add \"ssh\": {\"persist_hosts\": true} to %s first, or list the host under \"hosts\" there", where)
+	}
+	dir, err := statedir.Resolve(f.stateDir, nil)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	if _, err := statedir.Ensure(dir); err != nil {
+		return fail(1, "%v", err)
+	}
+	store := newHostsFile(dir)
+	if sub == "remove" {
+		if f.host.Address != "" || f.host.User != "" || f.host.Port != 0 || f.host.Key != "" || f.host.ProxyJump != "" || len(f.labels) > 0 {
+			return fail(2, "remove takes only the NAME")
+		}
+		found, err := store.Delete(name)
+		switch {
+		case err != nil:
+			return fail(1, "%v", err)
+		case !found:
+			return fail(1, "no saved host %q in %s", name, store)
+		}
+		fmt.Fprintf(stdout, "removed %s from %s; a running gateway forgets it at its next start (or now through manage_hosts remove)\n", name, store)
+		return 0
+	}
+	h := f.host
+	h.Name = name
+	h.Labels = f.labels
+	if h.Address == "" {
+		return fail(2, "--address is required")
+	}
+	if slices.ContainsFunc(file.Hosts, func(c exec.HostConfig) bool { return c.Name == name }) {
+		return fail(1, "%q is already a host in %s, which wins over saved hosts; change it there", name, f.configPath)
+	}
+	if err := store.Save(h); err != nil {
+		return fail(1, "%v", err)
+	}
+	fmt.Fprintf(stdout, "saved %s (%s) in %s; a running gateway reads it at its next start. Check it: rigout hosts test %s\n", name, h.Address, store, name)
 	return 0
 }

@@ -46,13 +46,24 @@ const usage = `rigout — authenticated, policy-checked, audited machine access 
 Usage:
   rigout stdio [flags]     serve one MCP client over stdin/stdout
   rigout serve [flags]     serve MCP over streamable HTTP (bearer token required)
+  rigout start [--detach]  serve as above, in the background with --detach
+  rigout stop              stop the gateway started in this state directory
+  rigout status [--json]   is it running: URL, PID, uptime, ledger, hosts (exit 0 running, 1 not, 2 stale)
+  rigout url [--which W]   the running gateway's mcp, health or one-use setup URL
+  rigout logs [-n N]       the activity log (secrets redacted); --follow keeps printing
+  rigout connect CLIENT    the snippet for claude-code, claude-desktop, cursor, vscode, codex or json; --write merges it
+  rigout doctor            check the state directory, ledger, hosts, agent, sandbox; say how to fix each failure
   rigout check 'CMD'       show what the command policy decides about CMD
+  rigout config check [F]  validate the configuration file; print the effective configuration, secrets redacted
   rigout audit SUBCOMMAND  verify, tail, query, stats, export or prune the audit ledger
   rigout hosts SUBCOMMAND  list, test or trust SSH hosts
   rigout version           print the version
 
 Run 'rigout COMMAND -h' for a command's flags.
 `
+
+// commands are the words run accepts.
+var commands = []string{"audit", "check", "config", "connect", "doctor", "hosts", "logs", "serve", "start", "status", "stdio", "stop", "url", "version"}
 
 // defaultMemoryLimit is the Go runtime's soft memory limit unless
 // GOMEMLIMIT says otherwise: the gateway holds little (output is capped
@@ -65,7 +76,7 @@ func main() {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
 	sec := &secrets{}
-	if len(os.Args) > 1 && (os.Args[1] == "serve" || os.Args[1] == "stdio") {
+	if len(os.Args) > 1 && (os.Args[1] == "serve" || os.Args[1] == "stdio" || os.Args[1] == "start") {
 		var err error
 		if sec, err = hideSecrets(os.Args[2:]); err != nil {
 			fmt.Fprintf(os.Stderr, "rigout: %v\n", err)
@@ -89,6 +100,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sec *secrets)
 		return runStdio(ctx, args[1:], stdin, stdout, stderr, sec)
 	case "serve":
 		return runServe(ctx, args[1:], stderr, sec)
+	case "start":
+		return runStart(ctx, args[1:], stdout, stderr, sec)
+	case "stop":
+		return runStop(ctx, args[1:], stdout, stderr)
+	case "status":
+		return runStatus(ctx, args[1:], stdout, stderr)
+	case "url":
+		return runURL(ctx, args[1:], stdout, stderr)
+	case "logs":
+		return runLogs(ctx, args[1:], stdout, stderr)
+	case "doctor":
+		return runDoctor(ctx, args[1:], stdout, stderr)
+	case "connect":
+		return runConnect(args[1:], stdout, stderr)
+	case "config":
+		return runConfig(args[1:], stdout, stderr)
 	case "check":
 		return runCheck(args[1:], stdout, stderr)
 	case "audit":
@@ -96,13 +123,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sec *secrets)
 	case "hosts":
 		return runHosts(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-V":
-		fmt.Fprintf(stdout, "rigout %s\n", rigout.Version)
-		return 0
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "rigout: unknown command %q. Expected one of: audit, check, hosts, serve, stdio, version\n", args[0])
+	fmt.Fprintf(stderr, "rigout: unknown command %q. Expected one of: %s\n", args[0], strings.Join(commands, ", "))
 	return 2
 }
 
@@ -215,8 +241,12 @@ func (c *common) ssh(logger *slog.Logger) (*exec.RouterConfig, error) {
 	if knownHosts == "" {
 		knownHosts = filepath.Join(home, ".ssh", "known_hosts")
 	}
+	hosts, err := routerHosts(c.file, c.dir, logger.Warn)
+	if err != nil {
+		return nil, err
+	}
 	return &exec.RouterConfig{
-		Hosts:               c.file.Hosts,
+		Hosts:               hosts,
 		SSHConfigFiles:      []string{sshConfig},
 		UserKnownHostsFiles: []string{knownHosts},
 		KnownHostsFile:      filepath.Join(c.dir, "known_hosts"),
@@ -380,7 +410,7 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 		tools = append(tools, act.Tools()...)
 	}
 	if a.router != nil {
-		hf, err := hostsfamily.New(hostsfamily.Config{Router: a.router})
+		hf, err := hostsfamily.New(hostsfamily.Config{Router: a.router, Store: c.hostsStore()})
 		if err != nil {
 			a.Close()
 			return nil, err

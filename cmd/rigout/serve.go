@@ -14,10 +14,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/internal/runstate"
 	"github.com/rigout/rigout/transport"
 )
 
@@ -49,9 +51,16 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	var origins, hosts stringList
 	fs.Var(&origins, "allowed-origin", "browser origin to accept besides this server's own (repeatable)")
 	fs.Var(&hosts, "allowed-host", "Host header value to accept besides loopback names, e.g. a tunnel hostname (repeatable)")
+	tunnelName := fs.String("tunnel", "", "reach the gateway from the internet through a tunnel: cloudflare (a cloudflared quick tunnel; cloudflared must be on PATH)")
+	detached := fs.Bool("detached", false, "log only to the activity log (set by rigout start --detach)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	// Everything written to stderr also goes, redacted, to the activity log
+	// (<state dir>/rigout.log) once the state directory is known.
+	sink := newLogSink(stderr, *detached)
+	defer sink.Close()
+	stderr = sink
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "rigout serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
@@ -70,6 +79,12 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	if *noAuth && !auth.IsLoopback(*addr) {
 		return fail(2, "refusing --no-auth on %s: without authentication rigout binds loopback addresses only (127.0.0.0/8, ::1, localhost)", *addr)
 	}
+	if *tunnelName != "" && *tunnelName != "cloudflare" {
+		return fail(2, "--tunnel %q: the only tunnel is cloudflare", *tunnelName)
+	}
+	if *tunnelName != "" && (*publicURL != "" || *noAuth) {
+		return fail(2, "--tunnel contradicts --public-url and --no-auth: the tunnel sets the public URL, and a public gateway needs a token")
+	}
 	if *noAuth && *token != "" {
 		return fail(2, "--no-auth and a token (--auth-token or RIGOUT_AUTH_TOKEN) contradict each other")
 	}
@@ -77,6 +92,14 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	if err != nil {
 		return fail(1, "%v", err)
 	}
+	if err := sink.open(filepath.Join(dir, runstate.LogFile)); err != nil {
+		return fail(1, "%v", err)
+	}
+	inst, err := claimInstance(dir, logger.Info)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	defer inst.release()
 	tokens, err := c.file.authTokens(sec.getenv)
 	if err != nil {
 		return fail(2, "%v", err)
@@ -104,6 +127,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 			tokens = append(tokens, auth.Token{Name: "default", Secret: auth.NewSecret(handout), Scopes: auth.FullScopes()})
 		}
 	}
+	sink.secret(handout, *token)
+	sink.secret(sec.values()...)
 
 	ledger, err := c.openLedger(ctx, dir, logger)
 	if err != nil {
@@ -117,6 +142,31 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	}
 	bound := ln.Addr().String()
 	url := *publicURL
+	if *tunnelName != "" {
+		tun, err := startTunnel(ctx, "http://"+bound, childEnv(sec), 45*time.Second, logger)
+		if err != nil {
+			ln.Close()
+			return fail(1, "%v", err)
+		}
+		defer tun.Stop()
+		// The tunnel's hostname is the resource URL's, so the Host check
+		// accepts it; the setup token is on, as for every public URL.
+		url = tun.URL + *path
+		hosts = append(hosts, tun.Host)
+		*publicURL = url
+		var stopServe context.CancelFunc
+		ctx, stopServe = context.WithCancel(ctx)
+		defer stopServe()
+		go func() {
+			select {
+			case <-tun.Done():
+				logger.Error("cloudflared exited: the public URL is gone, so the gateway stops (a new quick tunnel has a new URL)", "url", tun.URL)
+				stopServe()
+			case <-ctx.Done():
+			}
+		}()
+		logger.Info("cloudflare quick tunnel up", "url", tun.URL)
+	}
 	if url == "" {
 		url = "http://" + bound + *path
 	}
@@ -187,6 +237,19 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		base := strings.TrimSuffix(url, *path)
 		fmt.Fprintf(stderr, "Setup (one use, expires in 15 minutes; it hands out the bearer token, so treat it like a password):\n"+
 			"  curl -s -H \"X-Setup-Token: %s\" %s/connection.json\n", st.Reveal(), base)
+	}
+	rt := runstate.Runtime{Addr: bound, URL: url, HealthURL: "http://" + bound + "/health", Token: tokenSummary(handout, *noAuth, len(tokens), oauthCfg != nil)}
+	if handout != "" {
+		rt.ConnectionFile = cf
+		serveSetupTokens(ctx, front, dir, strings.TrimSuffix(url, *path), logger.Info)
+	}
+	if gw.router != nil {
+		for _, ep := range gw.router.List() {
+			rt.Hosts = append(rt.Hosts, ep.Name)
+		}
+	}
+	if err := inst.record(rt); err != nil {
+		return fail(1, "%v", err)
 	}
 	logger.Info("serving MCP over streamable HTTP", "url", url, "stateless", *stateless, "auth", !*noAuth)
 
@@ -276,4 +339,18 @@ func banner(w io.Writer, url, token string, generated, noAuth bool, connFile str
 		}
 		fmt.Fprintln(w, ").")
 	}
+}
+
+// tokenSummary names the credential a status shows: the handed-out
+// token's name, or what else authenticates.
+func tokenSummary(handout string, noAuth bool, n int, oauth bool) string {
+	switch {
+	case noAuth:
+		return "none (--no-auth)"
+	case handout != "":
+		return "default (state directory token file or RIGOUT_AUTH_TOKEN)"
+	case oauth:
+		return fmt.Sprintf("%d configured, OAuth server on", n)
+	}
+	return fmt.Sprintf("%d configured", n)
 }

@@ -7,9 +7,9 @@
 // Each transport gets its own state directory and, for HTTP, its own
 // loopback port and token. Every process started here is stopped by its PID
 // when the tests end.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
@@ -215,4 +215,42 @@ suite("http", async () => {
     await teardown();
     throw err;
   }
+});
+
+// The operator's path: `rigout start --detach`, then the SDK client
+// connects with exactly what `rigout connect json` printed, and `rigout
+// stop` leaves no process behind.
+suite("start --detach, connect json", async () => {
+  const state = mkdtempSync(join(tmpdir(), "rigout-sdk-detach-"));
+  const env = { ...process.env, RIGOUT_STATE_DIR: state, RIGOUT_CONFIG: configFile };
+  const rigout = (...args) => execFileSync(bin, args, { env, encoding: "utf8", timeout: 60000 });
+  rigout("start", "--detach", "--addr", "127.0.0.1:0");
+  const pid = JSON.parse(readFileSync(join(state, "runtime.json"), "utf8")).pid;
+  const snippet = JSON.parse(rigout("connect", "json"));
+  assert.equal(snippet.transport, "streamable-http");
+  assert.match(snippet.headers.Authorization, /^Bearer \S{40,}$/);
+  const transport = new StreamableHTTPClientTransport(new URL(snippet.url), { requestInit: { headers: snippet.headers } });
+  const client = new Client({ name: "rigout-interop-sdk", version: "1.0.0" });
+  await client.connect(transport);
+  return {
+    client,
+    teardown: async () => {
+      await client.close().catch(() => {});
+      rigout("stop");
+      // Gone, or a zombie its new parent (init) has yet to reap: either way
+      // nothing runs.
+      const running = () => {
+        try {
+          const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+          return !/^\S+ \(.*\) [ZX] /s.test(stat);
+        } catch {
+          return false;
+        }
+      };
+      for (let i = 0; i < 100 && running(); i++) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(running(), false, `rigout stop left PID ${pid} running`);
+      assert.throws(() => rigout("status"), (e) => e.status === 1, "status after stop says not running");
+      rmSync(state, { recursive: true, force: true });
+    },
+  };
 });

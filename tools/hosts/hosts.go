@@ -41,11 +41,28 @@ type Config struct {
 	// Router is the SSH router whose hosts the tool manages. Required. The
 	// caller owns it and closes it.
 	Router *exec.Router
+	// Store, if set, keeps the hosts that add and remove change, so that
+	// they outlast this run. Without it they change the router only.
+	Store Store
+}
+
+// Store keeps configured hosts beyond the router's lifetime, e.g. in a
+// file the gateway reads at start. Its methods must be safe for
+// concurrent use.
+type Store interface {
+	// Save records h, replacing a saved host of the same name.
+	Save(h exec.HostConfig) error
+	// Delete forgets the saved host name; found reports whether there was
+	// one (a host from elsewhere, such as the configuration file, is not).
+	Delete(name string) (found bool, err error)
+	// String names the store in results, e.g. its file.
+	String() string
 }
 
 // Family is the hosts tool family. It is safe for concurrent use.
 type Family struct {
 	router *exec.Router
+	store  Store
 }
 
 // New builds the family.
@@ -53,7 +70,7 @@ func New(cfg Config) (*Family, error) {
 	if cfg.Router == nil {
 		return nil, errors.New("hosts: Config.Router is required")
 	}
-	return &Family{router: cfg.Router}, nil
+	return &Family{router: cfg.Router, store: cfg.Store}, nil
 }
 
 // Tools returns the family's tools.
@@ -65,7 +82,7 @@ func (f *Family) Instructions() string {
 }
 
 const manageHostsDescription = "SSH hosts: list them, test or describe one (route, reachability, the ssh command a person would paste), " +
-	"add or remove a configured host (this run only), or trust a host key after checking its fingerprint."
+	"add or remove a configured host (for this run, or saved if the operator turned that on), or trust a host key after checking its fingerprint."
 
 var manageHostsInput = json.RawMessage(`{
   "type": "object",
@@ -164,12 +181,31 @@ func (f *Family) manageHosts(ctx context.Context, call *rigout.Call) (*mcp.CallT
 			call.Outcome.Status = audit.StatusInvalid
 			return rigout.ErrorResult("add %s: %v", a.Host, err), nil
 		}
-		return rigout.TextResult(fmt.Sprintf("added host %s for this run (it is not saved to the configuration file)", a.Host)), nil
+		if f.store == nil {
+			return rigout.TextResult(fmt.Sprintf("added host %s for this run (it is not saved to the configuration file)", a.Host)), nil
+		}
+		if err := f.store.Save(h); err != nil {
+			_ = f.router.Remove(a.Host) // saved or not at all
+			call.Outcome.Status = audit.StatusError
+			return rigout.ErrorResult("add %s: not saved to %s: %v; the host was not added", a.Host, f.store, err), nil
+		}
+		return rigout.TextResult(fmt.Sprintf("added host %s and saved it to %s: it outlasts a restart", a.Host, f.store)), nil
 	case "remove":
 		if err := f.router.Remove(a.Host); err != nil {
 			return rigout.ErrorResult("remove %s: %v", a.Host, err), nil
 		}
-		return rigout.TextResult("removed host " + a.Host), nil
+		if f.store == nil {
+			return rigout.TextResult("removed host " + a.Host), nil
+		}
+		found, err := f.store.Delete(a.Host)
+		switch {
+		case err != nil:
+			call.Outcome.Status = audit.StatusError
+			return rigout.ErrorResult("removed host %s for this run, but it could not be removed from %s: %v; it comes back at the next start", a.Host, f.store, err), nil
+		case !found:
+			return rigout.TextResult(fmt.Sprintf("removed host %s for this run; it is not in %s (it comes from the configuration file), so it comes back at the next start", a.Host, f.store)), nil
+		}
+		return rigout.TextResult(fmt.Sprintf("removed host %s, also from %s", a.Host, f.store)), nil
 	case "trust":
 		if a.Fingerprint == "" {
 			return f.showHostKey(ctx, call, a.Host)

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/internal/statedir"
+)
+
+const configUsage = `usage: rigout config check [FILE]
+
+Validate rigout's configuration file (FILE, else --config, else
+$RIGOUT_CONFIG) the way rigout start would — unknown keys and bad values
+with their line and column, tokens whose variables are empty, the command
+policy, rate limits, SSH settings and hosts — and print the effective
+configuration: the file with the environment and defaults applied, secrets
+redacted (a token's digest is cut short; variables say only whether they
+are set).
+
+Exit status: 0 valid, 1 invalid, 2 usage error.
+`
+
+// runConfig is `rigout config check`.
+func runConfig(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "check" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+			fmt.Fprint(stdout, configUsage)
+			return 0
+		}
+		fmt.Fprint(stderr, configUsage)
+		return 2
+	}
+	fs := flag.NewFlagSet("rigout config check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), configUsage) }
+	path := fs.String("config", os.Getenv("RIGOUT_CONFIG"), "the file to check (or give it as the argument)")
+	stateDir := fs.String("state-dir", "", "state directory to report (default $RIGOUT_STATE_DIR, else the per-user default)")
+	pos, err := parseInterleaved(fs, args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	switch len(pos) {
+	case 0:
+	case 1:
+		*path = pos[0]
+	default:
+		fmt.Fprintln(stderr, "rigout config check: want at most one FILE")
+		return 2
+	}
+	if *path == "" {
+		fmt.Fprintln(stderr, "rigout config check: no file: give FILE, --config or RIGOUT_CONFIG (without one rigout uses its defaults)")
+		return 2
+	}
+	f, err := loadConfig(*path)
+	if err != nil {
+		fmt.Fprintf(stderr, "rigout config check: %v\n", err)
+		return 1
+	}
+	var problems []error
+	if _, err := f.authTokens(os.Getenv); err != nil {
+		problems = append(problems, err)
+	}
+	if _, err := f.oauthConfig(os.Getenv); err != nil {
+		problems = append(problems, err)
+	}
+	if _, err := f.policy(); err != nil {
+		problems = append(problems, err)
+	}
+	if _, err := f.RateLimit.limits(); err != nil {
+		problems = append(problems, fmt.Errorf("config: %w", err))
+	}
+	hostKeys := os.Getenv("RIGOUT_HOST_KEYS")
+	if hostKeys == "" {
+		hostKeys = f.SSH.HostKeys
+	}
+	if hostKeys == "" {
+		hostKeys = "strict"
+	}
+	if _, err := exec.ParseHostKeyPolicy(hostKeys); err != nil {
+		problems = append(problems, fmt.Errorf("config: ssh.host_keys: %w", err))
+	}
+	if len(f.Hosts) > 0 {
+		r, err := exec.NewRouter(exec.RouterConfig{Local: &exec.Local{}, Hosts: f.Hosts, HostKeyPolicy: exec.HostKeyStrict})
+		if err != nil {
+			problems = append(problems, fmt.Errorf("config: hosts: %w", err))
+		} else {
+			r.Close()
+		}
+	}
+	if len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintf(stderr, "rigout config check: %v\n", p)
+		}
+		return 1
+	}
+	dir, err := statedir.Resolve(*stateDir, nil)
+	if err != nil {
+		dir = "(" + err.Error() + ")"
+	}
+	eff := map[string]any{
+		"config_file": *path,
+		"state_dir":   dir,
+		"addr":        envOr("RIGOUT_ADDR", "127.0.0.1:8765"),
+		"log_level":   envOr("RIGOUT_LOG_LEVEL", "info"),
+		"public_url":  os.Getenv("RIGOUT_PUBLIC_URL"),
+		"host_keys":   hostKeys,
+		"auth_token":  authTokenSource(f),
+		"file":        redactedFile(f),
+	}
+	b, _ := json.MarshalIndent(eff, "", "  ")
+	fmt.Fprintln(stdout, string(b))
+	fmt.Fprintf(stderr, "%s: valid\n", *path)
+	return 0
+}
+
+// authTokenSource says, without the value, where rigout serve's handed-out
+// token comes from.
+func authTokenSource(f *fileConfig) string {
+	switch {
+	case os.Getenv("RIGOUT_AUTH_TOKEN") != "":
+		return "RIGOUT_AUTH_TOKEN (set; value redacted)"
+	case len(f.Tokens) > 0 || f.OAuth != nil:
+		return "none handed out: the configured tokens and OAuth clients authenticate"
+	}
+	return "the state directory's token file (generated on first start)"
+}
+
+// redactedFile is the configuration as JSON with digests cut short and
+// the variables that hold secrets shown only as set or not.
+func redactedFile(f *fileConfig) any {
+	b, _ := json.Marshal(f)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	short := func(d string) string {
+		if len(d) > 8 {
+			return d[:8] + "…(redacted)"
+		}
+		return "(redacted)"
+	}
+	mark := func(obj map[string]any, digestKey, envKey string) {
+		if d, ok := obj[digestKey].(string); ok && d != "" {
+			obj[digestKey] = short(d)
+		}
+		if e, ok := obj[envKey].(string); ok && e != "" {
+			obj[envKey+"_set"] = os.Getenv(e) != ""
+		}
+	}
+	if toks, ok := m["tokens"].([]any); ok {
+		for _, t := range toks {
+			if obj, ok := t.(map[string]any); ok {
+				mark(obj, "sha256", "env")
+			}
+		}
+	}
+	if o, ok := m["oauth"].(map[string]any); ok {
+		if cls, ok := o["clients"].([]any); ok {
+			for _, c := range cls {
+				if obj, ok := c.(map[string]any); ok {
+					mark(obj, "secret_sha256", "secret_env")
+				}
+			}
+		}
+	}
+	return m
+}

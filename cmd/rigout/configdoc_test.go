@@ -1,0 +1,55 @@
+package main
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestREADMEDocumentsEveryConfigKey fails when a key of the configuration
+// file is missing from the README's Configuration section (quoted as
+// `key`), so a new setting cannot ship undocumented.
+func TestREADMEDocumentsEveryConfigKey(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, "\n## Configuration\n")
+	if start < 0 {
+		t.Fatal("README has no ## Configuration section")
+	}
+	section := doc[start+1:]
+	if end := strings.Index(section[3:], "\n## "); end >= 0 {
+		section = section[:end+3]
+	}
+	keys := map[string]bool{}
+	configKeys(reflect.TypeFor[fileConfig](), keys)
+	if len(keys) < 30 {
+		t.Fatalf("found only %d keys; the walk is broken", len(keys))
+	}
+	for k := range keys {
+		if !strings.Contains(section, "`"+k+"`") && !strings.Contains(section, `"`+k+`"`) {
+			t.Errorf("configuration key %q is not documented in the README's Configuration section", k)
+		}
+	}
+}
+
+// configKeys adds every JSON key reachable from t.
+func configKeys(t reflect.Type, into map[string]bool) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || t == reflect.TypeFor[time.Time]() {
+		return
+	}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if name := jsonName(f); f.IsExported() && name != "" {
+			into[name] = true
+			configKeys(f.Type, into)
+		}
+	}
+}

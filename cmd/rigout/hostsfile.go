@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sync"
+
+	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/internal/runstate"
+	hostsfamily "github.com/rigout/rigout/tools/hosts"
+)
+
+// hostsFileName is the file in the state directory that keeps the hosts
+// added through manage_hosts or `rigout hosts add`, when the configuration
+// opts in with "ssh": {"persist_hosts": true}.
+const hostsFileName = "hosts.json"
+
+// hostsFile is a hostsfamily.Store on <state dir>/hosts.json: owner-only,
+// rewritten atomically on every change.
+type hostsFile struct {
+	path string
+	mu   sync.Mutex
+}
+
+type hostsDoc struct {
+	Hosts []exec.HostConfig `json:"hosts"`
+}
+
+func newHostsFile(dir string) *hostsFile { return &hostsFile{path: filepath.Join(dir, hostsFileName)} }
+
+func (f *hostsFile) String() string { return f.path }
+
+// load returns the saved hosts; a missing file holds none.
+func (f *hostsFile) load() ([]exec.HostConfig, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.loadLocked()
+}
+
+func (f *hostsFile) loadLocked() ([]exec.HostConfig, error) {
+	b, err := os.ReadFile(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("hosts file: %w", err)
+	}
+	var d hostsDoc
+	if err := checkKeys(f.path, b, reflect.TypeFor[hostsDoc]()); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, decodeError(f.path, b, err)
+	}
+	for i := range d.Hosts {
+		if err := d.Hosts[i].Validate(); err != nil {
+			return nil, fmt.Errorf("hosts file %s: host %d: %w", f.path, i, err)
+		}
+	}
+	return d.Hosts, nil
+}
+
+func (f *hostsFile) writeLocked(hosts []exec.HostConfig) error {
+	b, err := json.MarshalIndent(hostsDoc{Hosts: hosts}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return runstate.WriteFileAtomic(f.path, append(b, '\n'))
+}
+
+// Save records h, replacing a saved host of the same name.
+func (f *hostsFile) Save(h exec.HostConfig) error {
+	if err := h.Validate(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	hosts, err := f.loadLocked()
+	if err != nil {
+		return err
+	}
+	hosts = slices.DeleteFunc(hosts, func(o exec.HostConfig) bool { return o.Name == h.Name })
+	return f.writeLocked(append(hosts, h))
+}
+
+// Delete forgets the saved host name.
+func (f *hostsFile) Delete(name string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	hosts, err := f.loadLocked()
+	if err != nil {
+		return false, err
+	}
+	n := len(hosts)
+	hosts = slices.DeleteFunc(hosts, func(o exec.HostConfig) bool { return o.Name == name })
+	if len(hosts) == n {
+		return false, nil
+	}
+	return true, f.writeLocked(hosts)
+}
+
+// mergeHosts returns the configuration file's hosts followed by the saved
+// ones; a saved host named like a configured one is left out (the file
+// the operator edits wins), and named in skipped.
+func mergeHosts(configured, saved []exec.HostConfig) (all []exec.HostConfig, skipped []string) {
+	all = slices.Clone(configured)
+	for _, h := range saved {
+		if slices.ContainsFunc(configured, func(c exec.HostConfig) bool { return c.Name == h.Name }) {
+			skipped = append(skipped, h.Name)
+			continue
+		}
+		all = append(all, h)
+	}
+	return all, skipped
+}
+
+// hostsStore is the store manage_hosts saves to: the hosts file when the
+// configuration opts in, else none (changes last for the run).
+func (c *common) hostsStore() hostsfamily.Store {
+	if !c.file.SSH.PersistHosts {
+		return nil
+	}
+	return newHostsFile(c.dir)
+}
+
+// routerHosts is the configuration file's hosts and, when it opts in, the
+// saved ones.
+func routerHosts(file *fileConfig, dir string, warn func(string, ...any)) ([]exec.HostConfig, error) {
+	if !file.SSH.PersistHosts {
+		return file.Hosts, nil
+	}
+	saved, err := newHostsFile(dir).load()
+	if err != nil {
+		return nil, err
+	}
+	all, skipped := mergeHosts(file.Hosts, saved)
+	for _, name := range skipped {
+		warn("a saved host is named like one in the configuration file, which wins", "host", name, "file", filepath.Join(dir, hostsFileName))
+	}
+	return all, nil
+}

@@ -1,0 +1,255 @@
+// Package doccheck keeps a design document honest about the code it
+// points at. The document names code in two ways, and Check verifies both
+// against the Go source tree with go/parser and go/ast:
+//
+//   - a reference: an inline code span `path/file.go:Name`, where Name is a
+//     top-level function, type, constant or variable declared in that file,
+//     a method written Type.Method, or a struct field written Type.Field;
+//   - a quotation: a fenced ```go block whose first line is the comment
+//     "// path/file.go"; the rest must occur in that file, compared with runs
+//     of white space collapsed. A line "// …" inside the block splits it into
+//     pieces that must occur in that order.
+//
+// Check proves that what the document names exists where it says; it
+// cannot prove that the prose around it is true.
+package doccheck
+
+import (
+	"bufio"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Problem is one reference or quotation the tree no longer bears out.
+type Problem struct {
+	Line int    // in the document
+	Ref  string // what the document says
+	Why  string
+}
+
+func (p Problem) String() string { return fmt.Sprintf("line %d: %s: %s", p.Line, p.Ref, p.Why) }
+
+// Stats counts what Check verified.
+type Stats struct {
+	References, Quotations int
+}
+
+var refRE = regexp.MustCompile("`([A-Za-z0-9_./-]+\\.go):([A-Za-z_][A-Za-z0-9_]*(?:\\.[A-Za-z_][A-Za-z0-9_]*)?)`")
+
+// Check reads the Markdown document doc and verifies every reference and
+// quotation in it against the tree rooted at root (the paths in the
+// document are relative to root).
+func Check(root, doc string) ([]Problem, Stats, error) {
+	f, err := os.Open(doc)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	defer f.Close()
+	var problems []Problem
+	var st Stats
+	files := map[string]*parsed{}
+	load := func(rel string) (*parsed, error) {
+		if p, ok := files[rel]; ok {
+			return p, nil
+		}
+		p, err := parse(filepath.Join(root, rel))
+		if err != nil {
+			return nil, err
+		}
+		files[rel] = p
+		return p, nil
+	}
+
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	line := 0
+	var fence *quotation
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		trimmed := strings.TrimSpace(text)
+		if fence != nil {
+			if strings.HasPrefix(trimmed, "```") {
+				st.Quotations++
+				problems = append(problems, fence.check(load)...)
+				fence = nil
+				continue
+			}
+			fence.add(text)
+			continue
+		}
+		if trimmed == "```go" {
+			fence = &quotation{start: line}
+			continue
+		}
+		if strings.HasPrefix(trimmed, "```") {
+			// Another language's block: skip to its end.
+			for sc.Scan() {
+				line++
+				if strings.HasPrefix(strings.TrimSpace(sc.Text()), "```") {
+					break
+				}
+			}
+			continue
+		}
+		for _, m := range refRE.FindAllStringSubmatch(text, -1) {
+			st.References++
+			p, err := load(m[1])
+			if err != nil {
+				problems = append(problems, Problem{Line: line, Ref: m[0], Why: err.Error()})
+				continue
+			}
+			if !p.has(m[2]) {
+				problems = append(problems, Problem{Line: line, Ref: m[0], Why: fmt.Sprintf("%s declares no %s", m[1], m[2])})
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, st, err
+	}
+	if fence != nil {
+		problems = append(problems, Problem{Line: fence.start, Ref: "```go", Why: "the block is never closed"})
+	}
+	return problems, st, nil
+}
+
+// parsed is one source file: its text and the names it declares.
+type parsed struct {
+	text  string
+	names map[string]bool
+}
+
+func (p *parsed) has(name string) bool { return p.names[name] }
+
+func parse(path string) (*parsed, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("no such file: %w", err)
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, fmt.Errorf("does not parse: %w", err)
+	}
+	p := &parsed{text: string(src), names: map[string]bool{}}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil || len(d.Recv.List) == 0 {
+				p.names[d.Name.Name] = true
+				continue
+			}
+			if recv := receiverName(d.Recv.List[0].Type); recv != "" {
+				p.names[recv+"."+d.Name.Name] = true
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					p.names[s.Name.Name] = true
+					if st, ok := s.Type.(*ast.StructType); ok {
+						for _, fld := range st.Fields.List {
+							for _, n := range fld.Names {
+								p.names[s.Name.Name+"."+n.Name] = true
+							}
+						}
+					}
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						p.names[n.Name] = true
+					}
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+// receiverName is T for a receiver T, *T, T[P] or *T[P].
+func receiverName(e ast.Expr) string {
+	for {
+		switch t := e.(type) {
+		case *ast.StarExpr:
+			e = t.X
+		case *ast.IndexExpr:
+			e = t.X
+		case *ast.IndexListExpr:
+			e = t.X
+		case *ast.Ident:
+			return t.Name
+		default:
+			return ""
+		}
+	}
+}
+
+// quotation is a fenced go block being read.
+type quotation struct {
+	start int
+	file  string
+	lines []string
+}
+
+func (q *quotation) add(line string) {
+	if q.file == "" && len(q.lines) == 0 {
+		if f, ok := strings.CutPrefix(strings.TrimSpace(line), "// "); ok && strings.HasSuffix(f, ".go") {
+			q.file = f
+			return
+		}
+	}
+	q.lines = append(q.lines, line)
+}
+
+func (q *quotation) check(load func(string) (*parsed, error)) []Problem {
+	if q.file == "" {
+		return []Problem{{Line: q.start, Ref: "```go", Why: `a quotation must start with a "// path/file.go" line`}}
+	}
+	p, err := load(q.file)
+	if err != nil {
+		return []Problem{{Line: q.start, Ref: q.file, Why: err.Error()}}
+	}
+	hay := collapse(p.text)
+	at := 0
+	for _, piece := range q.pieces() {
+		needle := collapse(piece)
+		if needle == "" {
+			continue
+		}
+		i := strings.Index(hay[at:], needle)
+		if i < 0 {
+			return []Problem{{Line: q.start, Ref: q.file, Why: fmt.Sprintf("the quoted code %q is no longer in it (in this order)", short(needle))}}
+		}
+		at += i + len(needle)
+	}
+	return nil
+}
+
+// pieces splits the block at "// …" lines.
+func (q *quotation) pieces() []string {
+	var out []string
+	var cur []string
+	for _, l := range q.lines {
+		if strings.TrimSpace(l) == "// …" {
+			out = append(out, strings.Join(cur, "\n"))
+			cur = nil
+			continue
+		}
+		cur = append(cur, l)
+	}
+	return append(out, strings.Join(cur, "\n"))
+}
+
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func short(s string) string {
+	if len(s) > 80 {
+		return s[:77] + "..."
+	}
+	return s
+}
