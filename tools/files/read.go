@@ -60,10 +60,11 @@ type readResult struct {
 // readLines reads lines offset (1-based) through offset+limit-1, numbered,
 // at most maxBytes of output, streaming: a file costs what it takes to
 // reach the lines shown.
-func readLines(r io.Reader, offset, limit, maxBytes int) (readResult, error) {
-	res := readResult{first: offset}
+func readLines(r io.Reader, offset, limit, maxBytes int) (res readResult, err error) {
+	res.first = offset
 	br := bufio.NewReaderSize(r, 64<<10)
 	var sb strings.Builder
+	defer func() { res.text = sb.String() }()
 	line := 0
 	for {
 		b, err := br.ReadSlice('\n')
@@ -116,7 +117,6 @@ func readLines(r io.Reader, offset, limit, maxBytes int) (readResult, error) {
 			return res, err
 		}
 	}
-	res.text = sb.String()
 	return res, nil
 }
 
