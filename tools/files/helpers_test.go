@@ -171,3 +171,11 @@ func backends(t *testing.T, s setup, f func(t *testing.T, e *env, host string)) 
 		f(t, newEnv(t, s), "sftp1")
 	})
 }
+
+func mustTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
