@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/pkg/sftp"
+	"golang.org/x/crypto/ssh"
 )
 
 // ErrNotSSH means an SFTP client was asked for a host the routing ladder
@@ -41,7 +42,8 @@ type sftpSlot struct {
 	// mu protects the following.
 	mu     sync.Mutex
 	client *sftp.Client
-	dead   chan struct{} // closed when client's session has ended
+	sess   *ssh.Session
+	dead   chan struct{} // closed when client's connection has ended
 }
 
 // get returns the connection's SFTP client, opening the sftp subsystem
@@ -53,7 +55,8 @@ func (s *sftpSlot) get(ctx context.Context, c *conn) (*sftp.Client, error) {
 		select {
 		case <-s.dead:
 			s.client.Close()
-			s.client = nil
+			s.sess.Close()
+			s.client, s.sess = nil, nil
 		default:
 			return s.client, nil
 		}
@@ -86,23 +89,26 @@ func (s *sftpSlot) get(ctx context.Context, c *conn) (*sftp.Client, error) {
 		}
 		return nil, fmt.Errorf("sftp: %w", err)
 	}
+	// Session.Wait does not wait for a subsystem (it was not started with
+	// Start), so watch the client: its Wait returns when the channel ends.
 	dead := make(chan struct{})
 	c.p.goTracked(func() {
-		_ = sess.Wait()
+		_ = cl.Wait()
 		close(dead)
 	})
-	s.client, s.dead = cl, dead
+	s.client, s.sess, s.dead = cl, sess, dead
 	return cl, nil
 }
 
 // close closes the client, if any; the connection is closing.
 func (s *sftpSlot) close() {
 	s.mu.Lock()
-	cl := s.client
-	s.client = nil
+	cl, sess := s.client, s.sess
+	s.client, s.sess = nil, nil
 	s.mu.Unlock()
 	if cl != nil {
 		cl.Close()
+		sess.Close()
 	}
 }
 

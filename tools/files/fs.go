@@ -9,6 +9,7 @@ import (
 	"path"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/pkg/sftp"
 )
@@ -40,6 +41,8 @@ type FS interface {
 	// Chmod and Chown change a file's mode and owner.
 	Chmod(name string, mode fs.FileMode) error
 	Chown(name string, uid, gid int) error
+	// Chtimes sets a file's access and modification times.
+	Chtimes(name string, atime, mtime time.Time) error
 	// Readlink returns a symbolic link's target.
 	Readlink(name string) (string, error)
 	// Route says where the files are: "local", "local (os.Root)",
@@ -123,6 +126,7 @@ func (osFS) Rename(o, n string) error                  { return os.Rename(o, n) 
 func (osFS) Chmod(name string, m fs.FileMode) error    { return os.Chmod(name, m) }
 func (osFS) Chown(name string, uid, gid int) error     { return os.Chown(name, uid, gid) }
 func (osFS) Readlink(name string) (string, error)      { return os.Readlink(name) }
+func (osFS) Chtimes(name string, a, m time.Time) error { return os.Chtimes(name, a, m) }
 func (osFS) Route() string                             { return "local" }
 func (osFS) Close() error                              { return nil }
 
@@ -269,6 +273,14 @@ func (r *rootFS) Chown(name string, uid, gid int) error {
 		return err
 	}
 	return escapes(name, h.Chown(rel, uid, gid))
+}
+
+func (r *rootFS) Chtimes(name string, a, m time.Time) error {
+	h, rel, err := r.at(name)
+	if err != nil {
+		return err
+	}
+	return escapes(name, h.Chtimes(rel, a, m))
 }
 
 func (r *rootFS) Readlink(name string) (string, error) {

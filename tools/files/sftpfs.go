@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/pkg/sftp"
 
@@ -271,6 +272,14 @@ func (s *sftpFS) Chown(name string, uid, gid int) error {
 		return err
 	}
 	return s.c.Chown(p, uid, gid)
+}
+
+func (s *sftpFS) Chtimes(name string, a, m time.Time) error {
+	p, err := s.resolve(name, true)
+	if err != nil {
+		return err
+	}
+	return s.c.Chtimes(p, a, m)
 }
 
 func (s *sftpFS) Readlink(name string) (string, error) {

@@ -123,6 +123,9 @@ func (f *Family) bulkFileTransfer(ctx context.Context, call *rigout.Call) (*mcp.
 			target = path.Join(dst, path.Base(src))
 		}
 	}
+	if target == src && srcHost == dstHost {
+		return invalid(call, "source and destination are the same file: %s", src)
+	}
 	argv := []string{"cp", "--", src, target}
 	if fi.IsDir() {
 		argv = []string{"cp", "-r", "--", src, target}
@@ -184,7 +187,9 @@ func (f *Family) transferTree(ctx context.Context, sfs, dfs FS, src, dst string,
 
 func (f *Family) transferFile(sfs, dfs FS, src, dst string, fi fs.FileInfo, sync, verify bool, st *transferStats) error {
 	if sync {
-		if d, err := dfs.Stat(dst); err == nil && d.Mode().IsRegular() && d.Size() == fi.Size() && !fi.ModTime().After(d.ModTime()) {
+		// Unchanged: same size and modification time, to the second (what
+		// SFTP carries), as sync sets it.
+		if d, err := dfs.Stat(dst); err == nil && d.Mode().IsRegular() && d.Size() == fi.Size() && fi.ModTime().Unix() == d.ModTime().Unix() {
 			st.skipped++
 			return nil
 		}
@@ -202,6 +207,9 @@ func (f *Family) transferFile(sfs, dfs FS, src, dst string, fi fs.FileInfo, sync
 	pub, err := publish(dfs, dst, in, o)
 	if err != nil {
 		return fmt.Errorf("%s: %w", src, err)
+	}
+	if err := dfs.Chtimes(dst, fi.ModTime(), fi.ModTime()); err != nil {
+		return fmt.Errorf("%s: set modification time: %w", dst, err)
 	}
 	st.files++
 	st.lastSHA = pub.SHA256
