@@ -58,6 +58,11 @@ type Config struct {
 	// MaxResults caps the results of one search or list. If zero,
 	// DefaultMaxResults.
 	MaxResults int
+	// Hidden are directories (or files) of this machine the file tools
+	// never reach, whatever the token: the gateway's state directory,
+	// which holds its ledger and connection file. Their real paths are
+	// compared with the real path of every name used.
+	Hidden []string
 	// ProgressInterval is how often a transfer reports progress to a
 	// client that passed a progress token. If zero,
 	// DefaultProgressInterval.
@@ -113,6 +118,14 @@ func New(cfg Config) (*Family, error) {
 	if c.ProgressInterval <= 0 {
 		c.ProgressInterval = DefaultProgressInterval
 	}
+	hidden := make([]string, 0, len(c.Hidden))
+	for _, h := range c.Hidden {
+		if !filepath.IsAbs(h) {
+			return nil, fmt.Errorf("files: Hidden path %q is not absolute", h)
+		}
+		hidden = append(hidden, realPath(filepath.ToSlash(filepath.Clean(h))))
+	}
+	c.Hidden = hidden
 	home, _ := os.UserHomeDir()
 	return &Family{cfg: c, gate: g, home: home}, nil
 }
@@ -164,10 +177,14 @@ func (f *Family) open(ctx context.Context, call *rigout.Call, host string) (FS, 
 		return nil, err
 	}
 	if local {
-		if len(roots) == 0 {
-			return osFS{}, nil
+		var fsys FS = osFS{}
+		if len(roots) > 0 {
+			fsys = newRootFS(roots)
 		}
-		return newRootFS(roots), nil
+		if len(f.cfg.Hidden) > 0 {
+			fsys = &hiddenFS{FS: fsys, hidden: f.cfg.Hidden}
+		}
+		return fsys, nil
 	}
 	l, err := f.cfg.Router.SFTP(ctx, host, p.Name)
 	if err != nil {
@@ -258,6 +275,9 @@ func invalid(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult
 // failed returns an error result for err, specific about confinement.
 func failed(call *rigout.Call, what string, err error) (*mcp.CallToolResult, error) {
 	msg := fmt.Sprintf("%s: %v", what, err)
+	if errors.Is(err, ErrHidden) {
+		call.Outcome.Status = audit.StatusDenied
+	}
 	if isOutside(err) {
 		call.Outcome.Status = audit.StatusDenied
 		msg += "\nThis token is confined to its file roots; a symbolic link or .. that leads out of them is refused. Nothing was changed."

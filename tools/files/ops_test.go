@@ -9,6 +9,7 @@ import (
 
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/tools/files"
 )
 
 func TestOperations(t *testing.T) {
@@ -220,5 +221,44 @@ func TestProtectedRootsRefusedByPolicy(t *testing.T) {
 		{map[string]any{"action": "chmod", "path": "/etc", "mode": "777", "recursive": true}, "recursive-chmod-root"},
 	} {
 		e.fails(tc.args, tc.rule)
+	}
+}
+
+func TestHiddenStateDirectory(t *testing.T) {
+	base := t.TempDir()
+	state := filepath.Join(base, "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c := newCanary(t, filepath.Join(state, "connection.json"))
+	if err := os.Symlink(state, filepath.Join(base, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, setup{cfg: files.Config{Hidden: []string{state}}})
+	for _, args := range []map[string]any{
+		{"action": "read", "path": c.path},
+		{"action": "read", "path": filepath.Join(base, "alias", "connection.json")},
+		{"action": "list", "path": state},
+		{"action": "write", "path": filepath.Join(base, "alias", "x"), "content": "x"},
+		{"action": "delete", "path": state, "recursive": true},
+		{"action": "copy", "path": c.path, "destination": filepath.Join(base, "stolen")},
+	} {
+		res := e.call("file_operations", args)
+		if !res.IsError || c.leaked(gwtest.Text(res)) {
+			t.Errorf("%v: %s", args, gwtest.Text(res))
+		}
+		c.check(t, fmt.Sprint(args))
+	}
+	res := e.call("search_files", map[string]any{"mode": "grep", "pattern": "CANARY", "path": base})
+	if c.leaked(gwtest.Text(res)) {
+		t.Errorf("grep of the parent shows the hidden file: %s", gwtest.Text(res))
+	}
+	dst := filepath.Join(t.TempDir(), "copy")
+	res = e.call("bulk_file_transfer", map[string]any{"action": "copy", "source": base, "destination": dst})
+	if res.IsError {
+		t.Fatalf("copy of the parent: %s", gwtest.Text(res))
+	}
+	if _, err := os.Stat(filepath.Join(dst, "state", "connection.json")); err == nil {
+		t.Errorf("the hidden directory was copied: %s", gwtest.Text(res))
 	}
 }

@@ -48,10 +48,10 @@ func walk(ctx context.Context, fsys FS, root string, fn walkFunc) error {
 	if err != nil {
 		return err
 	}
-	return walkAt(ctx, fsys, root, fi, fn)
+	return walkAt(ctx, fsys, root, fi, 0, fn)
 }
 
-func walkAt(ctx context.Context, fsys FS, p string, fi fs.FileInfo, fn walkFunc) error {
+func walkAt(ctx context.Context, fsys FS, p string, fi fs.FileInfo, depth int, fn walkFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -65,12 +65,15 @@ func walkAt(ctx context.Context, fsys FS, p string, fi fs.FileInfo, fn walkFunc)
 		return nil
 	}
 	entries, err := fsys.ReadDir(p)
+	if errors.Is(err, ErrHidden) && depth > 0 {
+		return nil // searched past, as if it were not there
+	}
 	if err != nil {
 		return err
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	for _, e := range entries {
-		if err := walkAt(ctx, fsys, path.Join(p, e.Name()), e, fn); err != nil {
+		if err := walkAt(ctx, fsys, path.Join(p, e.Name()), e, depth+1, fn); err != nil {
 			return err
 		}
 	}
