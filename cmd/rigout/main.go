@@ -353,8 +353,13 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 		a.Close()
 		return nil, err
 	}
-	tools := append(sh.Tools(), pf.Tools()...)
-	instructions := []string{"rigout runs commands for you on this machine.", sh.Instructions(), "Containment: " + a.containment() + "."}
+	ff, err := c.filesFamily(a.router, g)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	tools := append(append(sh.Tools(), pf.Tools()...), ff.Tools()...)
+	instructions := []string{"rigout runs commands for you on this machine.", sh.Instructions(), ff.Instructions(), "Containment: " + a.containment() + "."}
 	if ledger != nil {
 		act, err := activity.New(activity.Config{Ledger: ledger})
 		if err != nil {

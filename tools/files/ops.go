@@ -19,30 +19,29 @@ import (
 	"github.com/rigout/rigout"
 )
 
-const fileOperationsDescription = "Files without a shell, on this machine or an SSH host (SFTP). " +
-	"read: numbered lines (offset/limit, or tail), text only, 1 MiB cap. " +
-	"write/append: atomic. edit: replace old_string exactly once (or replace_all); returns a diff. " +
-	"Also delete, copy, move, chmod, chown, list, stat, mkdir."
+const fileOperationsDescription = "Files without a shell, local or over SFTP. " +
+	"read: numbered lines (offset/limit, or tail), text, 1 MiB cap. write/append: atomic. " +
+	"edit: old_string must match once (or replace_all); returns a diff."
 
 var fileOperationsInput = json.RawMessage(`{
   "type": "object",
   "properties": {
     "action": {"type": "string", "enum": ["read", "write", "append", "edit", "delete", "copy", "move", "chmod", "chown", "list", "stat", "mkdir"]},
     "path": {"type": "string", "minLength": 1},
-    "host": {"type": "string", "description": "local (default), an SSH alias or user@host."},
+    "host": {"type": "string", "description": "Default local."},
     "destination": {"type": "string", "description": "copy, move: target path."},
     "content": {"type": "string", "description": "write, append."},
-    "offset": {"type": "integer", "minimum": 1, "description": "read: first line. Default 1."},
-    "limit": {"type": "integer", "minimum": 1, "description": "read: lines. Default 2000. list: entries."},
+    "offset": {"type": "integer", "minimum": 1, "description": "read: first line."},
+    "limit": {"type": "integer", "minimum": 1, "description": "read: lines (2000). list: entries."},
     "tail": {"type": "integer", "minimum": 1, "description": "read: the last N lines instead."},
     "old_string": {"type": "string", "minLength": 1},
     "new_string": {"type": "string"},
     "replace_all": {"type": "boolean"},
-    "expected_sha256": {"type": "string", "description": "write, append, edit: refuse if the file's hash differs."},
+    "expected_sha256": {"type": "string", "description": "Refuse if the file's hash differs."},
     "create_parents": {"type": "boolean"},
-    "recursive": {"type": "boolean", "description": "delete, copy, chmod, chown of a directory."},
-    "mode": {"type": "string", "description": "chmod, mkdir, new files: octal, e.g. 644."},
-    "owner": {"type": "string", "description": "chown: user, user:group or uid:gid."}
+    "recursive": {"type": "boolean", "description": "For a directory."},
+    "mode": {"type": "string", "description": "Octal, e.g. 644."},
+    "owner": {"type": "string", "description": "user, user:group or uid:gid."}
   },
   "required": ["action", "path"],
   "additionalProperties": false

@@ -22,18 +22,17 @@ import (
 // maxGrepFileBytes skips larger files in grep.
 const maxGrepFileBytes = 64 << 20
 
-const searchFilesDescription = "Find files without a shell, locally or over SFTP. " +
-	"glob: paths matching pattern (** for any depth), newest first. " +
-	"grep: lines matching a regular expression, as file:line:text. Skips .git, node_modules and binary files."
+const searchFilesDescription = "Find files, locally or over SFTP. glob: paths matching pattern (** any depth), newest first. " +
+	"grep: lines matching a regexp, as file:line:text; skips .git, node_modules, binary files."
 
 var searchFilesInput = json.RawMessage(`{
   "type": "object",
   "properties": {
     "mode": {"type": "string", "enum": ["glob", "grep"]},
-    "pattern": {"type": "string", "minLength": 1, "description": "glob: e.g. **/*.go; grep: RE2 regular expression."},
-    "path": {"type": "string", "description": "Directory to search. Default the working directory."},
+    "pattern": {"type": "string", "minLength": 1, "description": "glob: e.g. **/*.go; grep: RE2 regexp."},
+    "path": {"type": "string", "description": "Directory. Default the working directory."},
     "host": {"type": "string"},
-    "include": {"type": "string", "description": "grep: only files whose name matches this glob, e.g. *.go."},
+    "include": {"type": "string", "description": "grep: file name glob, e.g. *.go."},
     "case_insensitive": {"type": "boolean"},
     "context": {"type": "integer", "minimum": 0, "maximum": 10, "description": "grep: lines around each match."},
     "max_results": {"type": "integer", "minimum": 1}

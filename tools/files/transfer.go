@@ -20,19 +20,19 @@ import (
 // as OpenSSH sftp's default (-R 64).
 const sftpConcurrency = 64
 
-const bulkFileTransferDescription = "Copy files or directory trees between any two hosts (local included), streamed, " +
-	"SHA-256 verified, published atomically. upload: local to destination_host; download: source_host to local; " +
-	"copy: any two; sync: copy only files missing or changed."
+const bulkFileTransferDescription = "Copy files or trees between any two hosts (local included), streamed, " +
+	"SHA-256 verified, atomic. upload: local to destination_host; download: source_host to local; " +
+	"copy: any two; sync: only missing or changed files."
 
 var bulkFileTransferInput = json.RawMessage(`{
   "type": "object",
   "properties": {
     "action": {"type": "string", "enum": ["upload", "download", "copy", "sync"]},
     "source": {"type": "string", "minLength": 1},
-    "destination": {"type": "string", "minLength": 1, "description": "A file's target, or an existing directory to put it in; a directory's copy."},
+    "destination": {"type": "string", "minLength": 1, "description": "Target file, or a directory to put it in."},
     "source_host": {"type": "string", "description": "Default local."},
     "destination_host": {"type": "string", "description": "Default local."},
-    "verify": {"type": "boolean", "description": "Re-read and hash what was written before publishing. Default true."}
+    "verify": {"type": "boolean", "description": "Re-read and hash before publishing. Default true."}
   },
   "required": ["action", "source", "destination"],
   "additionalProperties": false
