@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/pkg/sftp"
@@ -36,6 +37,9 @@ type SFTPLease struct {
 func (l *SFTPLease) Release() {
 	l.once.Do(l.c.release)
 }
+
+// openSSHPacket is the SFTP read and write size used with OpenSSH servers.
+const openSSHPacket = 128 << 10
 
 // sftpSlot is a pooled connection's SFTP client, opened on first use.
 type sftpSlot struct {
@@ -81,7 +85,14 @@ func (s *sftpSlot) get(ctx context.Context, c *conn) (*sftp.Client, error) {
 		sess.Close()
 		return nil, fmt.Errorf("sftp subsystem: %w", err)
 	}
-	cl, err := sftp.NewClientPipe(r, w, sftp.UseConcurrentWrites(true), sftp.UseConcurrentReads(true))
+	opts := []sftp.ClientOption{sftp.UseConcurrentWrites(true), sftp.UseConcurrentReads(true)}
+	if strings.Contains(string(c.client.ServerVersion()), "OpenSSH") {
+		// OpenSSH's sftp-server takes messages up to 256 KiB; 128 KiB
+		// reads and writes halve the requests of the 32 KiB default, the
+		// most every server must accept.
+		opts = append(opts, sftp.MaxPacketUnchecked(openSSHPacket))
+	}
+	cl, err := sftp.NewClientPipe(r, w, opts...)
 	if err != nil {
 		sess.Close()
 		if ctx.Err() != nil {
