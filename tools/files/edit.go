@@ -3,6 +3,8 @@ package files
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"strings"
@@ -63,7 +65,13 @@ func (o *op) edit(ctx context.Context) (*mcp.CallToolResult, error) {
 	} else {
 		updated = strings.Replace(text, from, to, 1)
 	}
-	pub, err := publish(o.fsys, o.path, strings.NewReader(updated), publishOptions{expectedSHA256: o.a.ExpectedSHA256})
+	// The file must still be what was read: a change made meanwhile is
+	// refused rather than overwritten.
+	read := sha256.Sum256(old)
+	if o.a.ExpectedSHA256 != "" && o.a.ExpectedSHA256 != hex.EncodeToString(read[:]) {
+		return nil, &MismatchError{Path: o.path, Expected: o.a.ExpectedSHA256, Actual: hex.EncodeToString(read[:])}
+	}
+	pub, err := publish(o.fsys, o.path, strings.NewReader(updated), publishOptions{expectedSHA256: hex.EncodeToString(read[:])})
 	if err != nil {
 		return nil, err
 	}
