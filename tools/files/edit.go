@@ -40,7 +40,7 @@ func (o *op) edit(ctx context.Context) (*mcp.CallToolResult, error) {
 		return nil, err
 	}
 	if isBinary(old[:min(len(old), sniffLen)]) {
-		return nil, &BinaryError{Path: o.path, Size: fi.Size()}
+		return nil, &binaryError{Path: o.path, Size: fi.Size()}
 	}
 	from, to := o.a.OldString, *o.a.NewString
 	// Keep the file's line endings: an old_string typed with \n matches
@@ -69,7 +69,7 @@ func (o *op) edit(ctx context.Context) (*mcp.CallToolResult, error) {
 	// refused rather than overwritten.
 	read := sha256.Sum256(old)
 	if o.a.ExpectedSHA256 != "" && o.a.ExpectedSHA256 != hex.EncodeToString(read[:]) {
-		return nil, &MismatchError{Path: o.path, Expected: o.a.ExpectedSHA256, Actual: hex.EncodeToString(read[:])}
+		return nil, &mismatchError{Path: o.path, Expected: o.a.ExpectedSHA256, Actual: hex.EncodeToString(read[:])}
 	}
 	pub, err := publish(o.fsys, o.path, strings.NewReader(updated), publishOptions{expectedSHA256: hex.EncodeToString(read[:])})
 	if err != nil {

@@ -164,9 +164,9 @@ func (f *Family) isLocal(ctx context.Context, host, principal string) (bool, err
 	return false, fmt.Errorf("unknown host %q: this gateway reaches files only on this machine (host \"local\"); SSH hosts are not configured", host)
 }
 
-// open returns the FS of host for call: confined to the token's roots
+// open returns the fileSystem of host for call: confined to the token's roots
 // when it has any. The caller closes it.
-func (f *Family) open(ctx context.Context, call *rigout.Call, host string) (FS, error) {
+func (f *Family) open(ctx context.Context, call *rigout.Call, host string) (fileSystem, error) {
 	p := call.Principal()
 	var roots []string
 	for _, r := range p.Scopes.Roots {
@@ -177,12 +177,12 @@ func (f *Family) open(ctx context.Context, call *rigout.Call, host string) (FS, 
 		return nil, err
 	}
 	if local {
-		var fsys FS = osFS{}
+		var fsys fileSystem = osFS{}
 		if len(roots) > 0 {
 			fsys = newRootFS(roots)
 		}
 		if len(f.cfg.Hidden) > 0 {
-			fsys = &hiddenFS{FS: fsys, hidden: f.cfg.Hidden}
+			fsys = &hiddenFS{fileSystem: fsys, hidden: f.cfg.Hidden}
 		}
 		return fsys, nil
 	}
@@ -275,7 +275,7 @@ func invalid(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult
 // failed returns an error result for err, specific about confinement.
 func failed(call *rigout.Call, what string, err error) (*mcp.CallToolResult, error) {
 	msg := fmt.Sprintf("%s: %v", what, err)
-	if errors.Is(err, ErrHidden) {
+	if errors.Is(err, errHidden) {
 		call.Outcome.Status = audit.StatusDenied
 	}
 	if isOutside(err) {
@@ -287,4 +287,4 @@ func failed(call *rigout.Call, what string, err error) (*mcp.CallToolResult, err
 }
 
 // isOutside reports whether err is a confinement refusal.
-func isOutside(err error) bool { return errors.Is(err, ErrOutsideRoot) }
+func isOutside(err error) bool { return errors.Is(err, errOutsideRoot) }

@@ -14,19 +14,19 @@ import (
 	"github.com/pkg/sftp"
 )
 
-// ErrOutsideRoot means a path, once its symbolic links were followed,
+// errOutsideRoot means a path, once its symbolic links were followed,
 // would leave the token's file roots.
-var ErrOutsideRoot = errors.New("files: outside the file roots")
+var errOutsideRoot = errors.New("files: outside the file roots")
 
-// FS is one place files live: this machine (through package os, confined
+// fileSystem is one place files live: this machine (through package os, confined
 // by os.Root when the token has roots) or an SSH host (through SFTP,
 // confined by resolving every component on the server). Every name is an
-// absolute slash-separated path. An FS is used by one call at a time.
-type FS interface {
+// absolute slash-separated path. A fileSystem is used by one call at a time.
+type fileSystem interface {
 	// Open opens a file for reading.
-	Open(name string) (File, error)
+	Open(name string) (openFile, error)
 	// Create creates a new file for writing; it fails if name exists.
-	Create(name string, perm fs.FileMode) (File, error)
+	Create(name string, perm fs.FileMode) (openFile, error)
 	// Stat and Lstat are as in package os.
 	Stat(name string) (fs.FileInfo, error)
 	Lstat(name string) (fs.FileInfo, error)
@@ -48,12 +48,12 @@ type FS interface {
 	// Route says where the files are: "local", "local (os.Root)",
 	// "ssh(web1 → …) sftp".
 	Route() string
-	// Close releases what the FS holds (root handles, the SFTP lease).
+	// Close releases what the file system holds (root handles, the SFTP lease).
 	Close() error
 }
 
-// File is an open file of an FS.
-type File interface {
+// openFile is an open file of a fileSystem.
+type openFile interface {
 	io.Reader
 	io.ReaderAt
 	io.Writer
@@ -106,8 +106,8 @@ func relTo(p, r string) string {
 // osFS is this machine without confinement.
 type osFS struct{}
 
-func (osFS) Open(name string) (File, error) { return os.Open(name) }
-func (osFS) Create(name string, perm fs.FileMode) (File, error) {
+func (osFS) Open(name string) (openFile, error) { return os.Open(name) }
+func (osFS) Create(name string, perm fs.FileMode) (openFile, error) {
 	return os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 }
 func (osFS) Stat(name string) (fs.FileInfo, error)  { return os.Stat(name) }
@@ -146,7 +146,7 @@ func newRootFS(roots []string) *rootFS {
 func (r *rootFS) at(name string) (*os.Root, string, error) {
 	root, ok := rootOf(r.roots, name)
 	if !ok {
-		return nil, "", &fs.PathError{Op: "open", Path: name, Err: ErrOutsideRoot}
+		return nil, "", &fs.PathError{Op: "open", Path: name, Err: errOutsideRoot}
 	}
 	h := r.open[root]
 	if h == nil {
@@ -159,15 +159,15 @@ func (r *rootFS) at(name string) (*os.Root, string, error) {
 	return h, relTo(name, root), nil
 }
 
-// escapes turns os.Root's escape error into ErrOutsideRoot.
+// escapes turns os.Root's escape error into errOutsideRoot.
 func escapes(name string, err error) error {
 	if err != nil && strings.Contains(err.Error(), "path escapes from parent") {
-		return &fs.PathError{Op: "resolve", Path: name, Err: ErrOutsideRoot}
+		return &fs.PathError{Op: "resolve", Path: name, Err: errOutsideRoot}
 	}
 	return err
 }
 
-func (r *rootFS) Open(name string) (File, error) {
+func (r *rootFS) Open(name string) (openFile, error) {
 	h, rel, err := r.at(name)
 	if err != nil {
 		return nil, err
@@ -179,7 +179,7 @@ func (r *rootFS) Open(name string) (File, error) {
 	return f, nil
 }
 
-func (r *rootFS) Create(name string, perm fs.FileMode) (File, error) {
+func (r *rootFS) Create(name string, perm fs.FileMode) (openFile, error) {
 	h, rel, err := r.at(name)
 	if err != nil {
 		return nil, err

@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// ErrHidden means a path leads into a directory the gateway keeps to
+// errHidden means a path leads into a directory the gateway keeps to
 // itself, such as its state directory.
-var ErrHidden = errors.New("files: the gateway's own files are not reachable through the file tools")
+var errHidden = errors.New("files: the gateway's own files are not reachable through the file tools")
 
 // hiddenFS refuses names on this machine whose real path lies in one of
 // hidden (real paths themselves). Symbolic links are resolved before the
@@ -18,7 +18,7 @@ var ErrHidden = errors.New("files: the gateway's own files are not reachable thr
 // of this machine is beyond it (the kernel sandbox hides the state
 // directory from commands; the file tools run in the gateway itself).
 type hiddenFS struct {
-	FS
+	fileSystem
 	hidden []string
 }
 
@@ -41,93 +41,93 @@ func (h *hiddenFS) check(names ...string) error {
 		r := realPath(n)
 		for _, d := range h.hidden {
 			if within(r, d) || within(n, d) {
-				return &fs.PathError{Op: "open", Path: n, Err: ErrHidden}
+				return &fs.PathError{Op: "open", Path: n, Err: errHidden}
 			}
 		}
 	}
 	return nil
 }
 
-func (h *hiddenFS) Open(name string) (File, error) {
+func (h *hiddenFS) Open(name string) (openFile, error) {
 	if err := h.check(name); err != nil {
 		return nil, err
 	}
-	return h.FS.Open(name)
+	return h.fileSystem.Open(name)
 }
 
-func (h *hiddenFS) Create(name string, perm fs.FileMode) (File, error) {
+func (h *hiddenFS) Create(name string, perm fs.FileMode) (openFile, error) {
 	if err := h.check(name); err != nil {
 		return nil, err
 	}
-	return h.FS.Create(name, perm)
+	return h.fileSystem.Create(name, perm)
 }
 
 func (h *hiddenFS) Stat(name string) (fs.FileInfo, error) {
 	if err := h.check(name); err != nil {
 		return nil, err
 	}
-	return h.FS.Stat(name)
+	return h.fileSystem.Stat(name)
 }
 
 func (h *hiddenFS) Lstat(name string) (fs.FileInfo, error) {
 	if err := h.check(name); err != nil {
 		return nil, err
 	}
-	return h.FS.Lstat(name)
+	return h.fileSystem.Lstat(name)
 }
 
 func (h *hiddenFS) ReadDir(name string) ([]fs.FileInfo, error) {
 	if err := h.check(name); err != nil {
 		return nil, err
 	}
-	return h.FS.ReadDir(name)
+	return h.fileSystem.ReadDir(name)
 }
 
 func (h *hiddenFS) Mkdir(name string, perm fs.FileMode) error {
 	if err := h.check(name); err != nil {
 		return err
 	}
-	return h.FS.Mkdir(name, perm)
+	return h.fileSystem.Mkdir(name, perm)
 }
 
 func (h *hiddenFS) Remove(name string) error {
 	if err := h.check(name); err != nil {
 		return err
 	}
-	return h.FS.Remove(name)
+	return h.fileSystem.Remove(name)
 }
 
 func (h *hiddenFS) Rename(oldname, newname string) error {
 	if err := h.check(oldname, newname); err != nil {
 		return err
 	}
-	return h.FS.Rename(oldname, newname)
+	return h.fileSystem.Rename(oldname, newname)
 }
 
 func (h *hiddenFS) Chmod(name string, m fs.FileMode) error {
 	if err := h.check(name); err != nil {
 		return err
 	}
-	return h.FS.Chmod(name, m)
+	return h.fileSystem.Chmod(name, m)
 }
 
 func (h *hiddenFS) Chown(name string, uid, gid int) error {
 	if err := h.check(name); err != nil {
 		return err
 	}
-	return h.FS.Chown(name, uid, gid)
+	return h.fileSystem.Chown(name, uid, gid)
 }
 
 func (h *hiddenFS) Chtimes(name string, a, m time.Time) error {
 	if err := h.check(name); err != nil {
 		return err
 	}
-	return h.FS.Chtimes(name, a, m)
+	return h.fileSystem.Chtimes(name, a, m)
 }
 
 func (h *hiddenFS) Readlink(name string) (string, error) {
 	if err := h.check(name); err != nil {
 		return "", err
 	}
-	return h.FS.Readlink(name)
+	return h.fileSystem.Readlink(name)
 }

@@ -88,7 +88,7 @@ type opArgs struct {
 type op struct {
 	f    *Family
 	call *rigout.Call
-	fsys FS
+	fsys fileSystem
 	host string
 	path string
 	dest string
@@ -170,8 +170,8 @@ func (f *Family) fileOperations(ctx context.Context, call *rigout.Call) (*mcp.Ca
 		return invalid(call, "unknown action %q", a.Action)
 	}
 	if err != nil {
-		var me *MismatchError
-		var be *BinaryError
+		var me *mismatchError
+		var be *binaryError
 		if errors.As(err, &me) || errors.As(err, &be) {
 			call.Outcome.Error = err.Error()
 			return rigout.ErrorResult("%s", err.Error()), nil
@@ -203,7 +203,7 @@ func (o *op) read() (*mcp.CallToolResult, error) {
 		var raw []byte
 		res, raw, err = tailLines(f, fi.Size(), o.a.Tail, max)
 		if err == nil && isBinary(raw[:min(len(raw), sniffLen)]) {
-			return nil, &BinaryError{Path: o.path, Size: fi.Size()}
+			return nil, &binaryError{Path: o.path, Size: fi.Size()}
 		}
 	} else {
 		head := make([]byte, sniffLen)
@@ -212,7 +212,7 @@ func (o *op) read() (*mcp.CallToolResult, error) {
 			return nil, rerr
 		}
 		if isBinary(head[:n]) {
-			return nil, &BinaryError{Path: o.path, Size: fi.Size()}
+			return nil, &binaryError{Path: o.path, Size: fi.Size()}
 		}
 		offset, limit := max1(o.a.Offset, 1), o.a.Limit
 		if limit <= 0 {

@@ -37,12 +37,12 @@ type published struct {
 	Replaced bool   // an existing file was replaced
 }
 
-// MismatchError means expected_sha256 did not match the file.
-type MismatchError struct {
+// mismatchError means expected_sha256 did not match the file.
+type mismatchError struct {
 	Path, Expected, Actual string
 }
 
-func (e *MismatchError) Error() string {
+func (e *mismatchError) Error() string {
 	if e.Actual == "" {
 		return fmt.Sprintf("%s does not exist, but expected_sha256 was given: nothing was written", e.Path)
 	}
@@ -50,7 +50,7 @@ func (e *MismatchError) Error() string {
 }
 
 // hashFile returns the hex SHA-256 of the file at p.
-func hashFile(fsys FS, p string) (string, error) {
+func hashFile(fsys fileSystem, p string) (string, error) {
 	f, err := fsys.Open(p)
 	if err != nil {
 		return "", err
@@ -83,7 +83,7 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 // the same directory, synced, then renamed over p. An interruption at any
 // point leaves p as it was or complete; never torn. An existing file keeps
 // its mode and, where permitted, its owner.
-func publish(fsys FS, p string, content io.Reader, o publishOptions) (published, error) {
+func publish(fsys fileSystem, p string, content io.Reader, o publishOptions) (published, error) {
 	var res published
 	mode := o.mode
 	if mode == 0 {
@@ -114,7 +114,7 @@ func publish(fsys FS, p string, content io.Reader, o publishOptions) (published,
 			}
 		}
 		if actual != o.expectedSHA256 {
-			return res, &MismatchError{Path: p, Expected: o.expectedSHA256, Actual: actual}
+			return res, &mismatchError{Path: p, Expected: o.expectedSHA256, Actual: actual}
 		}
 	}
 	dir := path.Dir(p)
@@ -187,7 +187,7 @@ type concurrentWriter interface {
 // it keeps many requests in flight each way: a download uses the source
 // file's pipelined WriteTo, an upload the destination's
 // ReadFromWithConcurrency, and a host-to-host copy both, joined by a pipe.
-func copyInto(f File, content io.Reader, o publishOptions, cw *countingWriter) error {
+func copyInto(f openFile, content io.Reader, o publishOptions, cw *countingWriter) error {
 	src := content
 	if o.prefix != nil {
 		src = io.MultiReader(o.prefix, content)

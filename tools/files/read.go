@@ -17,13 +17,13 @@ const sniffLen = 8000
 // maxLineShown cuts very long lines in a read.
 const maxLineShown = 4000
 
-// BinaryError means a file is not text.
-type BinaryError struct {
+// binaryError means a file is not text.
+type binaryError struct {
 	Path string
 	Size int64
 }
 
-func (e *BinaryError) Error() string {
+func (e *binaryError) Error() string {
 	return fmt.Sprintf("%s is a binary file (%d bytes); read shows text only. "+
 		"Use bulk_file_transfer (download) to copy it, stat for its size, mode and owner, or search_files to find text in other files", e.Path, e.Size)
 }

@@ -163,7 +163,7 @@ func globMatch(pattern, name string) bool {
 	return match(0, 0)
 }
 
-func (f *Family) glob(ctx context.Context, fsys FS, root, pattern string, limit int) (string, error) {
+func (f *Family) glob(ctx context.Context, fsys fileSystem, root, pattern string, limit int) (string, error) {
 	type hit struct {
 		p   string
 		mod time.Time
@@ -218,7 +218,7 @@ var errTooMany = errors.New("files: too many entries")
 // errEnough stops a walk once the result cap is reached.
 var errEnough = errors.New("files: enough results")
 
-func (f *Family) grep(ctx context.Context, fsys FS, root string, re *regexp.Regexp, a searchArgs, limit int) (string, error) {
+func (f *Family) grep(ctx context.Context, fsys fileSystem, root string, re *regexp.Regexp, a searchArgs, limit int) (string, error) {
 	var sb strings.Builder
 	matches, files := 0, 0
 	err := walk(ctx, fsys, root, func(p string, fi fs.FileInfo) error {
@@ -260,7 +260,7 @@ func (f *Family) grep(ctx context.Context, fsys FS, root string, re *regexp.Rege
 
 // grepFile appends the matches of one file, with context lines, and
 // returns how many it found (at most limit). Binary files are skipped.
-func grepFile(ctx context.Context, fsys FS, p string, re *regexp.Regexp, context, limit int, sb *strings.Builder) (int, error) {
+func grepFile(ctx context.Context, fsys fileSystem, p string, re *regexp.Regexp, context, limit int, sb *strings.Builder) (int, error) {
 	fl, err := fsys.Open(p)
 	if err != nil {
 		return 0, err

@@ -78,7 +78,7 @@ func (s *sftpFS) resolve(name string, follow bool) (string, error) {
 	}
 	root, ok := rootOf(s.roots, name)
 	if !ok {
-		return "", &fs.PathError{Op: "resolve", Path: name, Err: ErrOutsideRoot}
+		return "", &fs.PathError{Op: "resolve", Path: name, Err: errOutsideRoot}
 	}
 	cur, err := s.realRoot(root)
 	if err != nil {
@@ -91,7 +91,7 @@ func (s *sftpFS) resolve(name string, follow bool) (string, error) {
 		if c == ".." {
 			cur = path.Dir(cur)
 			if _, ok := s.inRoots(cur); !ok {
-				return "", &fs.PathError{Op: "resolve", Path: name, Err: ErrOutsideRoot}
+				return "", &fs.PathError{Op: "resolve", Path: name, Err: errOutsideRoot}
 			}
 			continue
 		}
@@ -124,7 +124,7 @@ func (s *sftpFS) resolve(name string, follow bool) (string, error) {
 		r, ok := s.inRoots(target)
 		if !ok {
 			return "", &fs.PathError{Op: "resolve", Path: name,
-				Err: fmt.Errorf("%w: the symbolic link %s leads to %s", ErrOutsideRoot, next, target)}
+				Err: fmt.Errorf("%w: the symbolic link %s leads to %s", errOutsideRoot, next, target)}
 		}
 		comps = append(splitPath(relTo(target, r)), comps[i+1:]...)
 		cur, i = r, -1
@@ -139,7 +139,7 @@ func splitPath(rel string) []string {
 	return strings.Split(rel, "/")
 }
 
-func (s *sftpFS) Open(name string) (File, error) {
+func (s *sftpFS) Open(name string) (openFile, error) {
 	p, err := s.resolve(name, true)
 	if err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func (s *sftpFS) Open(name string) (File, error) {
 	return s.c.Open(p)
 }
 
-func (s *sftpFS) Create(name string, perm fs.FileMode) (File, error) {
+func (s *sftpFS) Create(name string, perm fs.FileMode) (openFile, error) {
 	p, err := s.resolve(name, false)
 	if err != nil {
 		return nil, err

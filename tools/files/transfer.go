@@ -168,7 +168,7 @@ func (f *Family) bulkFileTransfer(ctx context.Context, call *rigout.Call) (*mcp.
 }
 
 // transferTree copies src (a file, or a directory tree) to dst.
-func (f *Family) transferTree(ctx context.Context, sfs, dfs FS, src, dst string, fi fs.FileInfo, sync, verify bool, st *transferStats) error {
+func (f *Family) transferTree(ctx context.Context, sfs, dfs fileSystem, src, dst string, fi fs.FileInfo, sync, verify bool, st *transferStats) error {
 	if !fi.IsDir() {
 		return f.transferFile(sfs, dfs, src, dst, fi, sync, verify, st)
 	}
@@ -185,7 +185,7 @@ func (f *Family) transferTree(ctx context.Context, sfs, dfs FS, src, dst string,
 	})
 }
 
-func (f *Family) transferFile(sfs, dfs FS, src, dst string, fi fs.FileInfo, sync, verify bool, st *transferStats) error {
+func (f *Family) transferFile(sfs, dfs fileSystem, src, dst string, fi fs.FileInfo, sync, verify bool, st *transferStats) error {
 	if sync {
 		// Unchanged: same size and modification time, to the second (what
 		// SFTP carries), as sync sets it.

@@ -11,7 +11,7 @@ import (
 )
 
 // mkdirAll creates p and any missing parents, as os.MkdirAll.
-func mkdirAll(fsys FS, p string, perm fs.FileMode) error {
+func mkdirAll(fsys fileSystem, p string, perm fs.FileMode) error {
 	fi, err := fsys.Stat(p)
 	if err == nil {
 		if fi.IsDir() {
@@ -43,7 +43,7 @@ type walkFunc func(p string, fi fs.FileInfo) error
 
 // walk visits root and, if it is a directory, everything below it in
 // lexical order, never following symbolic links. It stops when ctx ends.
-func walk(ctx context.Context, fsys FS, root string, fn walkFunc) error {
+func walk(ctx context.Context, fsys fileSystem, root string, fn walkFunc) error {
 	fi, err := fsys.Lstat(root)
 	if err != nil {
 		return err
@@ -51,7 +51,7 @@ func walk(ctx context.Context, fsys FS, root string, fn walkFunc) error {
 	return walkAt(ctx, fsys, root, fi, 0, fn)
 }
 
-func walkAt(ctx context.Context, fsys FS, p string, fi fs.FileInfo, depth int, fn walkFunc) error {
+func walkAt(ctx context.Context, fsys fileSystem, p string, fi fs.FileInfo, depth int, fn walkFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func walkAt(ctx context.Context, fsys FS, p string, fi fs.FileInfo, depth int, f
 		return nil
 	}
 	entries, err := fsys.ReadDir(p)
-	if errors.Is(err, ErrHidden) && depth > 0 {
+	if errors.Is(err, errHidden) && depth > 0 {
 		return nil // searched past, as if it were not there
 	}
 	if err != nil {
@@ -82,7 +82,7 @@ func walkAt(ctx context.Context, fsys FS, p string, fi fs.FileInfo, depth int, f
 
 // removeAll removes p and everything below it, links as links; it
 // returns how many entries it removed.
-func removeAll(ctx context.Context, fsys FS, p string) (int, error) {
+func removeAll(ctx context.Context, fsys fileSystem, p string) (int, error) {
 	fi, err := fsys.Lstat(p)
 	if err != nil {
 		return 0, err
