@@ -24,7 +24,9 @@ var benchSize = flag.Int64("files.size", 1<<30, "bytes transferred by BenchmarkT
 // -files.size bytes (default 1 GiB) over loopback to the real sshd,
 // through bulk_file_transfer (verify on, the default, and off) and
 // through OpenSSH's sftp(1), interleaved round by round in one run. It
-// reports each side's median throughput and the ratios rigout/OpenSSH,
+// reports each side's median throughput and the ratios rigout/OpenSSH
+// (and rigout's host-to-host copy, sftp1 to sftp1, which OpenSSH's sftp
+// cannot do),
 // and the highest live heap seen during rigout's transfers (sampled
 // every 20 ms; it stays bounded whatever the size).
 //
@@ -108,6 +110,7 @@ func BenchmarkTransferVsOpenSSH(b *testing.B) {
 			times["rigout download"] = append(times["rigout download"], mine(map[string]any{"action": "download", "source": remote, "destination": back, "source_host": "sftp1"}))
 			times["rigout download, no verify"] = append(times["rigout download, no verify"], mine(map[string]any{"action": "download", "source": remote, "destination": back, "source_host": "sftp1", "verify": false}))
 			times["openssh download"] = append(times["openssh download"], openssh(fmt.Sprintf("get %s %s\n", remote, back)))
+			times["rigout host-to-host"] = append(times["rigout host-to-host"], mine(map[string]any{"action": "copy", "source": remote, "destination": back, "source_host": "sftp1", "destination_host": "sftp1"}))
 		}
 	}
 	mbps := func(k string) float64 {
@@ -115,7 +118,7 @@ func BenchmarkTransferVsOpenSSH(b *testing.B) {
 		slices.Sort(ds)
 		return float64(*benchSize) / ds[len(ds)/2].Seconds() / 1e6
 	}
-	for _, k := range []string{"rigout upload", "rigout upload, no verify", "openssh upload", "rigout download", "rigout download, no verify", "openssh download"} {
+	for _, k := range []string{"rigout upload", "rigout upload, no verify", "openssh upload", "rigout download", "rigout download, no verify", "openssh download", "rigout host-to-host"} {
 		b.ReportMetric(mbps(k), strings.ReplaceAll(k, " ", "_")+"_MB/s")
 	}
 	b.ReportMetric(mbps("rigout upload")/mbps("openssh upload"), "upload_ratio")
