@@ -139,14 +139,25 @@ func publish(fsys fileSystem, p string, content io.Reader, o publishOptions) (pu
 		}
 	}()
 	cw := &countingWriter{h: sha256.New(), progress: o.progress}
-	if err := copyInto(f, content, o, cw); err != nil {
+	verified := false
+	if wa, ok := f.(io.WriterAt); ok && o.verify && o.concurrency > 0 && o.prefix == nil {
+		// Over SFTP: read each segment back while the next one uploads.
+		got, err := uploadVerified(wa, f, content, cw)
+		if err != nil {
+			return res, err
+		}
+		if want := hex.EncodeToString(cw.h.Sum(nil)); got != want {
+			return res, fmt.Errorf("verification failed: %s holds sha256 %s after writing %s; nothing was published", tmp, got, want)
+		}
+		verified = true
+	} else if err := copyInto(f, content, o, cw); err != nil {
 		return res, err
 	}
 	if err := f.Sync(); err != nil {
 		return res, fmt.Errorf("sync %s: %w", tmp, err)
 	}
 	sum := hex.EncodeToString(cw.h.Sum(nil))
-	if o.verify {
+	if o.verify && !verified {
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return res, err
 		}
@@ -212,6 +223,69 @@ func copyInto(f openFile, content io.Reader, o publishOptions, cw *countingWrite
 	}
 	_, err := cf.ReadFromWithConcurrency(io.TeeReader(src, cw), o.concurrency)
 	return err
+}
+
+// verifySegment is how much an SFTP upload writes before reading it back.
+const verifySegment = 8 << 20
+
+// uploadVerified streams content into w in segments, each written with
+// pipelined requests (WriteAt), and reads every written segment back from
+// r on another goroutine while the next one uploads, so the verification
+// uses the connection's other direction instead of a second pass. It
+// returns the hex SHA-256 of what it read back.
+func uploadVerified(w io.WriterAt, r io.ReaderAt, content io.Reader, cw *countingWriter) (string, error) {
+	type segment struct {
+		off int64
+		n   int
+	}
+	segs := make(chan segment, 1)
+	result := make(chan error, 1)
+	vh := sha256.New()
+	go func() {
+		buf := make([]byte, verifySegment)
+		var err error
+		for s := range segs {
+			if err != nil {
+				continue // drain
+			}
+			if _, rerr := r.ReadAt(buf[:s.n], s.off); rerr != nil && rerr != io.EOF {
+				err = fmt.Errorf("verify: %w", rerr)
+				continue
+			}
+			vh.Write(buf[:s.n])
+		}
+		result <- err
+	}()
+	buf := make([]byte, verifySegment)
+	var off int64
+	var werr error
+	for {
+		n, err := io.ReadFull(content, buf)
+		if n > 0 {
+			cw.Write(buf[:n])
+			if _, werr = w.WriteAt(buf[:n], off); werr != nil {
+				break
+			}
+			segs <- segment{off, n}
+			off += int64(n)
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			werr = err
+			break
+		}
+	}
+	close(segs)
+	verr := <-result
+	if werr != nil {
+		return "", werr
+	}
+	if verr != nil {
+		return "", verr
+	}
+	return hex.EncodeToString(vh.Sum(nil)), nil
 }
 
 // onlyWriter hides a file's other methods, so io.Copy streams through a
