@@ -79,8 +79,15 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 	e.StdoutBytes, e.StderrBytes = o.StdoutBytes, o.StderrBytes
 	e.Truncated = o.Truncated
 	e.Error = g.redact(o.Error)
-	if o.Unsandboxed != "" {
-		e.Detail = DetailJSON(map[string]string{"unsandboxed": o.Unsandboxed})
+	if o.Unsandboxed != "" || len(o.Detail) > 0 {
+		d := make(map[string]string, len(o.Detail)+1)
+		for k, v := range o.Detail {
+			d[k] = g.redact(v)
+		}
+		if o.Unsandboxed != "" {
+			d["unsandboxed"] = o.Unsandboxed
+		}
+		e.Detail = DetailJSON(d)
 	}
 	e.Duration = g.cfg.Now().Sub(call.Started)
 	if err := g.cfg.Audit.Record(context.WithoutCancel(ctx), e); err != nil {

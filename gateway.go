@@ -432,15 +432,15 @@ func execution(t *Tool) *mcp.ToolExecution {
 }
 
 func annotations(t *Tool) mcp.ToolAnnotation {
-	yes, no := true, false
-	a := mcp.ToolAnnotation{Title: t.Title, OpenWorldHint: &yes}
-	switch t.Risk {
-	case ReadOnly:
-		a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint = &yes, &no, &yes
-	case Mutating:
-		a.ReadOnlyHint, a.DestructiveHint = &no, &yes
-	default:
-		a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint = &no, &yes, &no
+	// Hints that equal the specification's defaults (destructive, not
+	// idempotent, open world) are left out: every byte of tools/list is
+	// paid in each conversation. readOnlyHint is always sent, since some
+	// clients decide what to auto-approve by it alone.
+	ro := t.Risk == ReadOnly
+	a := mcp.ToolAnnotation{Title: t.Title, ReadOnlyHint: &ro}
+	if ro {
+		yes := true
+		a.IdempotentHint = &yes
 	}
 	return a
 }

@@ -254,3 +254,35 @@ func TestToolListStaysSmall(t *testing.T) {
 	}
 	t.Logf("tools/list: %d tools, %d bytes", len(l.Tools), len(b))
 }
+
+// TestAnnotationsFollowRisk: readOnlyHint always says the tool's class; a
+// read-only tool is also idempotent; hints equal to the specification's
+// defaults (destructive, not idempotent, open world) are left out.
+func TestAnnotationsFollowRisk(t *testing.T) {
+	handler := func(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
+		return rigout.TextResult("ok"), nil
+	}
+	var tools []rigout.Tool
+	for name, risk := range map[string]rigout.Risk{"look": rigout.ReadOnly, "change": rigout.Mutating, "run": rigout.Exec} {
+		tools = append(tools, rigout.Tool{Name: name, Description: name, Risk: risk, Handler: handler})
+	}
+	c := connect(t, newGateway(t, rigout.Config{Tools: tools}))
+	l, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"look":   `{"readOnlyHint":true,"idempotentHint":true}`,
+		"change": `{"readOnlyHint":false}`,
+		"run":    `{"readOnlyHint":false}`,
+	}
+	for _, tool := range l.Tools {
+		b, err := json.Marshal(tool.Annotations)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != want[tool.Name] {
+			t.Errorf("%s: annotations %s, want %s", tool.Name, b, want[tool.Name])
+		}
+	}
+}

@@ -302,6 +302,10 @@ type Outcome struct {
 	// Error is the error text the caller saw; the ledger stores it
 	// redacted.
 	Error string
+	// Detail holds facts a tool adds for the ledger's detail column, such
+	// as the paths a file tool touched and a transfer's hashes and byte
+	// counts. The ledger stores them as JSON, redacted.
+	Detail map[string]string
 }
 
 // TextResult returns a successful result holding one text block.

@@ -88,6 +88,7 @@ type conn struct {
 	// closers are closed after client: jump-host clients, a proxy command.
 	closers     []io.Closer
 	fingerprint string
+	sftp        sftpSlot // the SFTP client, opened on first use (sftp.go)
 	keepalive   time.Duration
 	keepaliveN  int
 
@@ -237,6 +238,7 @@ func (c *conn) lost() error {
 
 func (c *conn) closeTransport() {
 	c.client.Close()
+	c.sftp.close()
 	for i := len(c.closers) - 1; i >= 0; i-- {
 		c.closers[i].Close()
 	}

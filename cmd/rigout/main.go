@@ -387,13 +387,18 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 		a.Close()
 		return nil, err
 	}
+	ff, err := c.filesFamily(a.router, g)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
 	tt, ti, err := c.terminals(a, g)
 	if err != nil {
 		a.Close()
 		return nil, err
 	}
-	tools := append(append(sh.Tools(), pf.Tools()...), tt...)
-	instructions := append([]string{"rigout runs commands for you on this machine.", sh.Instructions()}, ti...)
+	tools := append(append(append(sh.Tools(), pf.Tools()...), ff.Tools()...), tt...)
+	instructions := append([]string{"rigout runs commands for you on this machine.", sh.Instructions(), ff.Instructions()}, ti...)
 	instructions = append(instructions, "Containment: "+a.containment()+".")
 	st, si, err := c.systools(local, a.router, g, a.processes)
 	if err != nil {

@@ -14,14 +14,14 @@ import (
 
 // fileFamilies is the configuration file's "tool_families" section: which
 // of the optional tool families are served. system (system_monitoring,
-// get_hardware_info) is on unless set to false; docker
-// (docker_operations) and packages (install_software, environment_setup)
-// are off unless set to true, which keeps the default tools/list under
-// its 10 KiB budget.
+// get_hardware_info), docker (docker_operations) and packages
+// (install_software, environment_setup) are off unless set to true, which
+// keeps the default tools/list (commands, processes, files, terminals,
+// hosts, activity) under its 10 KiB budget.
 type fileFamilies struct {
-	System   *bool `json:"system"`
-	Docker   bool  `json:"docker"`
-	Packages bool  `json:"packages"`
+	System   bool `json:"system"`
+	Docker   bool `json:"docker"`
+	Packages bool `json:"packages"`
 	// PipOptions are given to every pip install before the package names:
 	// a mirror ("--index-url", URL) or local wheels ("--no-index",
 	// "--find-links", DIR).
@@ -31,11 +31,11 @@ type fileFamilies struct {
 // familyFlags are the flags that turn the optional families on and off;
 // they win over the file.
 type familyFlags struct {
-	noSystem, docker, packages bool
+	system, docker, packages bool
 }
 
 func (f *familyFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&f.noSystem, "no-system-tools", false, "do not serve system_monitoring and get_hardware_info")
+	fs.BoolVar(&f.system, "enable-system-tools", false, "serve system_monitoring and get_hardware_info (off by default; config tool_families.system)")
 	fs.BoolVar(&f.docker, "enable-docker", false, "serve docker_operations (off by default; config tool_families.docker)")
 	fs.BoolVar(&f.packages, "enable-packages", false, "serve install_software and environment_setup (off by default; config tool_families.packages)")
 }
@@ -46,7 +46,7 @@ func (c *common) systools(local *exec.Local, router *exec.Router, g *gate.Gate, 
 	ff := c.file.Families
 	var tools []rigout.Tool
 	var instructions []string
-	if (ff.System == nil || *ff.System) && !c.families.noSystem {
+	if ff.System || c.families.system {
 		sf, err := system.New(system.Config{Local: local, Router: router, Gate: g})
 		if err != nil {
 			return nil, nil, err

@@ -81,8 +81,8 @@ func (f *Family) Instructions() string {
 	return "manage_hosts lists the SSH hosts, tests and describes them."
 }
 
-const manageHostsDescription = "SSH hosts: list them, test or describe one (route, reachability, the ssh command a person would paste), " +
-	"add or remove a configured host (for this run, or saved if the operator turned that on), or trust a host key after checking its fingerprint."
+const manageHostsDescription = "SSH hosts: list, test or describe one (route, reachability, the ssh command to paste), " +
+	"add or remove one, or trust a host key after checking its fingerprint."
 
 var manageHostsInput = json.RawMessage(`{
   "type": "object",
@@ -95,7 +95,7 @@ var manageHostsInput = json.RawMessage(`{
     "key": {"type": "string", "description": "add: private key file."},
     "proxy_jump": {"type": "string", "description": "add: jump hosts, as ssh -J takes them."},
     "labels": {"type": "array", "items": {"type": "string"}, "description": "add: labels for fan-out selectors."},
-    "fingerprint": {"type": "string", "description": "trust: the SHA256:… fingerprint you verified; without it, trust only shows the key."}
+    "fingerprint": {"type": "string", "description": "trust: the SHA256:… fingerprint you verified (without: show the key)."}
   },
   "required": ["action"],
   "additionalProperties": false

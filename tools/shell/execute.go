@@ -17,16 +17,16 @@ import (
 
 const executeCommandDescription = "Run a command and return its exit code, stdout and stderr. " +
 	"Give `command` (a bash command line) or `argv` (exact arguments, no shell). " +
-	"Output is capped per stream (head and tail kept). Destructive commands are refused by policy."
+	"Output is capped (head and tail kept); destructive commands are refused."
 
 var executeCommandInput = json.RawMessage(`{
   "type": "object",
   "properties": {
     "command": {"type": "string", "minLength": 1, "description": "Shell command line, run by bash -c."},
-    "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "Exact argument vector, run without a shell. Use instead of command."},
+    "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "Exact arguments, no shell; instead of command."},
     "host": {"type": "string", "description": "Where to run: local (default), an SSH alias, user@host, or auto."},
-    "hosts": {"type": ["array", "string"], "items": {"type": "string"}, "description": "Run on several hosts at once: a list of hosts, or a label selector such as \"web,env=prod\". Use instead of host."},
-    "working_directory": {"type": "string", "description": "Working directory; ~ is the home directory."},
+    "hosts": {"type": ["array", "string"], "items": {"type": "string"}, "description": "Several hosts at once: a list, or a label selector such as \"web,env=prod\"."},
+    "working_directory": {"type": "string", "description": "~ is the home directory."},
     "environment": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Extra environment variables."},
     "stdin": {"type": "string", "description": "Text fed to standard input."},
     "timeout": {"type": "integer", "minimum": 1, "description": "Seconds before the command is killed. Default 30."},
@@ -36,6 +36,10 @@ var executeCommandInput = json.RawMessage(`{
   "additionalProperties": false
 }`)
 
+// executeCommandOutput names the fields a program reads most; the
+// structuredContent has more (byte counts, dropped bytes, why a command ran
+// unsandboxed, leftovers killed, the next call), which the schema allows
+// without listing, to keep tools/list small.
 var executeCommandOutput = json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -47,25 +51,17 @@ var executeCommandOutput = json.RawMessage(`{
     "duration_ms": {"type": "integer"},
     "stdout": {"type": "string"},
     "stderr": {"type": "string"},
-    "stdout_bytes": {"type": "integer"},
-    "stderr_bytes": {"type": "integer"},
-    "stdout_dropped": {"type": "integer"},
-    "stderr_dropped": {"type": "integer"},
     "error": {"type": "string"},
-    "sandboxed": {"type": "boolean", "description": "Whether the command ran in the kernel sandbox."},
-    "unsandboxed": {"type": "string", "description": "Why not: sudo, no Landlock, or a remote host (the far side runs no sandbox)."},
-    "orphans_killed": {"type": "integer"},
-    "process_id": {"type": "string", "description": "Set when the command still runs in the background."},
+    "sandboxed": {"type": "boolean"},
+    "process_id": {"type": "string"},
     "running": {"type": "boolean"},
-    "next_call": {"type": "string"},
-    "note": {"type": "string"},
-    "results": {"type": "array", "description": "One entry per host of a fan-out.", "items": {"type": "object"}}
+    "results": {"type": "array", "items": {"type": "object"}}
   }
 }`)
 
 // waitSecondsProperty is the input property execute_command has when the
 // family hands long commands off (Config.Processes).
-const waitSecondsProperty = `"wait_seconds": {"type": "integer", "minimum": 0, "description": "Seconds to wait before a still-running command becomes a background process (see process). Default 20; 0 returns at once."},
+const waitSecondsProperty = `"wait_seconds": {"type": "integer", "minimum": 0, "description": "Seconds before a still-running command becomes a background process (see process). Default 20."},
     `
 
 // ExecuteCommand returns the execute_command tool, for an embedder that

@@ -153,7 +153,7 @@ var executeInput = json.RawMessage(`{
   "properties": {
     "session_id": {"type": "string"},
     "command": {"type": "string", "description": "Command line for the session's bash. Empty: wait for the running one."},
-    "timeout": {"type": "integer", "minimum": 1, "description": "Seconds to wait; default 30. The command runs on after it."},
+    "timeout": {"type": "integer", "minimum": 1, "description": "Seconds to wait (30); the command runs on after."},
     "interrupt": {"type": "boolean", "description": "Send Ctrl-C first."},
     "send_keys": {"type": "boolean", "description": "Type command as-is into the running program (no policy check)."},
     "use_sudo": {"type": "boolean", "description": "Run through sudo -n."},

@@ -1,0 +1,19 @@
+package main
+
+import (
+	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/gate"
+	"github.com/rigout/rigout/tools/files"
+)
+
+// filesFamily builds file_operations, search_files and bulk_file_transfer:
+// on this machine and, with SSH on, over SFTP on the router's pooled
+// connections; mutating actions judged by the command policy (g); the
+// state directory out of their reach.
+func (c *common) filesFamily(router *exec.Router, g *gate.Gate) (*files.Family, error) {
+	cfg := files.Config{Router: router, Gate: g, WorkDir: c.workDir}
+	if c.dir != "" {
+		cfg.Hidden = []string{c.dir}
+	}
+	return files.New(cfg)
+}

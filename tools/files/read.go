@@ -1,0 +1,188 @@
+package files
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// sniffLen is how much of a file is examined to tell text from binary.
+const sniffLen = 8000
+
+// maxLineShown cuts very long lines in a read.
+const maxLineShown = 4000
+
+// binaryError means a file is not text.
+type binaryError struct {
+	Path string
+	Size int64
+}
+
+func (e *binaryError) Error() string {
+	return fmt.Sprintf("%s is a binary file (%d bytes); read shows text only. "+
+		"Use bulk_file_transfer (download) to copy it, stat for its size, mode and owner, or search_files to find text in other files", e.Path, e.Size)
+}
+
+// isBinary reports whether b, the start of a file, looks binary: a NUL
+// byte, or more than one byte in ten outside valid UTF-8.
+func isBinary(b []byte) bool {
+	if bytes.IndexByte(b, 0) >= 0 {
+		return true
+	}
+	bad := 0
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			if len(b)-i < utf8.UTFMax && !utf8.FullRune(b[i:]) {
+				break // a rune cut by the sniff window
+			}
+			bad++
+		}
+		i += n
+	}
+	return bad*10 > len(b)
+}
+
+// readResult is what read produced.
+type readResult struct {
+	text      string // numbered lines
+	first     int    // first line number shown (negative for a tail)
+	lines     int    // lines shown
+	more      bool   // lines follow the last shown
+	truncated bool   // the byte cap cut the output
+}
+
+// readLines reads lines offset (1-based) through offset+limit-1, numbered,
+// at most maxBytes of output, streaming: a file costs what it takes to
+// reach the lines shown.
+func readLines(r io.Reader, offset, limit, maxBytes int) (res readResult, err error) {
+	res.first = offset
+	br := bufio.NewReaderSize(r, 64<<10)
+	var sb strings.Builder
+	defer func() { res.text = sb.String() }()
+	line := 0
+	for {
+		b, err := br.ReadSlice('\n')
+		long := false
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: keep its start, skip the rest.
+			b = append([]byte(nil), b[:maxLineShown]...)
+			long = true
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+		}
+		if len(b) == 0 && err != nil {
+			if err == io.EOF {
+				return res, nil
+			}
+			return res, err
+		}
+		line++
+		if line < offset {
+			if err == io.EOF {
+				return res, nil
+			}
+			continue
+		}
+		if res.lines == limit {
+			res.more = true
+			return res, nil
+		}
+		text := strings.TrimRight(string(b), "\n")
+		text = strings.TrimSuffix(text, "\r")
+		if len(text) > maxLineShown || long {
+			cut := min(len(text), maxLineShown)
+			for cut > 0 && !utf8.RuneStart(text[cut]) && cut < len(text) {
+				cut--
+			}
+			text = text[:cut] + " … [line cut]"
+		}
+		entry := fmt.Sprintf("%6d\t%s\n", line, text)
+		if sb.Len()+len(entry) > maxBytes {
+			res.truncated, res.more = true, true
+			break
+		}
+		sb.WriteString(entry)
+		res.lines++
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// tailLines returns the last n lines of the size-byte file r, reading
+// backwards from the end in chunks, so a multi-gigabyte log costs what its
+// tail costs. At most maxBytes are read.
+func tailLines(r io.ReaderAt, size int64, n, maxBytes int) (readResult, []byte, error) {
+	const chunk = 64 << 10
+	var buf []byte
+	end := size
+	newlines := 0
+	truncated := false
+	for end > 0 {
+		start := max(end-chunk, 0)
+		b := make([]byte, end-start)
+		if _, err := r.ReadAt(b, start); err != nil && err != io.EOF {
+			return readResult{}, nil, err
+		}
+		buf = append(b, buf...)
+		end = start
+		// Count the line breaks, not counting one that ends the file.
+		newlines = bytes.Count(buf, []byte{'\n'})
+		if len(buf) > 0 && buf[len(buf)-1] == '\n' {
+			newlines--
+		}
+		if newlines >= n {
+			break
+		}
+		if len(buf) >= maxBytes {
+			truncated = true
+			break
+		}
+	}
+	text := strings.TrimSuffix(string(buf), "\n")
+	lines := strings.Split(text, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	} else if end > 0 && len(lines) > 1 {
+		lines = lines[1:] // the first is cut by the byte cap
+	}
+	raw := []byte(strings.Join(lines, "\n"))
+	res := readResult{first: -len(lines), truncated: truncated, more: end > 0}
+	// Keep the last lines that fit in maxBytes.
+	entries := make([]string, 0, len(lines))
+	total := 0
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSuffix(lines[i], "\r")
+		if len(l) > maxLineShown {
+			l = l[:maxLineShown] + " … [line cut]"
+		}
+		entry := fmt.Sprintf("%6d\t%s\n", i-len(lines), l)
+		if total+len(entry) > maxBytes {
+			res.truncated, res.more = true, true
+			break
+		}
+		total += len(entry)
+		entries = append(entries, entry)
+	}
+	slices.Reverse(entries)
+	res.lines = len(entries)
+	res.first = -len(entries)
+	var sb strings.Builder
+	sb.Grow(total)
+	for _, e := range entries {
+		sb.WriteString(e)
+	}
+	res.text = sb.String()
+	return res, raw, nil
+}
