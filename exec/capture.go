@@ -13,7 +13,7 @@ type capture struct {
 	max      int
 	stream   Stream
 	onOutput func(Stream, []byte)
-	bufs     *sync.Pool // of *[]byte copy buffers, shared by a runner's captures; may be nil
+	bufs     *sync.Pool     // of *[]byte copy buffers, shared by a runner's captures; may be nil
 	in       io.WriteCloser // Command.Scrub's filter in front of store; may be nil
 	closeIn  sync.Once
 

@@ -297,7 +297,7 @@ const secretsPrefix = "rigout_nl='\n' && IFS= read -r rigout_env && eval \"$rigo
 
 // secretsLine is the line of standard input that carries secrets: one
 // export of every variable, each value single-quoted, a quote written
-// '\'' and a newline '"$rigout_nl"', so that the line holds no newline
+// '\” and a newline '"$rigout_nl"', so that the line holds no newline
 // before its end.
 func secretsLine(secrets map[string]string) string {
 	keys := make([]string, 0, len(secrets))
