@@ -79,8 +79,19 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 	e.StdoutBytes, e.StderrBytes = o.StdoutBytes, o.StderrBytes
 	e.Truncated = o.Truncated
 	e.Error = g.redact(o.Error)
-	if o.Unsandboxed != "" {
-		e.Detail = DetailJSON(map[string]string{"unsandboxed": o.Unsandboxed})
+	if o.Unsandboxed != "" || len(o.Detail) > 0 {
+		d := map[string]string{"unsandboxed": o.Unsandboxed}
+		cs := call.maskSet()
+		for k, v := range o.Detail {
+			if k != "unsandboxed" {
+				v = g.redact(v)
+				if cs != nil {
+					v = cs.Redact(v)
+				}
+				d[k] = v
+			}
+		}
+		e.Detail = DetailJSON(d)
 	}
 	e.Duration = g.cfg.Now().Sub(call.Started)
 	if err := g.cfg.Audit.Record(context.WithoutCancel(ctx), e); err != nil {
