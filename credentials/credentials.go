@@ -444,3 +444,16 @@ func (l *limited) Write(p []byte) (int, error) {
 	}
 	return l.b.Write(p)
 }
+
+// AllowTool is Allow without a host: for a tool that reaches none, such
+// as the credentials tool's get.
+func (s *Store) AllowTool(aliasName, tool string) error {
+	a, ok := s.aliases[aliasName]
+	if !ok {
+		return fmt.Errorf("%w %q", ErrUnknownAlias, aliasName)
+	}
+	if !matchAny(a.spec.Tools, tool, false) {
+		return &DeniedError{Alias: aliasName, Tool: tool}
+	}
+	return nil
+}
