@@ -74,8 +74,10 @@ func TestRevealSecretsScope(t *testing.T) {
 		t.Fatal("FullScopes includes reveal_secrets")
 	}
 	tool := rigout.Tool{Name: "peek", Description: "Reveals.", Risk: rigout.ReadOnly,
-		Needs:   []rigout.Need{{Capability: rigout.RevealSecrets}},
-		Handler: func(context.Context, *rigout.Call) (*mcp.CallToolResult, error) { return rigout.TextResult("shown"), nil }}
+		Needs: []rigout.Need{{Capability: rigout.RevealSecrets}},
+		Handler: func(context.Context, *rigout.Call) (*mcp.CallToolResult, error) {
+			return rigout.TextResult("shown"), nil
+		}}
 	for _, sc := range []auth.Scopes{auth.FullScopes(), s} {
 		p := auth.Principal{Name: "p", Scopes: sc}
 		res := callTool(t, connect(t, newGateway(t, rigout.Config{Principal: &p, Tools: []rigout.Tool{tool}})), "peek", nil)
