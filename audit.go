@@ -81,8 +81,13 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 	e.Error = g.redact(o.Error)
 	if o.Unsandboxed != "" || len(o.Detail) > 0 {
 		d := make(map[string]string, len(o.Detail)+1)
+		cs := call.maskSet()
 		for k, v := range o.Detail {
-			d[k] = g.redact(v)
+			v = g.redact(v)
+			if cs != nil {
+				v = cs.Redact(v)
+			}
+			d[k] = v
 		}
 		if o.Unsandboxed != "" {
 			d["unsandboxed"] = o.Unsandboxed

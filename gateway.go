@@ -373,7 +373,7 @@ func (t *Tool) checkDeclarations() error {
 		}
 	}
 	for _, n := range t.Needs {
-		if _, ok := map[Capability]bool{Terminals: true, Bypass: true}[n.Capability]; !ok {
+		if _, ok := map[Capability]bool{Terminals: true, Bypass: true, RevealSecrets: true}[n.Capability]; !ok {
 			return fmt.Errorf("rigout: tool %s: unknown capability %d", t.Name, int(n.Capability))
 		}
 		if n.When != "" && !has(n.When) {

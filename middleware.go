@@ -36,7 +36,11 @@ func (g *Gateway) serve(ctx context.Context, call *Call, r *registered) (res *mc
 		if p := recover(); p != nil {
 			res = g.panicked(ctx, call, p)
 		}
-		res = g.mask(res)
+		res = g.mask(g.cfg.Secrets, res)
+		if cs := call.maskSet(); cs != nil {
+			res = g.mask(cs, res)
+			call.Outcome.Error = cs.Redact(call.Outcome.Error)
+		}
 		g.settle(call, res)
 		if g.cfg.Audit != nil {
 			if ack := g.recordDone(ctx, call); ack != nil {
@@ -139,7 +143,11 @@ func (g *Gateway) refusal(call *Call, err error) *mcp.CallToolResult {
 	default:
 		call.Outcome.Status = audit.StatusError
 	}
-	return ErrorResult("%s", g.redact(err.Error()))
+	msg := g.redact(err.Error())
+	if cs := call.maskSet(); cs != nil {
+		msg = cs.Redact(msg)
+	}
+	return ErrorResult("%s", msg)
 }
 
 // settle fills in the outcome's status and error from the result when the
@@ -194,10 +202,9 @@ func (g *Gateway) principalOf(ctx context.Context) auth.Principal {
 	return *g.cfg.Principal
 }
 
-// mask removes the gateway's known secrets from a result: every text
-// block, and every string in its structuredContent.
-func (g *Gateway) mask(res *mcp.CallToolResult) *mcp.CallToolResult {
-	set := g.cfg.Secrets
+// mask removes set's secrets from a result: every text block, and every
+// string in its structuredContent.
+func (g *Gateway) mask(set *redact.Set, res *mcp.CallToolResult) *mcp.CallToolResult {
 	if res == nil || set.Len() == 0 {
 		return res
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/redact"
 )
 
 // Risk classifies what a tool, or one action of a tool, can do. It drives
@@ -158,6 +160,9 @@ const (
 	// Bypass: skipping the command policy without asking a person
 	// (auth.Scopes.Bypass).
 	Bypass
+	// RevealSecrets: reading a credential's value
+	// (auth.Scopes.RevealSecrets).
+	RevealSecrets
 )
 
 func (c Capability) String() string {
@@ -166,6 +171,8 @@ func (c Capability) String() string {
 		return "terminals"
 	case Bypass:
 		return "bypass"
+	case RevealSecrets:
+		return "reveal_secrets"
 	}
 	return fmt.Sprintf("Capability(%d)", int(c))
 }
@@ -177,6 +184,8 @@ func (c Capability) require(s auth.Scopes) error {
 		return s.RequireTerminals()
 	case Bypass:
 		return s.RequireBypass()
+	case RevealSecrets:
+		return s.RequireRevealSecrets()
 	}
 	return fmt.Errorf("rigout: unknown capability %d", int(c))
 }
@@ -220,9 +229,43 @@ type Call struct {
 	unaudited bool         // the intent row could not be written; the call did not run
 	base      *audit.Event // what both ledger rows share, once computed
 
-	notified atomic.Bool    // the call sent notifications (see Notify)
+	notified atomic.Bool // the call sent notifications (see Notify)
+	secretMu sync.Mutex
+	secrets  *redact.Set    // values of this call to mask (see MaskSecrets)
 	argsErr  *ArgumentError // the arguments were not a JSON object
 	schema   *argSchema     // the tool's compiled input schema
+}
+
+// MaskSecrets adds values the call handles (a credential it injected into
+// a command) to the mask of this call: the result, its error and the
+// ledger's row are redacted of each, and of its encodings, as of the
+// gateway's own [Config.Secrets]. It returns an error wrapping
+// redact.ErrShortSecret, and adds nothing, if a value is too short to be
+// masked safely.
+func (c *Call) MaskSecrets(values ...string) error {
+	for _, v := range values {
+		if len(v) < redact.MinSecretLen {
+			return redact.ErrShortSecret
+		}
+	}
+	c.secretMu.Lock()
+	defer c.secretMu.Unlock()
+	if c.secrets == nil {
+		c.secrets = new(redact.Set)
+	}
+	for _, v := range values {
+		if err := c.secrets.Add(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maskSet returns the call's own secrets, or nil.
+func (c *Call) maskSet() *redact.Set {
+	c.secretMu.Lock()
+	defer c.secretMu.Unlock()
+	return c.secrets
 }
 
 // Principal returns who is making the call: the identity the transport
@@ -303,8 +346,9 @@ type Outcome struct {
 	// redacted.
 	Error string
 	// Detail holds facts a tool adds for the ledger's detail column, such
-	// as the paths a file tool touched and a transfer's hashes and byte
-	// counts. The ledger stores them as JSON, redacted.
+	// as the paths a file tool touched, a transfer's hashes and byte counts,
+	// or the credential aliases a call used — never a secret value. The
+	// ledger stores them as JSON, redacted.
 	Detail map[string]string
 }
 

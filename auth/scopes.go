@@ -31,6 +31,11 @@ type Scopes struct {
 	// Terminals allows opening persistent terminal sessions, whose input
 	// cannot be policy-checked line by line.
 	Terminals bool `json:"terminals,omitempty"`
+	// RevealSecrets allows reading a credential's value (the credentials
+	// tool's get). Off unless granted: FullScopes does not include it, and
+	// a token without it can still use credentials by reference, without
+	// seeing them.
+	RevealSecrets bool `json:"reveal_secrets,omitempty"`
 }
 
 // FullScopes returns scopes that allow everything: every tool and host, no
@@ -146,6 +151,15 @@ func (s Scopes) RequireTerminals() error {
 	return &ScopeError{Scope: "terminals", Reason: "this token may not open terminal sessions"}
 }
 
+// RequireRevealSecrets returns a [*ScopeError] naming "reveal_secrets"
+// when the token may not read credential values, else nil.
+func (s Scopes) RequireRevealSecrets() error {
+	if s.RevealSecrets {
+		return nil
+	}
+	return &ScopeError{Scope: "reveal_secrets", Reason: "revealing a credential's value needs a token with the reveal_secrets scope; this token does not have it (it may still use the credential by reference: secrets on execute_command)"}
+}
+
 // String renders s as an OAuth scope string: space-separated scope tokens
 // "tools:GLOB", "hosts:GLOB", "roots:PATH" (path-escaped), "read_only",
 // "bypass" and "terminals". [ParseScopes] reads it back.
@@ -169,6 +183,9 @@ func (s Scopes) String() string {
 	if s.Terminals {
 		parts = append(parts, "terminals")
 	}
+	if s.RevealSecrets {
+		parts = append(parts, "reveal_secrets")
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -183,6 +200,8 @@ func ParseScopes(v string) (Scopes, error) {
 			s.Bypass = true
 		case f == "terminals":
 			s.Terminals = true
+		case f == "reveal_secrets":
+			s.RevealSecrets = true
 		case strings.HasPrefix(f, "tools:"):
 			s.Tools = append(s.Tools, strings.TrimPrefix(f, "tools:"))
 		case strings.HasPrefix(f, "hosts:"):

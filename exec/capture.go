@@ -13,7 +13,9 @@ type capture struct {
 	max      int
 	stream   Stream
 	onOutput func(Stream, []byte)
-	bufs     *sync.Pool // of *[]byte copy buffers, shared by a runner's captures; may be nil
+	bufs     *sync.Pool     // of *[]byte copy buffers, shared by a runner's captures; may be nil
+	in       io.WriteCloser // Command.Scrub's filter in front of store; may be nil
+	closeIn  sync.Once
 
 	// mu protects the following.
 	mu    sync.Mutex
@@ -30,6 +32,21 @@ func newCapture(max int, stream Stream, onOutput func(Stream, []byte)) *capture 
 	}
 	return &capture{max: max, stream: stream, onOutput: onOutput}
 }
+
+// newCommandCapture returns the capture of one stream of cmd, behind
+// cmd.Scrub when it is set.
+func newCommandCapture(cmd *Command, stream Stream) *capture {
+	c := newCapture(cmd.MaxOutput, stream, cmd.OnOutput)
+	if cmd.Scrub != nil {
+		c.in = cmd.Scrub(storeWriter{c})
+	}
+	return c
+}
+
+// storeWriter is the capture's own store, the writer behind a Scrub filter.
+type storeWriter struct{ c *capture }
+
+func (w storeWriter) Write(p []byte) (int, error) { return w.c.store(p) }
 
 // copyBufSize is the size of the buffers ReadFrom copies through.
 const copyBufSize = 32 << 10
@@ -68,6 +85,15 @@ func (c *capture) ReadFrom(r io.Reader) (int64, error) {
 
 // Write never fails: output beyond the cap is counted and dropped.
 func (c *capture) Write(p []byte) (int, error) {
+	if c.in != nil {
+		c.in.Write(p)
+		return len(p), nil
+	}
+	return c.store(p)
+}
+
+// store keeps p, calling onOutput first.
+func (c *capture) store(p []byte) (int, error) {
 	n := len(p)
 	if c.onOutput != nil {
 		c.onOutput(c.stream, p)
@@ -131,8 +157,12 @@ func (c *capture) ringWrite(p []byte) {
 	}
 }
 
-// output returns what was kept.
+// output flushes the Scrub filter, if any, and returns what was kept. It
+// is called once the stream has ended.
 func (c *capture) output() Output {
+	if c.in != nil {
+		c.closeIn.Do(func() { c.in.Close() })
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.tail == nil {

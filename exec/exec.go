@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -45,6 +46,19 @@ type Command struct {
 	Dir string
 	// Env is merged over the runner's base environment.
 	Env map[string]string
+	// Secrets are environment variables whose values are secret, merged
+	// over Env (a name in both takes the Secrets value). Locally they
+	// reach the child's environment as Env does. Over SSH they are never
+	// put on the command line (which the server may log and any remote
+	// user may see in a process list): the line has the remote shell read
+	// one line of "export NAME='value'" from standard input with its
+	// built-ins, ahead of Stdin. A value may hold any byte but NUL.
+	Secrets map[string]string
+	// Scrub, if set, filters each output stream before OnOutput and the
+	// capture see it: the process writes to the writer Scrub returns,
+	// which is closed (to flush what it holds back) when the stream ends.
+	// (*redact.Set).Scrubber fits.
+	Scrub func(w io.Writer) io.WriteCloser
 	// Stdin is fed to the process. If nil, the process reads an empty input.
 	Stdin io.Reader
 	// Timeout bounds the run. If zero, only ctx bounds it.
@@ -73,6 +87,14 @@ func (c *Command) Validate() error {
 	for k := range c.Env {
 		if !validEnvName(k) {
 			return &EnvNameError{Name: k}
+		}
+	}
+	for k, v := range c.Secrets {
+		if !validEnvName(k) {
+			return &EnvNameError{Name: k}
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			return fmt.Errorf("exec: secret environment variable %s holds a NUL byte", k)
 		}
 	}
 	return nil

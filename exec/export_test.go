@@ -90,3 +90,6 @@ func UseMarkerTracking(l *Local) {
 	l.cgErr = errors.New("cgroups turned off by the test")
 	l.trackMu.Unlock()
 }
+
+// SecretsLine is secretsLine, for the tests.
+var SecretsLine = secretsLine

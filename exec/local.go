@@ -244,3 +244,19 @@ func signalName(s syscall.Signal) string {
 	}
 	return fmt.Sprintf("signal %d", int(s))
 }
+
+// mergeSecrets returns env with secrets over it, or env itself when there
+// are none.
+func mergeSecrets(env, secrets map[string]string) map[string]string {
+	if len(secrets) == 0 {
+		return env
+	}
+	out := make(map[string]string, len(env)+len(secrets))
+	for k, v := range env {
+		out[k] = v
+	}
+	for k, v := range secrets {
+		out[k] = v
+	}
+	return out
+}

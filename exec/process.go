@@ -111,10 +111,10 @@ func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File) (*Process
 		return nil, res, fmt.Errorf("exec: %w", err)
 	}
 
-	stdout := newCapture(cmd.MaxOutput, Stdout, cmd.OnOutput)
-	stderr := newCapture(cmd.MaxOutput, Stderr, cmd.OnOutput)
+	stdout := newCommandCapture(&cmd, Stdout)
+	stderr := newCommandCapture(&cmd, Stderr)
 	stdout.bufs, stderr.bufs = &l.bufs, &l.bufs
-	env := l.environ(cmd.Env, cmd.Dir)
+	env := l.environ(mergeSecrets(cmd.Env, cmd.Secrets), cmd.Dir)
 	newCmd := func(marker string) *osexec.Cmd {
 		e := env
 		if marker != "" {

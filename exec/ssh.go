@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -74,6 +75,13 @@ func (s *SSH) open(ctx context.Context, c *conn, line string, cmd Command, stdou
 		sess, err := c.client.NewSession()
 		if err == nil {
 			sess.Stdin = cmd.Stdin
+			if len(cmd.Secrets) > 0 {
+				in := []io.Reader{strings.NewReader(secretsLine(cmd.Secrets))}
+				if cmd.Stdin != nil {
+					in = append(in, cmd.Stdin)
+				}
+				sess.Stdin = io.MultiReader(in...)
+			}
 			sess.Stdout = stdout
 			sess.Stderr = stderr
 			if err = sess.Start(line); err != nil {
@@ -206,6 +214,11 @@ func RemoteCommandLine(cmd Command, shell string) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
+	if len(cmd.Secrets) > 0 {
+		// The values come on standard input (see secretsLine); read and
+		// export them with built-ins only, so that no value is in an argv.
+		b.WriteString(secretsPrefix)
+	}
 	q := func(s string) error {
 		v, err := quoteArg(s)
 		if err != nil {
@@ -232,9 +245,12 @@ func RemoteCommandLine(cmd Command, shell string) (string, error) {
 		b.WriteString(" && ")
 	}
 	if len(cmd.Env) > 0 {
+		// A name in Secrets takes the Secrets value (exported earlier).
 		keys := make([]string, 0, len(cmd.Env))
 		for k := range cmd.Env {
-			keys = append(keys, k)
+			if _, secret := cmd.Secrets[k]; !secret {
+				keys = append(keys, k)
+			}
 		}
 		slices.Sort(keys)
 		b.WriteString("export")
@@ -270,4 +286,32 @@ func RemoteCommandLine(cmd Command, shell string) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// secretsPrefix is what a command line with Command.Secrets starts with:
+// the remote shell reads one line from standard input and evaluates it.
+// read, eval, export and unset are built-ins: the values never appear in
+// a process's argv. rigout_nl holds the newline that values with one are
+// rebuilt with (see secretsLine).
+const secretsPrefix = "rigout_nl='\n' && IFS= read -r rigout_env && eval \"$rigout_env\" && unset rigout_env rigout_nl && "
+
+// secretsLine is the line of standard input that carries secrets: one
+// export of every variable, each value single-quoted, a quote written
+// '\” and a newline '"$rigout_nl"', so that the line holds no newline
+// before its end.
+func secretsLine(secrets map[string]string) string {
+	keys := make([]string, 0, len(secrets))
+	for k := range secrets {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.WriteString("export")
+	for _, k := range keys {
+		v := strings.ReplaceAll(secrets[k], "'", `'\''`)
+		v = strings.ReplaceAll(v, "\n", `'"$rigout_nl"'`)
+		b.WriteString(" " + k + "='" + v + "'")
+	}
+	b.WriteString("\n")
+	return b.String()
 }

@@ -118,8 +118,8 @@ func (s *SSH) launch(ctx context.Context, cmd Command) (*SSHProcess, Result, err
 		return nil, r, err
 	}
 
-	stdout := newCapture(cmd.MaxOutput, Stdout, cmd.OnOutput)
-	stderr := newCapture(cmd.MaxOutput, Stderr, cmd.OnOutput)
+	stdout := newCommandCapture(&cmd, Stdout)
+	stderr := newCommandCapture(&cmd, Stderr)
 	pids := newPIDFilter(stderr)
 	line = pidMarkerPrefix + line
 

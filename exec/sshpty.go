@@ -29,6 +29,10 @@ func (s *SSH) StartPTY(ctx context.Context, cmd Command, size PTYSize) (*PTY, er
 	if cmd.Stdin != nil {
 		return nil, ErrPTYStdin
 	}
+	if len(cmd.Secrets) > 0 {
+		// The line of secrets would go through the terminal, which echoes.
+		return nil, fmt.Errorf("exec: secrets cannot be passed to an SSH terminal (its input is echoed); use a command")
+	}
 	line, err := RemoteCommandLine(cmd, s.r.cfg.RemoteShell)
 	if err != nil {
 		return nil, err

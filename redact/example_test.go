@@ -3,6 +3,7 @@ package redact_test
 import (
 	"encoding/base64"
 	"fmt"
+	"os"
 
 	"github.com/rigout/rigout/redact"
 )
@@ -48,4 +49,13 @@ func ExampleSet_Add() {
 	// Output:
 	// redact: secret shorter than 8 bytes
 	// unlocked with ***
+}
+
+func ExampleSet_Scrubber() {
+	set, _ := redact.New("tr0ub4dor&3")
+	sc := set.Scrubber(os.Stdout)
+	sc.Write([]byte("the key is tr0ub"))
+	sc.Write([]byte("4dor&3, keep it\n"))
+	sc.Close()
+	// Output: the key is ***, keep it
 }

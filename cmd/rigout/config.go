@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/rigout/rigout/credentials"
 	"os"
 	"reflect"
 	"strconv"
@@ -45,6 +46,8 @@ type fileConfig struct {
 	RateLimit fileRateLimit `json:"rate_limit"`
 	// Families turns the optional tool families on and off (systools.go).
 	Families fileFamilies `json:"tool_families"`
+	// Credentials are aliases of credentials kept elsewhere (credentials.go).
+	Credentials map[string]credentials.Spec `json:"credentials"`
 }
 
 type fileRateLimit struct {

@@ -374,9 +374,15 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 		a.Close()
 		return nil, err
 	}
+	creds, err := c.credentialStore()
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
 	sh, err := shell.New(shell.Config{
 		Local: local, Router: a.router, Gate: g, Processes: a.processes,
 		WorkDir: c.workDir, DefaultTimeout: c.timeout, MaxOutput: c.maxOutput,
+		Credentials: creds,
 	})
 	if err != nil {
 		a.Close()
@@ -406,6 +412,12 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 		return nil, err
 	}
 	tools, instructions = append(tools, st...), append(instructions, si...)
+	ct, ci, err := credentialTools(creds)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	tools, instructions = append(tools, ct...), append(instructions, ci...)
 	if ledger != nil {
 		act, err := activity.New(activity.Config{Ledger: ledger})
 		if err != nil {

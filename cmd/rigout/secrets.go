@@ -89,6 +89,9 @@ func secretNames(args []string) map[string]bool {
 				names[t.Env] = true
 			}
 		}
+		for _, n := range f.credentialEnvNames() {
+			names[n] = true
+		}
 		if f.OAuth != nil {
 			for _, c := range f.OAuth.Clients {
 				if c.SecretEnv != "" {

@@ -81,6 +81,9 @@ func (f *Family) ExecuteCommand() rigout.Tool {
 		in = strings.Replace(in, `killed. Default 30."`, `killed. Default 30; none for a local command unless set."`, 1)
 		input = json.RawMessage(in)
 	}
+	if f.cfg.Credentials != nil {
+		input = json.RawMessage(strings.Replace(string(input), `"stdin"`, secretsProperty+`"stdin"`, 1))
+	}
 	return rigout.Tool{
 		Name:         "execute_command",
 		Description:  executeCommandDescription,
@@ -102,6 +105,7 @@ type executeArgs struct {
 	Host           string            `json:"host"`
 	Hosts          any               `json:"hosts"`
 	Environment    map[string]string `json:"environment"`
+	Secrets        map[string]string `json:"secrets"`
 	Stdin          *string           `json:"stdin"`
 	Timeout        int64             `json:"timeout"`
 	UseSudo        bool              `json:"use_sudo"`
@@ -182,6 +186,9 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 		cmd.Stdin = strings.NewReader(*a.Stdin)
 	}
 	check := gate.Command{Shell: a.Command, Argv: a.Argv, Env: a.Environment, Sudo: a.UseSudo, Bypass: a.BypassSecurity}
+	if res := f.injectSecrets(ctx, call, a.Secrets, a.Environment, &cmd, &check.Env); res != nil {
+		return res, nil
+	}
 	if p := f.newProgress(ctx, call); p != nil {
 		cmd.OnOutput = func(_ exec.Stream, b []byte) { p.output(len(b)) }
 		pctx, stop := context.WithCancel(ctx)

@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/sessions"
@@ -94,6 +95,13 @@ type Config struct {
 	// Wait is the default wait_seconds, with Processes. If zero,
 	// DefaultWait (20s), well under the 60s most clients give a call.
 	Wait time.Duration
+	// Credentials, if set, lets execute_command take `secrets`
+	// ({"ENV_NAME": "alias"}): each value is resolved from the store when
+	// the command runs, injected into its environment (over SSH through
+	// its standard input, never its command line), and masked from every
+	// output stream before the model, the ledger or a spool file sees it.
+	// If nil, the argument does not exist.
+	Credentials *credentials.Store
 	// Now returns the current time. If nil, time.Now.
 	Now func() time.Time
 }
