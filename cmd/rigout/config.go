@@ -45,6 +45,8 @@ type fileConfig struct {
 	RateLimit fileRateLimit `json:"rate_limit"`
 	// Families turns the optional tool families on and off (systools.go).
 	Families fileFamilies `json:"tool_families"`
+	// Downstream are downstream MCP servers by name (downstream.go).
+	Downstream map[string]fileDownstream `json:"downstream"`
 }
 
 type fileRateLimit struct {
