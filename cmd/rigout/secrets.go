@@ -96,7 +96,7 @@ func secretNames(args []string) map[string]bool {
 				}
 			}
 		}
-	for _, n := range f.downstreamTokenEnvs() {
+		for _, n := range f.downstreamTokenEnvs() {
 			names[n] = true
 		}
 	}
