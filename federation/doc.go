@@ -23,7 +23,9 @@ readOnlyHint is the downstream's claim, not the operator's — unless the
 server's ReadOnlyTools lists it. Progress the downstream reports reaches
 the caller's progress token; a caller's cancellation, or the server's call
 timeout, is sent downstream as notifications/cancelled (stdio) or by
-ending the request (HTTP).
+ending the request (HTTP). A downstream's question to the person (elicitation) is
+handed up as the call's input request and answered by replaying the call
+with the caller's answer.
 
 A downstream that hangs makes only its own calls time out; one that exits
 mid-call fails that call with a clear error and is restarted; one that

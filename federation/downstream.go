@@ -39,6 +39,7 @@ type downstream struct {
 	state     State
 	tools     int
 	restarts  int
+	protocol  string
 	lastErr   string
 	nextRetry time.Time
 	problems  []string
@@ -66,7 +67,7 @@ func (d *downstream) status() Status {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return Status{
-		Name: d.srv.Name, Transport: d.kind(), State: d.state, Tools: d.tools,
+		Name: d.srv.Name, Transport: d.kind(), Protocol: d.protocol, State: d.state, Tools: d.tools,
 		Restarts: d.restarts, LastError: d.lastErr, NextRetry: d.nextRetry,
 		Problems: append([]string(nil), d.problems...),
 	}
@@ -132,7 +133,10 @@ func (d *downstream) session(parent context.Context, ready func()) error {
 	if err := d.refresh(ctx, c); err != nil {
 		return err
 	}
-	d.set(func() { d.c, d.state, d.lastErr, d.nextRetry = c, Ready, "", time.Time{} })
+	d.set(func() {
+		d.c, d.state, d.lastErr, d.nextRetry = c, Ready, "", time.Time{}
+		d.protocol = c.ProtocolVersion()
+	})
 	ready()
 	refresh := time.NewTicker(d.f.cfg.Refresh)
 	defer refresh.Stop()
@@ -191,7 +195,7 @@ func (d *downstream) connect(ctx context.Context) (*client.Client, error) {
 		tr = transport.NewStdioWithOptions(d.srv.Command[0], nil, d.srv.Command[1:],
 			transport.WithCommandFunc(d.command), transport.WithCommandLogger(d.log))
 	}
-	c := client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	c := client.NewClient(tr, client.WithElicitationHandler(d))
 	// ctx outlives the call: a stdio transport's process lives as long as
 	// the context it is started with.
 	if err := c.Start(ctx); err != nil {
@@ -202,7 +206,7 @@ func (d *downstream) connect(ctx context.Context) (*client.Client, error) {
 	ictx, icancel := context.WithTimeout(ctx, d.f.cfg.ConnectTimeout)
 	defer icancel()
 	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "rigout-federation", Version: rigout.Version}
 	if _, err := c.Initialize(ictx, init); err != nil {
 		c.Close()

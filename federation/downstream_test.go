@@ -70,6 +70,18 @@ func newDownstreamServer(dir string) *server.MCPServer {
 			_ = os.WriteFile(filepath.Join(dir, "cancelled"), []byte("yes"), 0o600)
 			return nil, ctx.Err()
 		})
+	s.AddTool(mcp.NewTool("ask", mcp.WithDescription("Ask the person for a word.")),
+		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if ans := server.ElicitationResponse(r.Params.InputResponses, "word"); ans != nil {
+				m, _ := ans.Content.(map[string]any)
+				return mcp.NewToolResultText(fmt.Sprintf("%s:%v", ans.Action, m["word"])), nil
+			}
+			return server.NewInputRequestBuilder("").Elicit("word", mcp.ElicitationParams{
+				Message: "Which word?",
+				RequestedSchema: map[string]any{"type": "object",
+					"properties": map[string]any{"word": map[string]any{"type": "string"}}, "required": []string{"word"}},
+			}).ToolResult(), nil
+		})
 	s.AddTool(mcp.NewTool("hang", mcp.WithDescription("Never answer.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			select {}

@@ -265,6 +265,7 @@ const (
 type Status struct {
 	Name      string    `json:"name"`
 	Transport string    `json:"transport"`
+	Protocol  string    `json:"protocol,omitempty"` // the MCP revision negotiated
 	State     State     `json:"state"`
 	Tools     int       `json:"tools"`
 	Restarts  int       `json:"restarts"`

@@ -51,6 +51,7 @@ func start(t *testing.T, cfg rigout.Config, servers ...federation.Server) (*rigo
 		if s.State != federation.Ready {
 			t.Fatalf("downstream %s: %+v", s.Name, s)
 		}
+		t.Logf("downstream %s: %s, protocol %s", s.Name, s.Transport, s.Protocol)
 	}
 	return gw, fed
 }
@@ -249,7 +250,8 @@ func TestCrashMidCallRestarts(t *testing.T) {
 }
 
 func TestToolListChangeReachesClients(t *testing.T) {
-	gw, _ := start(t, rigout.Config{}, stdioServer("a", t.TempDir()))
+	web := federation.Server{Name: "web", URL: serveHTTPDownstream(t, "s3cret-down-token"), Token: "DOWN_TOKEN"}
+	gw, _ := start(t, rigout.Config{}, stdioServer("a", t.TempDir()), web)
 	// A real HTTP client of the gateway, listening for notifications.
 	c, err := client.NewStreamableHttpClient(gwtest.ServeHTTP(t, gw), transport.WithContinuousListening())
 	if err != nil {
@@ -291,6 +293,15 @@ func TestToolListChangeReachesClients(t *testing.T) {
 	if res := gwtest.Call(t, c, "a__extra", nil); res.IsError || gwtest.Text(res) != "extra" {
 		t.Errorf("a__extra = %q", gwtest.Text(res))
 	}
+	// Over HTTP the downstream's notification arrives on its GET stream
+	// (the timer refresh is 5 minutes, beyond this test).
+	if has(toolNames(t, c), "web__extra") {
+		t.Fatal("web__extra listed before grow")
+	}
+	if res := gwtest.Call(t, c, "web__grow", nil); res.IsError {
+		t.Fatal(gwtest.Text(res))
+	}
+	eventually(t, "web__extra in tools/list", func() bool { return has(toolNames(t, c), "web__extra") })
 }
 
 func TestScopedTokenReachesOnlyItsTool(t *testing.T) {
@@ -351,6 +362,58 @@ func TestLyingDownstreamIsReportedNotFatal(t *testing.T) {
 	for _, tl := range gw.Tools() {
 		if tl.Name == federation.StatusTool && !strings.Contains(tl.Description, "liar: ready, 48 tools, ") {
 			t.Errorf("status description = %q", tl.Description)
+		}
+	}
+}
+
+// answerer is a person at the client who answers every question with a
+// word, and counts the questions.
+type answerer struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (a *answerer) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	a.mu.Lock()
+	a.msgs = append(a.msgs, req.Params.Message)
+	a.mu.Unlock()
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+		Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"word": "plum"}}}, nil
+}
+
+func TestElicitationPassesThrough(t *testing.T) {
+	web := federation.Server{Name: "web", URL: serveHTTPDownstream(t, "s3cret-down-token"), Token: "DOWN_TOKEN"}
+	gw, _ := start(t, rigout.Config{}, stdioServer("a", t.TempDir()), web)
+	for _, era := range []string{mcp.LATEST_PROTOCOL_VERSION, mcp.LATEST_LEGACY_PROTOCOL_VERSION} {
+		for _, tool := range []string{"a__ask", "web__ask"} {
+			t.Run(era+"/"+tool, func(t *testing.T) {
+				person := &answerer{}
+				c, err := client.NewInProcessClientWithOptions(gw.MCPServer(), client.WithElicitationHandler(person))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				ctx := context.Background()
+				if err := c.Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+				var init mcp.InitializeRequest
+				init.Params.ProtocolVersion = era
+				init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+				init.Params.Capabilities.Elicitation = &mcp.ElicitationCapability{}
+				if _, err := c.Initialize(ctx, init); err != nil {
+					t.Fatal(err)
+				}
+				res := gwtest.Call(t, c, tool, nil)
+				if res.IsError || gwtest.Text(res) != "accept:plum" {
+					t.Errorf("%s = %q", tool, gwtest.Text(res))
+				}
+				person.mu.Lock()
+				defer person.mu.Unlock()
+				if len(person.msgs) != 1 || person.msgs[0] != "Which word?" {
+					t.Errorf("questions = %q", person.msgs)
+				}
+			})
 		}
 	}
 }

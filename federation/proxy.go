@@ -194,10 +194,14 @@ func (d *downstream) handler(tool string) rigout.Handler {
 				d.mu.Unlock()
 			}()
 		}
-		res, err := c.CallTool(cctx, req)
+		el := &elicitation{answers: call.Request.Params.InputResponses}
+		res, err := c.CallTool(context.WithValue(cctx, elicitKey{}, el), req)
+		if q := el.question(); q != nil && ctx.Err() == nil {
+			return q, nil
+		}
 		switch {
 		case err == nil && res.NeedsInput():
-			return rigout.ErrorResult("%s: downstream %s asked for input (elicitation), which the gateway does not pass through yet", call.Tool.Name, d.srv.Name), nil
+			return rigout.ErrorResult("%s: downstream %s asked for input it cannot have", call.Tool.Name, d.srv.Name), nil
 		case err == nil:
 			return res, nil
 		case ctx.Err() != nil:
