@@ -171,7 +171,7 @@ func (d *downstream) session(parent context.Context, ready func()) error {
 func (d *downstream) connect(ctx context.Context) (*client.Client, error) {
 	var tr transport.Interface
 	if d.srv.URL != "" {
-		opts := []transport.StreamableHTTPCOption{transport.WithContinuousListening()}
+		opts := []transport.StreamableHTTPCOption{transport.WithContinuousListening(), transport.WithHTTPLogger(d.log)}
 		if d.srv.Token != "" {
 			// Resolved now, so a missing credential fails the connection
 			// with its reason, and at every request after.

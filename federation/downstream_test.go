@@ -106,7 +106,14 @@ func newDownstreamServer(dir string) *server.MCPServer {
 // loopback listener, requiring the bearer token.
 func serveHTTPDownstream(t *testing.T, token string) string {
 	t.Helper()
-	h := server.NewStreamableHTTPServer(newDownstreamServer(t.TempDir()))
+	return serveHTTP(t, newDownstreamServer(t.TempDir()), token)
+}
+
+// serveHTTP serves s over streamable HTTP on a loopback listener,
+// requiring the bearer token.
+func serveHTTP(t *testing.T, s *server.MCPServer, token string) string {
+	t.Helper()
+	h := server.NewStreamableHTTPServer(s)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+token {
 			http.Error(w, "bad token", http.StatusUnauthorized)

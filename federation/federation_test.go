@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
@@ -415,5 +416,64 @@ func TestElicitationPassesThrough(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+func TestTimerRefreshFindsSilentChanges(t *testing.T) {
+	// A downstream that changes its tools and says nothing.
+	quiet := server.NewMCPServer("quiet", "1", server.WithToolCapabilities(false))
+	quiet.AddTool(mcp.NewTool("first", mcp.WithDescription("First.")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return mcp.NewToolResultText("1"), nil })
+	gw := gwtest.New(t, rigout.Config{})
+	fed, err := federation.New(federation.Config{
+		Servers:     []federation.Server{{Name: "q", URL: serveHTTP(t, quiet, "tok-quiet-12345"), Token: "T"}},
+		Credentials: federation.EnvCredentials(func(string) string { return "tok-quiet-12345" }),
+		Refresh:     200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fed.Start(context.Background(), gw); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fed.Close() })
+	c := gwtest.Connect(t, gw)
+	if names := toolNames(t, c); !has(names, "q__first") || has(names, "q__late") {
+		t.Fatalf("tools/list = %v", names)
+	}
+	quiet.AddTool(mcp.NewTool("late", mcp.WithDescription("Late.")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return mcp.NewToolResultText("2"), nil })
+	quiet.DeleteTools("first")
+	eventually(t, "the timer refresh", func() bool {
+		names := toolNames(t, c)
+		return has(names, "q__late") && !has(names, "q__first")
+	})
+}
+
+func TestWrongDownstreamTokenIsReported(t *testing.T) {
+	gw := gwtest.New(t, rigout.Config{})
+	fed, err := federation.New(federation.Config{
+		Servers:        []federation.Server{{Name: "web", URL: serveHTTPDownstream(t, "the-right-token"), Token: "T"}},
+		Credentials:    federation.EnvCredentials(func(string) string { return "a-wrong-token" }),
+		ConnectTimeout: 5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fed.Start(context.Background(), gw); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fed.Close() })
+	st := fed.Status()[0]
+	if st.State == federation.Ready || st.LastError == "" || strings.Contains(st.LastError, "a-wrong-token") {
+		t.Errorf("status = %+v", st)
+	}
+	if h := fed.Health(); h["ok"] != false {
+		t.Errorf("health = %v", h)
+	}
+	// The gateway serves on: its status tool answers.
+	c := gwtest.Connect(t, gw)
+	if res := gwtest.Call(t, c, federation.StatusTool, nil); res.IsError || !strings.Contains(gwtest.Text(res), `"state": "down"`) {
+		t.Errorf("%s = %q", federation.StatusTool, gwtest.Text(res))
 	}
 }

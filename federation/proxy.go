@@ -203,6 +203,9 @@ func (d *downstream) handler(tool string) rigout.Handler {
 		case err == nil && res.NeedsInput():
 			return rigout.ErrorResult("%s: downstream %s asked for input it cannot have", call.Tool.Name, d.srv.Name), nil
 		case err == nil:
+			// The downstream's _meta (its serverInfo among it) is its own
+			// connection's business, not the caller's.
+			res.Meta = nil
 			return res, nil
 		case ctx.Err() != nil:
 			return rigout.ErrorResult("%s was cancelled by the caller; the downstream %s was told to stop", call.Tool.Name, d.srv.Name), nil
