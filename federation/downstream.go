@@ -89,9 +89,9 @@ func (d *downstream) run(ctx context.Context, first func()) {
 	for {
 		began := time.Now()
 		err := d.session(ctx, func() { once.Do(first) })
-		once.Do(first)
 		if ctx.Err() != nil {
 			d.set(func() { d.c, d.state, d.nextRetry = nil, Stopped, time.Time{} })
+			once.Do(first)
 			return
 		}
 		if time.Since(began) > 4*d.f.cfg.MaxBackoff {
@@ -102,6 +102,7 @@ func (d *downstream) run(ctx context.Context, first func()) {
 			d.c, d.state, d.lastErr = nil, Down, err.Error()
 			d.nextRetry = time.Now().Add(backoff)
 		})
+		once.Do(first) // Start returns with the failure on record
 		select {
 		case <-ctx.Done():
 			d.set(func() { d.state, d.nextRetry = Stopped, time.Time{} })

@@ -195,7 +195,7 @@ func TestCancellationReachesTheDownstream(t *testing.T) {
 
 func TestHangingDownstreamTimesOutAndOthersProceed(t *testing.T) {
 	s := stdioServer("a", t.TempDir())
-	s.Timeout = 700 * time.Millisecond
+	s.Timeout = 2 * time.Second
 	gw, _ := start(t, rigout.Config{}, s)
 	c := gwtest.Connect(t, gw)
 	hung := make(chan *mcp.CallToolResult, 1)
@@ -222,7 +222,7 @@ func TestHangingDownstreamTimesOutAndOthersProceed(t *testing.T) {
 		}
 	}
 	res := <-hung
-	if !res.IsError || !strings.Contains(gwtest.Text(res), "timed out: downstream a did not answer within 700ms") {
+	if !res.IsError || !strings.Contains(gwtest.Text(res), "timed out: downstream a did not answer within 2s") {
 		t.Errorf("hang = %q", gwtest.Text(res))
 	}
 }
@@ -423,7 +423,9 @@ func TestTimerRefreshFindsSilentChanges(t *testing.T) {
 	// A downstream that changes its tools and says nothing.
 	quiet := server.NewMCPServer("quiet", "1", server.WithToolCapabilities(false))
 	quiet.AddTool(mcp.NewTool("first", mcp.WithDescription("First.")),
-		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return mcp.NewToolResultText("1"), nil })
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("1"), nil
+		})
 	gw := gwtest.New(t, rigout.Config{})
 	fed, err := federation.New(federation.Config{
 		Servers:     []federation.Server{{Name: "q", URL: serveHTTP(t, quiet, "tok-quiet-12345"), Token: "T"}},
@@ -442,7 +444,9 @@ func TestTimerRefreshFindsSilentChanges(t *testing.T) {
 		t.Fatalf("tools/list = %v", names)
 	}
 	quiet.AddTool(mcp.NewTool("late", mcp.WithDescription("Late.")),
-		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return mcp.NewToolResultText("2"), nil })
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("2"), nil
+		})
 	quiet.DeleteTools("first")
 	eventually(t, "the timer refresh", func() bool {
 		names := toolNames(t, c)
