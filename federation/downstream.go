@@ -135,7 +135,7 @@ func (d *downstream) session(parent context.Context, ready func()) error {
 		return err
 	}
 	d.set(func() {
-		d.c, d.state, d.lastErr, d.nextRetry = c, Ready, "", time.Time{}
+		d.c, d.state, d.nextRetry = c, Ready, time.Time{} // lastErr stays: why it last went down
 		d.protocol = c.ProtocolVersion()
 	})
 	ready()
@@ -159,7 +159,7 @@ func (d *downstream) session(parent context.Context, ready func()) error {
 			}
 		case <-ping.C:
 			pctx, pcancel := context.WithTimeout(ctx, d.f.cfg.Ping)
-			err := c.Ping(pctx)
+			err := alive(pctx, c)
 			pcancel()
 			if err != nil {
 				return fmt.Errorf("ping: %w", err)
@@ -344,3 +344,13 @@ func (w *logWriter) emit(line []byte) {
 }
 
 var _ io.Writer = (*logWriter)(nil)
+
+// alive asks the downstream for a cheap answer: ping, or server/discover
+// under protocol 2026-07-28, where mcp-go's Ping sends nothing.
+func alive(ctx context.Context, c *client.Client) error {
+	if mcp.IsModernProtocol(c.ProtocolVersion()) {
+		_, err := c.Discover(ctx, mcp.DiscoverRequest{})
+		return err
+	}
+	return c.Ping(ctx)
+}

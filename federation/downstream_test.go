@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,6 +86,11 @@ func newDownstreamServer(dir string) *server.MCPServer {
 	s.AddTool(mcp.NewTool("hang", mcp.WithDescription("Never answer.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			select {}
+		})
+	s.AddTool(mcp.NewTool("freeze", mcp.WithDescription("Stop the process.")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			return mcp.NewToolResultText("thawed"), nil
 		})
 	s.AddTool(mcp.NewTool("crash", mcp.WithDescription("Exit mid-call.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {

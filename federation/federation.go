@@ -269,7 +269,7 @@ type Status struct {
 	State     State     `json:"state"`
 	Tools     int       `json:"tools"`
 	Restarts  int       `json:"restarts"`
-	LastError string    `json:"last_error,omitempty"`
+	LastError string    `json:"last_error,omitempty"` // why it last went down, kept after recovery
 	NextRetry time.Time `json:"next_retry,omitzero"`
 	Problems  []string  `json:"problems,omitempty"`
 }

@@ -232,7 +232,7 @@ func TestCrashMidCallRestarts(t *testing.T) {
 	c := gwtest.Connect(t, gw)
 	pid1 := gwtest.Text(gwtest.Call(t, c, "a__pid", nil))
 	res := gwtest.Call(t, c, "a__crash", nil)
-	if !res.IsError || !strings.Contains(gwtest.Text(res), "downstream a exited during the call") {
+	if !res.IsError || !strings.Contains(gwtest.Text(res), "the connection to downstream a closed during the call") {
 		t.Fatalf("crash = %q", gwtest.Text(res))
 	}
 	var pid2 string
@@ -479,5 +479,24 @@ func TestWrongDownstreamTokenIsReported(t *testing.T) {
 	c := gwtest.Connect(t, gw)
 	if res := gwtest.Call(t, c, federation.StatusTool, nil); res.IsError || !strings.Contains(gwtest.Text(res), `"state": "down"`) {
 		t.Errorf("%s = %q", federation.StatusTool, gwtest.Text(res))
+	}
+}
+
+func TestFrozenDownstreamIsRestarted(t *testing.T) {
+	gw, fed := start(t, rigout.Config{}, stdioServer("a", t.TempDir()))
+	c := gwtest.Connect(t, gw)
+	pid1 := gwtest.Text(gwtest.Call(t, c, "a__pid", nil))
+	// The downstream stops itself (SIGSTOP) mid-call: it answers nothing,
+	// pings included, until the gateway kills and restarts it.
+	res := gwtest.Call(t, c, "a__freeze", nil)
+	if !res.IsError || !strings.Contains(gwtest.Text(res), "closed during the call") {
+		t.Fatalf("freeze = %q", gwtest.Text(res))
+	}
+	eventually(t, "the restarted downstream", func() bool {
+		r := gwtest.Call(t, c, "a__pid", nil)
+		return !r.IsError && gwtest.Text(r) != pid1
+	})
+	if st := fed.Status()[0]; st.Restarts < 1 || !strings.Contains(st.LastError, "ping") {
+		t.Errorf("status = %+v", st)
 	}
 }

@@ -212,8 +212,8 @@ func (d *downstream) handler(tool string) rigout.Handler {
 		case errors.Is(cctx.Err(), context.DeadlineExceeded):
 			return rigout.ErrorResult("%s timed out: downstream %s did not answer within %s; it was told to stop", call.Tool.Name, d.srv.Name, d.srv.Timeout), nil
 		case errors.Is(err, transport.ErrTransportClosed):
-			d.reportLost(fmt.Errorf("exited during a call of %s", tool))
-			return rigout.ErrorResult("%s failed: downstream %s exited during the call, so whether it took effect is unknown; the downstream is being restarted (see %s)", call.Tool.Name, d.srv.Name, StatusTool), nil
+			d.reportLost(fmt.Errorf("the connection closed during a call of %s", tool))
+			return rigout.ErrorResult("%s failed: the connection to downstream %s closed during the call (it exited, or stopped answering and was restarted), so whether it took effect is unknown; the downstream is being restarted (see %s)", call.Tool.Name, d.srv.Name, StatusTool), nil
 		}
 		return rigout.ErrorResult("%s failed: downstream %s: %v", call.Tool.Name, d.srv.Name, err), nil
 	}
