@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sort"
@@ -40,22 +41,23 @@ func (c *fileConfig) downstreamTokenEnvs() []string {
 	return out
 }
 
-// downstreams starts the federation of the file's downstream servers on
-// gw, or returns nil when there are none. The HTTP servers' tokens come
-// from the variables the file names (the credential store will resolve
-// them later, through federation.Credentials).
-func (c *common) downstreams(gw *rigout.Gateway, logger *slog.Logger) (*federation.Federation, error) {
-	if len(c.file.Downstream) == 0 {
+// federation builds (without starting) the federation of the file's
+// downstream servers, or returns nil when there are none. The HTTP
+// servers' tokens are read through getenv from the variables the file
+// names (the credential store will resolve them later, through
+// federation.Credentials).
+func (c *fileConfig) federation(getenv func(string) string, logger *slog.Logger) (*federation.Federation, error) {
+	if len(c.Downstream) == 0 {
 		return nil, nil
 	}
-	names := make([]string, 0, len(c.file.Downstream))
-	for n := range c.file.Downstream {
+	names := make([]string, 0, len(c.Downstream))
+	for n := range c.Downstream {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	var servers []federation.Server
 	for _, n := range names {
-		d := c.file.Downstream[n]
+		d := c.Downstream[n]
 		servers = append(servers, federation.Server{
 			Name: n, Command: slices.Clone(d.Command), Env: d.Env, Dir: d.Dir,
 			URL: d.URL, Token: d.TokenEnv,
@@ -65,10 +67,20 @@ func (c *common) downstreams(gw *rigout.Gateway, logger *slog.Logger) (*federati
 	}
 	fed, err := federation.New(federation.Config{
 		Servers:     servers,
-		Credentials: federation.EnvCredentials(c.sec.getenv),
+		Credentials: federation.EnvCredentials(getenv),
 		Logger:      logger,
 	})
 	if err != nil {
+		return nil, fmt.Errorf("config: downstream: %w", err)
+	}
+	return fed, nil
+}
+
+// downstreams starts the federation of the file's downstream servers on
+// gw, or returns nil when there are none.
+func (c *common) downstreams(gw *rigout.Gateway, logger *slog.Logger) (*federation.Federation, error) {
+	fed, err := c.file.federation(c.sec.getenv, logger)
+	if err != nil || fed == nil {
 		return nil, err
 	}
 	if err := fed.Start(context.Background(), gw); err != nil {
