@@ -170,15 +170,27 @@ func TestProgressPassesThrough(t *testing.T) {
 }
 
 func TestCancellationReachesTheDownstream(t *testing.T) {
-	dir := t.TempDir()
-	gw, _ := start(t, rigout.Config{}, stdioServer("a", dir))
+	t.Run("stdio", func(t *testing.T) {
+		dir := t.TempDir()
+		gw, _ := start(t, rigout.Config{}, stdioServer("a", dir))
+		testCancellation(t, gw, "a__wait", dir)
+	})
+	t.Run("http", func(t *testing.T) {
+		dir := t.TempDir()
+		web := federation.Server{Name: "web", URL: serveHTTP(t, newDownstreamServer(dir), "s3cret-down-token"), Token: "DOWN_TOKEN"}
+		gw, _ := start(t, rigout.Config{}, web)
+		testCancellation(t, gw, "web__wait", dir)
+	})
+}
+
+func testCancellation(t *testing.T, gw *rigout.Gateway, tool, dir string) {
 	c := gwtest.Connect(t, gw)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		var req mcp.CallToolRequest
-		req.Params.Name = "a__wait"
+		req.Params.Name = tool
 		_, _ = c.CallTool(ctx, req)
 	}()
 	time.Sleep(300 * time.Millisecond)
