@@ -463,6 +463,16 @@ func annotations(t *Tool) mcp.ToolAnnotation {
 	default:
 		a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint = &no, &yes, &no
 	}
+	if h := t.Hints; h != nil {
+		if h.IdempotentHint != nil {
+			v := *h.IdempotentHint
+			a.IdempotentHint = &v
+		}
+		if h.OpenWorldHint != nil {
+			v := *h.OpenWorldHint
+			a.OpenWorldHint = &v
+		}
+	}
 	return a
 }
 

@@ -92,3 +92,19 @@ func TestSetTools(t *testing.T) {
 		t.Errorf("after Close: %v", err)
 	}
 }
+
+func TestHintsKeepWhatRiskDoesNotDecide(t *testing.T) {
+	yes, no := true, false
+	tool := setTool("hinted", "Hinted.")
+	tool.Hints = &mcp.ToolAnnotation{ReadOnlyHint: &yes, DestructiveHint: &no, IdempotentHint: &yes, OpenWorldHint: &no}
+	c := connect(t, newGateway(t, rigout.Config{Tools: []rigout.Tool{tool}}))
+	l, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := l.Tools[0].Annotations
+	// Exec: not read-only and destructive, whatever the hints claim.
+	if *a.ReadOnlyHint || !*a.DestructiveHint || !*a.IdempotentHint || *a.OpenWorldHint {
+		t.Errorf("annotations = %+v", a)
+	}
+}

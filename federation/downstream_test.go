@@ -47,7 +47,8 @@ func newDownstreamServer(dir string) *server.MCPServer {
 		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("echo:" + r.GetString("msg", "")), nil
 		})
-	s.AddTool(mcp.NewTool("pid", mcp.WithDescription("The process ID."), mcp.WithReadOnlyHintAnnotation(true)),
+	s.AddTool(mcp.NewTool("pid", mcp.WithDescription("The process ID."), mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithDestructiveHintAnnotation(false), mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false), mcp.WithTitleAnnotation("Process ID")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(strconv.Itoa(os.Getpid())), nil
 		})

@@ -116,6 +116,21 @@ func TestNamespacedListingAndCallsOverStdioAndHTTP(t *testing.T) {
 			t.Errorf("description not kept: %q", tl.Description)
 		}
 	}
+	// The annotations the risk class does not decide are the downstream's;
+	// readOnlyHint follows the risk class, not the downstream's claim.
+	l, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range l.Tools {
+		if tl.Name != "a__pid" {
+			continue
+		}
+		a := tl.Annotations
+		if tl.Title != "Process ID" || *a.ReadOnlyHint || !*a.DestructiveHint || !*a.IdempotentHint || *a.OpenWorldHint {
+			t.Errorf("a__pid: title %q, annotations %+v", tl.Title, a)
+		}
+	}
 	// echo is listed read-only by the config; pid only claims it.
 	if risks["a__echo"] != rigout.ReadOnly || risks["a__pid"] != rigout.Exec || risks["web__echo"] != rigout.Exec {
 		t.Errorf("risks = %v", risks)

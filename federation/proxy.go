@@ -128,6 +128,7 @@ func (d *downstream) tool(t mcp.Tool) (rigout.Tool, error) {
 		OutputSchema: outSchema,
 		Risk:         risk,
 		Hosts:        hosts,
+		Hints:        &mcp.ToolAnnotation{IdempotentHint: t.Annotations.IdempotentHint, OpenWorldHint: t.Annotations.OpenWorldHint},
 		Handler:      d.handler(t.Name),
 	}, nil
 }
