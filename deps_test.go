@@ -37,6 +37,7 @@ func TestRootDependencies(t *testing.T) {
 		"github.com/rigout/rigout/validate",
 		"github.com/rigout/rigout/gate",
 		"github.com/rigout/rigout/tools",
+		"github.com/rigout/rigout/federation",
 		"github.com/rigout/rigout/audit/sqlite",
 		"github.com/mattn/go-sqlite3",
 		"mvdan.cc/sh/v3",

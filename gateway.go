@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -187,7 +188,10 @@ type Gateway struct {
 	mu     sync.RWMutex
 	tools  map[string]*registered
 	order  []string
+	sets   map[string]bool // the prefixes SetTools manages
 	closed bool
+
+	setMu sync.Mutex // serializes SetTools
 }
 
 // registered is a tool with its compiled schema and its composed handler.
@@ -195,6 +199,7 @@ type registered struct {
 	tool    Tool
 	input   *argSchema
 	handler Handler // the embedder's middleware around the tool's handler
+	set     string  // the SetTools prefix that owns it; "" for Register
 }
 
 // New builds a gateway from cfg. cfg is copied deeply; later changes to it,
@@ -272,38 +277,11 @@ var (
 // registered while the gateway serves are announced to clients with
 // notifications/tools/list_changed.
 func (g *Gateway) Register(t Tool) error {
-	t = t.clone()
-	if !toolNameRE.MatchString(t.Name) {
-		return fmt.Errorf("rigout: invalid tool name %q (want 1-64 of [A-Za-z0-9_.-])", t.Name)
-	}
-	if t.Handler == nil {
-		return fmt.Errorf("rigout: tool %s has no handler", t.Name)
-	}
-	if t.Description == "" {
-		return fmt.Errorf("rigout: tool %s has no description", t.Name)
-	}
-	if t.InputSchema == nil {
-		t.InputSchema = emptyObjectSchema
-	}
-	if err := t.checkDeclarations(); err != nil {
-		return err
-	}
-	input, err := compileSchema(t.Name, "input", t.InputSchema)
+	r, err := g.prepare(t)
 	if err != nil {
 		return err
 	}
-	if t.OutputSchema != nil {
-		if _, err := compileSchema(t.Name, "output", t.OutputSchema); err != nil {
-			return err
-		}
-	}
-	r := &registered{tool: t, input: input}
-	h := t.Handler
-	for _, m := range slices.Backward(g.cfg.Middleware) {
-		h = m(h)
-	}
-	r.handler = h
-
+	t = r.tool
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
@@ -312,6 +290,12 @@ func (g *Gateway) Register(t Tool) error {
 	if _, dup := g.tools[t.Name]; dup {
 		g.mu.Unlock()
 		return fmt.Errorf("%w: %s", ErrDuplicateTool, t.Name)
+	}
+	for p := range g.sets {
+		if strings.HasPrefix(t.Name, p) {
+			g.mu.Unlock()
+			return fmt.Errorf("rigout: tool %s: names beginning with %q belong to a tool set (SetTools)", t.Name, p)
+		}
 	}
 	g.tools[t.Name] = r
 	g.order = append(g.order, t.Name)
@@ -322,6 +306,43 @@ func (g *Gateway) Register(t Tool) error {
 	}
 	g.srv.AddTool(mcpTool(&r.tool), g.dispatch(r))
 	return nil
+}
+
+// prepare validates a tool and composes its handler, as Register and
+// SetTools do before anything is registered.
+func (g *Gateway) prepare(t Tool) (*registered, error) {
+	t = t.clone()
+	if !toolNameRE.MatchString(t.Name) {
+		return nil, fmt.Errorf("rigout: invalid tool name %q (want 1-64 of [A-Za-z0-9_.-])", t.Name)
+	}
+	if t.Handler == nil {
+		return nil, fmt.Errorf("rigout: tool %s has no handler", t.Name)
+	}
+	if t.Description == "" {
+		return nil, fmt.Errorf("rigout: tool %s has no description", t.Name)
+	}
+	if t.InputSchema == nil {
+		t.InputSchema = emptyObjectSchema
+	}
+	if err := t.checkDeclarations(); err != nil {
+		return nil, err
+	}
+	input, err := compileSchema(t.Name, "input", t.InputSchema)
+	if err != nil {
+		return nil, err
+	}
+	if t.OutputSchema != nil {
+		if _, err := compileSchema(t.Name, "output", t.OutputSchema); err != nil {
+			return nil, err
+		}
+	}
+	r := &registered{tool: t, input: input}
+	h := t.Handler
+	for _, m := range slices.Backward(g.cfg.Middleware) {
+		h = m(h)
+	}
+	r.handler = h
+	return r, nil
 }
 
 // checkDeclarations settles the tool's risk and refuses declarations its
@@ -441,6 +462,16 @@ func annotations(t *Tool) mcp.ToolAnnotation {
 	if ro {
 		yes := true
 		a.IdempotentHint = &yes
+	}
+	if h := t.Hints; h != nil {
+		if h.IdempotentHint != nil {
+			v := *h.IdempotentHint
+			a.IdempotentHint = &v
+		}
+		if h.OpenWorldHint != nil {
+			v := *h.OpenWorldHint
+			a.OpenWorldHint = &v
+		}
 	}
 	return a
 }

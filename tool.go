@@ -111,6 +111,14 @@ type Tool struct {
 	// Needs are the capabilities a call needs beyond the tool scope.
 	Needs []Need
 
+	// Hints are the tool annotations that its risk class does not decide,
+	// as the tool's source states them (a downstream MCP server's, say):
+	// IdempotentHint and OpenWorldHint; other fields are ignored, since
+	// ReadOnlyHint and DestructiveHint always follow Risk and the title is
+	// Title. If nil, a tool is open-world, and idempotent only when
+	// read-only.
+	Hints *mcp.ToolAnnotation
+
 	// Tasks declares MCP task support "optional" (protocol 2025-11-25): a
 	// client may run a call as a task and poll it (tasks/get, tasks/result,
 	// tasks/cancel) instead of waiting. The call passes the same chain;
@@ -386,6 +394,10 @@ func (t Tool) clone() Tool {
 			m[k] = v
 		}
 		t.Actions = m
+	}
+	if t.Hints != nil {
+		h := *t.Hints
+		t.Hints = &h
 	}
 	t.Hosts = slices.Clone(t.Hosts)
 	t.Paths = slices.Clone(t.Paths)

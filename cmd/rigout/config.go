@@ -48,6 +48,8 @@ type fileConfig struct {
 	Families fileFamilies `json:"tool_families"`
 	// Credentials are aliases of credentials kept elsewhere (credentials.go).
 	Credentials map[string]credentials.Spec `json:"credentials"`
+	// Downstream are downstream MCP servers by name (downstream.go).
+	Downstream map[string]fileDownstream `json:"downstream"`
 }
 
 type fileRateLimit struct {

@@ -77,6 +77,9 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 	if _, err := f.RateLimit.limits(); err != nil {
 		problems = append(problems, fmt.Errorf("config: %w", err))
 	}
+	if _, err := f.federation(os.Getenv, nil); err != nil {
+		problems = append(problems, err)
+	}
 	hostKeys := os.Getenv("RIGOUT_HOST_KEYS")
 	if hostKeys == "" {
 		hostKeys = f.SSH.HostKeys
@@ -166,6 +169,13 @@ func redactedFile(f *fileConfig) any {
 				if obj, ok := c.(map[string]any); ok {
 					mark(obj, "secret_sha256", "secret_env")
 				}
+			}
+		}
+	}
+	if ds, ok := m["downstream"].(map[string]any); ok {
+		for _, d := range ds {
+			if obj, ok := d.(map[string]any); ok {
+				mark(obj, "", "token_env")
 			}
 		}
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/federation"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/internal/statedir"
 	"github.com/rigout/rigout/redact"
@@ -280,10 +281,11 @@ func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger
 // assembly is the gateway and the resources its tool families share.
 type assembly struct {
 	*rigout.Gateway
-	router    *exec.Router  // nil with --no-ssh
-	sandbox   *exec.Sandbox // nil with --unsafe-no-sandbox
-	local     *exec.Local
-	processes *sessions.Manager // background processes handed off by execute_command
+	router     *exec.Router  // nil with --no-ssh
+	sandbox    *exec.Sandbox // nil with --unsafe-no-sandbox
+	local      *exec.Local
+	processes  *sessions.Manager      // background processes handed off by execute_command
+	downstream *federation.Federation // nil without downstream servers
 }
 
 // containment describes, in a sentence, what guards local commands: for
@@ -306,14 +308,20 @@ func (a *assembly) health() map[string]any {
 		m["sandbox"] = map[string]any{"enforced": st.Enforced, "abi": st.ABI, "summary": st.String()}
 	}
 	m["descendants"] = string(a.local.Tracking().Mode)
+	if a.downstream != nil {
+		m["downstream"] = a.downstream.Health()
+	}
 	return m
 }
 
 // Close closes the gateway, then the SSH router it used.
 func (a *assembly) Close() error {
 	var err error
+	if a.downstream != nil {
+		err = a.downstream.Close()
+	}
 	if a.Gateway != nil {
-		err = a.Gateway.Close()
+		err = errors.Join(err, a.Gateway.Close())
 	}
 	if a.processes != nil {
 		err = errors.Join(err, a.processes.Close())
@@ -463,6 +471,10 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 		cfg.Audit = ledger
 	}
 	if a.Gateway, err = rigout.New(cfg); err != nil {
+		a.Close()
+		return nil, err
+	}
+	if a.downstream, err = c.downstreams(a.Gateway, logger); err != nil {
 		a.Close()
 		return nil, err
 	}

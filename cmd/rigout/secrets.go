@@ -99,6 +99,9 @@ func secretNames(args []string) map[string]bool {
 				}
 			}
 		}
+		for _, n := range f.downstreamTokenEnvs() {
+			names[n] = true
+		}
 	}
 	return names
 }

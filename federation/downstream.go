@@ -1,0 +1,356 @@
+package federation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	osexec "os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/rigout/rigout"
+)
+
+// inheritedEnv are the variables a stdio downstream gets from the gateway.
+var inheritedEnv = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TZ", "TMPDIR"}
+
+// downstream is one supervised downstream server.
+type downstream struct {
+	f   *Federation
+	srv Server
+	log *slog.Logger
+
+	changed chan struct{} // tools/list_changed arrived
+	lost    chan error    // a call saw the connection die
+
+	// mu protects the following.
+	mu        sync.Mutex
+	c         *client.Client // nil while not connected
+	state     State
+	tools     int
+	restarts  int
+	protocol  string
+	lastErr   string
+	nextRetry time.Time
+	problems  []string
+	progress  map[string]func(mcp.JSONRPCNotification)
+}
+
+func newDownstream(f *Federation, s Server) *downstream {
+	return &downstream{
+		f: f, srv: s, log: f.log.With("downstream", s.Name),
+		changed:  make(chan struct{}, 1),
+		lost:     make(chan error, 1),
+		state:    Connecting,
+		progress: map[string]func(mcp.JSONRPCNotification){},
+	}
+}
+
+func (d *downstream) kind() string {
+	if d.srv.URL != "" {
+		return "http"
+	}
+	return "stdio"
+}
+
+func (d *downstream) status() Status {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return Status{
+		Name: d.srv.Name, Transport: d.kind(), Protocol: d.protocol, State: d.state, Tools: d.tools,
+		Restarts: d.restarts, LastError: d.lastErr, NextRetry: d.nextRetry,
+		Problems: append([]string(nil), d.problems...),
+	}
+}
+
+func (d *downstream) set(fn func()) {
+	d.mu.Lock()
+	fn()
+	d.mu.Unlock()
+	d.f.publish()
+}
+
+// run supervises the downstream until ctx ends: connect, serve, and after
+// each failure wait (doubling from MinBackoff to MaxBackoff) and restart.
+// first is called after the first attempt.
+func (d *downstream) run(ctx context.Context, first func()) {
+	var once sync.Once
+	backoff := d.f.cfg.MinBackoff
+	for {
+		began := time.Now()
+		err := d.session(ctx, func() { once.Do(first) })
+		if ctx.Err() != nil {
+			d.set(func() { d.c, d.state, d.nextRetry = nil, Stopped, time.Time{} })
+			once.Do(first)
+			return
+		}
+		if time.Since(began) > 4*d.f.cfg.MaxBackoff {
+			backoff = d.f.cfg.MinBackoff
+		}
+		d.log.Warn("federation: downstream down", "err", err, "retry_in", backoff)
+		d.set(func() {
+			d.c, d.state, d.lastErr = nil, Down, err.Error()
+			d.nextRetry = time.Now().Add(backoff)
+		})
+		once.Do(first) // Start returns with the failure on record
+		select {
+		case <-ctx.Done():
+			d.set(func() { d.state, d.nextRetry = Stopped, time.Time{} })
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, d.f.cfg.MaxBackoff)
+		d.set(func() { d.restarts++; d.state = Connecting })
+	}
+}
+
+// session connects once and serves until the connection fails or ctx
+// ends. ready is called once the tools are registered.
+func (d *downstream) session(parent context.Context, ready func()) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	select { // a loss reported for the previous connection
+	case <-d.lost:
+	default:
+	}
+	c, err := d.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cancel() // kills a stdio downstream's process group
+		c.Close()
+	}()
+	if err := d.refresh(ctx, c); err != nil {
+		return err
+	}
+	d.set(func() {
+		d.c, d.state, d.nextRetry = c, Ready, time.Time{} // lastErr stays: why it last went down
+		d.protocol = c.ProtocolVersion()
+	})
+	ready()
+	refresh := time.NewTicker(d.f.cfg.Refresh)
+	defer refresh.Stop()
+	ping := time.NewTicker(d.f.cfg.Ping)
+	defer ping.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-d.lost:
+			return err
+		case <-d.changed:
+			if err := d.refresh(ctx, c); err != nil {
+				return err
+			}
+		case <-refresh.C:
+			if err := d.refresh(ctx, c); err != nil {
+				return err
+			}
+		case <-ping.C:
+			pctx, pcancel := context.WithTimeout(ctx, d.f.cfg.Ping)
+			err := alive(pctx, c)
+			pcancel()
+			if err != nil {
+				return fmt.Errorf("ping: %w", err)
+			}
+		}
+	}
+}
+
+// connect starts the transport and initializes the MCP session.
+func (d *downstream) connect(ctx context.Context) (*client.Client, error) {
+	var tr transport.Interface
+	if d.srv.URL != "" {
+		opts := []transport.StreamableHTTPCOption{transport.WithContinuousListening(), transport.WithHTTPLogger(d.log)}
+		if d.srv.Token != "" {
+			// Resolved now, so a missing credential fails the connection
+			// with its reason, and at every request after.
+			if _, err := d.f.cfg.Credentials.Credential(ctx, d.srv.Token); err != nil {
+				return nil, fmt.Errorf("credential: %w", err)
+			}
+			opts = append(opts, transport.WithHTTPHeaderFunc(func(ctx context.Context) map[string]string {
+				tok, err := d.f.cfg.Credentials.Credential(ctx, d.srv.Token)
+				if err != nil {
+					return nil
+				}
+				return map[string]string{"Authorization": "Bearer " + tok}
+			}))
+		}
+		h, err := transport.NewStreamableHTTP(d.srv.URL, opts...)
+		if err != nil {
+			return nil, err
+		}
+		tr = h
+	} else {
+		tr = transport.NewStdioWithOptions(d.srv.Command[0], nil, d.srv.Command[1:],
+			transport.WithCommandFunc(d.command), transport.WithCommandLogger(d.log))
+	}
+	c := client.NewClient(tr, client.WithElicitationHandler(d))
+	// ctx outlives the call: a stdio transport's process lives as long as
+	// the context it is started with.
+	if err := c.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	c.OnNotification(d.notified)
+	c.OnConnectionLost(func(err error) { d.reportLost(fmt.Errorf("connection lost: %w", err)) })
+	ictx, icancel := context.WithTimeout(ctx, d.f.cfg.ConnectTimeout)
+	defer icancel()
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "rigout-federation", Version: rigout.Version}
+	if _, err := c.Initialize(ictx, init); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	return c, nil
+}
+
+// command builds a stdio downstream's process: no shell, a small
+// environment, its own process group, killed whole when its session ends.
+func (d *downstream) command(ctx context.Context, name string, _ []string, args []string) (*osexec.Cmd, error) {
+	cmd := osexec.CommandContext(ctx, name, args...)
+	env := []string{}
+	for _, k := range inheritedEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	keys := make([]string, 0, len(d.srv.Env))
+	for k := range d.srv.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+d.srv.Env[k])
+	}
+	cmd.Env = env
+	cmd.Dir = d.srv.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	cmd.Stderr = &logWriter{log: d.log}
+	return cmd, nil
+}
+
+// notified routes the downstream's notifications: a tool list change, or
+// progress of one of the calls in flight.
+func (d *downstream) notified(n mcp.JSONRPCNotification) {
+	switch n.Method {
+	case string(mcp.MethodNotificationToolsListChanged):
+		select {
+		case d.changed <- struct{}{}:
+		default:
+		}
+	case string(mcp.MethodNotificationProgress):
+		tok := fmt.Sprint(n.Params.AdditionalFields["progressToken"])
+		d.mu.Lock()
+		fn := d.progress[tok]
+		d.mu.Unlock()
+		if fn != nil {
+			fn(n)
+		}
+	}
+}
+
+// reportLost tells the session its connection died.
+func (d *downstream) reportLost(err error) {
+	select {
+	case d.lost <- err:
+	default:
+	}
+}
+
+// current returns the connected client, or nil and why not.
+func (d *downstream) current() (*client.Client, Status) {
+	d.mu.Lock()
+	c := d.c
+	d.mu.Unlock()
+	return c, d.status()
+}
+
+// refresh lists the downstream's tools and sets them on the gateway.
+func (d *downstream) refresh(ctx context.Context, c *client.Client) error {
+	lctx, cancel := context.WithTimeout(ctx, d.f.cfg.ConnectTimeout)
+	defer cancel()
+	res, err := c.ListTools(lctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return fmt.Errorf("tools/list: %w", err)
+	}
+	tools, problems := d.convert(res.Tools)
+	if err := d.f.gw.SetTools(d.srv.Name+Separator, tools); err != nil {
+		if errors.Is(err, rigout.ErrClosed) {
+			return err
+		}
+		for _, line := range strings.Split(err.Error(), "\n") {
+			problems = append(problems, "left out: "+line)
+		}
+	}
+	n := 0
+	prefix := d.srv.Name + Separator
+	for _, t := range d.f.gw.Tools() {
+		if strings.HasPrefix(t.Name, prefix) {
+			n++
+		}
+	}
+	if len(problems) > 0 {
+		d.log.Warn("federation: downstream tool list has problems", "problems", strings.Join(problems, "; "))
+	}
+	d.set(func() { d.tools, d.problems = n, problems })
+	return nil
+}
+
+// logWriter sends a downstream's stderr to the operator's log, a line at
+// a time (at most 1 KiB each).
+type logWriter struct {
+	log *slog.Logger
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := strings.IndexByte(string(w.buf), '\n')
+		if i < 0 {
+			if len(w.buf) > 1024 {
+				w.emit(w.buf[:1024])
+				w.buf = w.buf[:0]
+			}
+			return len(p), nil
+		}
+		w.emit(w.buf[:i])
+		w.buf = w.buf[i+1:]
+	}
+}
+
+func (w *logWriter) emit(line []byte) {
+	if len(line) > 1024 {
+		line = line[:1024]
+	}
+	w.log.Info("federation: downstream stderr", "line", string(line))
+}
+
+var _ io.Writer = (*logWriter)(nil)
+
+// alive asks the downstream for a cheap answer: ping, or server/discover
+// under protocol 2026-07-28, where mcp-go's Ping sends nothing.
+func alive(ctx context.Context, c *client.Client) error {
+	if mcp.IsModernProtocol(c.ProtocolVersion()) {
+		_, err := c.Discover(ctx, mcp.DiscoverRequest{})
+		return err
+	}
+	return c.Ping(ctx)
+}

@@ -1,0 +1,170 @@
+package federation_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// The test binary doubles as the downstream servers: with
+// FEDTEST_DOWNSTREAM set it serves MCP on stdio instead of running tests.
+func TestMain(m *testing.M) {
+	switch os.Getenv("FEDTEST_DOWNSTREAM") {
+	case "":
+		os.Exit(m.Run())
+	case "stdio":
+		if err := server.ServeStdio(newDownstreamServer(os.Getenv("FEDTEST_DIR"))); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	case "liar":
+		lie()
+		os.Exit(0)
+	}
+	os.Exit(2)
+}
+
+// newDownstreamServer is the downstream: echo, pid, progress, wait (until
+// cancelled, then it leaves a marker in dir), hang (forever), crash (the
+// process exits mid-call) and grow (adds a tool).
+func newDownstreamServer(dir string) *server.MCPServer {
+	s := server.NewMCPServer("down", "1", server.WithToolCapabilities(true))
+	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echo msg."), mcp.WithString("msg", mcp.Required()),
+		mcp.WithReadOnlyHintAnnotation(true)),
+		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("echo:" + r.GetString("msg", "")), nil
+		})
+	s.AddTool(mcp.NewTool("pid", mcp.WithDescription("The process ID."), mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithDestructiveHintAnnotation(false), mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false), mcp.WithTitleAnnotation("Process ID")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(strconv.Itoa(os.Getpid())), nil
+		})
+	s.AddTool(mcp.NewTool("progress", mcp.WithDescription("Report progress steps times."), mcp.WithNumber("steps")),
+		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			steps := r.GetInt("steps", 3)
+			var tok any
+			if r.Params.Meta != nil {
+				tok = r.Params.Meta.ProgressToken
+			}
+			for i := 1; i <= steps && tok != nil; i++ {
+				_ = server.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/progress",
+					map[string]any{"progressToken": tok, "progress": i, "total": steps, "message": fmt.Sprintf("step %d", i)})
+				time.Sleep(10 * time.Millisecond)
+			}
+			return mcp.NewToolResultText("done"), nil
+		})
+	s.AddTool(mcp.NewTool("wait", mcp.WithDescription("Wait until cancelled.")),
+		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			<-ctx.Done()
+			_ = os.WriteFile(filepath.Join(dir, "cancelled"), []byte("yes"), 0o600)
+			return nil, ctx.Err()
+		})
+	s.AddTool(mcp.NewTool("ask", mcp.WithDescription("Ask the person for a word.")),
+		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if ans := server.ElicitationResponse(r.Params.InputResponses, "word"); ans != nil {
+				m, _ := ans.Content.(map[string]any)
+				return mcp.NewToolResultText(fmt.Sprintf("%s:%v", ans.Action, m["word"])), nil
+			}
+			return server.NewInputRequestBuilder("").Elicit("word", mcp.ElicitationParams{
+				Message: "Which word?",
+				RequestedSchema: map[string]any{"type": "object",
+					"properties": map[string]any{"word": map[string]any{"type": "string"}}, "required": []string{"word"}},
+			}).ToolResult(), nil
+		})
+	s.AddTool(mcp.NewTool("hang", mcp.WithDescription("Never answer.")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {}
+		})
+	s.AddTool(mcp.NewTool("freeze", mcp.WithDescription("Stop the process.")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			return mcp.NewToolResultText("thawed"), nil
+		})
+	s.AddTool(mcp.NewTool("crash", mcp.WithDescription("Exit mid-call.")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			os.Exit(3)
+			return nil, nil
+		})
+	s.AddTool(mcp.NewTool("grow", mcp.WithDescription("Add the tool extra.")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			s.AddTool(mcp.NewTool("extra", mcp.WithDescription("Added at run time.")),
+				func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return mcp.NewToolResultText("extra"), nil
+				})
+			return mcp.NewToolResultText("grown"), nil
+		})
+	return s
+}
+
+// serveHTTPDownstream serves a fresh downstream over streamable HTTP on a
+// loopback listener, requiring the bearer token.
+func serveHTTPDownstream(t *testing.T, token string) string {
+	t.Helper()
+	return serveHTTP(t, newDownstreamServer(t.TempDir()), token)
+}
+
+// serveHTTP serves s over streamable HTTP on a loopback listener,
+// requiring the bearer token.
+func serveHTTP(t *testing.T, s *server.MCPServer, token string) string {
+	t.Helper()
+	h := server.NewStreamableHTTPServer(s)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "bad token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+// lie is a downstream written by hand that lists tools no honest server
+// would: a name twice, a schema that is not an object, a name the gateway
+// cannot serve, and far too many.
+func lie() {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	out := json.NewEncoder(os.Stdout)
+	for in.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil || m.ID == nil {
+			continue
+		}
+		var result any = map[string]any{}
+		switch m.Method {
+		case "initialize":
+			result = map[string]any{"protocolVersion": mcp.LATEST_LEGACY_PROTOCOL_VERSION,
+				"capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "liar", "version": "0"}}
+		case "tools/list":
+			obj := map[string]any{"type": "object", "properties": map[string]any{}}
+			tools := []any{
+				map[string]any{"name": "ok", "description": "Fine.", "inputSchema": obj},
+				map[string]any{"name": "ok", "description": "Again.", "inputSchema": obj},
+				map[string]any{"name": "str", "description": "Not an object.", "inputSchema": map[string]any{"type": "string"}},
+				map[string]any{"name": "bad name!", "description": "Unservable.", "inputSchema": obj},
+			}
+			for i := range 300 {
+				tools = append(tools, map[string]any{"name": fmt.Sprintf("t%d", i), "description": "One of many.", "inputSchema": obj})
+			}
+			result = map[string]any{"tools": tools}
+		}
+		_ = out.Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result})
+	}
+}

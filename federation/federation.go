@@ -1,0 +1,348 @@
+package federation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/rigout/rigout"
+)
+
+// Defaults of Config.
+const (
+	DefaultCallTimeout    = 2 * time.Minute
+	DefaultRefresh        = 5 * time.Minute
+	DefaultPing           = 15 * time.Second
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultMaxTools       = 128
+)
+
+// StatusTool is the name of the tool that reports the downstreams' state.
+const StatusTool = "downstream_status"
+
+// Separator joins a downstream's name and its tool's: a__x.
+const Separator = "__"
+
+// Config configures a Federation.
+type Config struct {
+	// Servers are the downstream MCP servers.
+	Servers []Server
+	// Credentials resolves the Token of HTTP servers. Required when a
+	// server has one.
+	Credentials Credentials
+	// Logger receives operator logs, downstream stderr included. If nil,
+	// logs are discarded.
+	Logger *slog.Logger
+	// Refresh is how often each downstream's tool list is fetched again,
+	// besides on notifications/tools/list_changed. If zero,
+	// DefaultRefresh (5m).
+	Refresh time.Duration
+	// Ping is how often a connected downstream is pinged; one that does
+	// not answer within Ping is restarted. If zero, DefaultPing (15s).
+	Ping time.Duration
+	// ConnectTimeout bounds starting a downstream and listing its tools.
+	// If zero, DefaultConnectTimeout (30s).
+	ConnectTimeout time.Duration
+	// MaxTools caps the tools served from one downstream; the rest are
+	// left out and reported. If zero, DefaultMaxTools (128).
+	MaxTools int
+	// MinBackoff and MaxBackoff bound the wait before restarting a
+	// downstream, doubled after each failure. If zero, 250ms and 30s.
+	MinBackoff, MaxBackoff time.Duration
+}
+
+// Server is one downstream MCP server: Command (stdio) or URL
+// (streamable HTTP), not both.
+type Server struct {
+	// Name is the namespace: lower-case letters, digits and '-', 1-24
+	// bytes. Tool x is served as Name__x.
+	Name string
+	// Command is the program and its arguments, started without a shell.
+	Command []string
+	// Env is added to the command's environment, which otherwise holds
+	// only PATH, HOME, USER, LANG, LC_ALL, TZ and TMPDIR of the gateway's:
+	// none of the gateway's secrets.
+	Env map[string]string
+	// Dir is the command's working directory. If empty, the gateway's.
+	Dir string
+	// URL is a streamable HTTP endpoint: https, or http on a loopback
+	// address.
+	URL string
+	// Token names the bearer credential sent to URL, resolved through
+	// Config.Credentials at every connection. Empty sends none.
+	Token string
+	// Allow lists the downstream tool names served (path.Match globs);
+	// empty serves all. Deny removes names, and wins over Allow.
+	Allow, Deny []string
+	// ReadOnlyTools lists downstream tools served as risk ReadOnly, so
+	// read-only tokens may call them. Every other tool is Exec, whatever
+	// the downstream's annotations say.
+	ReadOnlyTools []string
+	// Timeout bounds each call. If zero, DefaultCallTimeout (2m).
+	Timeout time.Duration
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
+
+func (s *Server) check() error {
+	if !nameRE.MatchString(s.Name) {
+		return fmt.Errorf("federation: downstream name %q: want 1-24 of [a-z0-9-], starting with a letter or digit", s.Name)
+	}
+	switch {
+	case len(s.Command) > 0 && s.URL != "":
+		return fmt.Errorf("federation: downstream %s: give command or url, not both", s.Name)
+	case len(s.Command) == 0 && s.URL == "":
+		return fmt.Errorf("federation: downstream %s: needs command or url", s.Name)
+	case len(s.Command) > 0 && s.Command[0] == "":
+		return fmt.Errorf("federation: downstream %s: empty program name", s.Name)
+	case len(s.Command) > 0 && s.Token != "":
+		return fmt.Errorf("federation: downstream %s: token applies to url servers only", s.Name)
+	}
+	if s.URL != "" {
+		u, err := url.Parse(s.URL)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("federation: downstream %s: url %q is not an absolute URL", s.Name, s.URL)
+		}
+		switch {
+		case u.Scheme == "https":
+		case u.Scheme == "http" && isLoopback(u.Hostname()):
+		default:
+			return fmt.Errorf("federation: downstream %s: url %q: want https (plain http only to a loopback address)", s.Name, s.URL)
+		}
+	}
+	for _, g := range append(append(slices.Clone(s.Allow), s.Deny...), s.ReadOnlyTools...) {
+		if _, err := matchGlob(g, ""); err != nil {
+			return fmt.Errorf("federation: downstream %s: bad pattern %q: %w", s.Name, g, err)
+		}
+	}
+	if s.Timeout < 0 {
+		return fmt.Errorf("federation: downstream %s: negative timeout", s.Name)
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Federation connects downstream MCP servers and serves their tools
+// through one gateway. Build it with New, Start it on a gateway, Close it
+// when done. It is safe for concurrent use.
+type Federation struct {
+	cfg  Config
+	log  *slog.Logger
+	down []*downstream
+
+	// mu protects the following.
+	mu      sync.Mutex
+	gw      *rigout.Gateway
+	cancel  context.CancelFunc
+	summary string // the status tool's last description
+	wg      sync.WaitGroup
+}
+
+// New checks cfg and builds a Federation; nothing starts until Start.
+func New(cfg Config) (*Federation, error) {
+	c := cfg
+	c.Servers = slices.Clone(cfg.Servers)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Refresh <= 0 {
+		c.Refresh = DefaultRefresh
+	}
+	if c.Ping <= 0 {
+		c.Ping = DefaultPing
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.MaxTools <= 0 {
+		c.MaxTools = DefaultMaxTools
+	}
+	if c.MinBackoff <= 0 {
+		c.MinBackoff = 250 * time.Millisecond
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = 30 * time.Second
+	}
+	f := &Federation{cfg: c, log: c.Logger}
+	seen := map[string]bool{}
+	for i := range c.Servers {
+		s := c.Servers[i]
+		if err := s.check(); err != nil {
+			return nil, err
+		}
+		if seen[s.Name] {
+			return nil, fmt.Errorf("federation: downstream %s is configured twice", s.Name)
+		}
+		seen[s.Name] = true
+		if s.Token != "" && c.Credentials == nil {
+			return nil, fmt.Errorf("federation: downstream %s has a token but no Credentials resolve it", s.Name)
+		}
+		if s.Timeout == 0 {
+			s.Timeout = DefaultCallTimeout
+		}
+		f.down = append(f.down, newDownstream(f, s))
+	}
+	return f, nil
+}
+
+// Start connects every downstream and registers its tools on gw, with the
+// status tool; it waits for each downstream's first attempt, at most
+// ConnectTimeout, then keeps them supervised in the background until
+// Close. A downstream that cannot be reached does not fail Start: it is
+// reported and retried.
+func (f *Federation) Start(ctx context.Context, gw *rigout.Gateway) error {
+	f.mu.Lock()
+	if f.gw != nil {
+		f.mu.Unlock()
+		return errors.New("federation: already started")
+	}
+	f.gw = gw
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	f.cancel = cancel
+	f.mu.Unlock()
+	f.publish()
+	var first sync.WaitGroup
+	for _, d := range f.down {
+		first.Add(1)
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			d.run(runCtx, first.Done)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { first.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(f.cfg.ConnectTimeout):
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// Close stops every downstream (their processes are killed) and waits for
+// the supervisors. The tools stay registered until the gateway closes.
+func (f *Federation) Close() error {
+	f.mu.Lock()
+	cancel := f.cancel
+	f.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	f.wg.Wait()
+	return nil
+}
+
+// State is a downstream's condition.
+type State string
+
+// States.
+const (
+	Connecting State = "connecting"
+	Ready      State = "ready"
+	Down       State = "down"
+	Stopped    State = "stopped"
+)
+
+// Status is one downstream's state, for the status tool and /health.
+type Status struct {
+	Name      string    `json:"name"`
+	Transport string    `json:"transport"`
+	Protocol  string    `json:"protocol,omitempty"` // the MCP revision negotiated
+	State     State     `json:"state"`
+	Tools     int       `json:"tools"`
+	Restarts  int       `json:"restarts"`
+	LastError string    `json:"last_error,omitempty"` // why it last went down, kept after recovery
+	NextRetry time.Time `json:"next_retry,omitzero"`
+	Problems  []string  `json:"problems,omitempty"`
+}
+
+// Status reports every downstream, in configuration order.
+func (f *Federation) Status() []Status {
+	out := make([]Status, 0, len(f.down))
+	for _, d := range f.down {
+		out = append(out, d.status())
+	}
+	return out
+}
+
+// Health is the /health field: ok is false when a downstream is not
+// ready.
+func (f *Federation) Health() map[string]any {
+	ok := true
+	m := map[string]any{}
+	for _, s := range f.Status() {
+		if s.State != Ready {
+			ok = false
+		}
+		e := map[string]any{"state": string(s.State), "tools": s.Tools, "restarts": s.Restarts}
+		if s.LastError != "" {
+			e["last_error"] = s.LastError
+		}
+		if len(s.Problems) > 0 {
+			e["problems"] = len(s.Problems)
+		}
+		m[s.Name] = e
+	}
+	return map[string]any{"ok": ok, "servers": m}
+}
+
+// summary is the status tool's description: what tools/list shows.
+func (f *Federation) describe() string {
+	var parts []string
+	for _, s := range f.Status() {
+		p := fmt.Sprintf("%s: %s, %d tools", s.Name, s.State, s.Tools)
+		if len(s.Problems) > 0 {
+			p += fmt.Sprintf(", %d problems", len(s.Problems))
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		parts = []string{"none configured"}
+	}
+	return "State of the downstream MCP servers whose tools appear here as NAME__TOOL (state, tool count, problems, last error). Now: " +
+		strings.Join(parts, "; ") + "."
+}
+
+// publish (re)registers the status tool with a description that carries
+// the current summary; an unchanged summary registers nothing.
+func (f *Federation) publish() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gw == nil {
+		return
+	}
+	desc := f.describe()
+	if desc == f.summary {
+		return
+	}
+	f.summary = desc
+	t := rigout.Tool{
+		Name:        StatusTool,
+		Description: desc,
+		Risk:        rigout.ReadOnly,
+		Handler: func(context.Context, *rigout.Call) (*mcp.CallToolResult, error) {
+			return rigout.JSONResult(map[string]any{"downstreams": f.Status()})
+		},
+	}
+	if err := f.gw.SetTools(StatusTool, []rigout.Tool{t}); err != nil && !errors.Is(err, rigout.ErrClosed) {
+		f.log.Error("federation: status tool", "err", err)
+	}
+}
