@@ -31,13 +31,17 @@ type Scopes struct {
 	// Terminals allows opening persistent terminal sessions, whose input
 	// cannot be policy-checked line by line.
 	Terminals bool `json:"terminals,omitempty"`
+	// Metrics allows reading the gateway's Prometheus metrics (/metrics):
+	// counts and latencies by tool, status, rule and host name, never a
+	// command or an argument.
+	Metrics bool `json:"metrics,omitempty"`
 }
 
 // FullScopes returns scopes that allow everything: every tool and host, no
 // root restriction, writes, policy bypass and terminals. A token given with
 // --auth-token or RIGOUT_AUTH_TOKEN gets these.
 func FullScopes() Scopes {
-	return Scopes{Tools: []string{"*"}, Hosts: []string{"*"}, Bypass: true, Terminals: true}
+	return Scopes{Tools: []string{"*"}, Hosts: []string{"*"}, Bypass: true, Terminals: true, Metrics: true}
 }
 
 // IsFull reports whether s allows everything [FullScopes] allows.
@@ -148,7 +152,7 @@ func (s Scopes) RequireTerminals() error {
 
 // String renders s as an OAuth scope string: space-separated scope tokens
 // "tools:GLOB", "hosts:GLOB", "roots:PATH" (path-escaped), "read_only",
-// "bypass" and "terminals". [ParseScopes] reads it back.
+// "bypass", "terminals" and "metrics". [ParseScopes] reads it back.
 func (s Scopes) String() string {
 	var parts []string
 	for _, t := range s.Tools {
@@ -169,6 +173,9 @@ func (s Scopes) String() string {
 	if s.Terminals {
 		parts = append(parts, "terminals")
 	}
+	if s.Metrics {
+		parts = append(parts, "metrics")
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -183,6 +190,8 @@ func ParseScopes(v string) (Scopes, error) {
 			s.Bypass = true
 		case f == "terminals":
 			s.Terminals = true
+		case f == "metrics":
+			s.Metrics = true
 		case strings.HasPrefix(f, "tools:"):
 			s.Tools = append(s.Tools, strings.TrimPrefix(f, "tools:"))
 		case strings.HasPrefix(f, "hosts:"):
