@@ -447,7 +447,7 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 	if ledger != nil {
 		cfg.Audit = ledger
 	}
-	c.observe.wire(&cfg, a)
+	c.observe.wire(&cfg, a, ledger)
 	if a.Gateway, err = rigout.New(cfg); err != nil {
 		a.Close()
 		return nil, err

@@ -8,23 +8,32 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/metrics"
+	"github.com/rigout/rigout/ui"
 )
 
 // observer wires the gateway's metrics (issue 19): /metrics behind a token
 // with the metrics scope, or on a loopback-only listener of its own.
 type observer struct {
-	addr string // --metrics-addr
-	m    *metrics.Metrics
+	addr  string // --metrics-addr
+	noUI  bool   // --no-ui
+	m     *metrics.Metrics
+	a     *assembly
+	ldg   *sqlite.Ledger
+	uiTTL time.Duration
 }
 
 // newObserver registers serve's observability flags on fs.
 func newObserver(fs *flag.FlagSet) *observer {
 	o := &observer{}
+	fs.BoolVar(&o.noUI, "no-ui", false, "leave out the live activity page at /ui/")
+	fs.DurationVar(&o.uiTTL, "ui-session-ttl", ui.DefaultSessionTTL, "how long a sign-in to the activity page lasts")
 	fs.StringVar(&o.addr, "metrics-addr", "", "also serve /metrics without a token on this loopback address, e.g. 127.0.0.1:9464 (a non-loopback address is refused); /metrics on the main listener always needs a token with the metrics scope")
 	return o
 }
@@ -43,10 +52,11 @@ func (o *observer) check() error {
 // wire builds the metrics for the assembly and hooks them into cfg: the
 // ledger is wrapped, and a middleware counts calls in flight. A nil
 // observer does nothing.
-func (o *observer) wire(cfg *rigout.Config, a *assembly) {
+func (o *observer) wire(cfg *rigout.Config, a *assembly, ledger *sqlite.Ledger) {
 	if o == nil {
 		return
 	}
+	o.a, o.ldg = a, ledger
 	mc := metrics.Config{Process: true, Tools: func() []string {
 		if a.Gateway == nil {
 			return nil
@@ -78,14 +88,48 @@ func (o *observer) onAuth(next func(context.Context, auth.Event)) func(context.C
 	return o.m.OnAuthEvent(next)
 }
 
-// routes adds /metrics to the transport's routes: it needs a bearer token
-// whose scopes include metrics.
-func (o *observer) routes(front *auth.Front, routes map[string]http.Handler) map[string]http.Handler {
+// routes adds /metrics to the transport's routes, which needs a bearer
+// token whose scopes include metrics, and the activity page at /ui/.
+// publicURL is the MCP endpoint's public URL, if it has one.
+func (o *observer) routes(front *auth.Front, routes map[string]http.Handler, publicURL string) (map[string]http.Handler, error) {
 	if o == nil || o.m == nil {
-		return routes
+		return routes, nil
 	}
 	routes["GET /metrics"] = front.RequireBearer(requireMetricsScope(o.m.Handler()))
-	return routes
+	if o.noUI || o.ldg == nil {
+		return routes, nil
+	}
+	uc := ui.Config{
+		Ledger:       o.ldg,
+		Authenticate: front.RequireBearer,
+		SessionTTL:   o.uiTTL,
+		Verify: func(ctx context.Context) (any, error) {
+			rep, err := o.ldg.Verify(ctx)
+			return rep, err
+		},
+		Health: func() any { return o.a.Health() },
+	}
+	if u, err := url.Parse(publicURL); err == nil && u.Scheme != "" && u.Host != "" {
+		uc.PublicOrigin = u.Scheme + "://" + u.Host
+	}
+	if o.a.processes != nil {
+		uc.Processes = o.a.processes
+	}
+	if r := o.a.router; r != nil {
+		uc.Hosts = func() []string {
+			var names []string
+			for _, ep := range r.List() {
+				names = append(names, ep.Name)
+			}
+			return names
+		}
+	}
+	page, err := ui.New(uc)
+	if err != nil {
+		return nil, err
+	}
+	routes[ui.Prefix] = page
+	return routes, nil
 }
 
 // requireMetricsScope answers 403 unless the authenticated principal may

@@ -201,6 +201,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		ln.Close()
 		return fail(2, "%v", err)
 	}
+	routes, err := c.observe.routes(front, front.Routes(), *publicURL)
+	if err != nil {
+		ln.Close()
+		return fail(1, "%v", err)
+	}
 	h, err := transport.NewHTTP(gw.MCPServer(), transport.HTTPConfig{
 		Name:            gw.Config().Name,
 		Version:         gw.Config().Version,
@@ -210,7 +215,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		ShutdownTimeout: *shutdown,
 		Guard:           front.Guard,
 		Auth:            front.RequireBearer,
-		Routes:          c.observe.routes(front, front.Routes()),
+		Routes:          routes,
 		SessionOwner:    sessionOwner,
 		Health:          gw.health,
 		Logger:          logger,
