@@ -356,7 +356,7 @@ func (p *Page) call(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	type detail struct {
 		Row
-		Args       string `json:"args,omitempty"`
+		Args       any    `json:"args,omitempty"` // decoded when it is JSON, so the page shows its text
 		ArgsDigest string `json:"args_digest,omitempty"`
 		Signal     string `json:"signal,omitempty"`
 		Stdout     int64  `json:"stdout_bytes,omitempty"`
@@ -367,7 +367,14 @@ func (p *Page) call(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	out := make([]detail, 0, len(evs))
 	for _, e := range evs {
-		out = append(out, detail{Row: rowOf(e), Args: e.Args, ArgsDigest: e.ArgsDigest, Signal: e.Signal,
+		var args any
+		if e.Args != "" {
+			args = e.Args
+			if json.Valid([]byte(e.Args)) {
+				args = json.RawMessage(e.Args)
+			}
+		}
+		out = append(out, detail{Row: rowOf(e), Args: args, ArgsDigest: e.ArgsDigest, Signal: e.Signal,
 			Stdout: e.StdoutBytes, Stderr: e.StderrBytes, Truncated: e.Truncated, Bypassed: e.Bypassed, Detail: e.Detail})
 	}
 	writeJSON(w, out)

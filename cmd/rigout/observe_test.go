@@ -33,7 +33,7 @@ func startObserved(t *testing.T, args ...string) (mcpURL, stateDir string) {
 	if err := os.WriteFile(cfg, []byte(`{"tokens": [
 		{"name": "narrow", "env": "T_NARROW", "scopes": {"tools": ["execute_command"], "hosts": ["*"]}},
 		{"name": "prom", "env": "T_PROM", "scopes": {"metrics": true}}
-	]}`), 0o600); err != nil {
+	], "audit": {"store_args": true}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, url, _ := startServeEnv(t, []string{"RIGOUT_STATE_DIR=" + stateDir, "RIGOUT_AUTH_TOKEN=" + fullToken,
