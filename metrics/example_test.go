@@ -28,7 +28,9 @@ func Example() {
 	defer ledger.Close()
 	m := metrics.New(metrics.Config{})
 	hello := rigout.Tool{Name: "hello", Description: "says hello", Risk: rigout.ReadOnly,
-		Handler: func(context.Context, *rigout.Call) (*mcp.CallToolResult, error) { return mcp.NewToolResultText("hello"), nil }}
+		Handler: func(context.Context, *rigout.Call) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("hello"), nil
+		}}
 	gw, _ := rigout.New(rigout.Config{Tools: []rigout.Tool{hello}, Audit: m.Ledger(ledger), Middleware: []rigout.Middleware{m.Middleware()}})
 	defer gw.Close()
 	c, _ := client.NewInProcessClient(gw.MCPServer())
