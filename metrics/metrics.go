@@ -72,6 +72,10 @@ type Metrics struct {
 	healthy   prometheus.Gauge
 	authFail  *prometheus.CounterVec
 
+	known struct {
+		sync.Mutex
+		set map[string]bool
+	}
 	rules   *capped
 	reasons *capped
 	tools   *capped
@@ -236,10 +240,18 @@ func (m *Metrics) tool(e audit.Event) string {
 	if m.cfg.Tools == nil {
 		return m.tools.get(e.Tool)
 	}
-	for _, t := range m.cfg.Tools() {
-		if t == e.Tool {
-			return t
+	// The registered names are cached; a miss reloads them once, for a
+	// tool registered since.
+	m.known.Lock()
+	defer m.known.Unlock()
+	if !m.known.set[e.Tool] {
+		m.known.set = map[string]bool{}
+		for _, t := range m.cfg.Tools() {
+			m.known.set[t] = true
 		}
+	}
+	if m.known.set[e.Tool] {
+		return e.Tool
 	}
 	return "unknown"
 }
