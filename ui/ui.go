@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rigout/rigout/audit"
@@ -33,6 +34,9 @@ const DefaultSessionTTL = 8 * time.Hour
 
 // maxSessions caps the signed-in sessions; the oldest is dropped beyond.
 const maxSessions = 1024
+
+// MaxStreams caps the event streams open at once: each polls the ledger.
+const MaxStreams = 64
 
 // CSP is the Content-Security-Policy of every response.
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
@@ -80,11 +84,12 @@ type Config struct {
 
 // Page is the activity page's handler. Mount it at Prefix ("/ui/").
 type Page struct {
-	cfg    Config
-	mux    *http.ServeMux
-	mu     sync.Mutex
-	byID   map[string]*session
-	verify struct {
+	cfg     Config
+	mux     *http.ServeMux
+	mu      sync.Mutex
+	byID    map[string]*session
+	streams atomic.Int32
+	verify  struct {
 		sync.Mutex
 		at  time.Time
 		res any
@@ -429,6 +434,13 @@ func (p *Page) verifyChain(w http.ResponseWriter, r *http.Request, _ *session) {
 // ones after Last-Event-ID (or ?after), then each new one as the ledger
 // commits it. It ends when the sign-in expires or the client goes.
 func (p *Page) stream(w http.ResponseWriter, r *http.Request, s *session) {
+	if p.streams.Add(1) > MaxStreams {
+		p.streams.Add(-1)
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("%d activity streams are open already: close a tab", MaxStreams))
+		return
+	}
+	defer p.streams.Add(-1)
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})

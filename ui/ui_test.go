@@ -290,3 +290,51 @@ func TestStaticHasNoInlineScript(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamCap: past MaxStreams open streams, another is refused with
+// 503, and one closing lets the next in.
+func TestStreamCap(t *testing.T) {
+	f := newFixture(t)
+	cookie := f.login(t, fullTok)
+	open := func() *http.Response {
+		req, _ := http.NewRequest("GET", f.url+"/ui/api/stream", nil)
+		req.Header.Set("Cookie", cookie)
+		req.Header.Set("Origin", f.url)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	var streams []*http.Response
+	defer func() {
+		for _, r := range streams {
+			r.Body.Close()
+		}
+	}()
+	for range ui.MaxStreams {
+		r := open()
+		if r.StatusCode != 200 {
+			t.Fatalf("stream %d: %d", len(streams), r.StatusCode)
+		}
+		streams = append(streams, r)
+	}
+	r := open()
+	r.Body.Close()
+	if r.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("stream past the cap: %d, want 503", r.StatusCode)
+	}
+	streams[0].Body.Close()
+	streams = streams[1:]
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r := open()
+		if r.StatusCode == 200 {
+			streams = append(streams, r)
+			break
+		}
+		r.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("a closed stream never freed its slot: %d", r.StatusCode)
+		}
+	}
+}
