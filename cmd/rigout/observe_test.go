@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	mcptransport "github.com/mark3labs/mcp-go/client/transport"
@@ -150,5 +152,35 @@ func TestE2EMetricsAddrLoopbackOnly(t *testing.T) {
 	var ee *osexec.ExitError
 	if !asExit(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "loopback addresses only") {
 		t.Errorf("--metrics-addr 0.0.0.0:9464: %v\n%s", err, out)
+	}
+}
+
+// TestE2EMetricsAddr: --metrics-addr serves /metrics without a token on
+// its own loopback listener, and nothing else there.
+func TestE2EMetricsAddr(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	url, _ := startObserved(t, "--metrics-addr", addr)
+	c := mcpClient(t, url, fullToken)
+	call(t, c, "execute_command", map[string]any{"command": "true"})
+	var code int
+	var body string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			code, body = resp.StatusCode, string(b)
+			break
+		}
+	}
+	if code != 200 || !strings.Contains(body, `rigout_tool_calls_total{route="local",status="ok",tool="execute_command"} 1`) {
+		t.Errorf("GET /metrics on %s: %d\n%.2000s", addr, code, body)
+	}
+	if code, _ := getWith(t, "http://"+addr+"/ui/", ""); code != 404 {
+		t.Errorf("the metrics listener serves /ui/: %d", code)
 	}
 }
