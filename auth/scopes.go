@@ -36,13 +36,17 @@ type Scopes struct {
 	// a token without it can still use credentials by reference, without
 	// seeing them.
 	RevealSecrets bool `json:"reveal_secrets,omitempty"`
+	// Metrics allows reading the gateway's Prometheus metrics (/metrics):
+	// counts and latencies by tool, status, rule and host name, never a
+	// command or an argument.
+	Metrics bool `json:"metrics,omitempty"`
 }
 
 // FullScopes returns scopes that allow everything: every tool and host, no
 // root restriction, writes, policy bypass and terminals. A token given with
 // --auth-token or RIGOUT_AUTH_TOKEN gets these.
 func FullScopes() Scopes {
-	return Scopes{Tools: []string{"*"}, Hosts: []string{"*"}, Bypass: true, Terminals: true}
+	return Scopes{Tools: []string{"*"}, Hosts: []string{"*"}, Bypass: true, Terminals: true, Metrics: true}
 }
 
 // IsFull reports whether s allows everything [FullScopes] allows.
@@ -162,7 +166,8 @@ func (s Scopes) RequireRevealSecrets() error {
 
 // String renders s as an OAuth scope string: space-separated scope tokens
 // "tools:GLOB", "hosts:GLOB", "roots:PATH" (path-escaped), "read_only",
-// "bypass" and "terminals". [ParseScopes] reads it back.
+// "bypass", "terminals", "reveal_secrets" and "metrics". [ParseScopes] reads it
+// back.
 func (s Scopes) String() string {
 	var parts []string
 	for _, t := range s.Tools {
@@ -186,6 +191,9 @@ func (s Scopes) String() string {
 	if s.RevealSecrets {
 		parts = append(parts, "reveal_secrets")
 	}
+	if s.Metrics {
+		parts = append(parts, "metrics")
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -202,6 +210,8 @@ func ParseScopes(v string) (Scopes, error) {
 			s.Terminals = true
 		case f == "reveal_secrets":
 			s.RevealSecrets = true
+		case f == "metrics":
+			s.Metrics = true
 		case strings.HasPrefix(f, "tools:"):
 			s.Tools = append(s.Tools, strings.TrimPrefix(f, "tools:"))
 		case strings.HasPrefix(f, "hosts:"):

@@ -30,6 +30,9 @@ Commands:
   query [filters] [--limit N]     events matching the filters, oldest first (at most 1000 unless --limit)
   stats [filters]                 calls, denials, errors, unfinished calls, p50/p95 latency per tool
   export [filters] [--out FILE]   write events with their hashes as JSON lines (recorded in the ledger)
+  export --follow [--cursor-file FILE] [--out FILE]
+                                  keep writing new events as JSON lines, each once, resuming after
+                                  the seq stored in FILE (for Vector, Fluent Bit, Promtail)
   prune --before TIME             delete the events older than TIME (recorded in the ledger)
 
 Flags of every command:
@@ -55,6 +58,9 @@ type auditFlags struct {
 	follow            bool
 	interval          time.Duration
 	out, before       string
+	format            string // export: jsonl
+	cursorFile        string // export --follow
+	afterSeq          int64  // export: only events after this seq
 }
 
 // runAudit runs "rigout audit ARGS" and returns the exit status.
@@ -105,7 +111,12 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fset.IntVar(&f.limit, "limit", 1000, "at most this many events (0: no limit)")
 		}
 		if cmd == "export" {
-			fset.StringVar(&f.out, "out", "", "write to FILE (created, never overwritten) instead of stdout")
+			fset.StringVar(&f.out, "out", "", "write to FILE (created, never overwritten; appended to with --follow) instead of stdout")
+			fset.StringVar(&f.format, "format", "jsonl", "output format: jsonl, one event per line")
+			fset.BoolVar(&f.follow, "follow", false, "keep exporting new events as they are committed, until interrupted (reads the ledger only; records no export row)")
+			fset.DurationVar(&f.interval, "interval", 500*time.Millisecond, "poll interval of --follow")
+			fset.StringVar(&f.cursorFile, "cursor-file", "", "with --follow: resume after the seq stored in FILE, and store the last exported seq there after each batch")
+			fset.Int64Var(&f.filter.AfterSeq, "after-seq", 0, "only events with a seq greater than N")
 		}
 	case "prune":
 		fset.StringVar(&f.before, "before", "", "delete the events older than TIME (required)")
@@ -151,7 +162,18 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
 		return 1
 	}
-	writes := cmd == "export" || cmd == "prune"
+	if cmd == "export" {
+		if err := checkExportFormat(f.format); err != nil {
+			fmt.Fprintf(stderr, "rigout audit export: %v\n", err)
+			return 2
+		}
+		if f.cursorFile != "" && !f.follow {
+			fmt.Fprintln(stderr, "rigout audit export: --cursor-file needs --follow")
+			return 2
+		}
+		f.afterSeq = f.filter.AfterSeq
+	}
+	writes := cmd == "export" && !f.follow || cmd == "prune"
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(stderr, "rigout audit %s: no audit ledger at %s (see --state-dir, --audit-db)\n", cmd, path)
 		return 1
@@ -174,7 +196,11 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case "stats":
 		err = auditStats(ctx, l, &f, stdout)
 	case "export":
-		err = auditExport(ctx, l, &f, stdout, stderr)
+		if f.follow {
+			err = auditExportFollow(ctx, l, &f, stdout)
+		} else {
+			err = auditExport(ctx, l, &f, stdout, stderr)
+		}
 	case "prune":
 		err = auditPrune(ctx, l, before, &f, stdout)
 	}

@@ -157,6 +157,8 @@ type common struct {
 	file *fileConfig
 	dir  string   // the state directory, resolved by prepare
 	sec  *secrets // the secrets moved off the environment
+
+	observe *observer // metrics (serve only), see observe.go
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -470,6 +472,7 @@ func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *
 	if ledger != nil {
 		cfg.Audit = ledger
 	}
+	c.observe.wire(&cfg, a, ledger)
 	if a.Gateway, err = rigout.New(cfg); err != nil {
 		a.Close()
 		return nil, err

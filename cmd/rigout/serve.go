@@ -52,6 +52,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	fs.Var(&origins, "allowed-origin", "browser origin to accept besides this server's own (repeatable)")
 	fs.Var(&hosts, "allowed-host", "Host header value to accept besides loopback names, e.g. a tunnel hostname (repeatable)")
 	tunnelName := fs.String("tunnel", "", "reach the gateway from the internet through a tunnel: cloudflare (a cloudflared quick tunnel; cloudflared must be on PATH)")
+	c.observe = newObserver(fs)
 	detached := fs.Bool("detached", false, "log only to the activity log (set by rigout start --detach)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -75,6 +76,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	}
 	if *token == "" {
 		*token = sec.getenv("RIGOUT_AUTH_TOKEN")
+	}
+	if err := c.observe.check(); err != nil {
+		return fail(2, "%v", err)
 	}
 	if *noAuth && !auth.IsLoopback(*addr) {
 		return fail(2, "refusing --no-auth on %s: without authentication rigout binds loopback addresses only (127.0.0.0/8, ::1, localhost)", *addr)
@@ -190,12 +194,17 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		ConnectionData: func() any { return connData },
 		Name:           gw.Config().Name,
 		Version:        gw.Config().Version,
-		OnEvent:        gw.RecordAuthEvent,
+		OnEvent:        c.observe.onAuth(gw.RecordAuthEvent),
 		Logger:         logger,
 	})
 	if err != nil {
 		ln.Close()
 		return fail(2, "%v", err)
+	}
+	routes, err := c.observe.routes(front, front.Routes(), *publicURL)
+	if err != nil {
+		ln.Close()
+		return fail(1, "%v", err)
 	}
 	h, err := transport.NewHTTP(gw.MCPServer(), transport.HTTPConfig{
 		Name:            gw.Config().Name,
@@ -206,7 +215,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		ShutdownTimeout: *shutdown,
 		Guard:           front.Guard,
 		Auth:            front.RequireBearer,
-		Routes:          front.Routes(),
+		Routes:          routes,
 		SessionOwner:    sessionOwner,
 		Health:          gw.health,
 		Logger:          logger,
@@ -249,6 +258,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		}
 	}
 	if err := inst.record(rt); err != nil {
+		return fail(1, "%v", err)
+	}
+	if err := c.observe.listen(ctx, logger); err != nil {
 		return fail(1, "%v", err)
 	}
 	logger.Info("serving MCP over streamable HTTP", "url", url, "stateless", *stateless, "auth", !*noAuth)
