@@ -65,7 +65,8 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 	if call.Outcome.Status == audit.StatusDenied {
 		e.Type = audit.TypeToolDenied
 	}
-	if call.intent {
+	if call.intent || call.observes {
+		// A call classified read-only has its done row alone.
 		e.Phase = audit.PhaseDone
 	}
 	o := &call.Outcome
@@ -79,8 +80,15 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 	e.StdoutBytes, e.StderrBytes = o.StdoutBytes, o.StderrBytes
 	e.Truncated = o.Truncated
 	e.Error = g.redact(o.Error)
-	if o.Unsandboxed != "" {
-		e.Detail = DetailJSON(map[string]string{"unsandboxed": o.Unsandboxed})
+	if o.Unsandboxed != "" || call.observes {
+		d := map[string]string{}
+		if o.Unsandboxed != "" {
+			d["unsandboxed"] = o.Unsandboxed
+		}
+		if call.observes {
+			d["class"] = "read-only" // Tool.Observes: no intent row
+		}
+		e.Detail = DetailJSON(d)
 	}
 	e.Duration = g.cfg.Now().Sub(call.Started)
 	if err := g.cfg.Audit.Record(context.WithoutCancel(ctx), e); err != nil {
