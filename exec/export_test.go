@@ -90,3 +90,6 @@ func UseMarkerTracking(l *Local) {
 	l.cgErr = errors.New("cgroups turned off by the test")
 	l.trackMu.Unlock()
 }
+
+// Direct is direct, for the direct-exec table test.
+func Direct(argv, env []string, dir string) (string, []string, bool) { return direct(argv, env, dir) }

@@ -37,6 +37,11 @@ func (p *Policy) Check(cmd string, opts Options) (d Decision) {
 	w.finish()
 	d = res.decision()
 	d.ReadOnly = d.Allowed && readOnlyFile(file)
+	if d.Allowed {
+		if argv, ok := simpleArgv(file); ok {
+			d.argv = strings.Join(argv, "\x00")
+		}
+	}
 	return d
 }
 

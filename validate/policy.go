@@ -185,6 +185,8 @@ type Decision struct {
 	// (see the package documentation, "Read-only commands"). A gateway
 	// audits such a call with one row and lets a read-only token run it.
 	ReadOnly bool `json:"read_only"`
+
+	argv string // Argv's words, NUL-separated (a checked command holds no NUL)
 }
 
 // Err returns nil when the command is allowed, else a *[DenyError].

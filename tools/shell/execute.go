@@ -224,8 +224,14 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	}
 	cmd.Dir = dir
 	check.Host, check.Dir = host, dir
-	if res := f.gateCheck(ctx, call, check); res != nil {
-		return res, nil
+	refusal, d := f.gateCheck(ctx, call, check)
+	if refusal != nil {
+		return refusal, nil
+	}
+	if target.Local && a.Command != "" && d.Allowed {
+		// One simple command of literal words: exec.Local runs it without
+		// bash when bash would run it the same way.
+		cmd.Direct = d.Argv()
 	}
 	if st := f.starter(target); st != nil {
 		if a.Timeout == 0 {
@@ -401,19 +407,22 @@ func (f *Family) observes(ctx context.Context, call *rigout.Call) bool {
 }
 
 // gateCheck passes the command through the gate, reusing the Observes
-// hook's decision when it judged this very command. A call classified
-// read-only runs only the command that was classified.
-func (f *Family) gateCheck(ctx context.Context, call *rigout.Call, check gate.Command) *mcp.CallToolResult {
+// hook's decision when it judged this very command, and returns the
+// gate's answer (nil when the command may run) with the policy's
+// decision. A call classified read-only runs only the command that was
+// classified.
+func (f *Family) gateCheck(ctx context.Context, call *rigout.Call, check gate.Command) (*mcp.CallToolResult, validate.Decision) {
 	j, ok := call.State.(*judged)
 	if ok && sameCommand(j.check, check) {
-		return f.cfg.Gate.CheckJudged(ctx, call, check, j.d)
+		return f.cfg.Gate.CheckJudged(ctx, call, check, j.d), j.d
 	}
 	if call.ReadOnly() && call.Risk() > rigout.ReadOnly {
 		call.Outcome.Status = audit.StatusError
 		call.Outcome.Error = "read-only classification does not match the command"
-		return rigout.ErrorResult("internal error: the command classified read-only is not the one about to run. Nothing ran.")
+		return rigout.ErrorResult("internal error: the command classified read-only is not the one about to run. Nothing ran."), validate.Decision{}
 	}
-	return f.cfg.Gate.Check(ctx, call, check)
+	d := f.cfg.Gate.Judge(check)
+	return f.cfg.Gate.CheckJudged(ctx, call, check, d), d
 }
 
 func sameCommand(a, b gate.Command) bool {
