@@ -17,6 +17,7 @@ func TestRunCheck(t *testing.T) {
 		out, err string // substrings expected in stdout and stderr
 	}{
 		{"allowed", []string{"ls -la"}, 0, "allowed", ""},
+		{"read-only shown", []string{"git status"}, 0, "allowed (read-only)", ""},
 		{"refused", []string{"rm -rf /"}, 1, "refused: recursive-delete-root", ""},
 		{"reason and hint", []string{"rm -rf /"}, 1, "hint: ", ""},
 		{"sudo refused", []string{"sudo ls"}, 1, "refused: sudo", ""},
