@@ -36,7 +36,7 @@ func (p *Policy) Check(cmd string, opts Options) (d Decision) {
 	w.stmts(file.Stmts, nil)
 	w.finish()
 	d = res.decision()
-	d.ReadOnly = d.Allowed && readOnlyFile(file)
+	d.ReadOnly = d.Allowed && readOnlyFile(file, opts.Dir)
 	if d.Allowed {
 		if argv, ok := simpleArgv(file); ok {
 			d.argv = strings.Join(argv, "\x00")
@@ -79,7 +79,7 @@ func (p *Policy) CheckArgv(argv []string, opts Options) (d Decision) {
 	w.invoke(&invocation{argv: fields})
 	w.finish()
 	d = res.decision()
-	d.ReadOnly = d.Allowed && observes(argv)
+	d.ReadOnly = d.Allowed && !inDev(opts.Dir) && observesArgv(argv)
 	return d
 }
 

@@ -18,6 +18,10 @@ import (
 // (which only means the call is audited as one that may change something).
 //
 // Refused, whatever the programs:
+//   - any word that may name a device ("dev/" in it, but /dev/null), and
+//     any command run in /dev: opening some devices acts (/dev/watchdog
+//     arms the watchdog). A link of another name to a device is beyond a
+//     syntactic check;
 //   - any expansion that runs or computes something: command and process
 //     substitution, arithmetic, parameter expansion ($X could carry an
 //     option such as -delete), globs and brace expansion (a file named
@@ -261,10 +265,34 @@ func observes(argv []string) bool {
 	return found && ok(argv[1:])
 }
 
-// readOnlyFile reports whether every command of a parsed command line only
-// observes.
-func readOnlyFile(f *syntax.File) bool {
-	return len(f.Stmts) > 0 && readOnlyStmts(f.Stmts)
+// observesArgv is observes for an argument vector run without a shell.
+func observesArgv(argv []string) bool {
+	for _, a := range argv {
+		if touchesDev(a) {
+			return false
+		}
+	}
+	return observes(argv)
+}
+
+// readOnlyFile reports whether every command of a parsed command line,
+// run in dir, only observes.
+func readOnlyFile(f *syntax.File, dir string) bool {
+	return len(f.Stmts) > 0 && !inDev(dir) && readOnlyStmts(f.Stmts)
+}
+
+// inDev reports whether dir is /dev or below it: opening some devices acts
+// (/dev/watchdog arms the watchdog, a tape device rewinds), so a relative
+// path there is not taken for a file that only gets read.
+func inDev(dir string) bool {
+	return dir == "/dev" || strings.HasPrefix(dir, "/dev/")
+}
+
+// touchesDev reports whether a word may name a device: anything with
+// "dev/" in it but /dev/null (and ../dev/watchdog is seen too). Reading a
+// device through a link of another name is beyond this check.
+func touchesDev(v string) bool {
+	return v != "/dev/null" && (strings.Contains(v, "dev/") || v == "/dev" || strings.HasSuffix(v, "/dev"))
 }
 
 func readOnlyStmts(list []*syntax.Stmt) bool {
@@ -293,7 +321,7 @@ func readOnlyStmt(s *syntax.Stmt) bool {
 		argv := make([]string, len(c.Args))
 		for i, w := range c.Args {
 			v, ok := literalWord(w)
-			if !ok {
+			if !ok || touchesDev(v) {
 				return false
 			}
 			argv[i] = v
@@ -312,8 +340,8 @@ func readOnlyStmt(s *syntax.Stmt) bool {
 func readOnlyRedirect(r *syntax.Redirect) bool {
 	switch r.Op {
 	case syntax.RdrIn, syntax.WordHdoc:
-		_, ok := literalWord(r.Word)
-		return ok
+		v, ok := literalWord(r.Word)
+		return ok && (r.Op == syntax.WordHdoc || !touchesDev(v))
 	case syntax.Hdoc, syntax.DashHdoc:
 		// The body of an unquoted here-document expands: it must hold
 		// text alone.

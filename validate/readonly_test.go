@@ -53,6 +53,8 @@ var notReadOnlyCases = []string{
 	"if true; then ls; fi", "while true; do ls; done", "[[ -f x ]]", "time ls",
 	// Unknown programs and paths.
 	"make", "./ls", "/tmp/ls", "/home/x/bin/cat y", "python3 -c 'print(1)'", "perl -e 1", "vim x",
+	// Devices: opening some of them acts.
+	"cat /dev/watchdog", "cat < /dev/watchdog", "head -c1 ../dev/watchdog", "ls /dev", "tail -f /dev/ttyS0",
 	// Refused commands are never read-only.
 	"rm -rf /", "cat /dev/sda",
 }
@@ -94,6 +96,12 @@ func TestReadOnlyAllowMode(t *testing.T) {
 	p := validate.Policy{Mode: validate.ModeAllow, Allow: []string{"ls"}}
 	if d := p.Check("ls", validate.Options{}); !d.ReadOnly {
 		t.Errorf("ls, allowlisted: %+v, want read-only", d)
+	}
+	if d := (&validate.Policy{}).Check("cat watchdog", validate.Options{Dir: "/dev"}); d.ReadOnly {
+		t.Errorf("cat watchdog in /dev: %+v, want not read-only", d)
+	}
+	if d := (&validate.Policy{}).CheckArgv([]string{"cat", "/dev/watchdog"}, validate.Options{}); d.ReadOnly {
+		t.Errorf("argv cat /dev/watchdog: %+v, want not read-only", d)
 	}
 	if d := p.Check("cat x", validate.Options{}); d.Allowed || d.ReadOnly {
 		t.Errorf("cat, not allowlisted: %+v, want refused and not read-only", d)
