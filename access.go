@@ -143,7 +143,7 @@ func (c *Call) resolvePath(ctx context.Context, p PathArg, v string) (string, er
 // *auth.ScopeError naming the scope.
 func (c *Call) authorize() error {
 	s := c.principal.Scopes
-	if c.risk > ReadOnly {
+	if !c.ReadOnly() {
 		if err := s.RequireWrite(); err != nil {
 			return err
 		}

@@ -65,7 +65,8 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 	if call.Outcome.Status == audit.StatusDenied {
 		e.Type = audit.TypeToolDenied
 	}
-	if call.intent {
+	if call.intent || call.observes {
+		// A call classified read-only has its done row alone.
 		e.Phase = audit.PhaseDone
 	}
 	o := &call.Outcome
@@ -79,8 +80,8 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 	e.StdoutBytes, e.StderrBytes = o.StdoutBytes, o.StderrBytes
 	e.Truncated = o.Truncated
 	e.Error = g.redact(o.Error)
-	if o.Unsandboxed != "" || len(o.Detail) > 0 {
-		d := make(map[string]string, len(o.Detail)+1)
+	if o.Unsandboxed != "" || len(o.Detail) > 0 || call.observes {
+		d := make(map[string]string, len(o.Detail)+2)
 		cs := call.maskSet()
 		for k, v := range o.Detail {
 			v = g.redact(v)
@@ -91,6 +92,9 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 		}
 		if o.Unsandboxed != "" {
 			d["unsandboxed"] = o.Unsandboxed
+		}
+		if call.observes {
+			d["class"] = "read-only" // Tool.Observes: no intent row
 		}
 		e.Detail = DetailJSON(d)
 	}

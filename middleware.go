@@ -27,7 +27,8 @@ import (
 //  4. scopes on them: writes, every host, every path, capabilities;
 //  5. limits: calls in flight, then the rate of calls that run something;
 //  6. the intent row, committed before anything above read-only runs
-//     (fail closed);
+//     (fail closed); a call the tool's Observes hook classified read-only
+//     has none, only its done row;
 //  7. the embedder's middleware and the handler, with panics recovered.
 func (g *Gateway) serve(ctx context.Context, call *Call, r *registered) (res *mcp.CallToolResult) {
 	defer func() {
@@ -57,7 +58,7 @@ func (g *Gateway) serve(ctx context.Context, call *Call, r *registered) (res *mc
 		return g.refusal(call, err)
 	}
 	defer release()
-	if g.cfg.Audit != nil && call.risk >= Mutating {
+	if g.cfg.Audit != nil && !call.ReadOnly() {
 		if res := g.recordIntent(ctx, call); res != nil {
 			return res
 		}
@@ -88,6 +89,9 @@ func (g *Gateway) admit(ctx context.Context, call *Call) error {
 	}
 	if err := call.resolvePaths(ctx); err != nil {
 		return err
+	}
+	if call.Tool.Observes != nil && call.risk > ReadOnly {
+		call.observes = call.Tool.Observes(ctx, call)
 	}
 	return call.authorize()
 }

@@ -126,6 +126,19 @@ type Tool struct {
 	// that can run long.
 	Tasks bool
 
+	// Observes, if set, classifies one call of a tool above ReadOnly: it
+	// reports whether this call, with these arguments, only observes. It
+	// is asked after the call's hosts and paths are resolved and before
+	// its scopes are checked. A call it classifies read-only is treated as
+	// one of risk ReadOnly: a read-only token may make it, and the ledger
+	// gets no intent row, only the done row (classified read-only in its
+	// detail), committed before the result is acknowledged. Rate limits
+	// still apply by the tool's risk. It must answer true only for calls
+	// it can prove change nothing, and the handler must then run exactly
+	// what it classified; it may keep its findings in [Call.State] for the
+	// handler.
+	Observes func(ctx context.Context, call *Call) bool
+
 	// Handler runs the call. Required.
 	Handler Handler
 }
@@ -226,8 +239,12 @@ type Call struct {
 	// Outcome is filled in by the handler and middleware as the call
 	// proceeds; the audit ledger records it.
 	Outcome Outcome
+	// State is the tool's own per-call state: what its Observes hook
+	// found, for its handler. The chain never reads it.
+	State any
 
 	gw        *Gateway
+	observes  bool // Tool.Observes classified the call read-only
 	principal auth.Principal
 	risk      Risk
 	action    string
@@ -282,6 +299,10 @@ func (c *Call) Principal() auth.Principal { return c.principal }
 
 // Risk returns the call's risk: its action's, or the tool's.
 func (c *Call) Risk() Risk { return c.risk }
+
+// ReadOnly reports whether the call only observes: its risk is ReadOnly, or
+// the tool's Observes hook classified it read-only.
+func (c *Call) ReadOnly() bool { return c.risk <= ReadOnly || c.observes }
 
 // Action returns the action the call selected, or "" for a tool without
 // actions.

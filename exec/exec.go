@@ -41,6 +41,11 @@ type Command struct {
 	Shell string
 	// Argv is an exact argument vector, run without a shell.
 	Argv []string
+	// Direct, with Shell, is the argument vector Shell is equivalent to when
+	// it is one simple command of literal words (validate.Decision.Argv).
+	// Local runs it without bash when bash would run it the same way (see
+	// Local); other runners ignore it and run Shell.
+	Direct []string
 	// Dir is the working directory. If empty, the runner's default is used
 	// (the gateway's working directory locally, the login directory remotely).
 	Dir string

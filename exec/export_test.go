@@ -93,3 +93,6 @@ func UseMarkerTracking(l *Local) {
 
 // SecretsLine is secretsLine, for the tests.
 var SecretsLine = secretsLine
+
+// Direct is direct, for the direct-exec table test.
+func Direct(argv, env []string, dir string) (string, []string, bool) { return direct(argv, env, dir) }

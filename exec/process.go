@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"slices"
 	"sync"
 	"syscall"
@@ -99,22 +100,31 @@ func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File) (*Process
 	if err := ctx.Err(); err != nil {
 		return nil, res, fmt.Errorf("exec: not started: %w", err)
 	}
+	env := l.environ(mergeSecrets(cmd.Env, cmd.Secrets), cmd.Dir)
 	argv := cmd.Argv
+	var path string
 	if cmd.Shell != "" {
 		argv = []string{l.shellPath(), "-c", cmd.Shell}
+		if len(cmd.Direct) > 0 && !cmd.Sudo && l.Shell == "" && filepath.Base(argv[0]) == "bash" {
+			if p, e, ok := direct(cmd.Direct, env, cmd.Dir); ok {
+				argv, path, env = cmd.Direct, p, e
+			}
+		}
 	}
 	if cmd.Sudo {
 		argv = append([]string{"sudo", "-n", "--"}, argv...)
 	}
-	path, err := osexec.LookPath(argv[0])
-	if err != nil {
-		return nil, res, fmt.Errorf("exec: %w", err)
+	if path == "" {
+		p, err := osexec.LookPath(argv[0])
+		if err != nil {
+			return nil, res, fmt.Errorf("exec: %w", err)
+		}
+		path = p
 	}
 
 	stdout := newCommandCapture(&cmd, Stdout)
 	stderr := newCommandCapture(&cmd, Stderr)
 	stdout.bufs, stderr.bufs = &l.bufs, &l.bufs
-	env := l.environ(mergeSecrets(cmd.Env, cmd.Secrets), cmd.Dir)
 	newCmd := func(marker string) *osexec.Cmd {
 		e := env
 		if marker != "" {

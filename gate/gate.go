@@ -147,7 +147,13 @@ const maxShown = 2000
 // the rule, or (while a person is being asked) the question. Either way
 // the decision is recorded on call.Outcome.
 func (g *Gate) Check(ctx context.Context, call *rigout.Call, cmd Command) *mcp.CallToolResult {
-	d := g.Judge(cmd)
+	return g.CheckJudged(ctx, call, cmd, g.Judge(cmd))
+}
+
+// CheckJudged is Check with the policy's decision on cmd already made by
+// [Gate.Judge] (by a tool's Observes hook, say), so that the command is
+// parsed once. d must be Judge(cmd)'s for this gate.
+func (g *Gate) CheckJudged(ctx context.Context, call *rigout.Call, cmd Command, d validate.Decision) *mcp.CallToolResult {
 	o := &call.Outcome
 	if d.Allowed {
 		o.Decision = audit.DecisionAllow

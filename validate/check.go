@@ -35,7 +35,14 @@ func (p *Policy) Check(cmd string, opts Options) (d Decision) {
 	w := newWalker(cfg, opts, res)
 	w.stmts(file.Stmts, nil)
 	w.finish()
-	return res.decision()
+	d = res.decision()
+	d.ReadOnly = d.Allowed && readOnlyFile(file, opts.Dir)
+	if d.Allowed {
+		if argv, ok := simpleArgv(file); ok {
+			d.argv = strings.Join(argv, "\x00")
+		}
+	}
+	return d
 }
 
 // CheckArgv decides whether a program may run with exactly these arguments,
@@ -71,7 +78,9 @@ func (p *Policy) CheckArgv(argv []string, opts Options) (d Decision) {
 	w.where = " in argv"
 	w.invoke(&invocation{argv: fields})
 	w.finish()
-	return res.decision()
+	d = res.decision()
+	d.ReadOnly = d.Allowed && !inDev(opts.Dir) && observesArgv(argv)
+	return d
 }
 
 func parse(src string) (*syntax.File, error) {

@@ -140,6 +140,20 @@
 //
 // Redacting secrets from output is package redact's job.
 //
+// # Read-only commands
+//
+// An allowed command is also classified: [Decision].ReadOnly is set when
+// every program in it only observes — a conservative table (cat, ls, head,
+// tail, wc, grep, stat, ps, df, du, id, uname, date without --set, find
+// without -delete/-exec/-fprint…, sort without -o, git status/log/diff/
+// show/…) — and nothing in the line writes or runs another program: no
+// substitution, parameter expansion, glob or brace expansion, assignment,
+// function, loop or background job, and no redirection but input, fd
+// duplication and output to /dev/null. What it cannot see through is not
+// read-only. readonly.go documents the table and what each entry refuses.
+// The gateway's shell tool audits a read-only call with a single row and
+// lets a read-only token run it.
+//
 // # Usage
 //
 // The zero Policy is the default policy:

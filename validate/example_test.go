@@ -88,3 +88,20 @@ func ExamplePolicy_CheckEnv() {
 	// allowed=true rule=
 	// allowed=false rule=recursive-delete-root
 }
+
+// A command line is read-only when every program in it only observes, and
+// has a plain argument vector when it is one simple command of literal
+// words.
+func ExampleDecision_ReadOnly() {
+	var p validate.Policy
+	for _, cmd := range []string{"git status", "ls -la | wc -l", "ls > listing", "find . -delete", "make build"} {
+		d := p.Check(cmd, validate.Options{})
+		fmt.Printf("%-16s allowed=%v read-only=%v argv=%q\n", cmd, d.Allowed, d.ReadOnly, d.Argv())
+	}
+	// Output:
+	// git status       allowed=true read-only=true argv=["git" "status"]
+	// ls -la | wc -l   allowed=true read-only=true argv=[]
+	// ls > listing     allowed=true read-only=false argv=[]
+	// find . -delete   allowed=true read-only=false argv=["find" "." "-delete"]
+	// make build       allowed=true read-only=false argv=["make" "build"]
+}

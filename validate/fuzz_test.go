@@ -21,6 +21,12 @@ func FuzzCheck(f *testing.F) {
 			f.Add(c.cmd, c.sudo)
 		}
 	}
+	for _, c := range readOnlyCases {
+		f.Add(c, false)
+	}
+	for _, c := range notReadOnlyCases {
+		f.Add(c, false)
+	}
 	f.Fuzz(func(t *testing.T, cmd string, sudo bool) {
 		var p validate.Policy
 		opts := validate.Options{AllowSudo: sudo}
@@ -63,6 +69,9 @@ func consistent(t *testing.T, cmd string, d validate.Decision) {
 			t.Fatalf("Check(%q) allowed with a rule: %+v", cmd, d)
 		}
 		return
+	}
+	if d.ReadOnly {
+		t.Fatalf("Check(%q) refused but read-only: %+v", cmd, d)
 	}
 	if d.Rule == "" || d.Reason == "" || d.Hint == "" {
 		t.Fatalf("Check(%q) refused without rule, reason or hint: %+v", cmd, d)

@@ -179,6 +179,14 @@ type Decision struct {
 	// Confirm is true when the rule is in Confirm mode: the command may run
 	// if a human agrees. Allowed is false until then.
 	Confirm bool `json:"confirm,omitempty"`
+	// ReadOnly is true when the command is allowed and only observes:
+	// every program in it is in the read-only table, with arguments that
+	// table accepts, and nothing in the line writes or runs anything else
+	// (see the package documentation, "Read-only commands"). A gateway
+	// audits such a call with one row and lets a read-only token run it.
+	ReadOnly bool `json:"read_only"`
+
+	argv string // Argv's words, NUL-separated (a checked command holds no NUL)
 }
 
 // Err returns nil when the command is allowed, else a *[DenyError].

@@ -44,7 +44,11 @@ func TestDecisionErr(t *testing.T) {
 func TestDecisionJSON(t *testing.T) {
 	var p validate.Policy
 	b, err := json.Marshal(p.Check("ls", validate.Options{}))
-	if err != nil || string(b) != `{"allowed":true}` {
+	if err != nil || string(b) != `{"allowed":true,"read_only":true}` {
+		t.Errorf("allowed read-only JSON = %s, %v", b, err)
+	}
+	b, err = json.Marshal(p.Check("make", validate.Options{}))
+	if err != nil || string(b) != `{"allowed":true,"read_only":false}` {
 		t.Errorf("allowed JSON = %s, %v", b, err)
 	}
 	b, _ = json.Marshal(p.Check("reboot", validate.Options{}))

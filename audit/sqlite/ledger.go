@@ -134,6 +134,10 @@ type Ledger struct {
 	// healthMu protects the following.
 	healthMu sync.Mutex
 	writeErr error // outcome of the last write; nil when it succeeded
+
+	// stmtMu protects the following.
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt // Query's statements on rdb, by SQL text
 }
 
 var (
@@ -777,6 +781,12 @@ func (l *Ledger) closeHandles() error {
 	// The readers close first, so that the write connection is the last
 	// one: SQLite then checkpoints the WAL into the database and removes
 	// it, unless another process still has the file open.
+	l.stmtMu.Lock()
+	for _, s := range l.stmts {
+		errs = append(errs, s.Close())
+	}
+	l.stmts = nil
+	l.stmtMu.Unlock()
 	if l.rdb != nil {
 		errs = append(errs, l.rdb.Close())
 	}

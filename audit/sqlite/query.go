@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"slices"
@@ -67,6 +68,33 @@ func clampNS(t time.Time) int64 {
 	return t.UnixNano()
 }
 
+// maxStmts bounds the statements Query keeps prepared: one per filter
+// shape (which fields are set, newest first or not, a limit or not).
+const maxStmts = 128
+
+// stmt returns q prepared on the read pool and kept for the Ledger's life,
+// and the function to call when done with it. Past maxStmts shapes, a new
+// one is prepared for this use alone and closed by done.
+func (l *Ledger) stmt(ctx context.Context, q string) (st *sql.Stmt, done func(), err error) {
+	l.stmtMu.Lock()
+	defer l.stmtMu.Unlock()
+	if s, ok := l.stmts[q]; ok {
+		return s, func() {}, nil
+	}
+	s, err := l.rdb.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(l.stmts) >= maxStmts {
+		return s, func() { s.Close() }, nil
+	}
+	if l.stmts == nil {
+		l.stmts = map[string]*sql.Stmt{}
+	}
+	l.stmts[q] = s
+	return s, func() {}, nil
+}
+
 // Query returns the events matching f in ascending Seq order, with their
 // hashes.
 func (l *Ledger) Query(ctx context.Context, f audit.Filter) ([]audit.Event, error) {
@@ -83,9 +111,15 @@ func (l *Ledger) Query(ctx context.Context, f audit.Filter) ([]audit.Event, erro
 		q += ` ORDER BY seq`
 	}
 	if f.Limit > 0 {
-		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+		q += ` LIMIT ?`
+		args = append(args, f.Limit)
 	}
-	rows, err := l.rdb.QueryContext(ctx, q, args...)
+	st, done, err := l.stmt(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: query: %w", err)
+	}
+	defer done()
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: query: %w", err)
 	}

@@ -118,6 +118,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 
 func checkPrint(w io.Writer, d validate.Decision) {
 	switch {
+	case d.Allowed && d.ReadOnly:
+		fmt.Fprintln(w, "allowed (read-only)")
+		return
 	case d.Allowed:
 		fmt.Fprintln(w, "allowed")
 		return

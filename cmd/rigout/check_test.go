@@ -17,6 +17,7 @@ func TestRunCheck(t *testing.T) {
 		out, err string // substrings expected in stdout and stderr
 	}{
 		{"allowed", []string{"ls -la"}, 0, "allowed", ""},
+		{"read-only shown", []string{"git status"}, 0, "allowed (read-only)", ""},
 		{"refused", []string{"rm -rf /"}, 1, "refused: recursive-delete-root", ""},
 		{"reason and hint", []string{"rm -rf /"}, 1, "hint: ", ""},
 		{"sudo refused", []string{"sudo ls"}, 1, "refused: sudo", ""},
@@ -70,7 +71,8 @@ func TestRunCheckJSON(t *testing.T) {
 		code int
 		want validate.Decision
 	}{
-		{"ls", 0, validate.Decision{Allowed: true}},
+		{"ls", 0, validate.Decision{Allowed: true, ReadOnly: true}},
+		{"ls > out", 0, validate.Decision{Allowed: true}},
 		{"mkfs.ext4 /dev/sda1", 1, validate.Decision{Rule: "disk-format"}},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -81,11 +83,14 @@ func TestRunCheckJSON(t *testing.T) {
 		if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 			t.Fatalf("output %q is not JSON: %v", stdout.String(), err)
 		}
-		if got.Allowed != tt.want.Allowed || got.Rule != tt.want.Rule {
+		if got.Allowed != tt.want.Allowed || got.Rule != tt.want.Rule || got.ReadOnly != tt.want.ReadOnly {
 			t.Errorf("runCheck(--json %q) = %+v; want %+v", tt.cmd, got, tt.want)
 		}
 		if !got.Allowed && (got.Reason == "" || got.Hint == "") {
 			t.Errorf("runCheck(--json %q) lacks reason or hint: %+v", tt.cmd, got)
+		}
+		if !strings.Contains(stdout.String(), `"read_only":`) {
+			t.Errorf("JSON output lacks the read-only classification: %q", stdout.String())
 		}
 		if strings.Count(stdout.String(), "\n") != 1 {
 			t.Errorf("JSON output is not one line: %q", stdout.String())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
+	"github.com/rigout/rigout/validate"
 )
 
 const executeCommandDescription = "Run a command and return its exit code, stdout and stderr. " +
@@ -94,6 +96,7 @@ func (f *Family) ExecuteCommand() rigout.Tool {
 		DefaultHost:  "local",
 		Paths:        []rigout.PathArg{{Name: "working_directory", Resolve: f.resolveDir}},
 		Handler:      f.executeCommand,
+		Observes:     f.observes,
 		Tasks:        true,
 	}
 }
@@ -224,8 +227,14 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	}
 	cmd.Dir = dir
 	check.Host, check.Dir = host, dir
-	if res := f.cfg.Gate.Check(ctx, call, check); res != nil {
-		return res, nil
+	refusal, d := f.gateCheck(ctx, call, check)
+	if refusal != nil {
+		return refusal, nil
+	}
+	if target.Local && a.Command != "" && d.Allowed {
+		// One simple command of literal words: exec.Local runs it without
+		// bash when bash would run it the same way.
+		cmd.Direct = d.Argv()
 	}
 	if st := f.starter(target); st != nil {
 		if a.Timeout == 0 {
@@ -355,4 +364,71 @@ func writeStream(sb *strings.Builder, name, text string) {
 	if !strings.HasSuffix(text, "\n") {
 		sb.WriteByte('\n')
 	}
+}
+
+// judged is what execute_command's Observes hook found: the command as the
+// handler will check it and the policy's decision, made once.
+type judged struct {
+	check gate.Command
+	d     validate.Decision
+}
+
+// observes is execute_command's Observes hook: a call on one host whose
+// command the policy classifies read-only (validate.Decision.ReadOnly),
+// with no environment, sudo or bypass, only observes. It judges the command
+// as the handler will run it, in the same working directory, and keeps the
+// decision in call.State so that the handler does not parse it again.
+func (f *Family) observes(ctx context.Context, call *rigout.Call) bool {
+	var a executeArgs
+	if err := call.Bind(&a); err != nil {
+		return false
+	}
+	if s, ok := a.Hosts.(string); a.Hosts != nil && (!ok || s != "") {
+		return false // a fan-out is audited as a change
+	}
+	if (a.Command == "") == (len(a.Argv) == 0) || len(a.Environment) > 0 || a.UseSudo || a.BypassSecurity {
+		return false
+	}
+	hosts := call.Hosts()
+	if len(hosts) != 1 {
+		return false
+	}
+	target, err := f.route(ctx, hosts[0], call.Principal().Name)
+	if err != nil {
+		return false
+	}
+	dir, set := call.Path("working_directory")
+	if target.Local && !set {
+		if dir, err = f.localDir(""); err != nil {
+			return false
+		}
+	}
+	check := gate.Command{Host: hosts[0], Shell: a.Command, Argv: a.Argv, Dir: dir}
+	j := &judged{check: check, d: f.cfg.Gate.Judge(check)}
+	call.State = j
+	return j.d.Allowed && j.d.ReadOnly
+}
+
+// gateCheck passes the command through the gate, reusing the Observes
+// hook's decision when it judged this very command, and returns the
+// gate's answer (nil when the command may run) with the policy's
+// decision. A call classified read-only runs only the command that was
+// classified.
+func (f *Family) gateCheck(ctx context.Context, call *rigout.Call, check gate.Command) (*mcp.CallToolResult, validate.Decision) {
+	j, ok := call.State.(*judged)
+	if ok && sameCommand(j.check, check) {
+		return f.cfg.Gate.CheckJudged(ctx, call, check, j.d), j.d
+	}
+	if call.ReadOnly() && call.Risk() > rigout.ReadOnly {
+		call.Outcome.Status = audit.StatusError
+		call.Outcome.Error = "read-only classification does not match the command"
+		return rigout.ErrorResult("internal error: the command classified read-only is not the one about to run. Nothing ran."), validate.Decision{}
+	}
+	d := f.cfg.Gate.Judge(check)
+	return f.cfg.Gate.CheckJudged(ctx, call, check, d), d
+}
+
+func sameCommand(a, b gate.Command) bool {
+	return a.Host == b.Host && a.Shell == b.Shell && a.Dir == b.Dir && a.Sudo == b.Sudo &&
+		a.Bypass == b.Bypass && len(a.Env) == 0 && len(b.Env) == 0 && slices.Equal(a.Argv, b.Argv)
 }
