@@ -493,3 +493,20 @@ func (l *Ledger) Close() error {
 
 func timeFromNS(ns int64) time.Time         { return time.Unix(0, ns).UTC() }
 func timeDurationNS(ns int64) time.Duration { return time.Duration(ns) }
+
+// DSNInfo is what [ParseDSN] reports of a connection string.
+type DSNInfo struct {
+	Label    string // host:port/database
+	Password string // the password the string carries, if any
+}
+
+// ParseDSN parses a connection string as Open does, for a caller that must
+// check it first (rigout refuses one that carries a password).
+func ParseDSN(dsn string) (DSNInfo, error) {
+	pc, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return DSNInfo{}, err
+	}
+	c := pc.ConnConfig
+	return DSNInfo{Label: fmt.Sprintf("%s:%d/%s", c.Host, c.Port, c.Database), Password: c.Password}, nil
+}
