@@ -22,7 +22,8 @@ import (
 const (
 	defaultMaxBatch     = 256
 	defaultWriteTimeout = 10 * time.Second
-	batchWindow         = 5 * time.Millisecond
+	batchWindow         = 5 * time.Millisecond   // a batch stops collecting this long after its first request
+	batchLinger         = 500 * time.Microsecond // longest wait for expected callers, see run
 	requestQueueLength  = 1024
 	digestHexLen        = 16
 	linkDomain          = "rigout.audit.pg.link.v1\x00"
@@ -288,6 +289,9 @@ func (l *Ledger) append(e audit.Event, reserved bool) (audit.Event, error) {
 func (l *Ledger) run() {
 	defer close(l.stopped)
 	batch := make([]*request, 0, l.maxBatch)
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
+	prev := 0
 	for {
 		r, ok := <-l.reqs
 		if !ok {
@@ -295,18 +299,30 @@ func (l *Ledger) run() {
 		}
 		batch = append(batch[:0], r)
 		start := time.Now()
-	drain:
-		for len(batch) < l.maxBatch && time.Since(start) < batchWindow {
-			select {
-			case r, ok := <-l.reqs:
-				if !ok {
-					break drain
+		closed := l.drain(&batch, start)
+		// Callers answered together come back together, but not at the
+		// same instant: wait a little (never past batchWindow) for the
+		// ones the previous batch suggests, so they share this commit
+		// rather than queue behind a commit of one. A lone caller never
+		// waits: its previous batch had one row.
+		if !closed && len(batch) < prev/2 {
+			linger.Reset(batchLinger)
+		wait:
+			for len(batch) < prev && len(batch) < l.maxBatch {
+				select {
+				case r, ok := <-l.reqs:
+					if !ok {
+						break wait
+					}
+					batch = append(batch, r)
+				case <-linger.C:
+					break wait
 				}
-				batch = append(batch, r)
-			default:
-				break drain
 			}
+			linger.Stop()
+			l.drain(&batch, start)
 		}
+		prev = len(batch)
 		evs := make([]*audit.Event, len(batch))
 		for i, r := range batch {
 			evs[i] = &r.ev
@@ -317,6 +333,23 @@ func (l *Ledger) run() {
 			batch[i] = nil
 		}
 	}
+}
+
+// drain appends the queued requests to batch, up to MaxBatch and until
+// batchWindow after start. It reports whether the queue is closed.
+func (l *Ledger) drain(batch *[]*request, start time.Time) bool {
+	for len(*batch) < l.maxBatch && time.Since(start) < batchWindow {
+		select {
+		case r, ok := <-l.reqs:
+			if !ok {
+				return true
+			}
+			*batch = append(*batch, r)
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // commit writes evs in one transaction, retrying once on a fresh

@@ -38,6 +38,7 @@ type Server struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	t    testing.TB
+	sync bool // fsync on, for benchmarks
 }
 
 // Bin returns the directory holding the server binaries, or an error
@@ -56,7 +57,23 @@ func Bin() (string, error) {
 
 // Start initialises and starts a server for t, or skips t loudly (fails it
 // under RIGOUT_REQUIRE_POSTGRES=1) when PostgreSQL is not installed.
+//
+// The server runs with fsync=off, which makes tests fast and keeps every
+// commit safe against a crash of the server process (not of the machine);
+// benchmarks use [StartDurable].
 func Start(t testing.TB) *Server {
+	t.Helper()
+	return start(t, false)
+}
+
+// StartDurable is [Start] with fsync on, as in production: for benchmarks
+// that compare the cost of a durable commit.
+func StartDurable(t testing.TB) *Server {
+	t.Helper()
+	return start(t, true)
+}
+
+func start(t testing.TB, durable bool) *Server {
 	t.Helper()
 	bin, err := Bin()
 	if err != nil {
@@ -65,7 +82,7 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skipf("SKIP: pgtest: %v; set %s=1 to make this a failure", err, RequireEnv)
 	}
-	s := &Server{bin: bin, t: t, uid: -1, gid: -1}
+	s := &Server{bin: bin, t: t, uid: -1, gid: -1, sync: durable}
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
@@ -119,8 +136,12 @@ func (s *Server) Restart() {
 	if err != nil {
 		s.t.Fatalf("pgtest: %v", err)
 	}
+	fsync := "fsync=off"
+	if s.sync {
+		fsync = "fsync=on"
+	}
 	cmd := s.command("postgres", "-D", s.Dir, "-k", s.Dir, "-c", "listen_addresses=127.0.0.1",
-		"-p", strconv.Itoa(s.Port), "-c", "fsync=off", "-c", "max_connections=200")
+		"-p", strconv.Itoa(s.Port), "-c", fsync, "-c", "max_connections=200")
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		log.Close()
