@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -228,5 +230,79 @@ func TestPostgresConfigRefusesPasswordInFile(t *testing.T) {
 	c.file.Audit.PasswordEnv = "RIGOUT_TEST_PW"
 	if cfg, err := c.postgresConfig(false, nil); err != nil || cfg.Password != "s3cret" {
 		t.Errorf("password_env: %+v %v", cfg, err)
+	}
+}
+
+// rawProtocol is the protocol version the raw requests below speak: the
+// last one with the initialize handshake and sessions.
+const rawProtocol = "2025-06-18"
+
+// post sends one JSON-RPC request to url and returns the status, the
+// Mcp-Session-Id header and the body.
+func post(t *testing.T, url, token, session, body string) (int, string, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", rawProtocol)
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(b)
+}
+
+// Replicas behind a load balancer, sharing one PostgreSQL ledger. A
+// streamable HTTP session lives on the gateway that created it: its
+// Mcp-Session-Id is refused by the other replica with 404, which is why a
+// load balancer must route by that header (sticky sessions). In stateless
+// mode any replica serves any request, and both write the one ledger.
+func TestReplicasStickyAndStateless(t *testing.T) {
+	if testing.Short() {
+		t.Skip("PostgreSQL end-to-end test skipped in -short mode")
+	}
+	srv := pgtest.Start(t)
+	dsn := srv.CreateDB("replicas")
+	const token = "pg-test-token-0123456789abcdef012"
+	initReq := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"lb-test","version":"1"}}}`, rawProtocol)
+	listReq := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	callReq := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"execute_command","arguments":{"argv":["echo","replica"]}}}`
+	serve := func(gw string, extra ...string) string {
+		dir := t.TempDir()
+		cfg := writePGConfig(t, dir, dsn, gw)
+		_, url, _ := startServeEnv(t, []string{"RIGOUT_AUTH_TOKEN=" + token, "RIGOUT_STATE_DIR=" + dir},
+			append([]string{"--config", cfg, "--no-ssh"}, extra...)...)
+		return url
+	}
+	a, b := serve("gw-a"), serve("gw-b")
+	status, session, body := post(t, a, token, "", initReq)
+	if status != http.StatusOK || session == "" {
+		t.Fatalf("initialize on gw-a: %d %q %s", status, session, body)
+	}
+	if status, _, body := post(t, a, token, session, listReq); status != http.StatusOK || !strings.Contains(body, "execute_command") {
+		t.Fatalf("tools/list on the session's own gateway: %d %s", status, body)
+	}
+	if status, _, body := post(t, b, token, session, listReq); status != http.StatusNotFound {
+		t.Fatalf("tools/list with gw-a's session on gw-b: %d %s, want 404 (the client must re-initialize there)", status, body)
+	}
+
+	sa, sb := serve("gw-sa", "--stateless"), serve("gw-sb", "--stateless")
+	for _, url := range []string{sa, sb, sa} {
+		if status, _, body := post(t, url, token, "", callReq); status != http.StatusOK || !strings.Contains(body, `"exit_code":0`) {
+			t.Fatalf("stateless tools/call on %s: %d %s", url, status, body)
+		}
+	}
+	got := srv.Psql("replicas", `SELECT gateway, count(*) FROM rigout_audit_events WHERE tool = 'execute_command' AND phase = 'done' GROUP BY gateway ORDER BY gateway`)
+	if got != "gw-sa|2\ngw-sb|1" {
+		t.Fatalf("done rows per gateway:\n%s", got)
 	}
 }
