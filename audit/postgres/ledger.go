@@ -377,7 +377,13 @@ func (l *Ledger) commitOnce(evs []*audit.Event) error {
 	if err != nil {
 		return &WriteError{DB: l.label, Op: "begin", Err: err}
 	}
-	defer tx.Rollback(context.Background())
+	defer func() {
+		// A no-op after Commit. After a failure the connection may be
+		// gone or hung: bound the rollback too.
+		rctx, rcancel := context.WithTimeout(context.Background(), time.Second)
+		tx.Rollback(rctx)
+		rcancel()
+	}()
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, chainLockKey); err != nil {
 		return &WriteError{DB: l.label, Op: "lock chain", Err: err}
 	}

@@ -40,11 +40,17 @@ func (c *common) postgresConfig(readOnly bool, logger *slog.Logger) (postgres.Co
 		return cfg, err
 	}
 	if a.PasswordEnv != "" {
-		pw, ok := os.LookupEnv(a.PasswordEnv)
-		if !ok || pw == "" {
-			return cfg, fmt.Errorf("audit.password_env names %s, which is not set", a.PasswordEnv)
+		// rigout serve has moved it off the environment, with the other
+		// secrets, so that no command it runs sees it.
+		getenv := os.Getenv
+		if c.sec != nil {
+			getenv = c.sec.getenv
 		}
-		cfg.Password = pw
+		if pw := getenv(a.PasswordEnv); pw == "" {
+			return cfg, fmt.Errorf("audit.password_env names %s, which is not set", a.PasswordEnv)
+		} else {
+			cfg.Password = pw
+		}
 	}
 	return cfg, nil
 }

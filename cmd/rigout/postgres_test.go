@@ -237,6 +237,11 @@ func TestPostgresConfigRefusesPasswordInFile(t *testing.T) {
 // last one with the initialize handshake and sessions.
 const rawProtocol = "2025-06-18"
 
+// initReq is an initialize request in rawProtocol.
+func initReq() string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"lb-test","version":"1"}}}`, rawProtocol)
+}
+
 // post sends one JSON-RPC request to url and returns the status, the
 // Mcp-Session-Id header and the body.
 func post(t *testing.T, url, token, session, body string) (int, string, string) {
@@ -273,7 +278,7 @@ func TestReplicasStickyAndStateless(t *testing.T) {
 	srv := pgtest.Start(t)
 	dsn := srv.CreateDB("replicas")
 	const token = "pg-test-token-0123456789abcdef012"
-	initReq := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"lb-test","version":"1"}}}`, rawProtocol)
+	initReq := initReq()
 	listReq := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
 	callReq := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"execute_command","arguments":{"argv":["echo","replica"]}}}`
 	serve := func(gw string, extra ...string) string {
@@ -304,5 +309,58 @@ func TestReplicasStickyAndStateless(t *testing.T) {
 	got := srv.Psql("replicas", `SELECT gateway, count(*) FROM rigout_audit_events WHERE tool = 'execute_command' AND phase = 'done' GROUP BY gateway ORDER BY gateway`)
 	if got != "gw-sa|2\ngw-sb|1" {
 		t.Fatalf("done rows per gateway:\n%s", got)
+	}
+}
+
+// The database password comes from the variable password_env names: with
+// it, rigout serve records to the ledger (and commands do not see the
+// variable); without it, it refuses to start and says which variable is
+// missing; a wrong one is refused by the server.
+func TestPostgresPasswordFromEnvironment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("PostgreSQL end-to-end test skipped in -short mode")
+	}
+	srv := pgtest.Start(t)
+	dsn := srv.CreateDB("pw")
+	srv.RequirePassword("correct horse")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "rigout.json")
+	body := fmt.Sprintf(`{"audit": {"postgres": %q, "password_env": "PG_AUDIT_TEST_PASSWORD", "gateway": "gw-pw"}}`, dsn)
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const token = "pg-test-token-0123456789abcdef012"
+	run := func(pw string) (int, string) {
+		cmd := exec.Command(rigoutBinary(t), "serve", "--addr", "127.0.0.1:0", "--config", cfg, "--no-ssh")
+		cmd.Env = append(os.Environ(), "RIGOUT_STATE_DIR="+dir, "RIGOUT_AUTH_TOKEN="+token)
+		if pw != "" {
+			cmd.Env = append(cmd.Env, "PG_AUDIT_TEST_PASSWORD="+pw)
+		}
+		out, _ := cmd.CombinedOutput()
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	if code, out := run(""); code == 0 || !strings.Contains(out, "PG_AUDIT_TEST_PASSWORD") {
+		t.Fatalf("without the password variable: exit %d\n%s", code, out)
+	}
+	if code, out := run("wrong"); code == 0 || !strings.Contains(out, "password authentication failed") {
+		t.Fatalf("with a wrong password: exit %d\n%s", code, out)
+	}
+	_, url, _ := startServeEnv(t, []string{"RIGOUT_AUTH_TOKEN=" + token, "RIGOUT_STATE_DIR=" + dir, "PG_AUDIT_TEST_PASSWORD=correct horse"}, "--config", cfg, "--no-ssh")
+	status, session, body := post(t, url, token, "", initReq())
+	if status != http.StatusOK {
+		t.Fatalf("initialize: %d %s", status, body)
+	}
+	// The variable is moved off the environment with the other secrets:
+	// commands never see it.
+	status, _, body = post(t, url, token, session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_command","arguments":{"argv":["env"]}}}`)
+	if status != http.StatusOK || !strings.Contains(body, `"exit_code":0`) || strings.Contains(body, "PG_AUDIT_TEST_PASSWORD") {
+		t.Fatalf("env through execute_command: %d %s", status, body)
+	}
+	if n := srv.Psql("pw", `SELECT count(*) FROM rigout_audit_events WHERE gateway = 'gw-pw' AND type = 'server.start'`); n != "1" {
+		t.Fatalf("server.start rows of gw-pw: %s", n)
+	}
+	t.Setenv("PG_AUDIT_TEST_PASSWORD", "correct horse")
+	if code, out, errOut := runAuditT(t, "verify", "--config", cfg); code != 0 {
+		t.Fatalf("audit verify with the password: %d\n%s%s", code, out, errOut)
 	}
 }

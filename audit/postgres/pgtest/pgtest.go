@@ -38,7 +38,8 @@ type Server struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	t    testing.TB
-	sync bool // fsync on, for benchmarks
+	sync bool   // fsync on, for benchmarks
+	pw   string // the superuser's password once RequirePassword was called
 }
 
 // Bin returns the directory holding the server binaries, or an error
@@ -209,11 +210,33 @@ func (s *Server) CreateDB(name string) string {
 // and returns its unaligned, tuples-only output.
 func (s *Server) Psql(db, sql string) string {
 	s.t.Helper()
-	out, err := exec.Command("psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", s.DSN(db), "-c", sql).CombinedOutput()
+	cmd := exec.Command("psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", s.DSN(db), "-c", sql)
+	cmd.Env = os.Environ()
+	if s.pw != "" {
+		cmd.Env = append(cmd.Env, "PGPASSWORD="+s.pw)
+	}
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		s.t.Fatalf("pgtest: psql %q: %v\n%s", sql, err, out)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// RequirePassword gives the superuser postgres the password pw and makes
+// the server require it (SCRAM) on TCP connections; the Unix socket stays
+// trusted. [Server.Psql] then sends it; a [Server.DSN] carries none.
+func (s *Server) RequirePassword(pw string) {
+	s.t.Helper()
+	s.Psql("postgres", "ALTER USER postgres PASSWORD '"+strings.ReplaceAll(pw, "'", "''")+"'")
+	s.pw = pw
+	hba := "local all all trust\nhost all all 127.0.0.1/32 scram-sha-256\n"
+	if err := os.WriteFile(filepath.Join(s.Dir, "pg_hba.conf"), []byte(hba), 0o600); err != nil {
+		s.t.Fatalf("pgtest: %v", err)
+	}
+	if s.uid >= 0 {
+		os.Chown(filepath.Join(s.Dir, "pg_hba.conf"), s.uid, s.gid)
+	}
+	s.Psql("postgres", "SELECT pg_reload_conf()")
 }
 
 func freePort(t testing.TB) int {
