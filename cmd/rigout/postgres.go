@@ -19,9 +19,9 @@ import (
 	"github.com/rigout/rigout/audit/postgres"
 )
 
-// ledger is what the gateway needs of an audit ledger, SQLite or
+// gatewayLedger is what the gateway needs of an audit ledger, SQLite or
 // PostgreSQL: the write and read sides, the argument digest, health.
-type ledger interface {
+type gatewayLedger interface {
 	audit.Recorder
 	audit.Querier
 	DigestArgs(raw []byte) string
@@ -80,7 +80,7 @@ func dsnHasNoPassword(dsn string) error {
 
 // openPostgresLedger opens the PostgreSQL ledger of the file for the
 // gateway.
-func (c *common) openPostgresLedger(ctx context.Context, logger *slog.Logger) (ledger, error) {
+func (c *common) openPostgresLedger(ctx context.Context, logger *slog.Logger) (gatewayLedger, error) {
 	cfg, err := c.postgresConfig(false, logger)
 	if err != nil {
 		return nil, err
