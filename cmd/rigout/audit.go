@@ -36,8 +36,8 @@ Flags of every command:
   --state-dir DIR   state directory (default $RIGOUT_STATE_DIR, else $XDG_STATE_HOME/rigout,
                     else ~/.local/state/rigout, for root /var/lib/rigout); the ledger is DIR/audit.db
   --audit-db FILE   the ledger file, overriding --state-dir
-  --config FILE     with "audit": {"postgres": DSN} in it, the PostgreSQL ledger instead
-                    (default $RIGOUT_CONFIG; prune is not offered there)
+  --config FILE     with "audit": {"postgres": DSN} in it, the PostgreSQL ledger instead, unless
+                    --audit-db is given (default $RIGOUT_CONFIG; prune is not offered there)
   --json            JSON instead of tables (one object per line for tail, query and export)
 
 Filters: --tool, --host, --principal, --status, --type (a trailing * matches a prefix),

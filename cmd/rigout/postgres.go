@@ -102,7 +102,7 @@ type auditReader interface {
 // runAuditPostgres runs a rigout audit command against the PostgreSQL
 // ledger when the configuration names one; ok is false when it does not.
 func runAuditPostgres(ctx context.Context, cmd string, f *auditFlags, stdout, stderr io.Writer) (code int, ok bool) {
-	if f.configPath == "" {
+	if f.configPath == "" || f.auditDB != "" { // an explicit --audit-db reads that SQLite file
 		return 0, false
 	}
 	file, err := loadConfig(f.configPath)
@@ -112,10 +112,6 @@ func runAuditPostgres(ctx context.Context, cmd string, f *auditFlags, stdout, st
 	}
 	if file.Audit.Postgres == "" {
 		return 0, false
-	}
-	if f.auditDB != "" {
-		fmt.Fprintf(stderr, "rigout audit %s: --audit-db names a SQLite file but %s keeps the ledger on PostgreSQL\n", cmd, f.configPath)
-		return 2, true
 	}
 	if cmd == "prune" {
 		fmt.Fprintf(stderr, "rigout audit prune: not offered for the PostgreSQL ledger; retention there is the database's (see the README)\n")
