@@ -23,8 +23,9 @@
 //
 // Backends live in subpackages. Package audit/sqlite is the ledger rigout
 // ships: an append-only SQLite table with a hash chain, a head file and
-// operator retention (it needs cgo). Package audit/audittest holds an
-// in-memory Recorder for tests. A backend
+// operator retention (it needs cgo). Package audit/postgres keeps one chain
+// on PostgreSQL that several gateways share (no cgo). Package
+// audit/audittest holds an in-memory Recorder for tests. A backend
 //
 //   - refuses what [Event.Validate] refuses, after cleaning the event with
 //     [Event.Sanitize], wrapping [ErrInvalidEvent];

@@ -39,6 +39,8 @@ Flags of every command:
   --state-dir DIR   state directory (default $RIGOUT_STATE_DIR, else $XDG_STATE_HOME/rigout,
                     else ~/.local/state/rigout, for root /var/lib/rigout); the ledger is DIR/audit.db
   --audit-db FILE   the ledger file, overriding --state-dir
+  --config FILE     with "audit": {"postgres": DSN} in it, the PostgreSQL ledger instead, unless
+                    --audit-db is given (default $RIGOUT_CONFIG; prune is not offered there)
   --json            JSON instead of tables (one object per line for tail, query and export)
 
 Filters: --tool, --host, --principal, --status, --type (a trailing * matches a prefix),
@@ -61,6 +63,7 @@ type auditFlags struct {
 	format            string // export: jsonl
 	cursorFile        string // export --follow
 	afterSeq          int64  // export: only events after this seq
+	configPath        string
 }
 
 // runAudit runs "rigout audit ARGS" and returns the exit status.
@@ -89,6 +92,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fset.StringVar(&f.stateDir, "state-dir", "", "state directory holding audit.db")
 	fset.StringVar(&f.auditDB, "audit-db", "", "ledger file (overrides --state-dir)")
 	fset.BoolVar(&f.json, "json", false, "print JSON")
+	fset.StringVar(&f.configPath, "config", os.Getenv("RIGOUT_CONFIG"), `configuration file; with "audit": {"postgres": …} the ledger is read there (env RIGOUT_CONFIG)`)
 	switch cmd {
 	case "tail":
 		fset.IntVar(&f.n, "n", 20, "number of events")
@@ -157,6 +161,9 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 
+	if code, ok := runAuditPostgres(ctx, cmd, &f, stdout, stderr); ok {
+		return code
+	}
 	path, err := auditPath(f.stateDir, f.auditDB)
 	if err != nil {
 		fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
@@ -302,7 +309,7 @@ func auditVerify(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout io
 	return err
 }
 
-func auditTail(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout io.Writer) error {
+func auditTail(ctx context.Context, l auditReader, f *auditFlags, stdout io.Writer) error {
 	var evs []audit.Event
 	if f.n > 0 {
 		var err error
@@ -350,7 +357,7 @@ func auditTail(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout io.W
 	}
 }
 
-func auditQuery(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout, stderr io.Writer) error {
+func auditQuery(ctx context.Context, l auditReader, f *auditFlags, stdout, stderr io.Writer) error {
 	evs, err := l.Query(ctx, f.filter)
 	if err != nil {
 		return err
@@ -364,7 +371,7 @@ func auditQuery(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout, st
 	return nil
 }
 
-func auditStats(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout io.Writer) error {
+func auditStats(ctx context.Context, l auditReader, f *auditFlags, stdout io.Writer) error {
 	st, err := l.Stats(ctx, f.filter)
 	if err != nil {
 		return err

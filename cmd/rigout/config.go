@@ -177,6 +177,16 @@ type fileAudit struct {
 	// synchronous=NORMAL): safe against a crash of rigout, not against a
 	// power loss; about half the latency per audited call.
 	UnsafeSyncNormal bool `json:"unsafe_sync_normal"`
+	// Postgres is a PostgreSQL connection string: the ledger is kept
+	// there, shared by every gateway given the same one, instead of in
+	// <state dir>/audit.db. See postgres.go.
+	Postgres string `json:"postgres"`
+	// PasswordEnv names the environment variable holding the database
+	// password; a password in Postgres is refused.
+	PasswordEnv string `json:"password_env"`
+	// Gateway names this gateway instance in the rows it writes (default:
+	// the host name).
+	Gateway string `json:"gateway"`
 }
 
 // duration is a time.Duration written as "90s", "1h".

@@ -222,6 +222,10 @@ func (d *doctor) token() {
 }
 
 func (d *doctor) ledger(ctx context.Context) {
+	if d.file != nil && d.file.Audit.Postgres != "" {
+		d.postgresLedger(ctx)
+		return
+	}
 	path := filepath.Join(d.dir, "audit.db")
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		d.add("audit ledger", "ok", "none yet; rigout start creates "+path, "")

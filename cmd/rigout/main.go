@@ -267,7 +267,10 @@ func (c *common) ssh(logger *slog.Logger) (*exec.RouterConfig, error) {
 
 // openLedger opens the audit ledger. A ledger that cannot be opened stops
 // the gateway, unless best effort was asked for.
-func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger) (*sqlite.Ledger, error) {
+func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger) (gatewayLedger, error) {
+	if c.file.Audit.Postgres != "" {
+		return c.openPostgresLedger(ctx, logger)
+	}
 	path := c.auditDB
 	if path == "" {
 		path = filepath.Join(dir, "audit.db")
@@ -340,7 +343,7 @@ func (a *assembly) Close() error {
 // gateway assembles the gateway from the flags and the file: the shell
 // family (execute_command), the hosts family when SSH is on, the activity
 // family on the ledger.
-func (c *common) gateway(logger *slog.Logger, ledger *sqlite.Ledger, principal *auth.Principal, secrets ...string) (*assembly, error) {
+func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *auth.Principal, secrets ...string) (*assembly, error) {
 	policy, err := c.file.policy()
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit/postgres"
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/metrics"
@@ -25,7 +26,7 @@ type observer struct {
 	noUI  bool   // --no-ui
 	m     *metrics.Metrics
 	a     *assembly
-	ldg   *sqlite.Ledger
+	ldg   gatewayLedger
 	uiTTL time.Duration
 }
 
@@ -52,7 +53,7 @@ func (o *observer) check() error {
 // wire builds the metrics for the assembly and hooks them into cfg: the
 // ledger is wrapped, and a middleware counts calls in flight. A nil
 // observer does nothing.
-func (o *observer) wire(cfg *rigout.Config, a *assembly, ledger *sqlite.Ledger) {
+func (o *observer) wire(cfg *rigout.Config, a *assembly, ledger gatewayLedger) {
 	if o == nil {
 		return
 	}
@@ -104,8 +105,13 @@ func (o *observer) routes(front *auth.Front, routes map[string]http.Handler, pub
 		Authenticate: front.RequireBearer,
 		SessionTTL:   o.uiTTL,
 		Verify: func(ctx context.Context) (any, error) {
-			rep, err := o.ldg.Verify(ctx)
-			return rep, err
+			switch l := o.ldg.(type) {
+			case *sqlite.Ledger:
+				return l.Verify(ctx)
+			case *postgres.Ledger:
+				return l.Verify(ctx)
+			}
+			return nil, fmt.Errorf("no chain verification for %T", o.ldg)
 		},
 		Health: func() any { return o.a.Health() },
 	}

@@ -92,6 +92,9 @@ func secretNames(args []string) map[string]bool {
 		for _, n := range f.credentialEnvNames() {
 			names[n] = true
 		}
+		if f.Audit.PasswordEnv != "" { // the PostgreSQL ledger's password
+			names[f.Audit.PasswordEnv] = true
+		}
 		if f.OAuth != nil {
 			for _, c := range f.OAuth.Clients {
 				if c.SecretEnv != "" {

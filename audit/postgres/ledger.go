@@ -1,0 +1,551 @@
+package postgres
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/rigout/rigout/audit"
+)
+
+const (
+	defaultMaxBatch     = 256
+	defaultWriteTimeout = 10 * time.Second
+	batchWindow         = 5 * time.Millisecond   // a batch stops collecting this long after its first request
+	batchLinger         = 500 * time.Microsecond // longest wait for expected callers, see run
+	requestQueueLength  = 1024
+	digestHexLen        = 16
+	linkDomain          = "rigout.audit.pg.link.v1\x00"
+)
+
+// Config configures a [Ledger]. DSN is required; every other field has a
+// working default.
+type Config struct {
+	// DSN is the connection string, postgres://user@host:port/db?sslmode=…
+	// or key=value form. Put no password in it: use Password.
+	DSN string
+
+	// Password, if not empty, is the password to connect with, overriding
+	// any in DSN. The caller reads it from the environment or a credential
+	// store; it is never written to a file.
+	Password string
+
+	// Gateway names the gateway instance that writes through this ledger,
+	// stored in every row it writes. If empty, the host name is used.
+	Gateway string
+
+	// ReadOnly opens the ledger for Query, Stats and Verify only: nothing
+	// is created, migrated or written, and the write methods return
+	// [ErrReadOnly].
+	ReadOnly bool
+
+	// StoreArgs keeps [audit.Event.Args]; if false only ArgsDigest is kept.
+	StoreArgs bool
+
+	// MaxBatch caps the rows committed in one transaction. If zero, 256.
+	MaxBatch int
+
+	// WriteTimeout bounds one commit, connecting included: a database
+	// that does not answer makes Record fail (closed) after it, rather than
+	// hold the call. If zero, 10s.
+	WriteTimeout time.Duration
+
+	// MaxConns caps the connection pool. If zero, 4.
+	MaxConns int32
+
+	// Logger receives operator diagnostics. If nil, logs are discarded.
+	Logger *slog.Logger
+
+	// Now returns the current time for events recorded with a zero Time.
+	// If nil, time.Now.
+	Now func() time.Time
+}
+
+// Ledger is the tamper-evident audit ledger on PostgreSQL, shared by any
+// number of gateways.
+//
+// All gateways append to one chain: a commit takes the transaction-scoped
+// advisory lock [chainLockKey], reads the tail, appends its batch and
+// commits, so Seq is one total order across gateways (tail --follow,
+// AfterSeq and export stay meaningful) and every row links to the row
+// before it whoever wrote it. Within a process, concurrent callers share
+// a commit (group commit): the lock is taken once per batch, not per row.
+//
+// A Ledger is safe for concurrent use. Close must be called when it is no
+// longer needed.
+type Ledger struct {
+	label     string // host:port/db, for messages; never the password
+	gateway   string
+	readOnly  bool
+	storeArgs bool
+	maxBatch  int
+	timeout   time.Duration
+	log       *slog.Logger
+	now       func() time.Time
+	key       []byte
+	pool      *pgxpool.Pool
+	reqs      chan *request
+	stopped   chan struct{}
+
+	mu     sync.RWMutex // held for reading while in use; Close holds it for writing
+	closed bool
+
+	// Owned by the writer goroutine.
+	lastSeq int64 // the highest seq this ledger committed or saw at its tail
+
+	healthMu sync.Mutex
+	writeErr error
+}
+
+var (
+	_ audit.Recorder = (*Ledger)(nil)
+	_ audit.Querier  = (*Ledger)(nil)
+)
+
+type request struct {
+	ev   audit.Event
+	done chan error
+}
+
+// Open connects to the database, creates or migrates the schema (unless
+// cfg.ReadOnly) and checks its version. It fails if the database cannot be
+// reached or written: the caller must not serve tools it cannot audit.
+func Open(ctx context.Context, cfg Config) (*Ledger, error) {
+	if cfg.DSN == "" {
+		return nil, errors.New("postgres: Config.DSN is required")
+	}
+	pc, err := pgxpool.ParseConfig(cfg.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: DSN: %w", err)
+	}
+	if cfg.Password != "" {
+		pc.ConnConfig.Password = cfg.Password
+	}
+	if cfg.MaxConns > 0 {
+		pc.MaxConns = cfg.MaxConns
+	} else {
+		pc.MaxConns = 4
+	}
+	if pc.ConnConfig.ConnectTimeout == 0 || pc.ConnConfig.ConnectTimeout > 5*time.Second {
+		pc.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
+	l := &Ledger{
+		label:     fmt.Sprintf("%s:%d/%s", pc.ConnConfig.Host, pc.ConnConfig.Port, pc.ConnConfig.Database),
+		gateway:   cfg.Gateway,
+		readOnly:  cfg.ReadOnly,
+		storeArgs: cfg.StoreArgs,
+		maxBatch:  cfg.MaxBatch,
+		timeout:   cfg.WriteTimeout,
+		log:       cfg.Logger,
+		now:       cfg.Now,
+	}
+	if l.gateway == "" {
+		l.gateway, _ = os.Hostname()
+	}
+	if l.maxBatch <= 0 {
+		l.maxBatch = defaultMaxBatch
+	}
+	if l.timeout <= 0 {
+		l.timeout = defaultWriteTimeout
+	}
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	l.pool, err = pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %s: %w", l.label, err)
+	}
+	if err := l.open(ctx); err != nil {
+		l.pool.Close()
+		return nil, err
+	}
+	if !l.readOnly {
+		l.reqs = make(chan *request, requestQueueLength)
+		l.stopped = make(chan struct{})
+		go l.run()
+	}
+	return l, nil
+}
+
+func (l *Ledger) open(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	tx, err := l.pool.Begin(ctx)
+	if err != nil {
+		return &WriteError{DB: l.label, Op: "connect", Err: err}
+	}
+	defer tx.Rollback(ctx)
+	if l.readOnly {
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT to_regclass('rigout_meta') IS NOT NULL`).Scan(&exists); err != nil {
+			return fmt.Errorf("postgres: %s: %w", l.label, err)
+		}
+		if !exists {
+			return fmt.Errorf("%w in %s", ErrNoLedger, l.label)
+		}
+		v, err := readVersion(ctx, tx)
+		if err != nil {
+			return fmt.Errorf("postgres: %s: read schema version: %w", l.label, err)
+		}
+		if v != SchemaVersion {
+			return &SchemaVersionError{DB: l.label, Found: v, Max: SchemaVersion}
+		}
+		if l.key, err = readKey(ctx, tx); err != nil {
+			return fmt.Errorf("postgres: %s: %w", l.label, err)
+		}
+		return nil
+	}
+	key, err := migrate(ctx, tx, l.label)
+	var sv *SchemaVersionError
+	if errors.As(err, &sv) {
+		return err
+	}
+	if err != nil {
+		return &WriteError{DB: l.label, Op: "migrate", Err: err}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return &WriteError{DB: l.label, Op: "commit migration", Err: err}
+	}
+	l.key = key
+	return nil
+}
+
+// Gateway returns the gateway instance name stored in the rows this ledger
+// writes.
+func (l *Ledger) Gateway() string { return l.gateway }
+
+// Label returns host:port/database, for messages.
+func (l *Ledger) Label() string { return l.label }
+
+// Record appends e and returns once the transaction holding it is
+// committed, or with the error that stopped the commit (a [*WriteError]
+// when the database is unreachable, within [Config.WriteTimeout]). ctx's
+// cancellation does not abandon the write. Events are cleaned and checked
+// as by the SQLite ledger: see [audit.Event.Sanitize] and
+// [audit.Event.Validate].
+func (l *Ledger) Record(ctx context.Context, e audit.Event) error {
+	_, err := l.Append(ctx, e)
+	return err
+}
+
+// Append is [Ledger.Record] that also returns the event as stored.
+func (l *Ledger) Append(ctx context.Context, e audit.Event) (audit.Event, error) {
+	return l.append(e, false)
+}
+
+func (l *Ledger) append(e audit.Event, reserved bool) (audit.Event, error) {
+	if l.readOnly {
+		return audit.Event{}, ErrReadOnly
+	}
+	if !l.storeArgs {
+		e.Args = ""
+	}
+	e.Sanitize()
+	if !reserved {
+		if err := e.Validate(); err != nil {
+			return audit.Event{}, err
+		}
+	}
+	if e.ExitCode != nil {
+		code := *e.ExitCode
+		e.ExitCode = &code
+	}
+	e.Seq, e.Hash, e.PrevHash = 0, "", ""
+	if e.Time.IsZero() {
+		e.Time = l.now()
+	}
+	e.Time = e.Time.UTC()
+	r := &request{ev: e, done: make(chan error, 1)}
+	l.mu.RLock()
+	if l.closed {
+		l.mu.RUnlock()
+		return audit.Event{}, ErrClosed
+	}
+	l.reqs <- r
+	l.mu.RUnlock()
+	if err := <-r.done; err != nil {
+		return audit.Event{}, err
+	}
+	return r.ev, nil
+}
+
+// run is the writer goroutine: it takes the queued requests, up to
+// MaxBatch, commits them in one transaction and answers each. Callers that
+// arrive during a commit share the next one.
+func (l *Ledger) run() {
+	defer close(l.stopped)
+	batch := make([]*request, 0, l.maxBatch)
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
+	prev := 0
+	for {
+		r, ok := <-l.reqs
+		if !ok {
+			return
+		}
+		batch = append(batch[:0], r)
+		start := time.Now()
+		closed := l.drain(&batch, start)
+		// Callers answered together come back together, but not at the
+		// same instant: wait a little (never past batchWindow) for the
+		// ones the previous batch suggests, so they share this commit
+		// rather than queue behind a commit of one. A lone caller never
+		// waits: its previous batch had one row.
+		if !closed && len(batch) < prev/2 {
+			linger.Reset(batchLinger)
+		wait:
+			for len(batch) < prev && len(batch) < l.maxBatch {
+				select {
+				case r, ok := <-l.reqs:
+					if !ok {
+						break wait
+					}
+					batch = append(batch, r)
+				case <-linger.C:
+					break wait
+				}
+			}
+			linger.Stop()
+			l.drain(&batch, start)
+		}
+		prev = len(batch)
+		evs := make([]*audit.Event, len(batch))
+		for i, r := range batch {
+			evs[i] = &r.ev
+		}
+		err := l.commit(evs)
+		for i, r := range batch {
+			r.done <- err
+			batch[i] = nil
+		}
+	}
+}
+
+// drain appends the queued requests to batch, up to MaxBatch and until
+// batchWindow after start. It reports whether the queue is closed.
+func (l *Ledger) drain(batch *[]*request, start time.Time) bool {
+	for len(*batch) < l.maxBatch && time.Since(start) < batchWindow {
+		select {
+		case r, ok := <-l.reqs:
+			if !ok {
+				return true
+			}
+			*batch = append(*batch, r)
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// commit writes evs in one transaction, retrying once on a fresh
+// connection when the first attempt failed before COMMIT was sent (a
+// connection the server closed while it restarted fails on first use).
+func (l *Ledger) commit(evs []*audit.Event) error {
+	err := l.commitOnce(evs)
+	var we *WriteError
+	if errors.As(err, &we) && we.Op != "commit" {
+		err = l.commitOnce(evs)
+	}
+	if err != nil {
+		l.log.LogAttrs(context.Background(), slog.LevelError, "audit write failed", slog.String("db", l.label), slog.Any("err", err))
+	}
+	l.healthMu.Lock()
+	l.writeErr = err
+	l.healthMu.Unlock()
+	return err
+}
+
+func (l *Ledger) commitOnce(evs []*audit.Event) error {
+	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
+	defer cancel()
+	tx, err := l.pool.Begin(ctx)
+	if err != nil {
+		return &WriteError{DB: l.label, Op: "begin", Err: err}
+	}
+	defer func() {
+		// A no-op after Commit. After a failure the connection may be
+		// gone or hung: bound the rollback too.
+		rctx, rcancel := context.WithTimeout(context.Background(), time.Second)
+		tx.Rollback(rctx)
+		rcancel()
+	}()
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, chainLockKey); err != nil {
+		return &WriteError{DB: l.label, Op: "lock chain", Err: err}
+	}
+	var (
+		seq        int64
+		hash, link [sha256.Size]byte
+		h, k       []byte
+	)
+	switch err := tx.QueryRow(ctx, `SELECT seq, row_hash, link FROM rigout_audit_events ORDER BY seq DESC LIMIT 1`).Scan(&seq, &h, &k); {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return &WriteError{DB: l.label, Op: "read tail", Err: err}
+	default:
+		copy(hash[:], h)
+		copy(link[:], k)
+	}
+	rows := make([][]any, 0, len(evs)+1)
+	add := func(e *audit.Event) {
+		seq++
+		e.Seq = seq
+		row := audit.RowHash(e, hash)
+		lk := chainLink(link, row, l.gateway)
+		prev := hash // copies: the slices must not alias the loop's variables
+		rows = append(rows, copyValues(e, l.gateway, prev[:], row[:], lk[:]))
+		e.PrevHash, e.Hash = hex.EncodeToString(hash[:]), hex.EncodeToString(row[:])
+		hash, link = row, lk
+	}
+	if seq < l.lastSeq {
+		// Rows this ledger committed or saw are gone from the end.
+		mm := truncation(l.lastSeq, seq)
+		add(&mm)
+		l.log.LogAttrs(ctx, slog.LevelError, "audit ledger lost rows from its end", slog.String("db", l.label), slog.String("detail", mm.Error))
+	}
+	saved := make([]audit.Event, len(evs))
+	for i, e := range evs {
+		saved[i] = *e
+		add(e)
+	}
+	restore := func() {
+		for i, e := range evs {
+			*e = saved[i]
+		}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"rigout_audit_events"}, copyColumns, pgx.CopyFromRows(rows)); err != nil {
+		restore()
+		return &WriteError{DB: l.label, Op: "insert", Err: err}
+	}
+	tip := hash
+	if _, err := tx.Exec(ctx, `INSERT INTO rigout_audit_heads (gateway, seq, hash) VALUES ($1, $2, $3)
+		ON CONFLICT (gateway) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash`, l.gateway, seq, tip[:]); err != nil {
+		restore()
+		return &WriteError{DB: l.label, Op: "update head", Err: err}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		restore()
+		return &WriteError{DB: l.label, Op: "commit", Err: err}
+	}
+	l.lastSeq = seq
+	return nil
+}
+
+// truncation is the event recorded when the tail is below a seq this
+// ledger already committed.
+func truncation(last, tail int64) audit.Event {
+	mm := struct {
+		Found       TamperKind `json:"found"`
+		HeadSeq     int64      `json:"head_seq"`
+		LastSeq     int64      `json:"last_seq"`
+		Description string     `json:"description"`
+	}{TamperTruncated, last, tail, fmt.Sprintf("this gateway committed rows up to seq %d but the ledger ends at seq %d: rows %d-%d were removed", last, tail, tail+1, last)}
+	d, _ := json.Marshal(mm)
+	return audit.Event{Type: audit.TypeHeadMismatch, Status: audit.StatusError, Error: mm.Description, Detail: string(d), Time: time.Now().UTC()}
+}
+
+// chainLink chains the gateway names: SHA-256 over a domain string, the
+// previous row's link, this row's [audit.RowHash] and the gateway name.
+// The row hashes alone are the chain every backend shares and an export is
+// checked with; the links also cover which gateway wrote each row.
+func chainLink(prev, row [sha256.Size]byte, gateway string) [sha256.Size]byte {
+	b := make([]byte, 0, len(linkDomain)+2*sha256.Size+len(gateway))
+	b = append(b, linkDomain...)
+	b = append(b, prev[:]...)
+	b = append(b, row[:]...)
+	b = append(b, gateway...)
+	return sha256.Sum256(b)
+}
+
+// Healthy reports whether the ledger can record: nil if the last commit
+// succeeded (or none was tried since Open), otherwise that commit's error,
+// [ErrReadOnly] or [ErrClosed]. It does no I/O.
+func (l *Ledger) Healthy() error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return ErrClosed
+	}
+	if l.readOnly {
+		return ErrReadOnly
+	}
+	l.healthMu.Lock()
+	defer l.healthMu.Unlock()
+	return l.writeErr
+}
+
+// Ping checks the connection now, for rigout doctor and health checks.
+func (l *Ledger) Ping(ctx context.Context) error {
+	if err := l.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: %s: %w", l.label, err)
+	}
+	return nil
+}
+
+// DigestArgs returns the keyed digest stored in [audit.Event.ArgsDigest]:
+// the first 16 hex digits of HMAC-SHA256 of raw under the key kept in the
+// database, which every gateway sharing it uses, so digests compare across
+// gateways. It returns "" if no key exists (a read-only ledger).
+func (l *Ledger) DigestArgs(raw []byte) string {
+	if l.key == nil {
+		return ""
+	}
+	m := hmac.New(sha256.New, l.key)
+	m.Write(raw)
+	return hex.EncodeToString(m.Sum(nil))[:digestHexLen]
+}
+
+// Close commits the writes already submitted, stops the writer and closes
+// the pool. Writes submitted after Close return [ErrClosed]. Close is
+// idempotent.
+func (l *Ledger) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	if l.reqs != nil {
+		close(l.reqs)
+	}
+	l.mu.Unlock()
+	if l.stopped != nil {
+		<-l.stopped
+	}
+	l.pool.Close()
+	return nil
+}
+
+func timeFromNS(ns int64) time.Time         { return time.Unix(0, ns).UTC() }
+func timeDurationNS(ns int64) time.Duration { return time.Duration(ns) }
+
+// DSNInfo is what [ParseDSN] reports of a connection string.
+type DSNInfo struct {
+	Label    string // host:port/database
+	Password string // the password the string carries, if any
+}
+
+// ParseDSN parses a connection string as Open does, for a caller that must
+// check it first (rigout refuses one that carries a password).
+func ParseDSN(dsn string) (DSNInfo, error) {
+	pc, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return DSNInfo{}, err
+	}
+	c := pc.ConnConfig
+	return DSNInfo{Label: fmt.Sprintf("%s:%d/%s", c.Host, c.Port, c.Database), Password: c.Password}, nil
+}

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/postgres"
+)
+
+// gatewayLedger is what the gateway needs of an audit ledger, SQLite or
+// PostgreSQL: the write and read sides, the argument digest, health.
+type gatewayLedger interface {
+	audit.Recorder
+	audit.Querier
+	DigestArgs(raw []byte) string
+	Healthy() error
+	Close() error
+}
+
+// postgresConfig reads the PostgreSQL ledger settings of the file:
+// "audit": {"postgres": DSN, "password_env": VAR, "gateway": NAME}. A DSN
+// that carries a password is refused: the password belongs in the
+// environment, never in the file.
+func (c *common) postgresConfig(readOnly bool, logger *slog.Logger) (postgres.Config, error) {
+	a := c.file.Audit
+	cfg := postgres.Config{DSN: a.Postgres, Gateway: a.Gateway, ReadOnly: readOnly, StoreArgs: a.StoreArgs, Logger: logger}
+	if err := dsnHasNoPassword(a.Postgres); err != nil {
+		return cfg, err
+	}
+	if a.PasswordEnv != "" {
+		// rigout serve has moved it off the environment, with the other
+		// secrets, so that no command it runs sees it.
+		getenv := os.Getenv
+		if c.sec != nil {
+			getenv = c.sec.getenv
+		}
+		if pw := getenv(a.PasswordEnv); pw == "" {
+			return cfg, fmt.Errorf("audit.password_env names %s, which is not set", a.PasswordEnv)
+		} else {
+			cfg.Password = pw
+		}
+	}
+	return cfg, nil
+}
+
+// dsnPassword finds a password in a key=value connection string.
+var dsnPassword = regexp.MustCompile(`(^|\s)password\s*=`)
+
+// dsnHasNoPassword refuses a connection string with a password in it.
+func dsnHasNoPassword(dsn string) error {
+	if _, err := postgres.ParseDSN(dsn); err != nil {
+		return fmt.Errorf("audit.postgres: %w", err)
+	}
+	has := dsnPassword.MatchString(dsn)
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return fmt.Errorf("audit.postgres: %w", err)
+		}
+		_, set := u.User.Password()
+		has = set || u.Query().Has("password")
+	}
+	if has {
+		return errors.New(`audit.postgres: the connection string holds a password; remove it and name an environment variable in "password_env" instead`)
+	}
+	return nil
+}
+
+// openPostgresLedger opens the PostgreSQL ledger of the file for the
+// gateway.
+func (c *common) openPostgresLedger(ctx context.Context, logger *slog.Logger) (gatewayLedger, error) {
+	cfg, err := c.postgresConfig(false, logger)
+	if err != nil {
+		return nil, err
+	}
+	l, err := postgres.Open(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("audit ledger: %w", err)
+	}
+	logger.Info("audit ledger on PostgreSQL", "db", l.Label(), "gateway", l.Gateway())
+	return l, nil
+}
+
+// auditReader is what rigout audit tail, query and stats read.
+type auditReader interface {
+	audit.Querier
+	Stats(ctx context.Context, f audit.Filter) ([]audit.ToolStats, error)
+}
+
+// runAuditPostgres runs a rigout audit command against the PostgreSQL
+// ledger when the configuration names one; ok is false when it does not.
+func runAuditPostgres(ctx context.Context, cmd string, f *auditFlags, stdout, stderr io.Writer) (code int, ok bool) {
+	if f.configPath == "" || f.auditDB != "" { // an explicit --audit-db reads that SQLite file
+		return 0, false
+	}
+	file, err := loadConfig(f.configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
+		return 1, true
+	}
+	if file.Audit.Postgres == "" {
+		return 0, false
+	}
+	if cmd == "prune" {
+		fmt.Fprintf(stderr, "rigout audit prune: not offered for the PostgreSQL ledger; retention there is the database's (see the README)\n")
+		return 2, true
+	}
+	c := &common{file: file}
+	cfg, err := c.postgresConfig(cmd != "export", nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
+		return 1, true
+	}
+	if cmd == "export" {
+		cfg.Gateway = "cli"
+		if file.Audit.Gateway != "" {
+			cfg.Gateway = file.Audit.Gateway
+		}
+	}
+	l, err := postgres.Open(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
+		return 1, true
+	}
+	defer l.Close()
+	switch cmd {
+	case "verify":
+		err = auditVerifyPostgres(ctx, l, f, stdout)
+	case "tail":
+		err = auditTail(ctx, l, f, stdout)
+	case "query":
+		f.filter.Limit = f.limit
+		err = auditQuery(ctx, l, f, stdout, stderr)
+	case "stats":
+		err = auditStats(ctx, l, f, stdout)
+	case "export":
+		err = auditExportPostgres(ctx, l, f, stdout, stderr)
+	}
+	if err != nil {
+		var te *postgres.TamperError
+		if !errors.As(err, &te) {
+			fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
+		}
+		return 1, true
+	}
+	return 0, true
+}
+
+func auditVerifyPostgres(ctx context.Context, l *postgres.Ledger, f *auditFlags, stdout io.Writer) error {
+	rep, err := l.Verify(ctx)
+	var te *postgres.TamperError
+	if err != nil && !errors.As(err, &te) {
+		return err
+	}
+	if f.json {
+		out := struct {
+			OK bool   `json:"ok"`
+			DB string `json:"db"`
+			postgres.VerifyReport
+		}{rep.OK(), l.Label(), rep}
+		if e := json.NewEncoder(stdout).Encode(out); e != nil {
+			return e
+		}
+		return err
+	}
+	if te != nil {
+		fmt.Fprintf(stdout, "FAILED at seq %d: %s: %s\n", te.Seq, te.Kind, te.Detail)
+	} else {
+		fmt.Fprintln(stdout, "ok: the chain is intact")
+	}
+	fmt.Fprintf(stdout, "database:  %s (PostgreSQL)\n", l.Label())
+	if rep.Rows == 0 {
+		fmt.Fprintln(stdout, "rows:      none")
+	} else {
+		fmt.Fprintf(stdout, "rows:      %d (seq %d-%d)\n", rep.Rows, rep.FirstSeq, rep.LastSeq)
+	}
+	names := slices.Sorted(maps.Keys(rep.Gateways))
+	for _, g := range names {
+		fmt.Fprintf(stdout, "gateway:   %s: %d rows, head at seq %d\n", g, rep.Gateways[g], rep.Heads[g])
+	}
+	if rep.LastHash != "" {
+		fmt.Fprintf(stdout, "last hash: %s (keep it elsewhere to detect a rewrite later)\n", rep.LastHash)
+	}
+	return err
+}
+
+func auditExportPostgres(ctx context.Context, l *postgres.Ledger, f *auditFlags, stdout, stderr io.Writer) (err error) {
+	w, dest := stdout, "stdout"
+	if f.out != "" {
+		file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := file.Close(); err == nil {
+				err = cerr
+			}
+		}()
+		w, dest = file, f.out
+	}
+	op := auditOperator()
+	rep, err := l.Export(ctx, w, f.filter, postgres.Operator{Principal: op.Principal, Transport: op.Transport})
+	if err != nil {
+		return err
+	}
+	span := ""
+	if rep.Rows > 0 {
+		span = fmt.Sprintf(" (seq %d-%d)", rep.FirstSeq, rep.LastSeq)
+	}
+	fmt.Fprintf(stderr, "exported %d events%s to %s; recorded as seq %d\n", rep.Rows, span, dest, rep.Event.Seq)
+	return nil
+}
+
+// postgresLedger is rigout doctor's check of a PostgreSQL ledger: the
+// connection, the schema version and the chain.
+func (d *doctor) postgresLedger(ctx context.Context) {
+	c := &common{file: d.file}
+	cfg, err := c.postgresConfig(true, nil)
+	if err != nil {
+		d.add("audit ledger", "fail", err.Error(), "rigout config check")
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	l, err := postgres.Open(ctx, cfg)
+	var sv *postgres.SchemaVersionError
+	switch {
+	case errors.Is(err, postgres.ErrNoLedger):
+		d.add("audit ledger", "ok", "PostgreSQL reachable, no ledger yet; rigout start creates it", "")
+		return
+	case errors.As(err, &sv):
+		d.add("audit ledger", "fail", err.Error(), "run a rigout of the schema's version, or start this one once to migrate")
+		return
+	case err != nil:
+		d.add("audit ledger", "fail", "PostgreSQL: "+err.Error(),
+			"check audit.postgres, the password variable audit.password_env and that the server accepts connections (pg_isready)")
+		return
+	}
+	defer l.Close()
+	rep, err := l.Verify(ctx)
+	switch {
+	case rep.Problem != nil:
+		d.add("audit ledger", "fail", "hash chain broken: "+rep.Problem.Error(),
+			"rigout audit verify --json   (names the first bad row; keep the database as evidence)")
+	case err != nil:
+		d.add("audit ledger", "fail", "cannot be verified: "+err.Error(), "rigout audit verify")
+	default:
+		d.add("audit ledger", "ok", fmt.Sprintf("PostgreSQL %s: schema version %d, %d rows from %d gateway(s), chain intact",
+			l.Label(), postgres.SchemaVersion, rep.Rows, len(rep.Gateways)), "")
+	}
+}
