@@ -43,6 +43,9 @@ type Options struct {
 	// Authorized are further keys that may log in, beside the throwaway
 	// key of Router.
 	Authorized []*sshtest.Key
+	// MaxSessions is sshd's MaxSessions (channels per connection); 0
+	// leaves sshd's default, 10.
+	MaxSessions int
 }
 
 // Server is a running sshd and a router configuration that reaches it.
@@ -122,6 +125,9 @@ func Start(t testing.TB, o Options) *Server {
 		env = append(env, k+"="+v)
 	}
 	fmt.Fprintf(&cfg, "SetEnv %s\n", strings.Join(env, " "))
+	if o.MaxSessions > 0 {
+		fmt.Fprintf(&cfg, "MaxSessions %d\n", o.MaxSessions)
+	}
 
 	for attempt := 0; ; attempt++ {
 		port := freePort(t)
