@@ -77,7 +77,7 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 	if _, err := f.RateLimit.limits(); err != nil {
 		problems = append(problems, fmt.Errorf("config: %w", err))
 	}
-	if _, err := f.federation(os.Getenv, nil); err != nil {
+	if _, err := f.federation(downstreamCredentials{getenv: os.Getenv}, nil); err != nil {
 		problems = append(problems, err)
 	}
 	hostKeys := os.Getenv("RIGOUT_HOST_KEYS")

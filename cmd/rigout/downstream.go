@@ -6,26 +6,30 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/federation"
 )
 
 // fileDownstream is one entry of the configuration file's "downstream"
 // section: a downstream MCP server whose tools are served as NAME__TOOL.
 // Give command (a stdio server the gateway starts and supervises) or url
-// (streamable HTTP, with the bearer token in the variable token_env).
+// (streamable HTTP, with its bearer token in the variable token_env or
+// the credential alias token_credential).
 type fileDownstream struct {
-	Command       []string          `json:"command"`
-	Env           map[string]string `json:"env"`
-	Dir           string            `json:"dir"`
-	URL           string            `json:"url"`
-	TokenEnv      string            `json:"token_env"`
-	Allow         []string          `json:"allow"`
-	Deny          []string          `json:"deny"`
-	ReadOnlyTools []string          `json:"read_only_tools"`
-	Timeout       duration          `json:"timeout"`
+	Command         []string          `json:"command"`
+	Env             map[string]string `json:"env"`
+	Dir             string            `json:"dir"`
+	URL             string            `json:"url"`
+	TokenEnv        string            `json:"token_env"`
+	TokenCredential string            `json:"token_credential"`
+	Allow           []string          `json:"allow"`
+	Deny            []string          `json:"deny"`
+	ReadOnlyTools   []string          `json:"read_only_tools"`
+	Timeout         duration          `json:"timeout"`
 }
 
 // downstreamTokenEnvs names the variables that hold downstream tokens, so
@@ -41,12 +45,42 @@ func (c *fileConfig) downstreamTokenEnvs() []string {
 	return out
 }
 
+// downstreamTool is the tool name a credential alias must allow (its
+// "tools") to serve as a downstream server's token.
+const downstreamTool = "downstream"
+
+// downstreamCredentials resolves a downstream HTTP server's token: a
+// reference "env:VAR" through getenv, "credential:ALIAS" through the
+// credential store, which must allow the alias for downstreamTool.
+type downstreamCredentials struct {
+	getenv func(string) string
+	store  *credentials.Store // nil without a credentials section
+}
+
+// Credential implements federation.Credentials. Errors name the
+// variable or alias, never a value.
+func (d downstreamCredentials) Credential(ctx context.Context, ref string) (string, error) {
+	if alias, ok := strings.CutPrefix(ref, "credential:"); ok {
+		if d.store == nil {
+			return "", fmt.Errorf("credential %q: the configuration has no credentials section", alias)
+		}
+		if err := d.store.AllowTool(alias, downstreamTool); err != nil {
+			return "", err
+		}
+		v, err := d.store.Resolve(ctx, alias)
+		if err != nil {
+			return "", err
+		}
+		return v.Reveal(), nil
+	}
+	return federation.EnvCredentials(d.getenv).Credential(ctx, strings.TrimPrefix(ref, "env:"))
+}
+
 // federation builds (without starting) the federation of the file's
 // downstream servers, or returns nil when there are none. The HTTP
-// servers' tokens are read through getenv from the variables the file
-// names (the credential store will resolve them later, through
-// federation.Credentials).
-func (c *fileConfig) federation(getenv func(string) string, logger *slog.Logger) (*federation.Federation, error) {
+// servers' tokens come from the variables (token_env) or credential
+// aliases (token_credential) the file names.
+func (c *fileConfig) federation(creds downstreamCredentials, logger *slog.Logger) (*federation.Federation, error) {
 	if len(c.Downstream) == 0 {
 		return nil, nil
 	}
@@ -58,16 +92,25 @@ func (c *fileConfig) federation(getenv func(string) string, logger *slog.Logger)
 	var servers []federation.Server
 	for _, n := range names {
 		d := c.Downstream[n]
+		var token string
+		switch {
+		case d.TokenEnv != "" && d.TokenCredential != "":
+			return nil, fmt.Errorf("config: downstream %s: give token_env or token_credential, not both", n)
+		case d.TokenEnv != "":
+			token = "env:" + d.TokenEnv
+		case d.TokenCredential != "":
+			token = "credential:" + d.TokenCredential
+		}
 		servers = append(servers, federation.Server{
 			Name: n, Command: slices.Clone(d.Command), Env: d.Env, Dir: d.Dir,
-			URL: d.URL, Token: d.TokenEnv,
+			URL: d.URL, Token: token,
 			Allow: d.Allow, Deny: d.Deny, ReadOnlyTools: d.ReadOnlyTools,
 			Timeout: time.Duration(d.Timeout),
 		})
 	}
 	fed, err := federation.New(federation.Config{
 		Servers:     servers,
-		Credentials: federation.EnvCredentials(getenv),
+		Credentials: creds,
 		Logger:      logger,
 	})
 	if err != nil {
@@ -78,8 +121,8 @@ func (c *fileConfig) federation(getenv func(string) string, logger *slog.Logger)
 
 // downstreams starts the federation of the file's downstream servers on
 // gw, or returns nil when there are none.
-func (c *common) downstreams(gw *rigout.Gateway, logger *slog.Logger) (*federation.Federation, error) {
-	fed, err := c.file.federation(c.sec.getenv, logger)
+func (c *common) downstreams(gw *rigout.Gateway, store *credentials.Store, logger *slog.Logger) (*federation.Federation, error) {
+	fed, err := c.file.federation(downstreamCredentials{getenv: c.sec.getenv, store: store}, logger)
 	if err != nil || fed == nil {
 		return nil, err
 	}

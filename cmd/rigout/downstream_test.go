@@ -3,11 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
 // TestDownstreamSection: the configuration file's downstream section puts
@@ -46,5 +52,77 @@ func TestDownstreamSection(t *testing.T) {
 	req.Params.Name, req.Params.Arguments = "downstream_status", nil
 	if res, err = s.client.CallTool(context.Background(), req); err != nil || !strings.Contains(resultText(res), `"state": "ready"`) {
 		t.Errorf("downstream_status = %v %q", err, resultText(res))
+	}
+}
+
+// TestDownstreamTokenCredential: an HTTP downstream's bearer token comes
+// from a credential alias (token_credential) that allows "downstream"; an
+// alias that does not allow it gives the downstream no token, and its
+// tools are not served.
+func TestDownstreamTokenCredential(t *testing.T) {
+	const token = "downstream-token-0123456789abcdef"
+	s := mcpserver.NewMCPServer("web", "1")
+	s.AddTool(mcp.NewTool("hello", mcp.WithDescription("Says hello.")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("hello from the downstream"), nil
+	})
+	h := mcpserver.NewStreamableHTTPServer(s)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "bad token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	tokFile := filepath.Join(t.TempDir(), "downstream.token")
+	if err := os.WriteFile(tokFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name   string
+		tools  []string
+		served bool
+	}{
+		{"allowed", []string{"downstream"}, true},
+		{"not allowed", []string{"execute_command"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, _ := json.Marshal(map[string]any{
+				"credentials": map[string]any{"dtok": map[string]any{"file": tokFile, "tools": tt.tools}},
+				"downstream":  map[string]any{"web": map[string]any{"url": srv.URL + "/mcp", "token_credential": "dtok"}},
+			})
+			c := startStdio(t, "--config", writeConfig(t, string(cfg)))
+			if !tt.served {
+				var req mcp.CallToolRequest
+				req.Params.Name = "downstream_status"
+				res, err := c.client.CallTool(context.Background(), req)
+				if err != nil || !strings.Contains(resultText(res), "dtok") {
+					t.Errorf("downstream_status does not name the refused alias: %v %q", err, resultText(res))
+				}
+				if strings.Contains(resultText(res), token) {
+					t.Error("downstream_status shows the token")
+				}
+				if names, _ := toolNames(t, c); slices.Contains(names, "web__hello") {
+					t.Errorf("web__hello served without an allowed credential: %v", names)
+				}
+				return
+			}
+			var names []string
+			for range 100 { // the downstream connects in the background
+				if names, _ = toolNames(t, c); slices.Contains(names, "web__hello") {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if !slices.Contains(names, "web__hello") {
+				t.Fatalf("no web__hello in %v", names)
+			}
+			var req mcp.CallToolRequest
+			req.Params.Name = "web__hello"
+			res, err := c.client.CallTool(context.Background(), req)
+			if err != nil || res.IsError || !strings.Contains(resultText(res), "hello from the downstream") {
+				t.Errorf("web__hello = %v %q", err, resultText(res))
+			}
+		})
 	}
 }
