@@ -90,8 +90,13 @@ func newDownstreamServer(dir string) *server.MCPServer {
 		})
 	s.AddTool(mcp.NewTool("freeze", mcp.WithDescription("Stop the process.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
-			return mcp.NewToolResultText("thawed"), nil
+			// Stop again whenever something continues the process: one CI
+			// run saw a stray SIGCONT end the stop before the gateway's
+			// ping noticed it. Only the gateway's SIGKILL ends this.
+			for {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+				time.Sleep(time.Millisecond)
+			}
 		})
 	s.AddTool(mcp.NewTool("crash", mcp.WithDescription("Exit mid-call.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
