@@ -11,9 +11,18 @@ import (
 	"syscall"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/tools/activity"
 	"github.com/rigout/rigout/tools/shell"
 	"github.com/rigout/rigout/transport"
 )
+
+// noLedger is an empty ledger for the bare gateway's get_server_activity:
+// with audit off there is nothing to read, and scenario 3 compares what
+// serving the tool costs.
+type noLedger struct{}
+
+func (noLedger) Query(context.Context, audit.Filter) ([]audit.Event, error) { return nil, nil }
 
 // bareArg, as the first argument, makes this program serve a bare gateway
 // instead of running the bench.
@@ -21,7 +30,8 @@ const bareArg = "serve-bare-gateway"
 
 // runBare serves rigout's gateway over streamable HTTP on a free loopback
 // port with authentication and audit both off: rigout.New without
-// Config.Audit, and transport.NewHTTP with InsecureNoAuth and no Guard.
+// Config.Audit, and transport.NewHTTP with InsecureNoAuth and no Guard;
+// get_server_activity reads an empty ledger.
 // The binary has no switch for audit, so scenario 3 measures the gateway
 // with both off here, in a process of its own like `rigout serve`. It
 // prints "listening on URL" on stderr and stops on SIGINT or SIGTERM.
@@ -39,7 +49,12 @@ func runBare(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bare gateway: %v\n", err)
 		return 1
 	}
-	gw, err := rigout.New(rigout.Config{Tools: sh.Tools()})
+	act, err := activity.New(activity.Config{Ledger: noLedger{}})
+	if err != nil {
+		fmt.Fprintf(stderr, "bare gateway: %v\n", err)
+		return 1
+	}
+	gw, err := rigout.New(rigout.Config{Tools: append(sh.Tools(), act.Tools()...)})
 	if err != nil {
 		fmt.Fprintf(stderr, "bare gateway: %v\n", err)
 		return 1
