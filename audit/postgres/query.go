@@ -3,66 +3,27 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/internal/sqlwhere"
 )
 
-// where returns the SQL condition for f and its arguments, numbered from
-// $(len(args)+1).
-func where(f *audit.Filter, gateway string, args []any) (string, []any) {
-	var conds []string
-	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args))
+// postgresSQL is PostgreSQL's spelling of the ledgers' shared conditions.
+func postgresSQL() sqlwhere.Dialect {
+	return sqlwhere.Dialect{
+		Arg:    func(n int) string { return fmt.Sprintf("$%d", n) },
+		Prefix: func(col, n string) string { return "left(" + col + ", " + n + ")" },
+		True:   "true",
 	}
-	eq := func(col, v string) {
-		if v != "" {
-			conds = append(conds, col+" = "+arg(v))
-		}
-	}
-	eq("tool", f.Tool)
-	eq("host", f.Host)
-	eq("principal", f.Principal)
-	eq("status", string(f.Status))
-	eq("call_id", f.CallID)
-	eq("session", f.Session)
-	eq("phase", f.Phase)
-	eq("gateway", gateway)
-	if t, ok := strings.CutSuffix(f.Type, "*"); ok {
-		conds = append(conds, "left(type, "+arg(len(t))+") = "+arg(t))
-	} else {
-		eq("type", f.Type)
-	}
-	if !f.Since.IsZero() {
-		conds = append(conds, "time_ns >= "+arg(clampNS(f.Since)))
-	}
-	if !f.Until.IsZero() {
-		conds = append(conds, "time_ns < "+arg(clampNS(f.Until)))
-	}
-	if f.AfterSeq > 0 {
-		conds = append(conds, "seq > "+arg(f.AfterSeq))
-	}
-	if f.BeforeSeq > 0 {
-		conds = append(conds, "seq < "+arg(f.BeforeSeq))
-	}
-	if len(conds) == 0 {
-		return "true", args
-	}
-	return strings.Join(conds, " AND "), args
 }
 
-func clampNS(t time.Time) int64 {
-	switch {
-	case t.Year() < 1678:
-		return math.MinInt64
-	case t.Year() > 2261:
-		return math.MaxInt64
-	}
-	return t.UnixNano()
+// where returns the SQL condition for f and its arguments, numbered from
+// $(len(args)+1); a gateway name restricts it to that gateway's rows.
+func where(f *audit.Filter, gateway string, args []any) (string, []any) {
+	return sqlwhere.Where(f, postgresSQL(), args, sqlwhere.Eq{Col: "gateway", Value: gateway})
 }
 
 // Query returns the events matching f in ascending Seq order, with their

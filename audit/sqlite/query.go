@@ -4,69 +4,28 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/internal/sqlwhere"
 )
 
-// where returns the SQL condition and its arguments.
-func where(f *audit.Filter) (string, []any) {
-	var conds []string
-	var args []any
-	eq := func(col, v string) {
-		if v != "" {
-			conds = append(conds, col+" = ?")
-			args = append(args, v)
-		}
+// sqliteSQL is SQLite's spelling of the ledgers' shared conditions.
+func sqliteSQL() sqlwhere.Dialect {
+	return sqlwhere.Dialect{
+		Arg:    func(int) string { return "?" },
+		Prefix: func(col, n string) string { return "substr(" + col + ", 1, " + n + ")" },
+		True:   "1",
 	}
-	eq("tool", f.Tool)
-	eq("host", f.Host)
-	eq("principal", f.Principal)
-	eq("status", string(f.Status))
-	eq("call_id", f.CallID)
-	eq("session", f.Session)
-	eq("phase", f.Phase)
-	if t, ok := strings.CutSuffix(f.Type, "*"); ok {
-		conds = append(conds, "substr(type, 1, ?) = ?")
-		args = append(args, len(t), t)
-	} else {
-		eq("type", f.Type)
-	}
-	if !f.Since.IsZero() {
-		conds = append(conds, "time_ns >= ?")
-		args = append(args, clampNS(f.Since))
-	}
-	if !f.Until.IsZero() {
-		conds = append(conds, "time_ns < ?")
-		args = append(args, clampNS(f.Until))
-	}
-	if f.AfterSeq > 0 {
-		conds = append(conds, "seq > ?")
-		args = append(args, f.AfterSeq)
-	}
-	if f.BeforeSeq > 0 {
-		conds = append(conds, "seq < ?")
-		args = append(args, f.BeforeSeq)
-	}
-	if len(conds) == 0 {
-		return "1", nil
-	}
-	return strings.Join(conds, " AND "), args
 }
 
+// where returns the SQL condition and its arguments.
+func where(f *audit.Filter) (string, []any) { return sqlwhere.Where(f, sqliteSQL(), nil) }
+
 // clampNS converts t to Unix nanoseconds, saturating outside the int64 range.
-func clampNS(t time.Time) int64 {
-	switch {
-	case t.Year() < 1678:
-		return math.MinInt64
-	case t.Year() > 2261:
-		return math.MaxInt64
-	}
-	return t.UnixNano()
-}
+func clampNS(t time.Time) int64 { return sqlwhere.ClampNS(t) }
 
 // maxStmts bounds the statements Query keeps prepared: one per filter
 // shape (which fields are set, newest first or not, a limit or not).
