@@ -1,7 +1,9 @@
-// Package pgtest starts a real, throwaway PostgreSQL server for tests: initdb
-// into a temporary directory, then postgres listening on a free loopback
-// port and a Unix socket in that directory, run as an unprivileged user
-// (postgres refuses to run as root), stopped by its PID when the test ends.
+// Package pgtest starts a real, throwaway PostgreSQL server for tests and
+// benchmarks: initdb into a temporary directory, then postgres listening on
+// a free loopback port and a Unix socket in that directory, run as an
+// unprivileged user (postgres refuses to run as root), stopped by its PID
+// when the test ends (or, for [Launch], when the caller calls
+// [Server.Close]).
 //
 // Without the server binaries (Debian's postgresql package) [Start] skips
 // the test loudly; with RIGOUT_REQUIRE_POSTGRES=1 in the environment, as in
@@ -37,9 +39,9 @@ type Server struct {
 	gid  int
 	cmd  *exec.Cmd
 	done chan struct{}
-	t    testing.TB
-	sync bool   // fsync on, for benchmarks
-	pw   string // the superuser's password once RequirePassword was called
+	t    testing.TB // nil for a server from Launch
+	sync bool       // fsync on, for benchmarks
+	pw   string     // the superuser's password once RequirePassword was called
 }
 
 // Bin returns the directory holding the server binaries, or an error
@@ -76,44 +78,83 @@ func StartDurable(t testing.TB) *Server {
 
 func start(t testing.TB, durable bool) *Server {
 	t.Helper()
-	bin, err := Bin()
-	if err != nil {
+	if _, err := Bin(); err != nil {
 		if os.Getenv(RequireEnv) == "1" {
 			t.Fatalf("pgtest: %v, and %s=1", err, RequireEnv)
 		}
 		t.Skipf("SKIP: pgtest: %v; set %s=1 to make this a failure", err, RequireEnv)
 	}
-	s := &Server{bin: bin, t: t, uid: -1, gid: -1, sync: durable}
+	s, err := Launch(durable)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	s.t = t
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Launch initialises and starts a server outside a test, with fsync on when
+// durable is true, and waits until it accepts connections. The caller must
+// call [Server.Close]. Methods that fail a test (Restart, CreateDB, Psql,
+// RequirePassword) panic on a server from Launch; use [Server.Exec].
+func Launch(durable bool) (*Server, error) {
+	bin, err := Bin()
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
+	}
+	s := &Server{bin: bin, uid: -1, gid: -1, sync: durable}
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			t.Fatalf("pgtest: running as root needs the postgres system user: %v", err)
+			return nil, fmt.Errorf("pgtest: running as root needs the postgres system user: %w", err)
 		}
 		s.uid, _ = strconv.Atoi(u.Uid)
 		s.gid, _ = strconv.Atoi(u.Gid)
 	}
 	// A short path: the socket path must fit in sun_path (108 bytes).
-	s.Dir, err = os.MkdirTemp("", "pg")
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
+	if s.Dir, err = os.MkdirTemp("", "pg"); err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	t.Cleanup(func() { os.RemoveAll(s.Dir) })
+	if err := s.launch(); err != nil {
+		os.RemoveAll(s.Dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// launch makes the data directory and starts the server in it.
+func (s *Server) launch() error {
 	if s.uid >= 0 {
 		if err := os.Chown(s.Dir, s.uid, s.gid); err != nil {
-			t.Fatalf("pgtest: %v", err)
+			return fmt.Errorf("pgtest: %w", err)
 		}
 	}
 	if err := os.Chmod(s.Dir, 0o700); err != nil {
-		t.Fatalf("pgtest: %v", err)
+		return fmt.Errorf("pgtest: %w", err)
 	}
 	out, err := s.command("initdb", "-D", s.Dir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions").CombinedOutput()
 	if err != nil {
-		t.Fatalf("pgtest: initdb: %v\n%s", err, out)
+		return fmt.Errorf("pgtest: initdb: %v\n%s", err, out)
 	}
-	s.Port = freePort(t)
-	s.Restart()
-	t.Cleanup(s.Stop)
-	return s
+	if s.Port, err = freePort(); err != nil {
+		return err
+	}
+	return s.restart()
+}
+
+// Close stops the server and removes its data directory.
+func (s *Server) Close() {
+	s.Stop()
+	os.RemoveAll(s.Dir)
+}
+
+// fatalf fails the test that owns s, or panics for a server from Launch.
+func (s *Server) fatalf(format string, args ...any) {
+	if s.t == nil {
+		panic(fmt.Sprintf(format, args...))
+	}
+	s.t.Helper()
+	s.t.Fatalf(format, args...)
 }
 
 // command runs one of the server binaries as the server's user.
@@ -129,13 +170,21 @@ func (s *Server) command(name string, args ...string) *exec.Cmd {
 // Restart starts the server if it is stopped and waits until it accepts
 // connections.
 func (s *Server) Restart() {
-	s.t.Helper()
+	if s.t != nil {
+		s.t.Helper()
+	}
+	if err := s.restart(); err != nil {
+		s.fatalf("%v", err)
+	}
+}
+
+func (s *Server) restart() error {
 	if s.cmd != nil {
-		return
+		return nil
 	}
 	log, err := os.OpenFile(filepath.Join(s.Dir, "server.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		s.t.Fatalf("pgtest: %v", err)
+		return fmt.Errorf("pgtest: %w", err)
 	}
 	fsync := "fsync=off"
 	if s.sync {
@@ -146,7 +195,7 @@ func (s *Server) Restart() {
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		log.Close()
-		s.t.Fatalf("pgtest: start postgres: %v", err)
+		return fmt.Errorf("pgtest: start postgres: %w", err)
 	}
 	log.Close()
 	s.cmd, s.done = cmd, make(chan struct{})
@@ -157,17 +206,19 @@ func (s *Server) Restart() {
 			c.Close()
 			// The port opens before recovery ends; pg_isready tells.
 			if s.command("pg_isready", "-h", "127.0.0.1", "-p", strconv.Itoa(s.Port), "-q").Run() == nil {
-				return
+				return nil
 			}
 		}
 		select {
 		case <-s.done:
 			b, _ := os.ReadFile(filepath.Join(s.Dir, "server.log"))
-			s.t.Fatalf("pgtest: postgres exited at start:\n%s", b)
+			s.cmd = nil
+			return fmt.Errorf("pgtest: postgres exited at start:\n%s", b)
 		default:
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("pgtest: postgres did not accept connections within 30s")
+			s.Stop()
+			return errors.New("pgtest: postgres did not accept connections within 30s")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -201,7 +252,9 @@ func (s *Server) DSN(db string) string {
 
 // CreateDB creates database name and returns its DSN.
 func (s *Server) CreateDB(name string) string {
-	s.t.Helper()
+	if s.t != nil {
+		s.t.Helper()
+	}
 	s.Psql("postgres", "CREATE DATABASE "+name)
 	return s.DSN(name)
 }
@@ -209,7 +262,19 @@ func (s *Server) CreateDB(name string) string {
 // Psql runs sql with psql against database db, failing the test on error,
 // and returns its unaligned, tuples-only output.
 func (s *Server) Psql(db, sql string) string {
-	s.t.Helper()
+	if s.t != nil {
+		s.t.Helper()
+	}
+	out, err := s.Exec(db, sql)
+	if err != nil {
+		s.fatalf("%v", err)
+	}
+	return out
+}
+
+// Exec runs sql with psql against database db and returns its unaligned,
+// tuples-only output, or an error holding psql's.
+func (s *Server) Exec(db, sql string) (string, error) {
 	cmd := exec.Command("psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", s.DSN(db), "-c", sql)
 	cmd.Env = os.Environ()
 	if s.pw != "" {
@@ -217,21 +282,23 @@ func (s *Server) Psql(db, sql string) string {
 	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		s.t.Fatalf("pgtest: psql %q: %v\n%s", sql, err, out)
+		return "", fmt.Errorf("pgtest: psql %q: %v\n%s", sql, err, out)
 	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(string(out)), nil
 }
 
 // RequirePassword gives the superuser postgres the password pw and makes
 // the server require it (SCRAM) on TCP connections; the Unix socket stays
 // trusted. [Server.Psql] then sends it; a [Server.DSN] carries none.
 func (s *Server) RequirePassword(pw string) {
-	s.t.Helper()
+	if s.t != nil {
+		s.t.Helper()
+	}
 	s.Psql("postgres", "ALTER USER postgres PASSWORD '"+strings.ReplaceAll(pw, "'", "''")+"'")
 	s.pw = pw
 	hba := "local all all trust\nhost all all 127.0.0.1/32 scram-sha-256\n"
 	if err := os.WriteFile(filepath.Join(s.Dir, "pg_hba.conf"), []byte(hba), 0o600); err != nil {
-		s.t.Fatalf("pgtest: %v", err)
+		s.fatalf("pgtest: %v", err)
 	}
 	if s.uid >= 0 {
 		os.Chown(filepath.Join(s.Dir, "pg_hba.conf"), s.uid, s.gid)
@@ -239,11 +306,11 @@ func (s *Server) RequirePassword(pw string) {
 	s.Psql("postgres", "SELECT pg_reload_conf()")
 }
 
-func freePort(t testing.TB) int {
+func freePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("pgtest: %v", err)
+		return 0, fmt.Errorf("pgtest: %w", err)
 	}
 	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }
