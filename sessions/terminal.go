@@ -200,7 +200,7 @@ type Terminal struct {
 	turn      chan struct{} // held by the Exec in progress
 	done      chan struct{} // closed once the shell has ended and been recorded
 	closeOnce sync.Once
-	ready     bool // guarded by m.mu: started, answering, and in the listings
+	ready     bool        // guarded by m.mu: started, answering, and in the listings
 	mask      *redact.Set // the session's secret values, or nil
 	secrets   []string    // the same values, for callers' masks
 
