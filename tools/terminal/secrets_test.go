@@ -16,6 +16,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/sshtest"
 	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
 )
@@ -268,5 +269,115 @@ func TestTerminalSecretsSSH(t *testing.T) {
 	scanLedger(t, e)
 	if f := leaked(sd.Log()); f != "" {
 		t.Fatalf("sshd's log holds %q", f)
+	}
+}
+
+// inProcessRouter returns a router to one in-process SSH server, host
+// "web1", which records every exec request's command line.
+func inProcessRouter(t *testing.T, sc sshtest.Config) (*exec.Router, *sshtest.Server) {
+	t.Helper()
+	dir := t.TempDir()
+	key, err := sshtest.NewKey("ed25519")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPath := filepath.Join(dir, "id_ed25519")
+	if err := key.Write(keyPath, ""); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sshtest.NewServer(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	known := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(known, []byte(s.KnownHostsLine()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := exec.NewRouter(exec.RouterConfig{
+		Hosts:          []exec.HostConfig{{Name: "web1", Address: s.Host(), Port: s.Port(), User: "agent", Key: keyPath}},
+		KnownHostsFile: known, HostKeyPolicy: exec.HostKeyStrict, HomeDir: dir,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r, s
+}
+
+// TestTerminalSecretsInProcessSSH: against the in-process server, which
+// records every command line: the value reaches the remote shell (MATCH),
+// comes back masked, and is on none of the lines.
+func TestTerminalSecretsInProcessSSH(t *testing.T) {
+	r, srv := inProcessRouter(t, sshtest.Config{})
+	st := web1Store(t)
+	l := gwtest.OpenLedger(t)
+	e := &env{m: newManager(t, l), router: r, dir: t.TempDir(), ledger: l, creds: st}
+	c := e.connect(t, "alice", nil)
+	res, text, sc := call(t, c, "create_terminal_session", map[string]any{"host": "web1", "secrets": map[string]any{"API_KEY": "api"}})
+	if res.IsError {
+		t.Fatalf("create over ssh: %s", text)
+	}
+	id := sc["session_id"].(string)
+	runDump(t, e, id)
+	call(t, c, "close_terminal_session", map[string]any{"session_id": id})
+	cmds := srv.Commands()
+	if len(cmds) == 0 {
+		t.Fatal("the server recorded no command line")
+	}
+	for _, line := range cmds {
+		if f := leaked(line); f != "" {
+			t.Fatalf("a command line holds %q: %s", f, line)
+		}
+	}
+	scanLedger(t, e)
+}
+
+func web1Store(t *testing.T) *credentials.Store {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "api")
+	if err := os.WriteFile(f, []byte(secretValue+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := credentials.New(credentials.Config{Aliases: map[string]credentials.Spec{
+		"api": {File: f, Hosts: []string{"web1"}, Tools: []string{"create_terminal_session"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestTerminalSecretsEchoRefused: a remote terminal that keeps echoing
+// (its stty does nothing) is found by the probe: the session is not
+// created, says why, and the value was never typed (the server's
+// terminal output, which the test captures whole, never holds its
+// escapes; nor does anything the gateway returns or keeps).
+func TestTerminalSecretsEchoRefused(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "stty"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	remoteEnv := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+	r, _ := inProcessRouter(t, sshtest.Config{Env: remoteEnv})
+	l := gwtest.OpenLedger(t)
+	e := &env{m: newManager(t, l), router: r, dir: t.TempDir(), ledger: l, creds: web1Store(t)}
+	c := e.connect(t, "alice", nil)
+	res, text, _ := call(t, c, "create_terminal_session", map[string]any{"host": "web1", "secrets": map[string]any{"API_KEY": "api"}})
+	if !res.IsError || !strings.Contains(text, "echoes its input") {
+		t.Fatalf("an echoing terminal: %s", text)
+	}
+	// Without secrets the same host opens a session: only secrets need
+	// the echo off.
+	if res, text, _ := call(t, c, "create_terminal_session", map[string]any{"host": "web1"}); res.IsError {
+		t.Fatalf("without secrets: %s", text)
+	}
+	if f := leaked(text); f != "" {
+		t.Fatalf("the refusal holds %q", f)
+	}
+	for _, ev := range gwtest.Events(t, l, audit.Filter{}) {
+		b, _ := json.Marshal(ev)
+		if f := leaked(string(b)); f != "" {
+			t.Fatalf("ledger row holds %q: %s", f, b)
+		}
 	}
 }
