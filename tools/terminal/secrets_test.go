@@ -349,9 +349,8 @@ func web1Store(t *testing.T) *credentials.Store {
 
 // TestTerminalSecretsEchoRefused: a remote terminal that keeps echoing
 // (its stty does nothing) is found by the probe: the session is not
-// created, says why, and the value was never typed (the server's
-// terminal output, which the test captures whole, never holds its
-// escapes; nor does anything the gateway returns or keeps).
+// created and says why; the probe comes before any export line, and
+// neither the refusal nor the ledger holds a form of the value.
 func TestTerminalSecretsEchoRefused(t *testing.T) {
 	bin := t.TempDir()
 	if err := os.WriteFile(filepath.Join(bin, "stty"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
