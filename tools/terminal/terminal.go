@@ -25,6 +25,12 @@
 // escape sequences removed, carriage-return overwrites and backspaces
 // applied — redacted, and capped (head and tail kept).
 //
+// With Config.Credentials, create_terminal_session takes `secrets`
+// ({"ENV_NAME": "alias"}, each alias allowing the host and the tool):
+// the session's shell has the values in its environment (see
+// sessions.TerminalOptions.Secrets for how they reach an SSH shell) and
+// its output is masked of them for its whole life.
+//
 // # Usage
 //
 //	tf, err := terminal.New(terminal.Config{Manager: m, Router: router, Gate: g})
