@@ -80,7 +80,10 @@ func (sc *Scrubber) Write(p []byte) (int, error) {
 // index i such that raw[i:] is a proper prefix of some form of a value,
 // moved back over any complete form that starts before i and ends after
 // it, so that what is written before i is masked whole; len(raw) if there
-// is none.
+// is none. A complete value at the end of raw that is also the start of a
+// longer value is held too (it is a proper prefix of the longer one's
+// form): masking it now would let the longer one's tail through in the
+// next write (TestScrubberPrefixValues).
 func (sc *Scrubber) holdFrom(raw string) int {
 	i := len(raw)
 	for k := max(0, len(raw)-sc.maxLen+1); k < len(raw); k++ {

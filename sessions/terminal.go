@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	osexec "os/exec"
 	"slices"
@@ -80,6 +81,19 @@ type TerminalOptions struct {
 	Dir string
 	// Env is merged over the shell's environment.
 	Env map[string]string
+	// Secrets are environment variables whose values are secret (a
+	// credential used by reference), merged over Env. Locally they are in
+	// the shell's environment from its start, as exec.Command.Secrets
+	// puts them: never typed. Over SSH, where a command line could show
+	// them, they are typed into the shell once it is set up, as one
+	// export line of escaped bytes, only after a probe has shown that
+	// the terminal does not echo; a terminal that echoes is closed with
+	// an error. Either way, every byte the session outputs passes through
+	// a redact.Scrubber of the values (and their encodings) for the
+	// session's whole life, before it is kept, returned or recorded.
+	// Each value must be at least redact.MinSecretLen bytes long and hold
+	// no NUL.
+	Secrets map[string]string
 	// Size is the terminal's size. Zero means exec's default.
 	Size exec.PTYSize
 }
@@ -186,7 +200,9 @@ type Terminal struct {
 	turn      chan struct{} // held by the Exec in progress
 	done      chan struct{} // closed once the shell has ended and been recorded
 	closeOnce sync.Once
-	ready     bool // guarded by m.mu: started, answering, and in the listings
+	ready     bool        // guarded by m.mu: started, answering, and in the listings
+	mask      *redact.Set // the session's secret values, or nil
+	secrets   []string    // the same values, for callers' masks
 
 	// mu protects the following.
 	mu       sync.Mutex
@@ -229,6 +245,10 @@ func (m *Manager) OpenTerminal(ctx context.Context, principal string, o Terminal
 	if o.Host == "" {
 		o.Host = "local"
 	}
+	mask, values, err := secretMask(o.Secrets)
+	if err != nil {
+		return nil, err
+	}
 	id := "t" + newID()[1:]
 	m.mu.Lock()
 	if err := m.admitTerminalLocked(principal, o.Name); err != nil {
@@ -239,6 +259,7 @@ func (m *Manager) OpenTerminal(ctx context.Context, principal string, o Terminal
 	t := &Terminal{
 		m: m, id: id, name: o.Name, principal: principal, host: o.Host, created: m.cfg.Now(),
 		turn: make(chan struct{}, 1), done: make(chan struct{}), changed: make(chan struct{}),
+		mask: mask, secrets: values,
 	}
 	t.lastUsed = t.created
 	t.turn <- struct{}{} // nobody may Exec before it is ready
@@ -252,8 +273,10 @@ func (m *Manager) OpenTerminal(ctx context.Context, principal string, o Terminal
 		env[k] = v
 	}
 	cmd := exec.Command{Argv: []string{"bash", "--noprofile", "--norc", "--noediting", "-i"}, Dir: o.Dir, Env: env}
+	if o.SSH == nil {
+		cmd.Secrets = o.Secrets // in the environment from the start
+	}
 	var p *exec.PTY
-	var err error
 	if o.SSH != nil {
 		p, err = o.SSH.StartPTY(m.ctx, cmd, o.Size)
 	} else {
@@ -293,6 +316,12 @@ func (m *Manager) OpenTerminal(ctx context.Context, principal string, o Terminal
 			return nil, fmt.Errorf("sessions: terminal: not started: %w", err)
 		}
 		return nil, fmt.Errorf("sessions: terminal: the shell did not answer within %v (it needs bash); it printed: %q", terminalStart, what)
+	}
+	if o.SSH != nil && len(o.Secrets) > 0 {
+		if err := t.typeSecrets(wctx, o.Secrets); err != nil {
+			t.abort()
+			return nil, fmt.Errorf("sessions: terminal: %w", err)
+		}
 	}
 	t.mu.Lock()
 	t.opened = true
@@ -447,6 +476,10 @@ func (m *Manager) closeTerminals() {
 // ID returns the session's ID.
 func (t *Terminal) ID() string { return t.id }
 
+// Secrets returns the values of TerminalOptions.Secrets, for a caller to
+// mask in what it returns (its output is masked of them already).
+func (t *Terminal) Secrets() []string { return slices.Clone(t.secrets) }
+
 // Done returns a channel closed once the session has ended.
 func (t *Terminal) Done() <-chan struct{} { return t.done }
 
@@ -521,24 +554,42 @@ func (t *Terminal) run() {
 // the terminal hangs up or is freed.
 func (t *Terminal) read() {
 	buf := make([]byte, 8<<10) // a terminal hands over at most 4 KiB a read
+	var w io.Writer = termSink{t}
+	if t.mask != nil {
+		// The values never reach out: what could be the start of one
+		// at the end of a read waits for the next.
+		sc := t.mask.Scrubber(w)
+		defer sc.Close()
+		w = sc
+	}
 	for {
 		n, err := t.pty.Read(buf)
 		if n > 0 {
-			t.mu.Lock()
-			ev, logged := t.appendLocked(buf[:n])
-			t.notifyLocked()
-			t.mu.Unlock()
-			if ev != nil {
-				t.m.record(context.Background(), *ev)
-			}
-			if logged != nil {
-				close(logged)
-			}
+			_, _ = w.Write(buf[:n])
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// termSink is where the terminal's output goes, masked: out, and the
+// markers found in it.
+type termSink struct{ t *Terminal }
+
+func (s termSink) Write(b []byte) (int, error) {
+	t := s.t
+	t.mu.Lock()
+	ev, logged := t.appendLocked(b)
+	t.notifyLocked()
+	t.mu.Unlock()
+	if ev != nil {
+		t.m.record(context.Background(), *ev)
+	}
+	if logged != nil {
+		close(logged)
+	}
+	return len(b), nil
 }
 
 // finish records how the shell ended and closes done.
@@ -634,6 +685,9 @@ func (t *Terminal) commandEvent(c *termCmd, st audit.Status, errText string) *au
 	ev := &audit.Event{
 		Type: audit.TypeSessionCommand, CallID: t.id, Principal: t.principal, Host: t.host, Route: t.pty.Route(),
 		Status: st, Args: redact.String(c.text), Duration: c.took, Error: errText,
+	}
+	if t.mask != nil {
+		ev.Args = t.mask.Redact(c.text)
 	}
 	if c.finished {
 		ev.ExitCode = &exit
@@ -891,4 +945,102 @@ func signalOf(status int) string {
 		return ""
 	}
 	return unix.SignalName(syscall.Signal(status - 128))
+}
+
+// secretMask returns the mask of a session's secrets and their values,
+// sorted by name; nil without any.
+func secretMask(secrets map[string]string) (*redact.Set, []string, error) {
+	if len(secrets) == 0 {
+		return nil, nil, nil
+	}
+	names := make([]string, 0, len(secrets))
+	for n := range secrets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	values := make([]string, 0, len(names))
+	for _, n := range names {
+		v := secrets[n]
+		if strings.IndexByte(v, 0) >= 0 {
+			return nil, nil, fmt.Errorf("sessions: terminal: secret %s holds a NUL byte", n)
+		}
+		values = append(values, v)
+	}
+	set, err := redact.New(values...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sessions: terminal: secrets: %w", err)
+	}
+	return set, values, nil
+}
+
+// typeSecrets sets secrets in a remote shell that is set up (echo off,
+// history off, empty prompts): first a probe line, whose echo would bring
+// its nonce back; then, only if it did not, export lines that hold every
+// byte of each value as a \xHH escape of bash's $'…' (export is a
+// built-in: no value in any process's argv), the last of which sets the
+// nonce, so that its marker says they ran.
+func (t *Terminal) typeSecrets(ctx context.Context, secrets map[string]string) error {
+	run := func(c *termCmd, lines string) (ExecResult, error) {
+		t.mu.Lock()
+		t.cmd = c
+		t.scanFrom = 0
+		t.mu.Unlock()
+		if _, err := t.pty.Write([]byte(lines)); err != nil {
+			return ExecResult{}, t.writeErr(err)
+		}
+		r := t.wait(ctx, true)
+		if !r.Done {
+			return r, errors.New("the remote shell did not answer while its secrets were set")
+		}
+		return r, nil
+	}
+	probe := t.newCmd("")
+	r, err := run(probe, "__rigout_n="+probe.nonce+"; :\n")
+	if err != nil {
+		return err
+	}
+	if bytes.Contains(r.Output, []byte(probe.nonce)) {
+		return errors.New("the remote terminal echoes its input (stty -echo did not work there), so secrets cannot be typed into it unseen: none was sent")
+	}
+	c := t.newCmd("")
+	r, err = run(c, exportLines(c.nonce, secrets))
+	if err != nil {
+		return err
+	}
+	if r.ExitCode != 0 {
+		return fmt.Errorf("the remote shell could not set the secrets (status %d)", r.ExitCode)
+	}
+	return nil
+}
+
+// exportLines renders secrets as the lines typed into a remote shell:
+// export NAME=$'\xHH…', continued by NAME+=$'…' lines under maxLine, and
+// a last line that sets nonce and runs : (so that $_ holds no value).
+func exportLines(nonce string, secrets map[string]string) string {
+	names := make([]string, 0, len(secrets))
+	for n := range secrets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var lines strings.Builder
+	for _, n := range names {
+		v := secrets[n]
+		op := "export " + n + "="
+		for len(v) > 0 || op != "" {
+			k := min(len(v), (maxLine-len(op)-3)/4)
+			var b strings.Builder
+			b.WriteString(op + "$'")
+			for i := 0; i < k; i++ {
+				fmt.Fprintf(&b, `\x%02x`, v[i])
+			}
+			b.WriteString("'\n")
+			lines.WriteString(b.String())
+			v, op = v[k:], ""
+			if len(v) > 0 {
+				op = n + "+="
+			}
+		}
+	}
+	lines.WriteString("__rigout_n=" + nonce + "; :\n")
+	return lines.String()
 }

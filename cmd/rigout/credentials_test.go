@@ -31,7 +31,7 @@ func TestE2ECredentials(t *testing.T) {
 	state := t.TempDir()
 	cfgPath := writeConfig(t, fmt.Sprintf(`{"credentials": {
   "ci": {"env": "TEAM_CI_CREDENTIAL"},
-  "deploy": {"file": %q, "tools": ["execute_command", "credentials"]}}}`, credFile))
+  "deploy": {"file": %q, "tools": ["execute_command", "credentials", "create_terminal_session"]}}}`, credFile))
 	cmd, url, _ := startServeEnv(t, []string{"RIGOUT_AUTH_TOKEN=" + full, "TEAM_CI_CREDENTIAL=" + envValue, "RIGOUT_STATE_DIR=" + state},
 		"--config", cfgPath, "--no-ssh")
 	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid))
@@ -56,6 +56,23 @@ func TestE2ECredentials(t *testing.T) {
 	env, _ := base64.StdEncoding.DecodeString(strings.SplitN(text[i+len("stdout:\n"):], "\n", 2)[0])
 	if strings.Contains(string(env), "TEAM_CI_CREDENTIAL") || !strings.Contains(string(env), "PATH=") {
 		t.Fatalf("the command's environment: %q", env)
+	}
+
+	// A terminal session uses one too: its shell has the value, its
+	// output shows ***; an alias whose tools leave the tool out is refused.
+	res = call(t, c, "create_terminal_session", map[string]any{"secrets": map[string]any{"B": "deploy"}})
+	if res.IsError {
+		t.Fatalf("create_terminal_session with secrets: %s", resultText(res))
+	}
+	sid := res.StructuredContent.(map[string]any)["session_id"].(string)
+	res = call(t, c, "execute_in_terminal", map[string]any{"session_id": sid,
+		"command": `[ "$(printf %s "$B" | sha256sum | cut -c1-64)" = ` + digest(fileValue) + ` ] && echo B-OK; echo "<$B>"; env | grep ^B=`})
+	if text := resultText(res); res.IsError || !strings.Contains(text, "B-OK") || !strings.Contains(text, "<***>") || !strings.Contains(text, "B=***") || strings.Contains(text, fileValue) {
+		t.Fatalf("terminal with secrets: %s", text)
+	}
+	res = call(t, c, "create_terminal_session", map[string]any{"secrets": map[string]any{"A": "ci"}})
+	if text := resultText(res); !res.IsError || !strings.Contains(text, `"ci" may not be used by create_terminal_session`) {
+		t.Fatalf("an alias not allowed in terminals: %s", text)
 	}
 
 	res = call(t, c, "credentials", map[string]any{"action": "list"})

@@ -411,7 +411,7 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 		a.Close()
 		return nil, err
 	}
-	tt, ti, err := c.terminals(a, g)
+	tt, ti, err := c.terminals(a, g, creds)
 	if err != nil {
 		a.Close()
 		return nil, err

@@ -4,7 +4,10 @@
 // The server runs exec requests as real processes (bash -c, else sh -c,
 // as sshd runs the login shell), or only records them (Config.RecordOnly,
 // for tests that send a command which must be refused before it arrives).
-// It honours "env" and "signal" requests, reports "exit-status" or
+// It honours "env", "pty-req" (the command then runs on a
+// pseudo-terminal of that size, as its controlling terminal; the
+// requested modes are ignored, as a terminal's defaults echo) and
+// "signal" requests, reports "exit-status" or
 // "exit-signal", answers keepalive@openssh.com like sshd, and forwards
 // direct-tcpip channels to loopback addresses so that it can serve as a
 // jump host. It counts accepted connections and
@@ -38,6 +41,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/creack/pty"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 )
@@ -448,6 +452,7 @@ func (s *Server) forward(nch ssh.NewChannel) {
 
 type session struct {
 	env   []string
+	pty   *ptyReq // a "pty-req" was granted
 	mu    sync.Mutex
 	pgid  int
 	start chan struct{}
@@ -465,6 +470,14 @@ func (s *Server) session(ch ssh.Channel, reqs <-chan *ssh.Request) {
 			if ssh.Unmarshal(req.Payload, &kv) == nil {
 				sess.env = append(sess.env, kv.Name+"="+kv.Value)
 			}
+			_ = req.Reply(true, nil)
+		case "pty-req":
+			var pr ptyReq
+			if err := ssh.Unmarshal(req.Payload, &pr); err != nil {
+				_ = req.Reply(false, nil)
+				continue
+			}
+			sess.pty = &pr
 			_ = req.Reply(true, nil)
 		case "exec":
 			var cmd struct{ Command string }
@@ -528,8 +541,17 @@ func (s *Server) session(ch ssh.Channel, reqs <-chan *ssh.Request) {
 }
 
 type proc struct {
-	cmd   *osexec.Cmd
-	stdin io.WriteCloser
+	cmd    *osexec.Cmd
+	stdin  io.WriteCloser
+	master *os.File      // with a pty-req: the terminal's master
+	copied chan struct{} // closed once the master's output is copied
+}
+
+// ptyReq is a "pty-req" payload (RFC 4254 6.2).
+type ptyReq struct {
+	Term             string
+	Cols, Rows, W, H uint32
+	Modes            string
 }
 
 // record counts an exec request and keeps its command.
@@ -561,6 +583,9 @@ func (s *Server) start(ch ssh.Channel, sess *session, command string) (*proc, er
 	cmd.Stdout = ch
 	cmd.Stderr = ch.Stderr()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if sess.pty != nil {
+		return s.startPTY(ch, sess, cmd)
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -586,8 +611,51 @@ func (s *Server) start(ch ssh.Channel, sess *session, command string) (*proc, er
 	return &proc{cmd: cmd, stdin: stdin}, nil
 }
 
+// startPTY starts cmd on a new pseudo-terminal, in a session of its own
+// whose controlling terminal it is, and copies the channel to the
+// terminal and the terminal to the channel.
+func (s *Server) startPTY(ch ssh.Channel, sess *session, cmd *osexec.Cmd) (*proc, error) {
+	master, tty, err := pty.Open()
+	if err != nil {
+		return nil, err
+	}
+	if sess.pty.Rows > 0 && sess.pty.Cols > 0 {
+		_ = pty.Setsize(master, &pty.Winsize{Rows: uint16(sess.pty.Rows), Cols: uint16(sess.pty.Cols)})
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	err = cmd.Start()
+	_ = tty.Close()
+	if err != nil {
+		_ = master.Close()
+		return nil, err
+	}
+	pg := cmd.Process.Pid
+	sess.mu.Lock()
+	sess.pgid = pg
+	sess.mu.Unlock()
+	s.mu.Lock()
+	s.procs[pg] = true
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		_ = syscall.Kill(-pg, syscall.SIGKILL)
+	}
+	p := &proc{cmd: cmd, stdin: master, master: master, copied: make(chan struct{})}
+	s.wg.Go(func() { _, _ = io.Copy(master, ch) })
+	s.wg.Go(func() {
+		defer close(p.copied)
+		_, _ = io.Copy(ch, master) // ends with EIO once no process holds the terminal
+	})
+	return p, nil
+}
+
 func (s *Server) finish(ch ssh.Channel, sess *session, p *proc) {
 	err := p.cmd.Wait()
+	if p.master != nil {
+		<-p.copied
+		_ = p.master.Close()
+	}
 	pg := p.cmd.Process.Pid
 	s.mu.Lock()
 	delete(s.procs, pg)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/exec/sshtest"
 	"github.com/rigout/rigout/internal/gwtest"
@@ -29,6 +30,10 @@ type sshHost struct {
 	user  string
 	known string
 	key   *sshtest.Key
+	// creds and ledger, if set, are the shell family's credential store
+	// and the gateway's ledger.
+	creds  *credentials.Store
+	ledger rigout.AuditLedger
 }
 
 // connectSSH builds a gateway whose shell family reaches h as host "far"
@@ -56,7 +61,7 @@ func connectSSH(t *testing.T, m *sessions.Manager, h sshHost) *client.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	sh, err := shell.New(shell.Config{Processes: m, Router: r})
+	sh, err := shell.New(shell.Config{Processes: m, Router: r, Credentials: h.creds})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +72,9 @@ func connectSSH(t *testing.T, m *sessions.Manager, h sshHost) *client.Client {
 	cfg := rigout.Config{
 		Tools:     append(sh.Tools(), pf.Tools()...),
 		Principal: &auth.Principal{Name: "alice", Scopes: auth.FullScopes()},
+	}
+	if h.ledger != nil {
+		cfg.Audit = h.ledger
 	}
 	return gwtest.Connect(t, gwtest.New(t, cfg))
 }

@@ -20,7 +20,9 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/process"
 	"github.com/rigout/rigout/tools/shell"
 	rtransport "github.com/rigout/rigout/transport"
@@ -32,8 +34,13 @@ import (
 // scopes) and "carol-token" (read-only).
 func serveTasks(t *testing.T, ledger rigout.AuditLedger) string {
 	t.Helper()
-	m := newManager(t, ledger)
-	sh, err := shell.New(shell.Config{Processes: m})
+	return serveTasksWith(t, ledger, newManager(t, ledger), nil)
+}
+
+// serveTasksWith is serveTasks on m, with a credential store.
+func serveTasksWith(t *testing.T, ledger rigout.AuditLedger, m *sessions.Manager, creds *credentials.Store) string {
+	t.Helper()
+	sh, err := shell.New(shell.Config{Processes: m, Credentials: creds})
 	if err != nil {
 		t.Fatal(err)
 	}

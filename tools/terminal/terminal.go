@@ -25,6 +25,12 @@
 // escape sequences removed, carriage-return overwrites and backspaces
 // applied — redacted, and capped (head and tail kept).
 //
+// With Config.Credentials, create_terminal_session takes `secrets`
+// ({"ENV_NAME": "alias"}, each alias allowing the host and the tool):
+// the session's shell has the values in its environment (see
+// sessions.TerminalOptions.Secrets for how they reach an SSH shell) and
+// its output is masked of them for its whole life.
+//
 // # Usage
 //
 //	tf, err := terminal.New(terminal.Config{Manager: m, Router: router, Gate: g})
@@ -49,9 +55,11 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/sessions"
+	"github.com/rigout/rigout/tools/internal/secretarg"
 )
 
 // Defaults used when the corresponding Config field is zero.
@@ -84,6 +92,13 @@ type Config struct {
 	// MaxOutput caps the output one result shows, in bytes (head and
 	// tail kept). If zero, DefaultMaxOutput.
 	MaxOutput int
+	// Credentials, if set, lets create_terminal_session take `secrets`
+	// ({"ENV_NAME": "alias"}): each alias must allow the host and the
+	// tool create_terminal_session. The session's shell has the values in
+	// its environment (see sessions.TerminalOptions.Secrets) and every
+	// output of the session is masked of them for its whole life. If nil,
+	// the argument is not offered.
+	Credentials *credentials.Store
 }
 
 // Family is the terminal tool family. It is safe for concurrent use.
@@ -171,10 +186,14 @@ var sessionIDInput = json.RawMessage(`{
 }`)
 
 func (f *Family) create() rigout.Tool {
+	input := createInput
+	if f.cfg.Credentials != nil {
+		input = json.RawMessage(strings.Replace(string(input), `"host"`, secretarg.Property+`"host"`, 1))
+	}
 	return rigout.Tool{
 		Name:        "create_terminal_session",
 		Description: "Open a persistent bash session (local or SSH); cwd and variables persist between commands.",
-		InputSchema: createInput,
+		InputSchema: input,
 		Risk:        rigout.Exec,
 		Hosts:       []rigout.HostArg{{Name: "host"}},
 		DefaultHost: "local",
@@ -231,7 +250,8 @@ func noSuchSession(call *rigout.Call, id string) (*mcp.CallToolResult, error) {
 }
 
 type createArgs struct {
-	Name string `json:"session_name"`
+	Name    string            `json:"session_name"`
+	Secrets map[string]string `json:"secrets"`
 }
 
 func (f *Family) createSession(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
@@ -242,6 +262,13 @@ func (f *Family) createSession(ctx context.Context, call *rigout.Call) (*mcp.Cal
 	host := call.Hosts()[0]
 	p := call.Principal()
 	o := sessions.TerminalOptions{Name: a.Name, Host: host}
+	if len(a.Secrets) > 0 {
+		r, res := secretarg.Resolve(ctx, call, f.cfg.Credentials, a.Secrets, nil)
+		if r == nil {
+			return res, nil
+		}
+		o.Secrets = r.Use.Env()
+	}
 	route := "local"
 	if f.cfg.Router != nil {
 		t, err := f.cfg.Router.Resolve(ctx, host, p.Name)
@@ -335,6 +362,13 @@ func (f *Family) executeIn(ctx context.Context, call *rigout.Call) (*mcp.CallToo
 	t, err := f.cfg.Manager.Terminal(p.Name, a.SessionID)
 	if err != nil {
 		return noSuchSession(call, a.SessionID)
+	}
+	if v := t.Secrets(); len(v) > 0 {
+		// The session's output is masked already; its values are masked
+		// in this call's result and ledger row too.
+		if err := call.MaskSecrets(v...); err != nil {
+			return failed(call, "session %s: %v", t.ID(), err)
+		}
 	}
 	in := t.Info()
 	call.Outcome.Route = in.Route

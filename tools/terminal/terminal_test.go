@@ -17,6 +17,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
@@ -42,13 +43,14 @@ type env struct {
 	router *exec.Router
 	ledger *sqlite.Ledger
 	dir    string
+	creds  *credentials.Store
 }
 
 // connect builds a gateway with the terminal family for principal (full
 // scopes unless scopes is given) and connects to it.
 func (e *env) connect(t *testing.T, principal string, scopes *auth.Scopes) *client.Client {
 	t.Helper()
-	tf, err := terminal.New(terminal.Config{Manager: e.m, Router: e.router, WorkDir: e.dir, DefaultTimeout: 5 * time.Second})
+	tf, err := terminal.New(terminal.Config{Manager: e.m, Router: e.router, WorkDir: e.dir, DefaultTimeout: 5 * time.Second, Credentials: e.creds})
 	if err != nil {
 		t.Fatal(err)
 	}
