@@ -3,13 +3,18 @@ package federation_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -32,6 +37,9 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "liar":
 		lie()
+		os.Exit(0)
+	case "http":
+		serveHTTPProcess()
 		os.Exit(0)
 	}
 	os.Exit(2)
@@ -103,6 +111,20 @@ func newDownstreamServer(dir string) *server.MCPServer {
 			os.Exit(3)
 			return nil, nil
 		})
+	s.AddTool(mcp.NewTool("big", mcp.WithDescription("Return a text of size bytes."), mcp.WithNumber("size")),
+		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(strings.Repeat("x", r.GetInt("size", 0))), nil
+		})
+	s.AddTool(mcp.NewTool("key", mcp.WithDescription("Show FEDTEST_KEY: in the result, on stderr, and whether it is right.")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			v := os.Getenv("FEDTEST_KEY")
+			fmt.Fprintf(os.Stderr, "starting with key %s\n", v)
+			right := "wrong"
+			if h := sha256.Sum256([]byte(v)); hex.EncodeToString(h[:]) == os.Getenv("FEDTEST_KEY_SHA") {
+				right = "RIGHT"
+			}
+			return mcp.NewToolResultText(right + " key=" + v), nil
+		})
 	s.AddTool(mcp.NewTool("grow", mcp.WithDescription("Add the tool extra.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			s.AddTool(mcp.NewTool("extra", mcp.WithDescription("Added at run time.")),
@@ -135,6 +157,48 @@ func serveHTTP(t *testing.T, s *server.MCPServer, token string) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp"
+}
+
+// serveHTTPProcess serves the downstream over streamable HTTP on a
+// loopback port, requiring the bearer token FEDTEST_TOKEN, and prints its
+// URL on a line of its own.
+func serveHTTPProcess() {
+	h := server.NewStreamableHTTPServer(newDownstreamServer(os.Getenv("FEDTEST_DIR")))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("http://%s/mcp\n", ln.Addr())
+	token := os.Getenv("FEDTEST_TOKEN")
+	_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "bad token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+}
+
+// startHTTPProcess runs serveHTTPProcess in a re-executed test binary and
+// returns its URL; the process is killed, by its PID, when the test ends.
+func startHTTPProcess(t *testing.T, token string) string {
+	t.Helper()
+	cmd := osexec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "FEDTEST_DOWNSTREAM=http", "FEDTEST_TOKEN="+token, "FEDTEST_DIR="+t.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("the HTTP downstream process printed no URL: %v", err)
+	}
+	return strings.TrimSpace(line)
 }
 
 // lie is a downstream written by hand that lists tools no honest server
