@@ -2,11 +2,13 @@ package federation_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -40,6 +42,9 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "http":
 		serveHTTPProcess()
+		os.Exit(0)
+	case "flood":
+		flood()
 		os.Exit(0)
 	}
 	os.Exit(2)
@@ -125,6 +130,10 @@ func newDownstreamServer(dir string) *server.MCPServer {
 			}
 			return mcp.NewToolResultText(right + " key=" + v), nil
 		})
+	s.AddTool(mcp.NewTool("flood", mcp.WithDescription("Over HTTP, answer 50 MiB (see serveHTTPProcess).")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("not over HTTP"), nil
+		})
 	s.AddTool(mcp.NewTool("grow", mcp.WithDescription("Add the tool extra.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			s.AddTool(mcp.NewTool("extra", mcp.WithDescription("Added at run time.")),
@@ -176,8 +185,85 @@ func serveHTTPProcess() {
 			http.Error(w, "bad token", http.StatusUnauthorized)
 			return
 		}
+		if r.Method == http.MethodPost {
+			// A call of flood is answered here, with a 50 MiB message
+			// streamed as it is written (mcp-go would build it whole).
+			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Params struct {
+					Name string `json:"name"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" && m.Params.Name == "flood" {
+				w.Header().Set("Content-Type", "application/json")
+				writeFlood(w, m.ID)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		h.ServeHTTP(w, r)
 	}))
+}
+
+// floodSize is what the flood tool answers: 50 MiB of text.
+const floodSize = 50 << 20
+
+// writeFlood writes a tools/call result holding floodSize bytes of text
+// as one JSON-RPC line, in 64 KiB writes.
+func writeFlood(w io.Writer, id json.RawMessage) {
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, id)
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	for n := 0; n < floodSize; n += len(chunk) {
+		if _, err := w.Write(chunk); err != nil {
+			return
+		}
+	}
+	fmt.Fprint(w, "\"}]}}\n")
+}
+
+// flood is a stdio downstream written by hand: its tool flood answers with
+// a 50 MiB message, echo answers as the other downstream's does.
+func flood() {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	enc := json.NewEncoder(out)
+	for in.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name      string         `json:"name"`
+				Arguments map[string]any `json:"arguments"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil || m.ID == nil {
+			continue
+		}
+		var result any = map[string]any{}
+		switch m.Method {
+		case "initialize":
+			result = map[string]any{"protocolVersion": mcp.LATEST_LEGACY_PROTOCOL_VERSION,
+				"capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "flood", "version": "0"}}
+		case "tools/list":
+			obj := map[string]any{"type": "object", "properties": map[string]any{"msg": map[string]any{"type": "string"}}}
+			result = map[string]any{"tools": []any{
+				map[string]any{"name": "flood", "description": "Answer 50 MiB.", "inputSchema": obj},
+				map[string]any{"name": "echo", "description": "Echo msg.", "inputSchema": obj},
+			}}
+		case "tools/call":
+			if m.Params.Name == "flood" {
+				writeFlood(out, m.ID)
+				out.Flush()
+				continue
+			}
+			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": fmt.Sprintf("echo:%v", m.Params.Arguments["msg"])}}}
+		}
+		_ = enc.Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result})
+		out.Flush()
+	}
 }
 
 // startHTTPProcess runs serveHTTPProcess in a re-executed test binary and

@@ -156,6 +156,9 @@ func (c *common) downstreams(gw *rigout.Gateway, store *credentials.Store, logge
 	if err != nil || fed == nil {
 		return nil, err
 	}
+	for _, v := range c.file.secretLookingEnv() {
+		logger.Warn("downstream env value looks like a secret written in the configuration file; keep it in the credential store and name it in env_credentials", "downstream_env", v)
+	}
 	if err := fed.Start(context.Background(), gw); err != nil {
 		return nil, err
 	}
