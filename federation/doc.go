@@ -27,6 +27,14 @@ ending the request (HTTP). A downstream's question to the person (elicitation) i
 handed up as the call's input request and answered by replaying the call
 with the caller's answer.
 
+A stdio server's [Server].EnvCredentials are variables resolved through
+[Credentials] at each start; their values (and an HTTP server's token) are
+masked in its logged stderr, its results and its status. A call passes on
+at most [Server].MaxResult bytes (cut with a marker), and no message longer
+than [Server].MaxMessage is read: the federation starts stdio servers
+itself and reads their output, like HTTP bodies, through a reader that
+fails a longer line, which fails the call and restarts the connection.
+
 A downstream that hangs makes only its own calls time out; one that exits
 mid-call fails that call with a clear error and is restarted; one that
 lies (schemas that do not compile, duplicate names, oversized lists) has

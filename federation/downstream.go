@@ -1,16 +1,19 @@
 package federation
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	osexec "os/exec"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/redact"
 )
 
 // inheritedEnv are the variables a stdio downstream gets from the gateway.
@@ -44,15 +48,19 @@ type downstream struct {
 	nextRetry time.Time
 	problems  []string
 	progress  map[string]func(mcp.JSONRPCNotification)
+	secrets   []string     // the current connection's credential values
+	mask      *redact.Set  // masks them (and earlier connections'); nil: none
+	oversized *atomic.Bool // set when the current connection sent a message over MaxMessage
 }
 
 func newDownstream(f *Federation, s Server) *downstream {
 	return &downstream{
 		f: f, srv: s, log: f.log.With("downstream", s.Name),
-		changed:  make(chan struct{}, 1),
-		lost:     make(chan error, 1),
-		state:    Connecting,
-		progress: map[string]func(mcp.JSONRPCNotification){},
+		changed:   make(chan struct{}, 1),
+		lost:      make(chan error, 1),
+		state:     Connecting,
+		progress:  map[string]func(mcp.JSONRPCNotification){},
+		oversized: new(atomic.Bool),
 	}
 }
 
@@ -66,10 +74,57 @@ func (d *downstream) kind() string {
 func (d *downstream) status() Status {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return Status{
+	st := Status{
 		Name: d.srv.Name, Transport: d.kind(), Protocol: d.protocol, State: d.state, Tools: d.tools,
 		Restarts: d.restarts, LastError: d.lastErr, NextRetry: d.nextRetry,
 		Problems: append([]string(nil), d.problems...),
+	}
+	if d.mask != nil {
+		st.LastError = d.mask.Redact(st.LastError)
+		for i, p := range st.Problems {
+			st.Problems[i] = d.mask.Redact(p)
+		}
+	}
+	return st
+}
+
+// redact masks the downstream's credential values in s.
+func (d *downstream) redact(s string) string {
+	d.mu.Lock()
+	m := d.mask
+	d.mu.Unlock()
+	if m == nil {
+		return s
+	}
+	return m.Redact(s)
+}
+
+// addSecrets records the values the connection being made uses, to be
+// masked in what the downstream says.
+func (d *downstream) addSecrets(vals ...string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.mask == nil {
+		d.mask = new(redact.Set)
+	}
+	for _, v := range vals {
+		if err := d.mask.Add(v); err != nil {
+			return err
+		}
+	}
+	d.secrets = append(d.secrets, vals...)
+	return nil
+}
+
+// tooLarge returns what the connection being made calls when its stream
+// passes MaxMessage: it marks that connection and ends it.
+func (d *downstream) tooLarge() func() {
+	d.mu.Lock()
+	flag := d.oversized
+	d.mu.Unlock()
+	return func() {
+		flag.Store(true)
+		d.reportLost(fmt.Errorf("it sent a message over the %d-byte limit (max_message_bytes)", d.srv.MaxMessage))
 	}
 }
 
@@ -123,13 +178,17 @@ func (d *downstream) session(parent context.Context, ready func()) error {
 	case <-d.lost:
 	default:
 	}
-	c, err := d.connect(ctx)
+	d.mu.Lock()
+	d.oversized, d.secrets = new(atomic.Bool), nil
+	d.mu.Unlock()
+	c, release, err := d.connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		cancel() // kills a stdio downstream's process group
 		c.Close()
+		release()
 	}()
 	if err := d.refresh(ctx, c); err != nil {
 		return err
@@ -168,16 +227,25 @@ func (d *downstream) session(parent context.Context, ready func()) error {
 	}
 }
 
-// connect starts the transport and initializes the MCP session.
-func (d *downstream) connect(ctx context.Context) (*client.Client, error) {
+// connect starts the transport and initializes the MCP session. Call
+// release once the client is closed.
+func (d *downstream) connect(ctx context.Context) (*client.Client, func(), error) {
 	var tr transport.Interface
+	release := func() {}
 	if d.srv.URL != "" {
-		opts := []transport.StreamableHTTPCOption{transport.WithContinuousListening(), transport.WithHTTPLogger(d.log)}
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		hc := &http.Client{Transport: limitTransport{base: base, max: d.srv.MaxMessage, over: d.tooLarge()}}
+		opts := []transport.StreamableHTTPCOption{transport.WithContinuousListening(), transport.WithHTTPLogger(d.log),
+			transport.WithHTTPBasicClient(hc)}
 		if d.srv.Token != "" {
 			// Resolved now, so a missing credential fails the connection
 			// with its reason, and at every request after.
-			if _, err := d.f.cfg.Credentials.Credential(ctx, d.srv.Token); err != nil {
-				return nil, fmt.Errorf("credential: %w", err)
+			tok, err := d.f.cfg.Credentials.Credential(ctx, d.srv.Token)
+			if err != nil {
+				return nil, release, fmt.Errorf("credential: %w", err)
+			}
+			if len(tok) >= redact.MinSecretLen {
+				_ = d.addSecrets(tok)
 			}
 			opts = append(opts, transport.WithHTTPHeaderFunc(func(ctx context.Context) map[string]string {
 				tok, err := d.f.cfg.Credentials.Credential(ctx, d.srv.Token)
@@ -189,18 +257,28 @@ func (d *downstream) connect(ctx context.Context) (*client.Client, error) {
 		}
 		h, err := transport.NewStreamableHTTP(d.srv.URL, opts...)
 		if err != nil {
-			return nil, err
+			return nil, release, err
 		}
 		tr = h
 	} else {
-		tr = transport.NewStdioWithOptions(d.srv.Command[0], nil, d.srv.Command[1:],
-			transport.WithCommandFunc(d.command), transport.WithCommandLogger(d.log))
+		// The process is started here, not by mcp-go's stdio transport,
+		// so that its standard output can be read through a lineLimit:
+		// the transport reads each message whole.
+		out, in, rel, err := d.spawn(ctx)
+		if err != nil {
+			return nil, release, fmt.Errorf("start: %w", err)
+		}
+		release = rel
+		io := transport.NewIO(out, in, nil)
+		transport.WithCommandLogger(d.log)(io)
+		tr = io
 	}
 	c := client.NewClient(tr, client.WithElicitationHandler(d))
-	// ctx outlives the call: a stdio transport's process lives as long as
-	// the context it is started with.
+	// ctx outlives the call: a stdio downstream's process lives as long
+	// as the context it is started with.
 	if err := c.Start(ctx); err != nil {
-		return nil, fmt.Errorf("start: %w", err)
+		release()
+		return nil, func() {}, fmt.Errorf("start: %w", err)
 	}
 	c.OnNotification(d.notified)
 	c.OnConnectionLost(func(err error) { d.reportLost(fmt.Errorf("connection lost: %w", err)) })
@@ -211,16 +289,82 @@ func (d *downstream) connect(ctx context.Context) (*client.Client, error) {
 	init.Params.ClientInfo = mcp.Implementation{Name: "rigout-federation", Version: rigout.Version}
 	if _, err := c.Initialize(ictx, init); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("initialize: %w", err)
+		release()
+		return nil, func() {}, fmt.Errorf("initialize: %w", d.oversize(err))
 	}
-	return c, nil
+	return c, release, nil
+}
+
+// oversize explains err when the connection failed on an oversized message.
+func (d *downstream) oversize(err error) error {
+	d.mu.Lock()
+	over := d.oversized
+	d.mu.Unlock()
+	if over != nil && over.Load() {
+		return fmt.Errorf("downstream %s sent a message over the %d-byte limit (max_message_bytes), so the connection was dropped", d.srv.Name, d.srv.MaxMessage)
+	}
+	return err
+}
+
+// spawn starts a stdio downstream: its standard output behind a
+// lineLimit, its standard input, and release, which closes what is left
+// of the pipes once the client is closed. The process is reaped when it
+// exits; ctx's end kills its process group.
+func (d *downstream) spawn(ctx context.Context) (io.Reader, io.WriteCloser, func(), error) {
+	cmd, err := d.command(ctx, d.srv.Command[0], nil, d.srv.Command[1:])
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, nil, nil, err
+	}
+	cmd.Stdin, cmd.Stdout = inR, outW
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, nil, nil, err
+	}
+	go func() { _ = cmd.Wait() }()
+	out := &lineLimit{r: outR, max: d.srv.MaxMessage, over: d.tooLarge()}
+	return out, inW, func() { inW.Close(); outR.Close() }, nil
 }
 
 // command builds a stdio downstream's process: no shell, a small
-// environment, its own process group, killed whole when its session ends.
+// environment (with the values of its env credentials, resolved now), its
+// own process group, killed whole when its session ends.
 func (d *downstream) command(ctx context.Context, name string, _ []string, args []string) (*osexec.Cmd, error) {
 	cmd := osexec.CommandContext(ctx, name, args...)
 	env := []string{}
+	creds := make([]string, 0, len(d.srv.EnvCredentials))
+	for k := range d.srv.EnvCredentials {
+		creds = append(creds, k)
+	}
+	sort.Strings(creds)
+	var vals, credEnv []string
+	for _, k := range creds {
+		v, err := d.f.cfg.Credentials.Credential(ctx, d.srv.EnvCredentials[k])
+		if err != nil {
+			return nil, fmt.Errorf("env credential %s: %w", k, err)
+		}
+		if len(v) < redact.MinSecretLen {
+			return nil, fmt.Errorf("env credential %s: the value is shorter than %d bytes, too short to be masked, so it is not used", k, redact.MinSecretLen)
+		}
+		vals = append(vals, v)
+		credEnv = append(credEnv, k+"="+v)
+	}
+	if err := d.addSecrets(vals...); err != nil {
+		return nil, err
+	}
 	for _, k := range inheritedEnv {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
@@ -234,12 +378,12 @@ func (d *downstream) command(ctx context.Context, name string, _ []string, args 
 	for _, k := range keys {
 		env = append(env, k+"="+d.srv.Env[k])
 	}
-	cmd.Env = env
+	cmd.Env = append(env, credEnv...)
 	cmd.Dir = d.srv.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
-	cmd.Stderr = &logWriter{log: d.log}
+	cmd.Stderr = &logWriter{log: d.log, mask: d.redact}
 	return cmd, nil
 }
 
@@ -311,11 +455,13 @@ func (d *downstream) refresh(ctx context.Context, c *client.Client) error {
 }
 
 // logWriter sends a downstream's stderr to the operator's log, a line at
-// a time (at most 1 KiB each).
+// a time (at most 1 KiB each), masked of its credential values.
 type logWriter struct {
-	log *slog.Logger
-	mu  sync.Mutex
-	buf []byte
+	log  *slog.Logger
+	mask func(string) string // the downstream's credential values masked
+	mu   sync.Mutex
+	buf  []byte
+	skip bool // dropping the rest of a line that was cut
 }
 
 func (w *logWriter) Write(p []byte) (int, error) {
@@ -323,11 +469,21 @@ func (w *logWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	w.buf = append(w.buf, p...)
 	for {
-		i := strings.IndexByte(string(w.buf), '\n')
-		if i < 0 {
-			if len(w.buf) > 1024 {
-				w.emit(w.buf[:1024])
+		i := bytes.IndexByte(w.buf, '\n')
+		if w.skip { // the rest of a line already cut
+			if i < 0 {
 				w.buf = w.buf[:0]
+				return len(p), nil
+			}
+			w.buf, w.skip = w.buf[i+1:], false
+			continue
+		}
+		if i < 0 {
+			if len(w.buf) > maxLogLine+64<<10 {
+				// A line this long is cut: what follows, up to its end,
+				// is dropped, so no later piece starts inside a value.
+				w.emit(w.buf)
+				w.buf, w.skip = w.buf[:0], true
 			}
 			return len(p), nil
 		}
@@ -336,11 +492,16 @@ func (w *logWriter) Write(p []byte) (int, error) {
 	}
 }
 
+// maxLogLine is the most of one stderr line logged.
+const maxLogLine = 1024
+
+// emit logs one line, masked before it is cut.
 func (w *logWriter) emit(line []byte) {
-	if len(line) > 1024 {
-		line = line[:1024]
+	s := w.mask(string(line))
+	if len(s) > maxLogLine {
+		s = s[:maxLogLine] + "… [cut]"
 	}
-	w.log.Info("federation: downstream stderr", "line", string(line))
+	w.log.Info("federation: downstream stderr", "line", s)
 }
 
 var _ io.Writer = (*logWriter)(nil)

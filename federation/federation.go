@@ -25,6 +25,14 @@ const (
 	DefaultPing           = 15 * time.Second
 	DefaultConnectTimeout = 30 * time.Second
 	DefaultMaxTools       = 128
+	// DefaultMaxResult caps what one downstream call passes on to the
+	// caller: 1 MiB, what the gateway keeps of each output stream of a
+	// command (exec.DefaultMaxOutput).
+	DefaultMaxResult = 1 << 20
+	// DefaultMaxMessage caps one message read from a downstream: a longer
+	// one fails its call and restarts the connection, so a downstream
+	// cannot make the gateway hold more than this per message.
+	DefaultMaxMessage = 16 << 20
 )
 
 // StatusTool is the name of the tool that reports the downstreams' state.
@@ -90,7 +98,23 @@ type Server struct {
 	ReadOnlyTools []string
 	// Timeout bounds each call. If zero, DefaultCallTimeout (2m).
 	Timeout time.Duration
+	// EnvCredentials adds variables to a stdio server's environment whose
+	// values are credential references (VAR → reference), resolved
+	// through Config.Credentials at every start, so the value need not be
+	// in the configuration. The values are masked in the server's stderr
+	// as logged, in its results and in its status.
+	EnvCredentials map[string]string
+	// MaxResult caps the bytes of one call's result passed on to the
+	// caller (text, images, resources, structured content); the rest is
+	// cut with a marker that says so. If zero, DefaultMaxResult (1 MiB).
+	MaxResult int
+	// MaxMessage caps one message read from the server; a longer one
+	// fails the call clearly and the connection is restarted. If zero,
+	// DefaultMaxMessage (16 MiB). It should exceed MaxResult.
+	MaxMessage int
 }
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
 
@@ -127,6 +151,23 @@ func (s *Server) check() error {
 	}
 	if s.Timeout < 0 {
 		return fmt.Errorf("federation: downstream %s: negative timeout", s.Name)
+	}
+	if s.MaxResult < 0 || s.MaxMessage < 0 {
+		return fmt.Errorf("federation: downstream %s: negative size limit", s.Name)
+	}
+	if len(s.EnvCredentials) > 0 && s.URL != "" {
+		return fmt.Errorf("federation: downstream %s: env credentials apply to command servers only", s.Name)
+	}
+	for k, ref := range s.EnvCredentials {
+		switch {
+		case !envNameRE.MatchString(k):
+			return fmt.Errorf("federation: downstream %s: env credential %q is not a valid variable name", s.Name, k)
+		case ref == "":
+			return fmt.Errorf("federation: downstream %s: env credential %s has an empty reference", s.Name, k)
+		}
+		if _, ok := s.Env[k]; ok {
+			return fmt.Errorf("federation: downstream %s: %s is set by both env and env credentials", s.Name, k)
+		}
 	}
 	return nil
 }
@@ -191,11 +232,17 @@ func New(cfg Config) (*Federation, error) {
 			return nil, fmt.Errorf("federation: downstream %s is configured twice", s.Name)
 		}
 		seen[s.Name] = true
-		if s.Token != "" && c.Credentials == nil {
-			return nil, fmt.Errorf("federation: downstream %s has a token but no Credentials resolve it", s.Name)
+		if (s.Token != "" || len(s.EnvCredentials) > 0) && c.Credentials == nil {
+			return nil, fmt.Errorf("federation: downstream %s has a token or env credentials but no Credentials resolve them", s.Name)
 		}
 		if s.Timeout == 0 {
 			s.Timeout = DefaultCallTimeout
+		}
+		if s.MaxResult == 0 {
+			s.MaxResult = DefaultMaxResult
+		}
+		if s.MaxMessage == 0 {
+			s.MaxMessage = DefaultMaxMessage
 		}
 		f.down = append(f.down, newDownstream(f, s))
 	}

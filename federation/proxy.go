@@ -8,6 +8,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -133,6 +134,13 @@ func (d *downstream) tool(t mcp.Tool) (rigout.Tool, error) {
 	}, nil
 }
 
+// oversizedFlag returns the current connection's oversized mark.
+func (d *downstream) oversizedFlag() *atomic.Bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.oversized
+}
+
 // schemaJSON renders a tool's schema, raw or decoded; a missing
 // "properties" becomes empty.
 func schemaJSON(raw json.RawMessage, s mcp.ToolArgumentsSchema) (json.RawMessage, error) {
@@ -159,6 +167,7 @@ func schemaJSON(raw json.RawMessage, s mcp.ToolArgumentsSchema) (json.RawMessage
 func (d *downstream) handler(tool string) rigout.Handler {
 	return func(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
 		call.Outcome.Route = d.kind() + " downstream " + d.srv.Name
+		over := d.oversizedFlag() // read before the client: a call never sees a later connection's
 		c, st := d.current()
 		if c == nil {
 			msg := fmt.Sprintf("%s did not run: downstream %s is %s", call.Tool.Name, d.srv.Name, st.State)
@@ -169,6 +178,15 @@ func (d *downstream) handler(tool string) rigout.Handler {
 				msg += "; it is restarted at " + st.NextRetry.UTC().Format("15:04:05Z")
 			}
 			return rigout.ErrorResult("%s. See %s.", msg, StatusTool), nil
+		}
+		d.mu.Lock()
+		secrets := d.secrets
+		d.mu.Unlock()
+		if len(secrets) > 0 {
+			// A downstream that prints its own credential shows it masked.
+			if err := call.MaskSecrets(secrets...); err != nil {
+				return rigout.ErrorResult("%s did not run: %v", call.Tool.Name, err), nil
+			}
 		}
 		cctx, cancel := context.WithTimeout(ctx, d.srv.Timeout)
 		defer cancel()
@@ -207,11 +225,16 @@ func (d *downstream) handler(tool string) rigout.Handler {
 			// The downstream's _meta (its serverInfo among it) is its own
 			// connection's business, not the caller's.
 			res.Meta = nil
+			if capResult(res, d.srv.MaxResult, d.srv.Name) {
+				call.Outcome.Truncated = true
+			}
 			return res, nil
 		case ctx.Err() != nil:
 			return rigout.ErrorResult("%s was cancelled by the caller; the downstream %s was told to stop", call.Tool.Name, d.srv.Name), nil
 		case errors.Is(cctx.Err(), context.DeadlineExceeded):
 			return rigout.ErrorResult("%s timed out: downstream %s did not answer within %s; it was told to stop", call.Tool.Name, d.srv.Name, d.srv.Timeout), nil
+		case over.Load():
+			return rigout.ErrorResult("%s failed: downstream %s sent a message over the %d-byte limit (max_message_bytes), so it was not read; the connection is restarted (see %s)", call.Tool.Name, d.srv.Name, d.srv.MaxMessage, StatusTool), nil
 		case errors.Is(err, transport.ErrTransportClosed):
 			d.reportLost(fmt.Errorf("the connection closed during a call of %s", tool))
 			return rigout.ErrorResult("%s failed: the connection to downstream %s closed during the call (it exited, or stopped answering and was restarted), so whether it took effect is unknown; the downstream is being restarted (see %s)", call.Tool.Name, d.srv.Name, StatusTool), nil

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/statedir"
+	"github.com/rigout/rigout/redact"
 )
 
 const configUsage = `usage: rigout config check [FILE]
@@ -98,6 +100,9 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 			r.Close()
 		}
 	}
+	for _, v := range f.secretLookingEnv() {
+		fmt.Fprintf(stderr, "rigout config check: warning: downstream %s: env %s looks like a secret written in the file; keep it in the credential store and name it in env_credentials\n", strings.SplitN(v, ".", 2)[0], strings.SplitN(v, ".", 2)[1])
+	}
 	if len(problems) > 0 {
 		for _, p := range problems {
 			fmt.Fprintf(stderr, "rigout config check: %v\n", p)
@@ -176,6 +181,13 @@ func redactedFile(f *fileConfig) any {
 		for _, d := range ds {
 			if obj, ok := d.(map[string]any); ok {
 				mark(obj, "", "token_env")
+				if env, ok := obj["env"].(map[string]any); ok {
+					for k, v := range env {
+						if s, _ := v.(string); s != "" && redact.String(k+"="+s) != k+"="+s {
+							env[k] = "(redacted)"
+						}
+					}
+				}
 			}
 		}
 	}

@@ -12,16 +12,22 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/federation"
+	"github.com/rigout/rigout/redact"
 )
 
 // fileDownstream is one entry of the configuration file's "downstream"
 // section: a downstream MCP server whose tools are served as NAME__TOOL.
 // Give command (a stdio server the gateway starts and supervises) or url
 // (streamable HTTP, with its bearer token in the variable token_env or
-// the credential alias token_credential).
+// the credential alias token_credential). A command's variables may come
+// from credential aliases (env_credentials); max_result_bytes and
+// max_message_bytes bound what it returns.
 type fileDownstream struct {
 	Command         []string          `json:"command"`
 	Env             map[string]string `json:"env"`
+	EnvCredentials  map[string]string `json:"env_credentials"`
+	MaxResultBytes  int               `json:"max_result_bytes"`
+	MaxMessageBytes int               `json:"max_message_bytes"`
 	Dir             string            `json:"dir"`
 	URL             string            `json:"url"`
 	TokenEnv        string            `json:"token_env"`
@@ -101,9 +107,17 @@ func (c *fileConfig) federation(creds downstreamCredentials, logger *slog.Logger
 		case d.TokenCredential != "":
 			token = "credential:" + d.TokenCredential
 		}
+		var envCreds map[string]string
+		for k, alias := range d.EnvCredentials {
+			if envCreds == nil {
+				envCreds = map[string]string{}
+			}
+			envCreds[k] = "credential:" + alias
+		}
 		servers = append(servers, federation.Server{
 			Name: n, Command: slices.Clone(d.Command), Env: d.Env, Dir: d.Dir,
-			URL: d.URL, Token: token,
+			URL: d.URL, Token: token, EnvCredentials: envCreds,
+			MaxResult: d.MaxResultBytes, MaxMessage: d.MaxMessageBytes,
 			Allow: d.Allow, Deny: d.Deny, ReadOnlyTools: d.ReadOnlyTools,
 			Timeout: time.Duration(d.Timeout),
 		})
@@ -119,12 +133,31 @@ func (c *fileConfig) federation(creds downstreamCredentials, logger *slog.Logger
 	return fed, nil
 }
 
+// secretLookingEnv names the literal env values of stdio downstreams that
+// look like secrets (by their name or their shape), as "NAME.VAR": they
+// belong in the credential store (env_credentials).
+func (c *fileConfig) secretLookingEnv() []string {
+	var out []string
+	for n, d := range c.Downstream {
+		for k, v := range d.Env {
+			if kv := k + "=" + v; v != "" && redact.String(kv) != kv {
+				out = append(out, n+"."+k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // downstreams starts the federation of the file's downstream servers on
 // gw, or returns nil when there are none.
 func (c *common) downstreams(gw *rigout.Gateway, store *credentials.Store, logger *slog.Logger) (*federation.Federation, error) {
 	fed, err := c.file.federation(downstreamCredentials{getenv: c.sec.getenv, store: store}, logger)
 	if err != nil || fed == nil {
 		return nil, err
+	}
+	for _, v := range c.file.secretLookingEnv() {
+		logger.Warn("downstream env value looks like a secret written in the configuration file; keep it in the credential store and name it in env_credentials", "downstream_env", v)
 	}
 	if err := fed.Start(context.Background(), gw); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/tools/files"
@@ -9,9 +10,10 @@ import (
 // filesFamily builds file_operations, search_files and bulk_file_transfer:
 // on this machine and, with SSH on, over SFTP on the router's pooled
 // connections; mutating actions judged by the command policy (g); the
-// state directory out of their reach.
-func (c *common) filesFamily(router *exec.Router, g *gate.Gate) (*files.Family, error) {
-	cfg := files.Config{Router: router, Gate: g, WorkDir: c.workDir}
+// state directory out of their reach; with a credential store, secrets
+// by reference (creds may be nil).
+func (c *common) filesFamily(router *exec.Router, g *gate.Gate, creds *credentials.Store) (*files.Family, error) {
+	cfg := files.Config{Router: router, Gate: g, WorkDir: c.workDir, Credentials: creds}
 	if c.dir != "" {
 		cfg.Hidden = []string{c.dir}
 	}

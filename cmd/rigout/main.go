@@ -406,7 +406,7 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 		a.Close()
 		return nil, err
 	}
-	ff, err := c.filesFamily(a.router, g)
+	ff, err := c.filesFamily(a.router, g, creds)
 	if err != nil {
 		a.Close()
 		return nil, err

@@ -41,6 +41,16 @@
 // output is (rigout.SafeText); the ledger's detail records paths, byte
 // counts and hashes.
 //
+// With a credential store (Config.Credentials), file_operations and
+// search_files take secrets ({"NAME": "alias"}, each alias allowed for the
+// tool and host): ${secret.NAME} in written content (and in an edit's
+// old_string and new_string) is replaced by the value, an unknown NAME is
+// refused, and everything the call shows is masked of the values — each
+// line before it is cut or matched, so no cut and no grep pattern reveals
+// or tests part of one. Files the family wrote with a credential are
+// remembered for its life and masked on later reads without secrets;
+// hashes of such files are withheld.
+//
 // # Usage
 //
 //	ff, err := files.New(files.Config{Router: router, Gate: g})

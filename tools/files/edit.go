@@ -42,7 +42,14 @@ func (o *op) edit(ctx context.Context) (*mcp.CallToolResult, error) {
 	if isBinary(old[:min(len(old), sniffLen)]) {
 		return nil, &binaryError{Path: o.path, Size: fi.Size()}
 	}
-	from, to := o.a.OldString, *o.a.NewString
+	from, fromUsed, err := o.cs.substitute("old_string", o.a.OldString)
+	if err != nil {
+		return invalid(o.call, "%v: nothing was changed", err)
+	}
+	to, toUsed, err := o.cs.substitute("new_string", *o.a.NewString)
+	if err != nil {
+		return invalid(o.call, "%v: nothing was changed", err)
+	}
 	// Keep the file's line endings: an old_string typed with \n matches
 	// a CRLF file, and the replacement is written with CRLF.
 	if bytes.Contains(old, []byte("\r\n")) && !strings.Contains(from, "\r\n") && strings.Contains(from, "\n") {
@@ -51,10 +58,20 @@ func (o *op) edit(ctx context.Context) (*mcp.CallToolResult, error) {
 	}
 	text := string(old)
 	n := strings.Count(text, from)
+	shown := text // what the caller may see of the file
+	if o.cs.maskFunc() != nil {
+		shown = o.cs.redact(text)
+		// Without a placeholder, old_string must match the text as the
+		// caller sees it, masked: else matching would test guesses at a
+		// credential. Such a call gets the answer of no match.
+		if !fromUsed && strings.Count(shown, from) != n {
+			n = 0
+		}
+	}
 	switch {
 	case n == 0:
 		o.call.Outcome.Error = "no match"
-		return rigout.ErrorResult("%s", noMatch(o.path, text, o.a.OldString)), nil
+		return rigout.ErrorResult("%s", noMatch(o.path, shown, o.a.OldString)), nil
 	case n > 1 && !o.a.ReplaceAll:
 		o.call.Outcome.Error = fmt.Sprintf("%d matches", n)
 		return rigout.ErrorResult("%s", manyMatches(o.path, text, from, n)), nil
@@ -75,11 +92,18 @@ func (o *op) edit(ctx context.Context) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if toUsed {
+		o.f.written.remember(o.host, o.path, o.cs.aliasesUsed(*o.a.NewString))
+	}
 	o.detail(pub)
 	o.call.Outcome.Detail["replacements"] = fmt.Sprint(n)
-	diff := unifiedDiff(o.path, text, updated)
-	return rigout.TextResult(fmt.Sprintf("edited %s: %d replacement(s); sha256 %s%s\n%s",
-		o.path, n, pub.SHA256, o.via(), rigout.SafeText([]byte(diff)))), nil
+	diff := unifiedDiff(o.path, o.cs.redact(text), o.cs.redact(updated))
+	sha := "sha256 " + pub.SHA256
+	if o.holdsCredential() {
+		sha = "sha256 withheld (the file holds a credential)"
+	}
+	return rigout.TextResult(fmt.Sprintf("edited %s: %d replacement(s); %s%s\n%s",
+		o.path, n, sha, o.via(), rigout.SafeText([]byte(diff)))), nil
 }
 
 // splitLines splits text into lines without their endings.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/validate"
@@ -67,13 +68,20 @@ type Config struct {
 	// client that passed a progress token. If zero,
 	// DefaultProgressInterval.
 	ProgressInterval time.Duration
+	// Credentials, if set, lets file_operations and search_files take
+	// `secrets` ({"NAME": "alias"}): ${secret:NAME} in written content is
+	// replaced by the value, and every result is masked of it. Each alias
+	// must allow the tool and the host (credentials.Store.Allow). Without
+	// a store the tools do not offer the argument.
+	Credentials *credentials.Store
 }
 
 // Family is the files tool family. It is safe for concurrent use.
 type Family struct {
-	cfg  Config
-	gate *gate.Gate
-	home string
+	cfg     Config
+	gate    *gate.Gate
+	home    string
+	written writtenFiles // files written with credentials templated in
 }
 
 // New builds the family from cfg, which is copied.

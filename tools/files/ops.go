@@ -53,7 +53,7 @@ func (f *Family) FileOperations() rigout.Tool {
 	return rigout.Tool{
 		Name:        "file_operations",
 		Description: fileOperationsDescription,
-		InputSchema: fileOperationsInput,
+		InputSchema: json.RawMessage(f.withSecrets(fileOperationsInput)),
 		Action:      "action",
 		Actions: map[string]rigout.Risk{
 			"read": rigout.ReadOnly, "list": rigout.ReadOnly, "stat": rigout.ReadOnly,
@@ -69,19 +69,20 @@ func (f *Family) FileOperations() rigout.Tool {
 
 // opArgs are file_operations' arguments.
 type opArgs struct {
-	Action         string  `json:"action"`
-	Content        *string `json:"content"`
-	Offset         int     `json:"offset"`
-	Limit          int     `json:"limit"`
-	Tail           int     `json:"tail"`
-	OldString      string  `json:"old_string"`
-	NewString      *string `json:"new_string"`
-	ReplaceAll     bool    `json:"replace_all"`
-	ExpectedSHA256 string  `json:"expected_sha256"`
-	CreateParents  bool    `json:"create_parents"`
-	Recursive      bool    `json:"recursive"`
-	Mode           string  `json:"mode"`
-	Owner          string  `json:"owner"`
+	Action         string            `json:"action"`
+	Content        *string           `json:"content"`
+	Offset         int               `json:"offset"`
+	Limit          int               `json:"limit"`
+	Tail           int               `json:"tail"`
+	OldString      string            `json:"old_string"`
+	NewString      *string           `json:"new_string"`
+	ReplaceAll     bool              `json:"replace_all"`
+	ExpectedSHA256 string            `json:"expected_sha256"`
+	CreateParents  bool              `json:"create_parents"`
+	Recursive      bool              `json:"recursive"`
+	Mode           string            `json:"mode"`
+	Owner          string            `json:"owner"`
+	Secrets        map[string]string `json:"secrets"`
 }
 
 // op is one file_operations call in progress.
@@ -93,6 +94,7 @@ type op struct {
 	path string
 	dest string
 	a    opArgs
+	cs   *callSecrets // nil: no credentials involved
 }
 
 func (f *Family) fileOperations(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
@@ -141,7 +143,15 @@ func (f *Family) fileOperations(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	if hasDest {
 		call.Outcome.Detail["destination"] = dest
 	}
-	o := &op{f: f, call: call, fsys: fsys, host: host, path: p, dest: dest, a: a}
+	paths := []string{p}
+	if hasDest {
+		paths = append(paths, dest)
+	}
+	cs, refused := f.useSecrets(ctx, call, a.Secrets, []string{host}, paths)
+	if refused != nil {
+		return refused, nil
+	}
+	o := &op{f: f, call: call, fsys: fsys, host: host, path: p, dest: dest, a: a, cs: cs}
 	var res *mcp.CallToolResult
 	switch a.Action {
 	case "read":
@@ -173,6 +183,9 @@ func (f *Family) fileOperations(ctx context.Context, call *rigout.Call) (*mcp.Ca
 		var me *mismatchError
 		var be *binaryError
 		if errors.As(err, &me) || errors.As(err, &be) {
+			if me != nil && me.Actual != "" && o.holdsCredential() {
+				me.Actual = "[withheld: the file holds a credential]"
+			}
 			call.Outcome.Error = err.Error()
 			return rigout.ErrorResult("%s", err.Error()), nil
 		}
@@ -201,7 +214,7 @@ func (o *op) read() (*mcp.CallToolResult, error) {
 	var res readResult
 	if o.a.Tail > 0 {
 		var raw []byte
-		res, raw, err = tailLines(f, fi.Size(), o.a.Tail, max)
+		res, raw, err = tailLines(f, fi.Size(), o.a.Tail, max, o.cs.maskFunc())
 		if err == nil && isBinary(raw[:min(len(raw), sniffLen)]) {
 			return nil, &binaryError{Path: o.path, Size: fi.Size()}
 		}
@@ -218,7 +231,7 @@ func (o *op) read() (*mcp.CallToolResult, error) {
 		if limit <= 0 {
 			limit = o.f.cfg.ReadLines
 		}
-		res, err = readLines(f, offset, limit, max)
+		res, err = readLines(f, offset, limit, max, o.cs.maskFunc())
 	}
 	if err != nil {
 		return nil, err
@@ -296,19 +309,42 @@ func (o *op) write(ctx context.Context) (*mcp.CallToolResult, error) {
 			return nil, err
 		}
 	}
-	pub, err := publish(o.fsys, o.path, strings.NewReader(*o.a.Content), opts)
+	content, used, err := o.cs.substitute("content", *o.a.Content)
+	if err != nil {
+		return invalid(o.call, "%v: nothing was written", err)
+	}
+	pub, err := publish(o.fsys, o.path, strings.NewReader(content), opts)
 	if err != nil {
 		return nil, err
 	}
+	switch {
+	case used:
+		o.f.written.remember(o.host, o.path, o.cs.aliasesUsed(*o.a.Content))
+	case o.a.Action == "write":
+		o.f.written.forget(o.host, o.path, "") // replaced: no credential of ours now
+	}
 	o.detail(pub)
-	return rigout.TextResult(fmt.Sprintf("%s %d bytes to %s; the file is now %d bytes, sha256 %s%s",
-		verb, len(*o.a.Content), o.path, pub.Bytes, pub.SHA256, o.via())), nil
+	sha := "sha256 " + pub.SHA256
+	if o.holdsCredential() || used {
+		sha = "sha256 withheld (the file holds a credential)"
+	}
+	return rigout.TextResult(fmt.Sprintf("%s %d bytes to %s; the file is now %d bytes, %s%s",
+		verb, len(*o.a.Content), o.path, pub.Bytes, sha, o.via())), nil
 }
+
+// holdsCredential reports whether the call masks credentials: it named
+// secrets, or its file was written with one. Hashes of such a file are
+// withheld, since a hash of known text around a weak password lets it be
+// guessed offline.
+func (o *op) holdsCredential() bool { return o.cs != nil && o.cs.mask != nil }
 
 // detail records a publish in the ledger's detail.
 func (o *op) detail(pub published) {
 	o.call.Outcome.Detail["bytes"] = strconv.FormatInt(pub.Bytes, 10)
 	o.call.Outcome.Detail["sha256"] = pub.SHA256
+	if o.holdsCredential() || len(o.f.written.aliases([]string{o.host}, []string{o.path})) > 0 {
+		o.call.Outcome.Detail["sha256"] = "withheld"
+	}
 }
 
 func (o *op) delete(ctx context.Context) (*mcp.CallToolResult, error) {
@@ -330,6 +366,7 @@ func (o *op) delete(ctx context.Context) (*mcp.CallToolResult, error) {
 		if err := o.fsys.Remove(o.path); err != nil {
 			return nil, err
 		}
+		o.f.written.forget(o.host, o.path, "")
 		return rigout.TextResult("deleted " + o.path + o.via()), nil
 	}
 	n, err := removeAll(ctx, o.fsys, o.path)
@@ -385,6 +422,7 @@ func (o *op) copy(ctx context.Context) (*mcp.CallToolResult, error) {
 			if err != nil {
 				return err
 			}
+			o.f.written.remember(o.host, to, o.f.written.aliases([]string{o.host}, []string{p}))
 			files++
 			bytes += pub.Bytes
 			if p == o.path {
@@ -422,6 +460,7 @@ func (o *op) move(ctx context.Context) (*mcp.CallToolResult, error) {
 	if err := o.fsys.Rename(o.path, dst); err != nil {
 		return nil, fmt.Errorf("%w (across file systems or roots, copy then delete)", err)
 	}
+	o.f.written.forget(o.host, o.path, dst)
 	return rigout.TextResult(fmt.Sprintf("moved %s to %s%s", o.path, dst, o.via())), nil
 }
 

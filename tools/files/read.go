@@ -59,8 +59,9 @@ type readResult struct {
 
 // readLines reads lines offset (1-based) through offset+limit-1, numbered,
 // at most maxBytes of output, streaming: a file costs what it takes to
-// reach the lines shown.
-func readLines(r io.Reader, offset, limit, maxBytes int) (res readResult, err error) {
+// reach the lines shown. mask, if not nil, is applied to each line before
+// it is cut, so a cut never shows part of a masked value.
+func readLines(r io.Reader, offset, limit, maxBytes int, mask func(string) string) (res readResult, err error) {
 	res.first = offset
 	br := bufio.NewReaderSize(r, 64<<10)
 	var sb strings.Builder
@@ -71,7 +72,10 @@ func readLines(r io.Reader, offset, limit, maxBytes int) (res readResult, err er
 		long := false
 		if errors.Is(err, bufio.ErrBufferFull) {
 			// A line longer than the buffer: keep its start, skip the rest.
-			b = append([]byte(nil), b[:maxLineShown]...)
+			if mask != nil {
+				b = []byte(mask(string(b)))
+			}
+			b = append([]byte(nil), b[:min(len(b), maxLineShown)]...)
 			long = true
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = br.ReadSlice('\n')
@@ -96,6 +100,9 @@ func readLines(r io.Reader, offset, limit, maxBytes int) (res readResult, err er
 		}
 		text := strings.TrimRight(string(b), "\n")
 		text = strings.TrimSuffix(text, "\r")
+		if mask != nil && !long {
+			text = mask(text)
+		}
 		if len(text) > maxLineShown || long {
 			cut := min(len(text), maxLineShown)
 			for cut > 0 && !utf8.RuneStart(text[cut]) && cut < len(text) {
@@ -122,8 +129,10 @@ func readLines(r io.Reader, offset, limit, maxBytes int) (res readResult, err er
 
 // tailLines returns the last n lines of the size-byte file r, reading
 // backwards from the end in chunks, so a multi-gigabyte log costs what its
-// tail costs. At most maxBytes are read.
-func tailLines(r io.ReaderAt, size int64, n, maxBytes int) (readResult, []byte, error) {
+// tail costs. At most maxBytes are read. mask, if not nil, is applied to
+// each line before it is cut, and a first line the byte cap cut is never
+// shown.
+func tailLines(r io.ReaderAt, size int64, n, maxBytes int, mask func(string) string) (readResult, []byte, error) {
 	const chunk = 64 << 10
 	var buf []byte
 	end := size
@@ -154,7 +163,7 @@ func tailLines(r io.ReaderAt, size int64, n, maxBytes int) (readResult, []byte, 
 	lines := strings.Split(text, "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
-	} else if end > 0 && len(lines) > 1 {
+	} else if end > 0 && (len(lines) > 1 || mask != nil) {
 		lines = lines[1:] // the first is cut by the byte cap
 	}
 	raw := []byte(strings.Join(lines, "\n"))
@@ -164,6 +173,9 @@ func tailLines(r io.ReaderAt, size int64, n, maxBytes int) (readResult, []byte, 
 	total := 0
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSuffix(lines[i], "\r")
+		if mask != nil {
+			l = mask(l)
+		}
 		if len(l) > maxLineShown {
 			l = l[:maxLineShown] + " … [line cut]"
 		}

@@ -46,7 +46,7 @@ func (f *Family) SearchFiles() rigout.Tool {
 	return rigout.Tool{
 		Name:        "search_files",
 		Description: searchFilesDescription,
-		InputSchema: searchFilesInput,
+		InputSchema: json.RawMessage(f.withSecrets(searchFilesInput)),
 		Risk:        rigout.ReadOnly,
 		Hosts:       []rigout.HostArg{{Name: "host"}},
 		DefaultHost: "local",
@@ -62,6 +62,9 @@ type searchArgs struct {
 	CaseInsensitive bool   `json:"case_insensitive"`
 	Context         int    `json:"context"`
 	MaxResults      int    `json:"max_results"`
+
+	Secrets map[string]string `json:"secrets"`
+	mask    func(string) string
 }
 
 // skipDir reports directories search never enters.
@@ -98,6 +101,13 @@ func (f *Family) searchFiles(ctx context.Context, call *rigout.Call) (*mcp.CallT
 	defer fsys.Close()
 	call.Outcome.Route = fsys.Route()
 	call.Outcome.Detail = map[string]string{"path": root}
+	cs, refused := f.useSecrets(ctx, call, a.Secrets, []string{host}, []string{root})
+	if refused != nil {
+		return refused, nil
+	}
+	// Lines are masked before they are matched: a pattern cannot test
+	// guesses at a credential.
+	a.mask = cs.maskFunc()
 	sctx, cancel := context.WithTimeout(ctx, f.cfg.SearchTimeout)
 	defer cancel()
 	var out string
@@ -236,7 +246,7 @@ func (f *Family) grep(ctx context.Context, fsys fileSystem, root string, re *reg
 				return nil
 			}
 		}
-		n, err := grepFile(ctx, fsys, p, re, a.Context, limit-matches, &sb)
+		n, err := grepFile(ctx, fsys, p, re, a.Context, limit-matches, a.mask, &sb)
 		if err != nil {
 			return nil // unreadable files are skipped
 		}
@@ -260,7 +270,8 @@ func (f *Family) grep(ctx context.Context, fsys fileSystem, root string, re *reg
 
 // grepFile appends the matches of one file, with context lines, and
 // returns how many it found (at most limit). Binary files are skipped.
-func grepFile(ctx context.Context, fsys fileSystem, p string, re *regexp.Regexp, context, limit int, sb *strings.Builder) (int, error) {
+// mask, if not nil, is applied to each line before it is matched or cut.
+func grepFile(ctx context.Context, fsys fileSystem, p string, re *regexp.Regexp, context, limit int, mask func(string) string, sb *strings.Builder) (int, error) {
 	fl, err := fsys.Open(p)
 	if err != nil {
 		return 0, err
@@ -291,6 +302,9 @@ func grepFile(ctx context.Context, fsys fileSystem, p string, re *regexp.Regexp,
 		}
 		line++
 		text := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+		if mask != nil {
+			text = mask(text)
+		}
 		if len(text) > maxLineShown {
 			text = text[:maxLineShown] + " … [line cut]"
 		}
