@@ -23,7 +23,9 @@ type StoreError struct {
 }
 
 // Error implements error.
-func (e *StoreError) Error() string { return "auth: OAuth store unavailable: " + e.Op + ": " + e.Err.Error() }
+func (e *StoreError) Error() string {
+	return "auth: OAuth store unavailable: " + e.Op + ": " + e.Err.Error()
+}
 
 // Unwrap returns the underlying error.
 func (e *StoreError) Unwrap() error { return e.Err }
