@@ -230,4 +230,3 @@ func containsEvent(h *harness, typ auth.EventType) bool {
 	}
 	return false
 }
-
