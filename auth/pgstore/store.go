@@ -532,3 +532,45 @@ func (s *Store) sweep(ctx context.Context, now time.Time) {
 		}
 	}
 }
+
+// Inspect connects without creating or migrating anything and returns the
+// OAuth schema version in the database (0 when there is none yet) and its
+// label. It is what rigout doctor reports.
+func Inspect(ctx context.Context, cfg Config) (version int, label string, err error) {
+	pc, err := pgx.ParseConfig(cfg.DSN)
+	if err != nil {
+		return 0, "", fmt.Errorf("pgstore: DSN: %w", err)
+	}
+	if cfg.Password != "" {
+		pc.Password = cfg.Password
+	}
+	label = fmt.Sprintf("%s:%d/%s", pc.Host, pc.Port, pc.Database)
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = defaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, pc)
+	if err != nil {
+		return 0, label, fmt.Errorf("pgstore: %s: %w", label, err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var s *string
+	err = conn.QueryRow(ctx, `SELECT CASE WHEN to_regclass('rigout_meta') IS NULL THEN NULL
+		ELSE (SELECT value FROM rigout_meta WHERE key = $1) END`, versionKey).Scan(&s)
+	if err != nil {
+		return 0, label, fmt.Errorf("pgstore: %s: %w", label, err)
+	}
+	if s == nil {
+		return 0, label, nil
+	}
+	v, err := strconv.Atoi(*s)
+	if err != nil {
+		return 0, label, fmt.Errorf("pgstore: %s: %s %q is not a number", label, versionKey, *s)
+	}
+	if v > SchemaVersion {
+		return v, label, &SchemaVersionError{DB: label, Found: v, Max: SchemaVersion}
+	}
+	return v, label, nil
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -53,9 +54,10 @@ func TestTwoGatewaysShareOAuthOnPostgres(t *testing.T) {
 	public := lb.URL + "/mcp"
 
 	gateways := map[string]*url.URL{}
+	var cfg, dir string
 	for _, gw := range []string{"gw-a", "gw-b"} {
-		dir := t.TempDir()
-		cfg := filepath.Join(dir, "rigout.json")
+		dir = t.TempDir()
+		cfg = filepath.Join(dir, "rigout.json")
 		body := fmt.Sprintf(`{"audit": {"postgres": %q, "gateway": %q},
 			"oauth": {"insecure_auto_approve": true, "clients": [{"id": "cli", "redirect_uris": ["http://127.0.0.1/callback"],
 				"scopes": {"tools": ["*"], "hosts": ["*"]}}]}}`, dsn, gw)
@@ -153,5 +155,11 @@ func TestTwoGatewaysShareOAuthOnPostgres(t *testing.T) {
 
 	if got := srv.Psql("oauth", `SELECT count(*) FROM rigout_oauth_grants`); got != "0" {
 		t.Errorf("grants left after the revocation: %s", got)
+	}
+
+	var doc strings.Builder
+	runDoctor(context.Background(), []string{"--config", cfg, "--state-dir", dir}, &doc, &doc)
+	if !strings.Contains(doc.String(), "OAuth schema version 1, shared by the gateways") {
+		t.Errorf("doctor does not report the OAuth state:\n%s", doc.String())
 	}
 }
