@@ -215,6 +215,14 @@ type OAuthConfig struct {
 	// MaxGrants bounds live grants (and pending codes). When full, new
 	// grants are refused with 503 until old ones expire. If zero, 10000.
 	MaxGrants int
+
+	// Store holds registered clients, pending codes, grants and tokens
+	// (as digests). If nil, [NewMemoryStore]: state is per process. Give
+	// several gateways one shared store (package auth/pgstore) and a token
+	// issued by one is accepted by all, and a reused refresh token revokes
+	// its grant everywhere. The configured Clients are not stored: give
+	// every gateway the same list.
+	Store OAuthStore
 }
 
 // Client is a pre-registered OAuth client.

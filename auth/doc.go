@@ -36,7 +36,10 @@
 //     single-use codes, RFC 8707 resource checks, iss in the authorization
 //     response (RFC 9207), opaque per-grant access tokens stored as digests,
 //     refresh tokens that rotate and whose reuse revokes the grant, an
-//     optional consent page, and dynamic registration behind a switch.
+//     optional consent page, and dynamic registration behind a switch. Its
+//     state is behind [OAuthStore]: in memory by default ([NewMemoryStore]),
+//     or shared by several gateways (package auth/pgstore, PostgreSQL);
+//     a store that cannot answer makes token checks fail closed (503).
 //   - Credentials are [Secret] values that print, log and marshal as
 //     "[REDACTED]"; [RedactURL] hides them in access-log URLs.
 //

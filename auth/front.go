@@ -431,7 +431,11 @@ func (f *Front) RequireBearer(next http.Handler) http.Handler {
 		}
 		key := f.clientKey(r)
 		now := f.now()
-		p, reason, sent := f.authenticateRequest(r, now)
+		p, reason, sent, err := f.authenticateRequest(r, now)
+		if err != nil {
+			f.cannotCheck(w, r, err)
+			return
+		}
 		if reason != "" {
 			if f.refuseThrottled(w, r, key, now) {
 				return
@@ -451,37 +455,48 @@ func (f *Front) RequireBearer(next http.Handler) http.Handler {
 	})
 }
 
+// cannotCheck refuses a request whose token could not be checked because
+// the OAuth store is unavailable: 503 with Retry-After, logged. It fails
+// closed and does not count against the client: its token may be fine.
+func (f *Front) cannotCheck(w http.ResponseWriter, r *http.Request, err error) {
+	f.log.LogAttrs(r.Context(), slog.LevelError, "auth: token not checked, request refused", slog.String("error", err.Error()),
+		slog.String("remote", r.RemoteAddr), slog.String("path", r.URL.Path))
+	w.Header().Set("Retry-After", "5")
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "temporarily_unavailable", Description: "the OAuth state store is unavailable, so the token cannot be checked; try again shortly"})
+}
+
 // authenticateRequest checks the request's bearer credential. reason is ""
 // on success; otherwise it says why, for the log only. sent reports whether
 // the client sent any credential. On failure p may carry the token name
 // (expired or revoked tokens), never its value.
-func (f *Front) authenticateRequest(r *http.Request, now time.Time) (p Principal, reason string, sent bool) {
+func (f *Front) authenticateRequest(r *http.Request, now time.Time) (p Principal, reason string, sent bool, err error) {
 	vals := r.Header.Values("Authorization")
 	queryToken := r.URL.Query().Has("access_token")
 	sent = len(vals) > 0 || queryToken
 	if queryToken {
-		return Principal{}, "token in query string", sent
+		return Principal{}, "token in query string", sent, nil
 	}
 	tok, ok := parseBearer(vals)
 	if !ok {
 		if len(vals) == 0 {
-			return Principal{}, "no credentials", sent
+			return Principal{}, "no credentials", sent, nil
 		}
-		return Principal{}, "malformed Authorization header", sent
+		return Principal{}, "malformed Authorization header", sent, nil
 	}
-	p, reason = f.lookupToken(tok, now)
-	if reason != "" {
-		return p, reason, sent
+	p, reason, err = f.lookupToken(r.Context(), tok, now)
+	if err != nil || reason != "" {
+		return p, reason, sent, err
 	}
 	p.Transport = TransportHTTP
 	p.RemoteAddr = r.RemoteAddr
-	return p, "", sent
+	return p, "", sent, nil
 }
 
 // lookupToken finds the principal for a bearer token value. Static tokens
 // are compared digest against digest in constant time, every one of them,
 // with no early exit. OAuth access tokens are found by digest.
-func (f *Front) lookupToken(tok string, now time.Time) (Principal, string) {
+func (f *Front) lookupToken(ctx context.Context, tok string, now time.Time) (Principal, string, error) {
 	d := DigestOf(tok)
 	match := -1
 	for i := range f.tokens {
@@ -496,18 +511,18 @@ func (f *Front) lookupToken(tok string, now time.Time) (Principal, string) {
 		revoked := f.revoked[t.name]
 		f.mu.Unlock()
 		if revoked {
-			return p, "token revoked"
+			return p, "token revoked", nil
 		}
 		if !t.expires.IsZero() && !now.Before(t.expires) {
-			return p, "token expired"
+			return p, "token expired", nil
 		}
 		p.Scopes = t.scopes.clone()
-		return p, ""
+		return p, "", nil
 	}
 	if f.oauth != nil {
-		return f.oauth.lookupAccess(d, now)
+		return f.oauth.lookupAccess(ctx, d, now)
 	}
-	return Principal{}, "unknown token"
+	return Principal{}, "unknown token", nil
 }
 
 // refuseThrottled answers 429 and reports true if key has failed too often.

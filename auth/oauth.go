@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -25,13 +24,8 @@ const (
 	consentTTL      = 10 * time.Minute
 	maxCodeTTL      = 10 * time.Minute
 	spentCodeMemory = 10 * time.Minute // how long a spent code is remembered for reuse detection
-	maxUsedRefresh  = 32               // rotated refresh tokens remembered per grant
-	sweepEvery      = 30 * time.Second
 	maxRedirectURIs = 10
 )
-
-// errFull reports that a bounded table is full.
-var errFull = errors.New("auth: too many live grants")
 
 // oauthServer is the OAuth 2.1 authorization server of a Front.
 type oauthServer struct {
@@ -39,17 +33,8 @@ type oauthServer struct {
 	cfg     OAuthConfig
 	consent *template.Template
 
-	// mu protects the following.
-	mu        sync.Mutex
-	clients   map[string]*oauthClient
-	dynamic   int
-	codes     map[Digest]*pendingAuthz // authorization codes
-	consents  map[Digest]*pendingAuthz // consent pages awaiting a decision
-	spent     map[Digest]spentCode     // codes already looked up
-	grants    map[string]*grant
-	access    map[Digest]*issued
-	refresh   map[Digest]*issued
-	lastSweep time.Time
+	store   OAuthStore
+	clients map[string]*oauthClient // the configured clients; read-only after newOAuthServer
 }
 
 type oauthClient struct {
@@ -65,32 +50,12 @@ type authzRequest struct {
 	clientID, redirectURI, state, challenge, resource string
 }
 
-type pendingAuthz struct {
-	req     authzRequest
-	expires time.Time
+func (q authzRequest) pending(expires time.Time) Pending {
+	return Pending{ClientID: q.clientID, RedirectURI: q.redirectURI, State: q.state, Challenge: q.challenge, Resource: q.resource, Expires: expires}
 }
 
-type spentCode struct {
-	grantID string // "" when the exchange failed
-	expires time.Time
-}
-
-// grant is one authorization and every token refreshed from it: the family
-// that a reused refresh token or code revokes as a whole.
-type grant struct {
-	id, clientID string
-	scopes       Scopes
-	resource     string
-	access       []Digest // access tokens, possibly expired
-	refresh      Digest   // the current refresh token
-	used         []Digest // rotated refresh tokens, oldest first
-}
-
-// issued is an access or refresh token.
-type issued struct {
-	grant   *grant
-	expires time.Time
-	used    bool // a refresh token that has been rotated
+func requestOf(p Pending) authzRequest {
+	return authzRequest{clientID: p.ClientID, redirectURI: p.RedirectURI, state: p.State, challenge: p.Challenge, resource: p.Resource}
 }
 
 func newOAuthServer(f *Front, c OAuthConfig) (*oauthServer, error) {
@@ -125,17 +90,11 @@ func newOAuthServer(f *Front, c OAuthConfig) (*oauthServer, error) {
 		return nil, &ConfigError{Field: "OAuth.RegistrationScopes", Reason: "invalid", Err: err}
 	}
 	c.RegistrationScopes = c.RegistrationScopes.clone()
-	o := &oauthServer{
-		f:        f,
-		cfg:      c,
-		clients:  make(map[string]*oauthClient),
-		codes:    make(map[Digest]*pendingAuthz),
-		consents: make(map[Digest]*pendingAuthz),
-		spent:    make(map[Digest]spentCode),
-		grants:   make(map[string]*grant),
-		access:   make(map[Digest]*issued),
-		refresh:  make(map[Digest]*issued),
+	o := &oauthServer{f: f, cfg: c, store: c.Store, clients: make(map[string]*oauthClient)}
+	if o.store == nil {
+		o.store = NewMemoryStore()
 	}
+	o.cfg.Store = nil
 	for i, cl := range c.Clients {
 		field := fmt.Sprintf("OAuth.Clients[%d]", i)
 		switch {
@@ -241,10 +200,36 @@ func matchRedirect(registered []string, requested string) bool {
 	return false
 }
 
-func (o *oauthServer) client(id string) *oauthClient {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.clients[id]
+// client finds a configured or registered client; nil if there is none.
+func (o *oauthServer) client(ctx context.Context, id string) (*oauthClient, error) {
+	if cl := o.clients[id]; cl != nil {
+		return cl, nil
+	}
+	sc, ok, err := o.store.Client(ctx, id)
+	if err != nil || !ok {
+		return nil, storeErr("look up client", err)
+	}
+	return &oauthClient{id: sc.ID, name: sc.Name, secret: sc.Secret, confidential: sc.Confidential, redirects: sc.RedirectURIs, scopes: sc.Scopes}, nil
+}
+
+// storeErr wraps an error of the store; nil stays nil.
+func storeErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *StoreError
+	if errors.As(err, &se) {
+		return err
+	}
+	return &StoreError{Op: op, Err: err}
+}
+
+// storeDown answers a request the store could not serve: 503, logged, in
+// the OAuth error format. Nothing is granted.
+func (o *oauthServer) storeDown(w http.ResponseWriter, r *http.Request, err error) {
+	o.f.log.LogAttrs(r.Context(), slog.LevelError, "auth: OAuth store unavailable", slog.String("error", err.Error()))
+	w.Header().Set("Retry-After", "5")
+	tokenError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the OAuth state store is unavailable; try again shortly")
 }
 
 // ---- metadata ----
@@ -312,7 +297,11 @@ func (o *oauthServer) authorizeRequest(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	cl := o.client(q.Get("client_id"))
+	cl, err := o.client(r.Context(), q.Get("client_id"))
+	if err != nil {
+		o.storeDown(w, r, err)
+		return
+	}
 	if cl == nil {
 		authzErrorPage(w, "invalid_client", "unknown client_id")
 		return
@@ -441,14 +430,13 @@ func (o *oauthServer) issueCode(w http.ResponseWriter, r *http.Request, req auth
 		return
 	}
 	now := o.f.now()
-	o.mu.Lock()
-	o.sweepLocked(now)
-	full := len(o.codes)+len(o.consents) >= o.cfg.MaxGrants
-	if !full {
-		o.codes[code.Digest()] = &pendingAuthz{req: req, expires: now.Add(o.cfg.CodeTTL)}
+	err = o.store.AddPending(r.Context(), PendingCode, code.Digest(), req.pending(now.Add(o.cfg.CodeTTL)), now, o.cfg.MaxGrants)
+	if err != nil && !errors.Is(err, ErrStoreFull) {
+		o.f.log.LogAttrs(r.Context(), slog.LevelError, "auth: OAuth store unavailable", slog.String("error", err.Error()))
+		o.redirectTo(w, req.redirectURI, url.Values{"error": {"temporarily_unavailable"}, "error_description": {"the OAuth state store is unavailable"}}, req.state, status)
+		return
 	}
-	o.mu.Unlock()
-	if full {
+	if err != nil {
 		o.redirectTo(w, req.redirectURI, url.Values{"error": {"temporarily_unavailable"}, "error_description": {"too many pending authorizations"}}, req.state, status)
 		return
 	}
@@ -498,14 +486,12 @@ func (o *oauthServer) showConsent(w http.ResponseWriter, r *http.Request, cl *oa
 		return
 	}
 	now := o.f.now()
-	o.mu.Lock()
-	o.sweepLocked(now)
-	full := len(o.codes)+len(o.consents) >= o.cfg.MaxGrants
-	if !full {
-		o.consents[id.Digest()] = &pendingAuthz{req: req, expires: now.Add(consentTTL)}
+	err = o.store.AddPending(r.Context(), PendingConsent, id.Digest(), req.pending(now.Add(consentTTL)), now, o.cfg.MaxGrants)
+	if err != nil && !errors.Is(err, ErrStoreFull) {
+		o.storeDown(w, r, err)
+		return
 	}
-	o.mu.Unlock()
-	if full {
+	if err != nil {
 		o.redirectTo(w, req.redirectURI, url.Values{"error": {"temporarily_unavailable"}, "error_description": {"too many pending authorizations"}}, req.state, http.StatusFound)
 		return
 	}
@@ -548,15 +534,21 @@ func (o *oauthServer) consentDecision(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := DigestOf(r.PostForm.Get("consent"))
-	o.mu.Lock()
-	p := o.consents[d]
-	delete(o.consents, d)
-	o.mu.Unlock()
-	if p == nil || !now.Before(p.expires) {
+	pend, ok, err := o.store.TakeConsent(r.Context(), d, now)
+	if err != nil {
+		o.storeDown(w, r, storeErr("take consent", err))
+		return
+	}
+	if !ok {
 		authzErrorPage(w, "invalid_request", "this consent page has expired or was already used; start again from the client")
 		return
 	}
-	cl := o.client(p.req.clientID)
+	p := struct{ req authzRequest }{requestOf(pend)}
+	cl, err := o.client(r.Context(), p.req.clientID)
+	if err != nil {
+		o.storeDown(w, r, err)
+		return
+	}
 	if cl == nil {
 		authzErrorPage(w, "invalid_client", "client no longer exists")
 		return
@@ -586,8 +578,8 @@ func (f *Front) isOperatorToken(tok string, now time.Time) bool {
 	if !validToken68(tok) {
 		return false
 	}
-	p, reason := f.lookupToken(tok, now)
-	return reason == "" && p.GrantID == "" && p.Scopes.IsFull()
+	p, reason, err := f.lookupToken(context.Background(), tok, now)
+	return err == nil && reason == "" && p.GrantID == "" && p.Scopes.IsFull()
 }
 
 // ---- token endpoint ----
@@ -635,7 +627,11 @@ func (o *oauthServer) serveToken(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	cl, basic, code, reason := o.authenticateClient(r, form)
+	cl, basic, code, reason, err := o.authenticateClient(r, form)
+	if err != nil {
+		o.storeDown(w, r, err)
+		return
+	}
 	if code != "" {
 		if code == "invalid_client" {
 			if o.f.refuseThrottled(w, r, key, now) {
@@ -667,42 +663,45 @@ func (o *oauthServer) serveToken(w http.ResponseWriter, r *http.Request) {
 // client_secret_basic, client_secret_post or, for a public client, its
 // client_id alone. code is an OAuth error code when it fails; basic reports
 // whether HTTP Basic was used (the 401 must then challenge Basic).
-func (o *oauthServer) authenticateClient(r *http.Request, form url.Values) (cl *oauthClient, basic bool, code, reason string) {
+func (o *oauthServer) authenticateClient(r *http.Request, form url.Values) (cl *oauthClient, basic bool, code, reason string, err error) {
 	id, secret := form.Get("client_id"), form.Get("client_secret")
 	hasSecret := form.Has("client_secret")
 	if vals := r.Header.Values("Authorization"); len(vals) > 0 {
 		user, pass, ok := r.BasicAuth()
 		if len(vals) != 1 || !ok {
-			return nil, false, "invalid_client", "unsupported Authorization header"
+			return nil, false, "invalid_client", "unsupported Authorization header", nil
 		}
 		uid, err1 := url.QueryUnescape(user)
 		pw, err2 := url.QueryUnescape(pass)
 		switch {
 		case err1 != nil || err2 != nil:
-			return nil, true, "invalid_client", "malformed Basic credentials"
+			return nil, true, "invalid_client", "malformed Basic credentials", nil
 		case hasSecret:
-			return nil, true, "invalid_request", "use one client authentication method"
+			return nil, true, "invalid_request", "use one client authentication method", nil
 		case id != "" && id != uid:
-			return nil, true, "invalid_request", "client_id does not match the Authorization header"
+			return nil, true, "invalid_request", "client_id does not match the Authorization header", nil
 		}
 		id, secret, hasSecret, basic = uid, pw, true, true
 	}
 	if id == "" {
-		return nil, basic, "invalid_client", "no client_id"
+		return nil, basic, "invalid_client", "no client_id", nil
 	}
-	cl = o.client(id)
+	cl, err = o.client(r.Context(), id)
+	if err != nil {
+		return nil, basic, "", "", err
+	}
 	switch {
 	case cl == nil:
 		equalSecret(secret, Digest{}) // same work as a known client
-		return nil, basic, "invalid_client", "unknown client"
+		return nil, basic, "invalid_client", "unknown client", nil
 	case cl.confidential && !hasSecret:
-		return nil, basic, "invalid_client", "client secret required"
+		return nil, basic, "invalid_client", "client secret required", nil
 	case cl.confidential && !equalSecret(secret, cl.secret):
-		return nil, basic, "invalid_client", "wrong client secret"
+		return nil, basic, "invalid_client", "wrong client secret", nil
 	case !cl.confidential && hasSecret:
-		return nil, basic, "invalid_client", "public client sent a secret"
+		return nil, basic, "invalid_client", "public client sent a secret", nil
 	}
-	return cl, basic, "", ""
+	return cl, basic, "", "", nil
 }
 
 // exchangeCode is the authorization_code grant. The code is deleted when it
@@ -722,20 +721,14 @@ func (o *oauthServer) exchangeCode(w http.ResponseWriter, r *http.Request, key s
 		return
 	}
 	d := DigestOf(code)
-	o.mu.Lock()
-	o.sweepLocked(now)
-	p := o.codes[d]
-	delete(o.codes, d)
-	if p == nil {
-		var revoked *grant
-		if sp, ok := o.spent[d]; ok && sp.grantID != "" {
-			revoked = o.grants[sp.grantID]
-			o.revokeLocked(sp.grantID)
-			delete(o.spent, d)
-		}
-		o.mu.Unlock()
+	pend, ok, revoked, err := o.store.SpendCode(r.Context(), d, now, now.Add(spentCodeMemory))
+	if err != nil {
+		o.storeDown(w, r, storeErr("redeem code", err))
+		return
+	}
+	if !ok {
 		if revoked != nil {
-			o.revoked(r, revoked, "authorization code reused")
+			o.revoked(r, *revoked, "authorization code reused")
 		}
 		if o.f.refuseThrottled(w, r, key, now) {
 			return
@@ -744,22 +737,20 @@ func (o *oauthServer) exchangeCode(w http.ResponseWriter, r *http.Request, key s
 		tokenError(w, http.StatusBadRequest, "invalid_grant", "the code is invalid, expired or already used")
 		return
 	}
-	o.spent[d] = spentCode{expires: now.Add(spentCodeMemory)}
 	reason, errCode := "", "invalid_grant"
 	switch {
-	case !now.Before(p.expires):
+	case !now.Before(pend.Expires):
 		reason = "code expired"
-	case p.req.clientID != cl.id:
+	case pend.ClientID != cl.id:
 		reason = "code issued to another client"
-	case p.req.redirectURI != redirect:
+	case pend.RedirectURI != redirect:
 		reason = "redirect_uri differs from the authorization request"
-	case !validVerifier(verifier) || !pkceMatches(verifier, p.req.challenge):
+	case !validVerifier(verifier) || !pkceMatches(verifier, pend.Challenge):
 		reason = "code_verifier does not match the challenge"
 	case form.Has("resource") && !o.isResource(form.Get("resource")):
 		reason, errCode = "resource is not this server", "invalid_target"
 	}
 	if reason != "" {
-		o.mu.Unlock()
 		if errCode == "invalid_grant" {
 			if o.f.refuseThrottled(w, r, key, now) {
 				return
@@ -769,18 +760,14 @@ func (o *oauthServer) exchangeCode(w http.ResponseWriter, r *http.Request, key s
 		tokenError(w, http.StatusBadRequest, errCode, reason)
 		return
 	}
-	g, resp, err := o.newGrantLocked(cl, p.req.resource, now)
-	if err == nil {
-		o.spent[d] = spentCode{grantID: g.id, expires: now.Add(spentCodeMemory)}
-	}
-	o.mu.Unlock()
+	g, resp, err := o.newGrant(r.Context(), cl, pend.Resource, d, now)
 	if err != nil {
 		o.unavailable(w, r, err)
 		return
 	}
 	o.f.log.LogAttrs(r.Context(), slog.LevelInfo, "auth: oauth grant issued",
-		slog.String("client", cl.id), slog.String("grant", g.id), slog.String("remote", r.RemoteAddr))
-	o.f.event(r.Context(), Event{Type: EventGrant, Principal: oauthPrefix + cl.id, ClientID: cl.id, GrantID: g.id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
+		slog.String("client", cl.id), slog.String("grant", g.ID), slog.String("remote", r.RemoteAddr))
+	o.f.event(r.Context(), Event{Type: EventGrant, Principal: oauthPrefix + cl.id, ClientID: cl.id, GrantID: g.ID, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
 	writeToken(w, resp)
 }
 
@@ -796,29 +783,30 @@ func (o *oauthServer) refreshGrant(w http.ResponseWriter, r *http.Request, key s
 		tokenError(w, http.StatusBadRequest, "invalid_target", "resource is not this server")
 		return
 	}
-	d := DigestOf(rt)
-	o.mu.Lock()
-	o.sweepLocked(now)
-	e := o.refresh[d]
+	toks, resp, err := o.mint(now)
+	if err != nil {
+		o.unavailable(w, r, err)
+		return
+	}
+	g, res, err := o.store.Rotate(r.Context(), DigestOf(rt), cl.id, now, toks)
+	if err != nil {
+		o.storeDown(w, r, storeErr("rotate refresh token", err))
+		return
+	}
 	var reason string
-	var revoked *grant
-	switch {
-	case e == nil:
+	switch res {
+	case RotateUnknown:
 		reason = "unknown refresh token"
-	case e.used:
-		reason, revoked = "refresh token reused", e.grant
-	case e.grant.clientID != cl.id:
-		reason, revoked = "refresh token of another client", e.grant
-	case !now.Before(e.expires):
+	case RotateReused:
+		reason = "refresh token reused"
+	case RotateOtherClient:
+		reason = "refresh token of another client"
+	case RotateExpired:
 		reason = "refresh token expired"
 	}
-	if revoked != nil {
-		o.revokeLocked(revoked.id)
-	}
 	if reason != "" {
-		o.mu.Unlock()
-		if revoked != nil {
-			o.revoked(r, revoked, reason)
+		if res == RotateReused || res == RotateOtherClient {
+			o.revoked(r, g, reason)
 		}
 		if o.f.refuseThrottled(w, r, key, now) {
 			return
@@ -827,34 +815,27 @@ func (o *oauthServer) refreshGrant(w http.ResponseWriter, r *http.Request, key s
 		tokenError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is invalid, expired or already used")
 		return
 	}
-	g := e.grant
-	e.used = true
-	g.used = append(g.used, d)
-	if len(g.used) > maxUsedRefresh {
-		delete(o.refresh, g.used[0])
-		g.used = g.used[1:]
-	}
-	resp, err := o.issueLocked(g, now)
-	o.mu.Unlock()
-	if err != nil {
-		o.unavailable(w, r, err)
-		return
-	}
-	o.f.event(r.Context(), Event{Type: EventRefresh, Principal: oauthPrefix + g.clientID, ClientID: g.clientID, GrantID: g.id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
+	resp.Scope = g.Scopes.String()
+	o.f.event(r.Context(), Event{Type: EventRefresh, Principal: oauthPrefix + g.ClientID, ClientID: g.ClientID, GrantID: g.ID, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
 	writeToken(w, resp)
 }
 
 // revoked logs and reports a revoked grant.
-func (o *oauthServer) revoked(r *http.Request, g *grant, reason string) {
+func (o *oauthServer) revoked(r *http.Request, g Grant, reason string) {
 	o.f.log.LogAttrs(r.Context(), slog.LevelWarn, "auth: oauth grant revoked",
-		slog.String("reason", reason), slog.String("client", g.clientID), slog.String("grant", g.id),
+		slog.String("reason", reason), slog.String("client", g.ClientID), slog.String("grant", g.ID),
 		slog.String("remote", r.RemoteAddr))
-	o.f.event(r.Context(), Event{Type: EventRevoke, Principal: oauthPrefix + g.clientID, ClientID: g.clientID, GrantID: g.id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: reason})
+	o.f.event(r.Context(), Event{Type: EventRevoke, Principal: oauthPrefix + g.ClientID, ClientID: g.ClientID, GrantID: g.ID, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: reason})
 }
 
 func (o *oauthServer) unavailable(w http.ResponseWriter, r *http.Request, err error) {
+	var se *StoreError
+	if errors.As(err, &se) {
+		o.storeDown(w, r, err)
+		return
+	}
 	o.f.log.LogAttrs(r.Context(), slog.LevelError, "auth: cannot issue token", slog.String("error", err.Error()))
-	if errors.Is(err, errFull) {
+	if errors.Is(err, ErrStoreFull) {
 		w.Header().Set("Retry-After", "60")
 		tokenError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "too many live grants")
 		return
@@ -867,172 +848,97 @@ func writeToken(w http.ResponseWriter, resp tokenResponse) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// newGrantLocked creates a grant for cl and its first tokens.
-func (o *oauthServer) newGrantLocked(cl *oauthClient, resource string, now time.Time) (*grant, tokenResponse, error) {
-	if len(o.grants) >= o.cfg.MaxGrants {
-		return nil, tokenResponse{}, errFull
-	}
+// newGrant creates a grant for cl, produced by code, and its first tokens.
+func (o *oauthServer) newGrant(ctx context.Context, cl *oauthClient, resource string, code Digest, now time.Time) (Grant, tokenResponse, error) {
 	id, err := newID(o.f.rand, 12)
 	if err != nil {
-		return nil, tokenResponse{}, err
+		return Grant{}, tokenResponse{}, err
 	}
-	g := &grant{id: id, clientID: cl.id, scopes: cl.scopes.clone(), resource: resource}
-	resp, err := o.issueLocked(g, now)
+	g := Grant{ID: id, ClientID: cl.id, Scopes: cl.scopes.clone(), Resource: resource}
+	toks, resp, err := o.mint(now)
 	if err != nil {
-		return nil, tokenResponse{}, err
+		return Grant{}, tokenResponse{}, err
 	}
-	o.grants[id] = g
+	if err := o.store.CreateGrant(ctx, g, code, toks, now, o.cfg.MaxGrants); err != nil {
+		if errors.Is(err, ErrStoreFull) {
+			return Grant{}, tokenResponse{}, err
+		}
+		return Grant{}, tokenResponse{}, storeErr("create grant", err)
+	}
+	resp.Scope = g.Scopes.String()
 	return g, resp, nil
 }
 
-// issueLocked mints an access and a refresh token for g.
-func (o *oauthServer) issueLocked(g *grant, now time.Time) (tokenResponse, error) {
+// mint makes an access and a refresh token: their digests for the store,
+// the tokens themselves for the client.
+func (o *oauthServer) mint(now time.Time) (Tokens, tokenResponse, error) {
 	at, err := newSecret(o.f.rand)
 	if err != nil {
-		return tokenResponse{}, err
+		return Tokens{}, tokenResponse{}, err
 	}
 	rt, err := newSecret(o.f.rand)
 	if err != nil {
-		return tokenResponse{}, err
+		return Tokens{}, tokenResponse{}, err
 	}
-	// Forget this grant's expired access tokens as we go.
-	live := g.access[:0]
-	for _, d := range g.access {
-		if e := o.access[d]; e != nil && now.Before(e.expires) {
-			live = append(live, d)
-		} else {
-			delete(o.access, d)
-		}
-	}
-	g.access = append(live, at.Digest())
-	o.access[at.Digest()] = &issued{grant: g, expires: now.Add(o.cfg.AccessTTL)}
-	g.refresh = rt.Digest()
-	o.refresh[rt.Digest()] = &issued{grant: g, expires: now.Add(o.cfg.RefreshTTL)}
-	return tokenResponse{
+	t := Tokens{Access: at.Digest(), Refresh: rt.Digest(), AccessExpires: now.Add(o.cfg.AccessTTL), RefreshExpires: now.Add(o.cfg.RefreshTTL)}
+	return t, tokenResponse{
 		AccessToken:  at.Reveal(),
 		TokenType:    "Bearer",
 		ExpiresIn:    int64(o.cfg.AccessTTL / time.Second),
 		RefreshToken: rt.Reveal(),
-		Scope:        g.scopes.String(),
 	}, nil
 }
 
-// revokeLocked deletes a grant and every token of it.
-func (o *oauthServer) revokeLocked(id string) {
-	g := o.grants[id]
-	if g == nil {
-		return
-	}
-	for _, d := range g.access {
-		delete(o.access, d)
-	}
-	for _, d := range g.used {
-		delete(o.refresh, d)
-	}
-	delete(o.refresh, g.refresh)
-	delete(o.grants, id)
-}
-
-// sweepLocked drops expired entries, at most every sweepEvery unless a
-// table is full.
-func (o *oauthServer) sweepLocked(now time.Time) {
-	full := len(o.grants) >= o.cfg.MaxGrants || len(o.codes)+len(o.consents) >= o.cfg.MaxGrants
-	if !full && now.Sub(o.lastSweep) < sweepEvery {
-		return
-	}
-	o.lastSweep = now
-	for d, p := range o.codes {
-		if !now.Before(p.expires) {
-			delete(o.codes, d)
-		}
-	}
-	for d, p := range o.consents {
-		if !now.Before(p.expires) {
-			delete(o.consents, d)
-		}
-	}
-	for d, s := range o.spent {
-		if !now.Before(s.expires) {
-			delete(o.spent, d)
-		}
-	}
-	for id, g := range o.grants {
-		if e := o.refresh[g.refresh]; e != nil && now.Before(e.expires) {
-			continue
-		}
-		liveAccess := false
-		for _, d := range g.access {
-			if e := o.access[d]; e != nil && now.Before(e.expires) {
-				liveAccess = true
-				break
-			}
-		}
-		if !liveAccess {
-			o.revokeLocked(id)
-		}
-	}
-}
-
 // lookupAccess finds the principal of an OAuth access token by digest. A
-// hash-table lookup on a SHA-256 digest tells a timing observer nothing
-// about any stored token: the attacker cannot choose the digest's bytes.
-func (o *oauthServer) lookupAccess(d Digest, now time.Time) (Principal, string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	e := o.access[d]
-	if e == nil {
-		return Principal{}, "unknown token"
+// hash-table (or index) lookup on a SHA-256 digest tells a timing observer
+// nothing about any stored token: the attacker cannot choose the digest's
+// bytes. An error of the store is returned as err: the caller refuses the
+// request (fails closed) without counting it against the client.
+func (o *oauthServer) lookupAccess(ctx context.Context, d Digest, now time.Time) (Principal, string, error) {
+	g, expires, ok, err := o.store.Access(ctx, d)
+	if err != nil {
+		return Principal{}, "OAuth store unavailable", storeErr("check token", err)
 	}
-	g := e.grant
-	p := Principal{Name: oauthPrefix + g.clientID, ClientID: g.clientID, GrantID: g.id}
+	if !ok {
+		return Principal{}, "unknown token", nil
+	}
+	p := Principal{Name: oauthPrefix + g.ClientID, ClientID: g.ClientID, GrantID: g.ID}
 	switch {
-	case !now.Before(e.expires):
-		return p, "oauth token expired"
-	case g.resource != o.f.resource:
-		return p, "oauth token for another resource"
+	case !now.Before(expires):
+		return p, "oauth token expired", nil
+	case g.Resource != o.f.resource:
+		return p, "oauth token for another resource", nil
 	}
-	p.Scopes = g.scopes.clone()
-	return p, ""
+	p.Scopes = g.Scopes.clone()
+	return p, "", nil
 }
 
 // grantLive reports whether grant id exists and has a live access or
-// refresh token.
+// refresh token. A store that cannot answer counts as "no": fail closed.
 func (o *oauthServer) grantLive(id string, now time.Time) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	g := o.grants[id]
-	if g == nil {
+	live, err := o.store.GrantLive(context.Background(), id, now)
+	if err != nil {
+		o.f.log.LogAttrs(context.Background(), slog.LevelError, "auth: OAuth store unavailable; grant counted as revoked",
+			slog.String("grant", id), slog.String("error", err.Error()))
 		return false
 	}
-	if e := o.refresh[g.refresh]; e != nil && now.Before(e.expires) {
-		return true
-	}
-	for _, d := range g.access {
-		if e := o.access[d]; e != nil && now.Before(e.expires) {
-			return true
-		}
-	}
-	return false
+	return live
 }
 
 // RevokeClient revokes every OAuth grant issued to clientID and returns how
-// many there were. Tokens stop working at once.
+// many there were. Tokens stop working at once (on every gateway sharing
+// the store). It returns 0 when the store cannot be reached; the error is
+// logged.
 func (f *Front) RevokeClient(clientID string) int {
 	if f.oauth == nil {
 		return 0
 	}
-	o := f.oauth
-	o.mu.Lock()
-	var ids []string
-	for id, g := range o.grants {
-		if g.clientID == clientID {
-			ids = append(ids, id)
-		}
+	ids, err := f.oauth.store.RevokeClient(context.Background(), clientID)
+	if err != nil {
+		f.log.LogAttrs(context.Background(), slog.LevelError, "auth: cannot revoke client: OAuth store unavailable",
+			slog.String("client", clientID), slog.String("error", err.Error()))
+		return 0
 	}
-	for _, id := range ids {
-		o.revokeLocked(id)
-	}
-	o.mu.Unlock()
 	for _, id := range ids {
 		f.log.LogAttrs(context.Background(), slog.LevelInfo, "auth: oauth grant revoked",
 			slog.String("reason", "revoked by operator"), slog.String("client", clientID), slog.String("grant", id))
@@ -1151,14 +1057,12 @@ func (o *oauthServer) serveRegister(w http.ResponseWriter, r *http.Request) {
 		never := int64(0)
 		resp.ClientSecret, resp.ClientSecretExpiresAt = s.Reveal(), &never
 	}
-	o.mu.Lock()
-	full := o.dynamic >= o.cfg.MaxRegisteredClients
-	if !full {
-		o.clients[id] = cl
-		o.dynamic++
+	err = o.store.AddClient(r.Context(), StoredClient{ID: id, Name: cl.name, Secret: cl.secret, Confidential: cl.confidential, RedirectURIs: cl.redirects, Scopes: cl.scopes}, o.cfg.MaxRegisteredClients)
+	if err != nil && !errors.Is(err, ErrStoreFull) {
+		o.storeDown(w, r, storeErr("register client", err))
+		return
 	}
-	o.mu.Unlock()
-	if full {
+	if err != nil {
 		w.Header().Set("Retry-After", "3600")
 		tokenError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the registration limit is reached")
 		return

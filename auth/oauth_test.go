@@ -26,7 +26,7 @@ func newPKCE(t testing.TB) pkce {
 
 // oauthHarness: a server with an auto-approving authorization server, a
 // public client with a loopback redirect and a confidential client.
-func oauthHarness(t *testing.T, mutate func(h *harness, c *auth.Config)) (*harness, string) {
+func oauthHarness(t *testing.T, st storeKind, mutate func(h *harness, c *auth.Config)) (*harness, string) {
 	secret := newToken(t)
 	h := newHarness(t, func(h *harness, c *auth.Config) {
 		c.OAuth = &auth.OAuthConfig{
@@ -35,6 +35,7 @@ func oauthHarness(t *testing.T, mutate func(h *harness, c *auth.Config)) (*harne
 				{ID: "cli", RedirectURIs: []string{"http://127.0.0.1/callback"}, Scopes: auth.Scopes{Tools: []string{"read_*"}, Hosts: []string{"*"}, ReadOnly: true}},
 				{ID: "web", Name: "Web App", Secret: auth.NewSecret(secret), RedirectURIs: []string{"https://app.example.com/oauth/cb"}, Scopes: auth.FullScopes()},
 			},
+			Store: st.open(t),
 		}
 		if mutate != nil {
 			mutate(h, c)
@@ -105,8 +106,10 @@ func (h *harness) mcpStatus(tok string) int {
 	return h.do(h.newRequest(http.MethodPost, "/mcp", strings.NewReader("{}"), "Authorization", "Bearer "+tok)).status
 }
 
-func TestOAuthMetadata(t *testing.T) {
-	h, _ := oauthHarness(t, nil)
+func TestOAuthMetadata(t *testing.T) { testOAuthMetadata(t, memoryStore) }
+
+func testOAuthMetadata(t *testing.T, st storeKind) {
+	h, _ := oauthHarness(t, st, nil)
 	m := h.get("/.well-known/oauth-authorization-server").json(t)
 	want := map[string]any{
 		"issuer":                 h.base,
@@ -133,8 +136,10 @@ func TestOAuthMetadata(t *testing.T) {
 	}
 }
 
-func TestOAuthCodeFlow(t *testing.T) {
-	h, _ := oauthHarness(t, nil)
+func TestOAuthCodeFlow(t *testing.T) { testOAuthCodeFlow(t, memoryStore) }
+
+func testOAuthCodeFlow(t *testing.T, st storeKind) {
+	h, _ := oauthHarness(t, st, nil)
 	p := newPKCE(t)
 	redirect := "http://127.0.0.1:49152/callback" // any port on a loopback redirect
 	params := authzParams("cli", redirect, p)
@@ -204,8 +209,10 @@ func TestOAuthCodeFlow(t *testing.T) {
 	})
 }
 
-func TestOAuthCodeExchangeFailures(t *testing.T) {
-	h, secret := oauthHarness(t, func(_ *harness, c *auth.Config) { c.Throttle.Failures = 1000 })
+func TestOAuthCodeExchangeFailures(t *testing.T) { testOAuthCodeExchangeFailures(t, memoryStore) }
+
+func testOAuthCodeExchangeFailures(t *testing.T, st storeKind) {
+	h, secret := oauthHarness(t, st, func(_ *harness, c *auth.Config) { c.Throttle.Failures = 1000 })
 	redirect := "http://127.0.0.1:50000/callback"
 	start := func(t *testing.T) (pkce, string) {
 		p := newPKCE(t)
@@ -265,8 +272,10 @@ func TestOAuthCodeExchangeFailures(t *testing.T) {
 	}
 }
 
-func TestOAuthAuthorizeErrors(t *testing.T) {
-	h, _ := oauthHarness(t, nil)
+func TestOAuthAuthorizeErrors(t *testing.T) { testOAuthAuthorizeErrors(t, memoryStore) }
+
+func testOAuthAuthorizeErrors(t *testing.T, st storeKind) {
+	h, _ := oauthHarness(t, st, nil)
 	good := "http://127.0.0.1:40000/callback"
 	tests := []struct {
 		name     string
@@ -321,8 +330,10 @@ func TestOAuthAuthorizeErrors(t *testing.T) {
 	})
 }
 
-func TestOAuthRefreshRotation(t *testing.T) {
-	h, secret := oauthHarness(t, nil)
+func TestOAuthRefreshRotation(t *testing.T) { testOAuthRefreshRotation(t, memoryStore) }
+
+func testOAuthRefreshRotation(t *testing.T, st storeKind) {
+	h, secret := oauthHarness(t, st, nil)
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("web:"+secret))
 	redirect := "https://app.example.com/oauth/cb"
 	p := newPKCE(t)
@@ -396,11 +407,14 @@ func TestOAuthRefreshRotation(t *testing.T) {
 	})
 }
 
-func TestOAuthConsent(t *testing.T) {
+func TestOAuthConsent(t *testing.T) { testOAuthConsent(t, memoryStore) }
+
+func testOAuthConsent(t *testing.T, st storeKind) {
 	h := newHarness(t, func(_ *harness, c *auth.Config) {
 		c.OAuth = &auth.OAuthConfig{
 			Consent: true,
 			Clients: []auth.Client{{ID: "cli", Name: "Claude <Code>", RedirectURIs: []string{"http://127.0.0.1/callback"}, Scopes: auth.FullScopes()}},
+			Store:   st.open(t),
 		}
 	})
 	redirect := "http://127.0.0.1:41000/callback"
@@ -480,10 +494,12 @@ func TestOAuthConsent(t *testing.T) {
 	})
 }
 
-func TestOAuthDynamicRegistration(t *testing.T) {
+func TestOAuthDynamicRegistration(t *testing.T) { testOAuthDynamicRegistration(t, memoryStore) }
+
+func testOAuthDynamicRegistration(t *testing.T, st storeKind) {
 	h := newHarness(t, func(_ *harness, c *auth.Config) {
 		c.OAuth = &auth.OAuthConfig{Consent: true, AllowRegistration: true, MaxRegisteredClients: 2,
-			RegistrationScopes: auth.Scopes{Tools: []string{"search_files"}, Hosts: []string{"local"}}}
+			RegistrationScopes: auth.Scopes{Tools: []string{"search_files"}, Hosts: []string{"local"}}, Store: st.open(t)}
 	})
 	register := func(body string) response {
 		req := h.newRequest(http.MethodPost, "/oauth/register", strings.NewReader(body))
@@ -544,8 +560,10 @@ func TestInsufficientScope(t *testing.T) {
 	}
 }
 
-func TestOAuthRevokeClient(t *testing.T) {
-	h, _ := oauthHarness(t, nil)
+func TestOAuthRevokeClient(t *testing.T) { testOAuthRevokeClient(t, memoryStore) }
+
+func testOAuthRevokeClient(t *testing.T, st storeKind) {
+	h, _ := oauthHarness(t, st, nil)
 	redirect := "http://127.0.0.1:40001/callback"
 	var access []string
 	for range 2 {
@@ -579,7 +597,11 @@ func TestOAuthRevokeClient(t *testing.T) {
 // secrets and codes (every local process shares 127.0.0.1) still exchanges
 // a valid code, while its next bad request gets 429.
 func TestOAuthThrottleSparesValidRequests(t *testing.T) {
-	h, _ := oauthHarness(t, nil)
+	testOAuthThrottleSparesValidRequests(t, memoryStore)
+}
+
+func testOAuthThrottleSparesValidRequests(t *testing.T, st storeKind) {
+	h, _ := oauthHarness(t, st, nil)
 	redirect := "http://127.0.0.1:49152/callback"
 	p := newPKCE(t)
 	_, loc := h.authorize(authzParams("cli", redirect, p))

@@ -67,7 +67,11 @@ func (f *Front) serveConnection(w http.ResponseWriter, r *http.Request) {
 		key := f.clientKey(r)
 		now := f.now()
 		if len(r.Header.Values("Authorization")) > 0 || r.URL.Query().Has("access_token") {
-			p, reason, sent := f.authenticateRequest(r, now)
+			p, reason, sent, err := f.authenticateRequest(r, now)
+			if err != nil {
+				f.cannotCheck(w, r, err)
+				return
+			}
 			if reason != "" {
 				if f.refuseThrottled(w, r, key, now) {
 					return

@@ -142,9 +142,16 @@ type Config struct {
 	Logger *slog.Logger
 	// Now returns the current time. If nil, time.Now.
 	Now func() time.Time
+	// Instance names this gateway in the IDs it makes ("p…@gw-a"), so
+	// that another gateway asked about one (replicas behind a load
+	// balancer) answers with an [ElsewhereError] naming the owner rather
+	// than "not found". Letters, digits, '.', '_' and '-' are kept, at most
+	// 40. If empty, IDs name no instance.
+	Instance string
 }
 
 func (c *Config) setDefaults() {
+	c.Instance = instanceLabel(c.Instance)
 	if c.Local == nil {
 		c.Local = &exec.Local{}
 	}
@@ -253,7 +260,7 @@ func (m *Manager) StartOn(ctx context.Context, principal string, st Starter, cmd
 	m.wg.Add(1) // for the waiter; Close cannot have begun waiting yet
 	m.mu.Unlock()
 
-	p, err := m.start(newID(), principal, st, cmd)
+	p, err := m.start(m.withInstance(newID()), principal, st, cmd)
 	if err != nil {
 		m.release(principal)
 		m.wg.Done()
@@ -305,7 +312,7 @@ func (m *Manager) RunOn(ctx context.Context, principal string, st Starter, cmd e
 	}
 	m.wg.Add(1)
 	m.mu.Unlock()
-	p, err := m.start(newID(), principal, st, cmd)
+	p, err := m.start(m.withInstance(newID()), principal, st, cmd)
 	if err != nil {
 		m.wg.Done()
 		return exec.Result{ExitCode: -1}, nil, err
@@ -520,7 +527,7 @@ func (m *Manager) Get(principal, id string) (*Process, error) {
 	defer m.mu.Unlock()
 	p, ok := m.procs[id]
 	if !ok || p.principal != principal {
-		return nil, ErrNotFound
+		return nil, m.notFound(id)
 	}
 	return p, nil
 }

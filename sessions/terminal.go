@@ -249,7 +249,7 @@ func (m *Manager) OpenTerminal(ctx context.Context, principal string, o Terminal
 	if err != nil {
 		return nil, err
 	}
-	id := "t" + newID()[1:]
+	id := m.withInstance("t" + newID()[1:])
 	m.mu.Lock()
 	if err := m.admitTerminalLocked(principal, o.Name); err != nil {
 		m.mu.Unlock()
@@ -380,7 +380,7 @@ func (m *Manager) Terminal(principal, id string) (*Terminal, error) {
 	t, ok := m.terms[id]
 	m.mu.Unlock()
 	if !ok || t.principal != principal || !t.ready {
-		return nil, ErrNotFound
+		return nil, m.notFound(id)
 	}
 	return t, nil
 }

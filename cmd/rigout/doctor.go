@@ -224,6 +224,7 @@ func (d *doctor) token() {
 func (d *doctor) ledger(ctx context.Context) {
 	if d.file != nil && d.file.Audit.Postgres != "" {
 		d.postgresLedger(ctx)
+		d.oauthStoreCheck(ctx)
 		return
 	}
 	path := filepath.Join(d.dir, "audit.db")

@@ -379,7 +379,7 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 	// Background processes: commands still running after wait_seconds are
 	// handed off; their output is spooled inside the state directory, which
 	// the sandbox hides from commands where it can.
-	mc := sessions.Config{Local: local, SpoolDir: c.dir, Logger: logger, TerminalIdle: c.term.idle}
+	mc := sessions.Config{Local: local, SpoolDir: c.dir, Logger: logger, TerminalIdle: c.term.idle, Instance: c.instanceName()}
 	if ledger != nil {
 		mc.Audit = ledger
 	}

@@ -139,6 +139,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		return fail(1, "%v", err)
 	}
 	defer ledger.Close()
+	closeOAuth, err := c.attachOAuthStore(ctx, oauthCfg, logger)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	defer closeOAuth()
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -187,6 +187,11 @@ func (f *Family) process(ctx context.Context, call *rigout.Call) (*mcp.CallToolR
 }
 
 func (f *Family) notFound(call *rigout.Call, id string, err error) *mcp.CallToolResult {
+	if ee, ok := errors.AsType[*sessions.ElsewhereError](err); ok {
+		call.Outcome.Status = audit.StatusInvalid
+		return rigout.ErrorResult("process %s belongs to gateway %s; this is gateway %s — route by Mcp-Session-Id (sticky sessions) to reach it",
+			rigout.SafeText([]byte(id)), rigout.SafeText([]byte(ee.Owner)), rigout.SafeText([]byte(ee.HereName())))
+	}
 	if errors.Is(err, sessions.ErrNotFound) {
 		call.Outcome.Status = audit.StatusInvalid
 		return rigout.ErrorResult("no process %s (finished processes are kept for a while; `process` action list shows yours)", rigout.SafeText([]byte(id)))

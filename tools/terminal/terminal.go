@@ -244,8 +244,13 @@ func failed(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult,
 }
 
 // noSuchSession is the answer for an unknown ID and for another
-// principal's alike.
-func noSuchSession(call *rigout.Call, id string) (*mcp.CallToolResult, error) {
+// principal's alike; for an ID made by another gateway it names that
+// gateway.
+func noSuchSession(call *rigout.Call, id string, err error) (*mcp.CallToolResult, error) {
+	if ee, ok := errors.AsType[*sessions.ElsewhereError](err); ok {
+		return invalid(call, "terminal session %s belongs to gateway %s; this is gateway %s — route by Mcp-Session-Id (sticky sessions) to reach it",
+			rigout.SafeText([]byte(id)), rigout.SafeText([]byte(ee.Owner)), rigout.SafeText([]byte(ee.HereName())))
+	}
 	return invalid(call, "no such session %s: list_terminal_sessions shows yours", rigout.SafeText([]byte(id)))
 }
 
@@ -361,7 +366,7 @@ func (f *Family) executeIn(ctx context.Context, call *rigout.Call) (*mcp.CallToo
 	p := call.Principal()
 	t, err := f.cfg.Manager.Terminal(p.Name, a.SessionID)
 	if err != nil {
-		return noSuchSession(call, a.SessionID)
+		return noSuchSession(call, a.SessionID, err)
 	}
 	if v := t.Secrets(); len(v) > 0 {
 		// The session's output is masked already; its values are masked
@@ -575,7 +580,7 @@ func (f *Family) closeSession(_ context.Context, call *rigout.Call) (*mcp.CallTo
 	}
 	in, err := f.cfg.Manager.CloseTerminal(call.Principal().Name, a.SessionID)
 	if err != nil {
-		return noSuchSession(call, a.SessionID)
+		return noSuchSession(call, a.SessionID, err)
 	}
 	call.Outcome.Route = in.Route
 	text := fmt.Sprintf("session %s closed after %d commands: its shell and everything running in it ended\n", in.ID, in.Commands)

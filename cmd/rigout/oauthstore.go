@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/auth/pgstore"
+)
+
+// attachOAuthStore puts the OAuth server's state in the PostgreSQL
+// database of the audit ledger ("audit.postgres", with the same
+// password_env and gateway name) when the file names one, so that every
+// gateway sharing the ledger shares the grants too. Without it the state
+// stays in this process's memory. The returned function closes the store.
+func (c *common) attachOAuthStore(ctx context.Context, o *auth.OAuthConfig, logger *slog.Logger) (func(), error) {
+	if o == nil || c.file.Audit.Postgres == "" {
+		return func() {}, nil
+	}
+	pc, err := c.postgresConfig(false, logger)
+	if err != nil {
+		return nil, err
+	}
+	s, err := pgstore.Open(ctx, pgstore.Config{DSN: pc.DSN, Password: pc.Password, Gateway: pc.Gateway, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("OAuth store: %w", err)
+	}
+	o.Store = s
+	logger.Info("OAuth state on PostgreSQL", "db", s.Label())
+	return s.Close, nil
+}
+
+// oauthStoreCheck is rigout doctor's check of the OAuth state on
+// PostgreSQL: the connection and the schema version, changing nothing.
+func (d *doctor) oauthStoreCheck(ctx context.Context) {
+	if d.file == nil || d.file.OAuth == nil || d.file.Audit.Postgres == "" {
+		return
+	}
+	c := &common{file: d.file}
+	pc, err := c.postgresConfig(true, nil)
+	if err != nil {
+		d.add("OAuth state", "fail", err.Error(), "rigout config check")
+		return
+	}
+	v, label, err := pgstore.Inspect(ctx, pgstore.Config{DSN: pc.DSN, Password: pc.Password})
+	switch {
+	case err != nil:
+		d.add("OAuth state", "fail", err.Error(), "check audit.postgres and audit.password_env; run a rigout of the schema's version")
+	case v == 0:
+		d.add("OAuth state", "ok", "PostgreSQL "+label+" reachable, no OAuth tables yet; rigout serve creates them", "")
+	default:
+		d.add("OAuth state", "ok", fmt.Sprintf("PostgreSQL %s: OAuth schema version %d, shared by the gateways on this database", label, v), "")
+	}
+}
