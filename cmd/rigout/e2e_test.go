@@ -403,6 +403,9 @@ func TestE2EHugeOutputIsCappedWithBoundedMemory(t *testing.T) {
 func rawStdio(t *testing.T, input string) []map[string]any {
 	t.Helper()
 	cmd := osexec.Command(rigoutBinary(t), "stdio")
+	// Never the real state directory: its ledger belongs to whoever runs
+	// rigout on this machine (and may be newer than this build).
+	cmd.Env = append(os.Environ(), "RIGOUT_STATE_DIR="+t.TempDir())
 	cmd.Stdin = strings.NewReader(input)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
