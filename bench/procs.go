@@ -203,7 +203,11 @@ func (b *bench) startBare(ctx context.Context) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	return startListener(ctx, "bare gateway", []string{self, bareArg, "--workdir", b.tmp}, baseEnv())
+	state, err := os.MkdirTemp(b.tmp, "bare-state-")
+	if err != nil {
+		return nil, err
+	}
+	return startListener(ctx, "bare gateway", []string{self, bareArg, "--workdir", b.tmp, "--state-dir", state}, baseEnv())
 }
 
 // httpClient connects an MCP client to url over streamable HTTP, with its

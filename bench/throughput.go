@@ -88,6 +88,11 @@ func throughput(ctx context.Context, b *bench) error {
 		{"exec", toolRequest("execute_command", map[string]any{"argv": []string{"true"}})},
 		{"activity", toolRequest("get_server_activity", map[string]any{"lines": 1})},
 	}
+	// The bare gateway must contain commands as rigout serve does, or the
+	// ratio charges the difference to auth and audit.
+	if err := sameContainment(ctx, servers[0], servers[2], tools[0].req); err != nil {
+		return err
+	}
 	// Warm up every server and tool with all clients.
 	for _, t := range tools {
 		for _, s := range servers {
@@ -182,4 +187,38 @@ func loadWindow(ctx context.Context, clients []*client.Client, req mcp.CallToolR
 		return 0, err
 	}
 	return float64(done.Load()) / elapsed.Seconds(), nil
+}
+
+// sameContainment runs req (execute_command) once on a and on b and fails
+// unless both report the same "sandboxed" in their structuredContent.
+func sameContainment(ctx context.Context, a, b *server, req mcp.CallToolRequest) error {
+	sandboxed := func(s *server) (bool, error) {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		res, err := s.clients[0].CallTool(cctx, req)
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", s.proc.name, err)
+		}
+		m, ok := res.StructuredContent.(map[string]any)
+		if !ok {
+			return false, fmt.Errorf("%s: execute_command gave no structuredContent: %s", s.proc.name, resultText(res))
+		}
+		v, ok := m["sandboxed"].(bool)
+		if !ok {
+			return false, fmt.Errorf("%s: execute_command's structuredContent has no sandboxed: %v", s.proc.name, m)
+		}
+		return v, nil
+	}
+	sa, err := sandboxed(a)
+	if err != nil {
+		return err
+	}
+	sb, err := sandboxed(b)
+	if err != nil {
+		return err
+	}
+	if sa != sb {
+		return fmt.Errorf("%s runs commands sandboxed=%v but %s sandboxed=%v: the comparison would not be like for like", a.proc.name, sa, b.proc.name, sb)
+	}
+	return nil
 }

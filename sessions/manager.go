@@ -397,12 +397,11 @@ func (m *Manager) start(id, principal string, st Starter, cmd exec.Command) (_ *
 		}
 	}()
 	for i := range p.out {
-		s := &stream{max: m.cfg.MemoryMax}
-		s.path = fmt.Sprintf("%s/%s.%s", m.spoolDir, id, exec.Stream(i+1))
-		if s.file, err = os.OpenFile(s.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
-			return nil, fmt.Errorf("sessions: spool file: %w", err)
-		}
-		p.out[i] = s
+		// The spool file is created when the stream outgrows its tail in
+		// memory (see Process.output): most commands print less and end
+		// within their call, and never need one.
+		p.out[i] = &stream{max: m.cfg.MemoryMax, pending: true,
+			path: fmt.Sprintf("%s/%s.%s", m.spoolDir, id, exec.Stream(i+1))}
 	}
 	var stdinR *os.File
 	if cmd.Stdin == nil {

@@ -64,15 +64,34 @@ type Process struct {
 	ended    time.Time
 }
 
-// stream is one output stream: spooled to a file from its start, and its
-// last bytes in memory.
+// stream is one output stream: its last bytes in memory and, once it
+// outgrows them, all of it in a spool file from its start.
 type stream struct {
 	total   int64    // bytes the process wrote
 	spooled int64    // bytes in the file: [0, spooled)
-	file    *os.File // nil once dropped or closed
+	file    *os.File // nil before it is created, once dropped or closed
 	path    string
 	tail    []byte // the last bytes: [total-len(tail), total)
 	max     int
+	// pending: no file yet, and every byte is in tail (total <= max);
+	// the file is created, with tail written to it first, by the output
+	// that would take total past max.
+	pending bool
+	created bool // the file was created, so there is one to remove
+}
+
+// openSpoolLocked creates st's spool file; st is pending. A file that
+// cannot be created leaves the stream in memory only, as a dropped spool
+// does, and the operator's log says why.
+func (p *Process) openSpoolLocked(st *stream) {
+	st.pending = false
+	f, err := os.OpenFile(st.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		p.m.cfg.Logger.LogAttrs(context.Background(), slog.LevelError, "spool file",
+			slog.String("id", p.id), slog.String("error", err.Error()))
+		return
+	}
+	st.file, st.created = f, true
 }
 
 // Info describes a process.
@@ -210,17 +229,26 @@ func (p *Process) infoLocked() Info {
 func (p *Process) output(s exec.Stream, b []byte) {
 	p.mu.Lock()
 	st := p.out[s-1]
-	spooling := st.file != nil && st.spooled == st.total
+	// Only this stream's reader goroutine appends to it, so total and tail
+	// stay as they are while mu is released below.
+	if st.pending && st.total+int64(len(b)) > int64(st.max) {
+		p.openSpoolLocked(st)
+	}
+	// A file just created lacks the bytes so far, all still in tail.
+	var backlog []byte
+	if st.file != nil && st.spooled == 0 && st.total > 0 && st.total == int64(len(st.tail)) {
+		backlog = st.tail
+	}
+	spooling := st.file != nil && (st.spooled == st.total || backlog != nil)
 	p.mu.Unlock()
 	var grant int64
 	if spooling {
-		// Only this stream's reader goroutine writes to it.
-		grant = p.m.reserveSpool(p, int64(len(b)))
+		grant = p.m.reserveSpool(p, int64(len(backlog)+len(b)))
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if grant > 0 && st.file != nil && st.spooled == st.total {
-		n, err := st.file.WriteAt(b[:grant], st.spooled)
+	if grant > 0 && st.file != nil && st.spooled+int64(len(backlog)) == st.total {
+		n, err := st.file.WriteAt(append(backlog[:len(backlog):len(backlog)], b...)[:grant], st.spooled)
 		st.spooled += int64(n)
 		if err != nil {
 			p.m.cfg.Logger.LogAttrs(context.Background(), slog.LevelError, "spool write failed",
@@ -450,7 +478,11 @@ func (p *Process) dropSpool() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, st := range p.out {
-		if st != nil && st.file != nil {
+		if st == nil {
+			continue
+		}
+		st.pending = false
+		if st.file != nil {
 			_ = st.file.Close()
 			_ = os.Remove(st.path)
 			st.file, st.spooled = nil, 0
@@ -470,7 +502,8 @@ func (p *Process) closeFiles(remove bool) {
 			_ = st.file.Close()
 			st.file = nil
 		}
-		if remove {
+		st.pending = false
+		if remove && st.created {
 			_ = os.Remove(st.path)
 		}
 	}

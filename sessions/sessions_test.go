@@ -386,9 +386,10 @@ func TestSpoolModesAndCaps(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("spool dir mode %v: %v", fi.Mode(), err)
 	}
+	// stderr stayed empty, so it never needed a file.
 	ents, _ := os.ReadDir(m.SpoolDir())
-	if len(ents) != 2 {
-		t.Fatalf("spool files %v", ents)
+	if len(ents) != 1 || ents[0].Name() != p.ID()+".stdout" {
+		t.Fatalf("spool files %v, want %s.stdout alone", ents, p.ID())
 	}
 	for _, e := range ents {
 		fi, _ := e.Info()
@@ -414,7 +415,7 @@ func TestSpoolModesAndCaps(t *testing.T) {
 }
 
 func TestSpoolTotalDropsOldest(t *testing.T) {
-	m := newManager(t, sessions.Config{SpoolTotal: 1500})
+	m := newManager(t, sessions.Config{SpoolTotal: 1500, MemoryMax: 100})
 	ctx := context.Background()
 	var ps []*sessions.Process
 	for range 2 {
@@ -432,6 +433,50 @@ func TestSpoolTotalDropsOldest(t *testing.T) {
 	}
 	if slicesContains(names, ps[0].ID()+".stdout") || !slicesContains(names, ps[1].ID()+".stdout") {
 		t.Fatalf("spool files %v: want the oldest dropped", names)
+	}
+}
+
+// TestSpoolCreatedWhenOutgrown: a stream that fits in memory gets no spool
+// file, within its call or handed off; once it outgrows its tail the file
+// is created and holds every byte from the start, the ones printed before
+// included.
+func TestSpoolCreatedWhenOutgrown(t *testing.T) {
+	m := newManager(t, sessions.Config{MemoryMax: 100})
+	ctx := context.Background()
+	res, p, err := m.RunOn(ctx, "alice", m.Local(), exec.Command{Shell: "printf small"}, 10*time.Second)
+	if err != nil || p != nil || string(res.Stdout.Data) != "small" {
+		t.Fatalf("within the call: %v %v %q", err, p, res.Stdout.Data)
+	}
+	if ents, _ := os.ReadDir(m.SpoolDir()); len(ents) != 0 {
+		t.Fatalf("spool files for a small output: %v", ents)
+	}
+	// Handed off with 40 bytes printed, then 400 more once it is read.
+	_, p, err = m.RunOn(ctx, "alice", m.Local(), exec.Command{
+		Shell: "printf '%040d' 0; read x; printf '%0400d' 1", Timeout: 20 * time.Second}, 300*time.Millisecond)
+	if err != nil || p == nil {
+		t.Fatalf("not handed off: %v", err)
+	}
+	rr, err := p.Read(ctx, sessions.ReadRequest{Stream: exec.Stdout, Wait: 5 * time.Second})
+	if err != nil || rr.Stdout.Total != 40 {
+		t.Fatalf("first read: %v %+v", err, rr.Stdout)
+	}
+	if ents, _ := os.ReadDir(m.SpoolDir()); len(ents) != 0 {
+		t.Fatalf("spool files while the output fits in memory: %v", ents)
+	}
+	if _, err := p.Write(ctx, []byte("go\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%040d%0400d", 0, 1)
+	rr, err = p.Read(ctx, sessions.ReadRequest{Stream: exec.Stdout, Max: 1000})
+	if err != nil || string(rr.Stdout.Data) != want || rr.Stdout.Skipped != 0 {
+		t.Fatalf("whole stream: %v skipped %d %q", err, rr.Stdout.Skipped, rr.Stdout.Data)
+	}
+	fi, err := os.Stat(filepath.Join(m.SpoolDir(), p.ID()+".stdout"))
+	if err != nil || fi.Size() != int64(len(want)) || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("spool file: %v %v", err, fi)
 	}
 }
 

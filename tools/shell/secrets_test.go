@@ -157,8 +157,9 @@ func TestSecretsLocal(t *testing.T) {
 		}
 	}
 
-	// A background process: its spool file is scrubbed too.
-	res = callTool(t, c, "execute_command", map[string]any{"command": `sleep 0.5; echo "bg:$API_KEY"; echo done`,
+	// A background process: its spool file is scrubbed too. (A stream gets
+	// a file once it outgrows the 64 KiB kept in memory.)
+	res = callTool(t, c, "execute_command", map[string]any{"command": `sleep 0.5; echo "bg:$API_KEY"; head -c 70000 /dev/zero | tr '\0' x; echo; echo done`,
 		"secrets": map[string]any{"API_KEY": "api"}, "wait_seconds": 0})
 	if id, _ := structured(t, res)["process_id"].(string); id == "" {
 		t.Fatalf("no background process: %s", text(res))
