@@ -31,6 +31,9 @@ func memory(ctx context.Context, b *bench) error {
 	size := pick(b, 20<<20, stormFullBytes)
 	samples := map[string][]float64{}
 	sides := []string{"rigout", "floor"}
+	if b.base != "" {
+		sides = append(sides, "base")
+	}
 	for r := 0; r < rounds && ctx.Err() == nil; r++ {
 		for i := range sides {
 			side := sides[(i+r)%len(sides)]
@@ -65,6 +68,12 @@ func memory(ctx context.Context, b *bench) error {
 	b.res.AddRow(Row{Scenario: "6", Name: name, Unit: "MiB", Better: "lower", Stat: "median", Note: note,
 		Floor: "floorserver keeping the first 1 MiB of each stream", Target: "rigout < 64 MiB",
 		RigoutSeries: "6/storm/rigout", FloorSeries: "6/storm/floor"})
+	if b.base != "" {
+		b.res.AddRow(Row{Scenario: "6", Name: "idle RSS: this tree vs --base", Unit: "MiB", Better: "lower", Stat: "median",
+			Floor: "the --base binary", Note: "--base " + b.base, RigoutSeries: "6/idle/rigout", FloorSeries: "6/idle/base"})
+		b.res.AddRow(Row{Scenario: "6", Name: "storm peak above idle: this tree vs --base", Unit: "MiB", Better: "lower", Stat: "median",
+			Floor: "the --base binary", Note: "--base " + b.base, RigoutSeries: "6/storm/rigout", FloorSeries: "6/storm/base"})
+	}
 	return nil
 }
 
@@ -72,9 +81,12 @@ func memory(ctx context.Context, b *bench) error {
 // its peak RSS above idle during the storm, in MiB.
 func memoryRound(ctx context.Context, b *bench, side string, size int) (idle, above float64, err error) {
 	var p *proc
-	if side == "rigout" {
+	switch side {
+	case "rigout":
 		p, err = b.startServe(ctx, "rigout serve", true)
-	} else {
+	case "base":
+		p, err = b.startServeOf(ctx, b.base, "base rigout serve", true)
+	default:
 		p, err = b.startFloor(ctx)
 	}
 	if err != nil {

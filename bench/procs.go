@@ -170,11 +170,16 @@ func newToken() string {
 // always on, as in the shipped binary.
 // Extra arguments are appended to the command line.
 func (b *bench) startServe(ctx context.Context, name string, withAuth bool, extra ...string) (*proc, error) {
+	return b.startServeOf(ctx, b.rigout, name, withAuth, extra...)
+}
+
+// startServeOf is startServe with another rigout binary (--base).
+func (b *bench) startServeOf(ctx context.Context, bin, name string, withAuth bool, extra ...string) (*proc, error) {
 	state, err := os.MkdirTemp(b.tmp, "state-")
 	if err != nil {
 		return nil, err
 	}
-	argv := append([]string{b.rigout, "serve", "--addr", "127.0.0.1:0", "--log-level", "warn", "--workdir", b.tmp}, extra...)
+	argv := append([]string{bin, "serve", "--addr", "127.0.0.1:0", "--log-level", "warn", "--workdir", b.tmp}, extra...)
 	env := baseEnv("RIGOUT_STATE_DIR=" + state)
 	token := ""
 	if withAuth {
