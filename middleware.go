@@ -220,7 +220,7 @@ func (g *Gateway) mask(set *redact.Set, res *mcp.CallToolResult) *mcp.CallToolRe
 			}
 		}
 	}
-	if res.StructuredContent != nil {
+	if res.StructuredContent != nil && !maskClean(set, res.StructuredContent) {
 		b, err := json.Marshal(res.StructuredContent)
 		if err != nil {
 			res.StructuredContent = nil
@@ -239,7 +239,8 @@ func (g *Gateway) mask(set *redact.Set, res *mcp.CallToolResult) *mcp.CallToolRe
 	return res
 }
 
-// maskStrings redacts every string in a decoded JSON value, in place, and
+// maskStrings redacts every string in a decoded JSON value (object keys
+// included), in place, and
 // reports whether any changed.
 func maskStrings(set *redact.Set, v *any) bool {
 	changed := false
@@ -258,6 +259,10 @@ func maskStrings(set *redact.Set, v *any) bool {
 		for k, e := range x {
 			if maskStrings(set, &e) {
 				x[k], changed = e, true
+			}
+			if m := set.Redact(k); m != k { // keys are text too
+				delete(x, k)
+				x[m], changed = e, true
 			}
 		}
 	}

@@ -25,46 +25,73 @@ func coldStart(ctx context.Context, b *bench) error {
 		return err
 	}
 	state := filepath.Join(b.tmp, "cold-state")
+	baseState := filepath.Join(b.tmp, "cold-state-base")
 	n := pick(b, 15, 200)
-	if _, err := b.startStdioOnce(ctx, state); err != nil { // creates the ledger
+	if _, err := b.startStdioOnce(ctx, b.rigout, state); err != nil { // creates the ledger
 		return err
+	}
+	if b.base != "" {
+		if _, err := b.startStdioOnce(ctx, b.base, baseState); err != nil {
+			return fmt.Errorf("--base: %w", err)
+		}
 	}
 	if _, err := startTrue(); err != nil {
 		return err
 	}
-	var rig, floor []float64
+	sides := []string{"rigout", "floor"}
+	if b.base != "" {
+		sides = append(sides, "base")
+	}
+	samples := map[string][]float64{}
 	for i := 0; i < n && ctx.Err() == nil; i++ {
-		// A B, then B A: neither side always runs first.
-		for k := range 2 {
-			if (i+k)%2 == 0 {
-				d, err := b.startStdioOnce(ctx, state)
-				if err != nil {
-					return err
-				}
-				rig = append(rig, ms(d))
-			} else {
-				d, err := startTrue()
-				if err != nil {
-					return err
-				}
-				floor = append(floor, ms(d))
+		// A B (C), then B (C) A, …: no side always runs first.
+		round := map[string]float64{}
+		for k := range sides {
+			var d time.Duration
+			var err error
+			switch side := sides[(i+k)%len(sides)]; side {
+			case "rigout":
+				d, err = b.startStdioOnce(ctx, b.rigout, state)
+			case "base":
+				d, err = b.startStdioOnce(ctx, b.base, baseState)
+			default:
+				d, err = startTrue()
 			}
+			if err != nil {
+				if ctx.Err() != nil {
+					break
+				}
+				return err
+			}
+			round[sides[(i+k)%len(sides)]] = ms(d)
+		}
+		if len(round) < len(sides) {
+			break // keep only complete rounds, so that the series stay paired
+		}
+		for side, v := range round {
+			samples[side] = append(samples[side], v)
 		}
 	}
-	b.res.AddSeries("1/rigout-stdio-initialize", "ms", rig)
-	b.res.AddSeries("1/floor-true", "ms", floor)
+	b.res.AddSeries("1/rigout-stdio-initialize", "ms", samples["rigout"])
+	b.res.AddSeries("1/floor-true", "ms", samples["floor"])
 	b.res.AddRow(Row{Scenario: "1", Name: "cold start: process start → initialize answered over stdio", Unit: "ms", Better: "lower",
 		Stat: "median", Floor: "starting `true`", Target: "rigout < 20 ms",
 		RigoutSeries: "1/rigout-stdio-initialize", FloorSeries: "1/floor-true"})
+	if b.base != "" {
+		b.res.AddSeries("1/base-stdio-initialize", "ms", samples["base"])
+		b.res.AddRow(Row{Scenario: "1", Name: "cold start: this tree vs --base", Unit: "ms", Better: "lower",
+			Stat: "median", Floor: "the --base binary", Note: "--base " + b.base,
+			RigoutSeries: "1/rigout-stdio-initialize", FloorSeries: "1/base-stdio-initialize"})
+	}
 	return nil
 }
 
-// startStdioOnce starts `rigout stdio`, sends initialize and returns the
+// startStdioOnce starts `rigout stdio` from bin, sends initialize and returns the
 // time until the answer arrived. The process is then told to stop by
 // closing its stdin, and killed by its PID if it has not exited within
 // stopTimeout.
-func (b *bench) startStdioOnce(ctx context.Context, state string) (time.Duration, error) {
-	cmd := osexec.Command(b.rigout, "stdio", "--log-level", "error", "--workdir", b.tmp)
+func (b *bench) startStdioOnce(ctx context.Context, bin, state string) (time.Duration, error) {
+	cmd := osexec.Command(bin, "stdio", "--log-level", "error", "--workdir", b.tmp)
 	cmd.Env = baseEnv("RIGOUT_STATE_DIR=" + state)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

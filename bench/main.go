@@ -58,6 +58,7 @@ type options struct {
 	out   string
 	only  map[string]bool // scenario IDs to run; nil means all
 	rev   string
+	base  string // a rigout binary to measure beside this tree's in scenarios 1 and 6
 }
 
 // run parses the flags, runs every scenario and writes the results. It
@@ -69,6 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "directory for the results (default bench/results in the repository)")
 	only := fs.String("only", "", "comma-separated scenario numbers to run, e.g. 2,3 (default all)")
 	rev := fs.String("rev", "", "source revision to record in the results (default: git describe of the repository)")
+	base := fs.String("base", "", "a rigout binary (e.g. built from main) that scenarios 1 and 6 also measure, interleaved with this tree's, and compare against")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -82,6 +84,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	opts := options{quick: *quick, out: *out, rev: *rev}
+	if *base != "" {
+		abs, err := filepath.Abs(*base)
+		if err == nil {
+			_, err = os.Stat(abs)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: --base: %v\n", err)
+			return 2
+		}
+		opts.base = abs
+	}
 	if opts.out == "" {
 		opts.out = filepath.Join(root, "bench", "results")
 	}
@@ -119,7 +132,7 @@ func execute(ctx context.Context, opts options, root, command string, list []sce
 	res := newResults(mode, command, time.Now())
 	res.Revision = opts.rev
 	res.Machine = machine()
-	b := &bench{quick: opts.quick, root: root, tmp: tmp, res: res, log: stderr}
+	b := &bench{quick: opts.quick, root: root, tmp: tmp, res: res, log: stderr, base: opts.base}
 
 	// Build before any budget starts, so that a slow compile on a busy
 	// machine does not eat a scenario's time.
@@ -236,7 +249,7 @@ func scenarios() []scenario {
 		{ID: "3", Title: "HTTP throughput", Quick: 30 * time.Second, Full: 4 * time.Minute, Run: throughput, NeedsBuild: true},
 		{ID: "4", Title: "validator", Quick: 4 * time.Second, Full: 40 * time.Second, Run: validator},
 		{ID: "5", Title: "audit ledger", Quick: 7 * time.Second, Full: time.Minute, Run: auditLedger},
-		{ID: "6", Title: "memory", Quick: 22 * time.Second, Full: 2 * time.Minute, Run: memory, NeedsBuild: true},
+		{ID: "6", Title: "memory", Quick: 40 * time.Second, Full: 3 * time.Minute, Run: memory, NeedsBuild: true},
 		{ID: "7", Title: "SSH: warm call, fresh call, fan-out", Quick: 18 * time.Second, Full: 2 * time.Minute, Run: sshScenario, NeedsBuild: true},
 		{ID: "8", Title: "file transfer: 1 GiB up and down vs OpenSSH sftp", NotYet: "measured by go test -run '^$' -bench TransferVsOpenSSH -benchtime 1x ./tools/files in the root module (interleaved with OpenSSH sftp); not yet a bench scenario."},
 		{ID: "9", Title: "kernel sandbox: sandboxed vs unsandboxed local call", Quick: 5 * time.Second, Full: 40 * time.Second, Run: sandboxCost, NeedsBuild: true},
@@ -257,6 +270,7 @@ type bench struct {
 	buildOnce sync.Once
 	buildErr  error
 	rigout    string // binary built from ./cmd/rigout
+	base      string // --base: another rigout binary to compare against, or ""
 	floor     string // binary built from bench/floorserver
 }
 

@@ -31,10 +31,13 @@ func memory(ctx context.Context, b *bench) error {
 	size := pick(b, 20<<20, stormFullBytes)
 	samples := map[string][]float64{}
 	sides := []string{"rigout", "floor"}
+	if b.base != "" {
+		sides = append(sides, "base")
+	}
 	for r := 0; r < rounds && ctx.Err() == nil; r++ {
 		for i := range sides {
 			side := sides[(i+r)%len(sides)]
-			idle, above, err := memoryRound(ctx, b, side, size)
+			idle, anon, above, err := memoryRound(ctx, b, side, size)
 			if err != nil {
 				if ctx.Err() != nil {
 					break // the budget ran out: keep the complete rounds
@@ -42,6 +45,7 @@ func memory(ctx context.Context, b *bench) error {
 				return fmt.Errorf("%s: %w", side, err)
 			}
 			samples["6/idle/"+side] = append(samples["6/idle/"+side], idle)
+			samples["6/idle-anon/"+side] = append(samples["6/idle-anon/"+side], anon)
 			samples["6/storm/"+side] = append(samples["6/storm/"+side], above)
 		}
 	}
@@ -57,6 +61,8 @@ func memory(ctx context.Context, b *bench) error {
 	}
 	b.res.AddRow(Row{Scenario: "6", Name: "idle RSS of `rigout serve` after 10 calls", Unit: "MiB", Better: "lower", Stat: "median",
 		Floor: "floorserver (plain net/http)", Target: "rigout < 20 MiB", RigoutSeries: "6/idle/rigout", FloorSeries: "6/idle/floor"})
+	b.res.AddRow(Row{Scenario: "6", Name: "idle anonymous RSS (RssAnon: heap, stacks, runtime; the rest is the binary's mapped file pages)", Unit: "MiB", Better: "lower", Stat: "median",
+		Floor: "floorserver (plain net/http)", RigoutSeries: "6/idle-anon/rigout", FloorSeries: "6/idle-anon/floor"})
 	name := fmt.Sprintf("peak RSS above idle, %d concurrent commands each printing %d MiB", stormCommands, size>>20)
 	note := ""
 	if size != stormFullBytes {
@@ -65,45 +71,61 @@ func memory(ctx context.Context, b *bench) error {
 	b.res.AddRow(Row{Scenario: "6", Name: name, Unit: "MiB", Better: "lower", Stat: "median", Note: note,
 		Floor: "floorserver keeping the first 1 MiB of each stream", Target: "rigout < 64 MiB",
 		RigoutSeries: "6/storm/rigout", FloorSeries: "6/storm/floor"})
+	if b.base != "" {
+		b.res.AddRow(Row{Scenario: "6", Name: "idle RSS: this tree vs --base", Unit: "MiB", Better: "lower", Stat: "median",
+			Floor: "the --base binary", Note: "--base " + b.base, RigoutSeries: "6/idle/rigout", FloorSeries: "6/idle/base"})
+		b.res.AddRow(Row{Scenario: "6", Name: "idle anonymous RSS: this tree vs --base", Unit: "MiB", Better: "lower", Stat: "median",
+			Floor: "the --base binary", Note: "--base " + b.base, RigoutSeries: "6/idle-anon/rigout", FloorSeries: "6/idle-anon/base"})
+		b.res.AddRow(Row{Scenario: "6", Name: "storm peak above idle: this tree vs --base", Unit: "MiB", Better: "lower", Stat: "median",
+			Floor: "the --base binary", Note: "--base " + b.base, RigoutSeries: "6/storm/rigout", FloorSeries: "6/storm/base"})
+	}
 	return nil
 }
 
-// memoryRound starts one server, warms it up, and returns its idle RSS and
-// its peak RSS above idle during the storm, in MiB.
-func memoryRound(ctx context.Context, b *bench, side string, size int) (idle, above float64, err error) {
+// memoryRound starts one server, warms it up, and returns its idle RSS,
+// the anonymous part of it, and its peak RSS above idle during the storm,
+// in MiB.
+func memoryRound(ctx context.Context, b *bench, side string, size int) (idle, anon, above float64, err error) {
 	var p *proc
-	if side == "rigout" {
+	switch side {
+	case "rigout":
 		p, err = b.startServe(ctx, "rigout serve", true)
-	} else {
+	case "base":
+		p, err = b.startServeOf(ctx, b.base, "base rigout serve", true)
+	default:
 		p, err = b.startFloor(ctx)
 	}
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer p.stop()
 	c, err := httpClient(ctx, p.url, p.token)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer c.Close()
 	warm := toolRequest("execute_command", map[string]any{"argv": []string{"true"}})
 	for range 10 {
 		if _, err := callTool(ctx, c, warm); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 	}
 	if err := sleep(ctx, time.Second); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	idleKiB, err := rssKiB(p.pid(), "VmRSS")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
+	}
+	anonKiB, err := rssKiB(p.pid(), "RssAnon")
+	if err != nil {
+		return 0, 0, 0, err
 	}
 	peakKiB, err := storm(ctx, c, p.pid(), size)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	return float64(idleKiB) / 1024, float64(peakKiB-idleKiB) / 1024, nil
+	return float64(idleKiB) / 1024, float64(anonKiB) / 1024, float64(peakKiB-idleKiB) / 1024, nil
 }
 
 // storm runs stormCommands concurrent commands printing size bytes each

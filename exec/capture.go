@@ -2,6 +2,7 @@ package exec
 
 import (
 	"io"
+	"slices"
 	"sync"
 )
 
@@ -21,6 +22,7 @@ type capture struct {
 	mu    sync.Mutex
 	buf   []byte // the whole stream while it fits; then its head
 	tail  []byte // ring buffer of the last bytes once the stream overflowed
+	arr   []byte // once overflowed: the one array holding head, then tail
 	w     int    // next write position in tail
 	full  bool   // the ring has wrapped at least once
 	total int64
@@ -123,6 +125,7 @@ func (c *capture) store(p []byte) (int, error) {
 			c.buf = append(c.buf, p[:k]...)
 			p = p[k:]
 		}
+		c.arr = c.buf[:c.max:c.max]
 		c.tail = c.buf[head:c.max:c.max]
 		c.w = len(c.buf) - head
 		if c.w == len(c.tail) {
@@ -158,7 +161,10 @@ func (c *capture) ringWrite(p []byte) {
 }
 
 // output flushes the Scrub filter, if any, and returns what was kept. It
-// is called once the stream has ended.
+// is called once the stream has ended. Head and tail share one array (see
+// store), so the ring is rotated into order in place rather than copied:
+// the kept output is held once, however long the stream was. Calling it
+// again returns the same.
 func (c *capture) output() Output {
 	if c.in != nil {
 		c.closeIn.Do(func() { c.in.Close() })
@@ -168,16 +174,22 @@ func (c *capture) output() Output {
 	if c.tail == nil {
 		return Output{Data: c.buf, Total: c.total}
 	}
-	data := make([]byte, 0, len(c.buf)+len(c.tail))
-	data = append(data, c.buf...)
+	head := len(c.buf)
+	var data []byte
 	if c.full {
-		data = append(data, c.tail[c.w:]...)
+		// tail[w:] is the oldest part: rotate it to the front.
+		slices.Reverse(c.tail[:c.w])
+		slices.Reverse(c.tail[c.w:])
+		slices.Reverse(c.tail)
+		c.w = 0
+		data = c.arr
+	} else {
+		data = c.arr[:head+c.w]
 	}
-	data = append(data, c.tail[:c.w]...)
 	return Output{
 		Data:    data,
 		Total:   c.total,
 		Dropped: c.total - int64(len(data)),
-		Head:    len(c.buf),
+		Head:    head,
 	}
 }

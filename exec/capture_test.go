@@ -114,3 +114,42 @@ func TestCapturePropertyLarge(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureOutputInPlace checks that a stream over the cap is returned
+// from the capture's own array, rotated in place rather than copied (the
+// kept output is held once), and that asking again gives the same.
+func TestCaptureOutputInPlace(t *testing.T) {
+	for _, total := range []int{100 << 10, 100<<10 + 7, 300 << 10} { // wrapped or not
+		max := 128 << 10
+		c := newCapture(max, Stdout, nil)
+		var all []byte
+		for i := 0; len(all) < total; i++ {
+			p := bytes.Repeat([]byte{byte('a' + i%26)}, min(9<<10, total-len(all)))
+			c.Write(p)
+			all = append(all, p...)
+		}
+		if total <= max {
+			continue
+		}
+		allocs := testing.AllocsPerRun(1, func() { c.output() })
+		out := c.output()
+		head := max / 2
+		want := append(append([]byte{}, all[:head]...), all[len(all)-(max-head):]...)
+		if !bytes.Equal(out.Data, want) {
+			t.Fatalf("%d bytes: kept data differs from the reference", total)
+		}
+		if allocs != 0 {
+			t.Errorf("%d bytes: output allocated %v times, want 0 (rotate in place)", total, allocs)
+		}
+		if &out.Data[0] != &c.arr[0] {
+			t.Errorf("%d bytes: output is a copy, not the capture's array", total)
+		}
+	}
+	// Over the cap without wrapping the ring.
+	c := newCapture(10, Stdout, nil)
+	c.Write([]byte("abcdefghijk")) // 11 bytes: head abcde, the last 5 in the ring, f dropped
+	out1, out2 := c.output(), c.output()
+	if string(out1.Data) != "abcdeghijk" || string(out2.Data) != string(out1.Data) {
+		t.Fatalf("got %q then %q, want abcdeghijk twice", out1.Data, out2.Data)
+	}
+}

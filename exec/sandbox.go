@@ -189,11 +189,16 @@ type Sandbox struct {
 	abi    int
 	abiErr error
 
+	// ready is closed once the first ruleset is built (or failed): NewSandbox
+	// builds it in the background, and everything that needs it waits.
+	ready chan struct{}
+
 	// mu protects the following; restricting holds it for reading.
-	mu     sync.RWMutex
-	rs     ruleset // the current ruleset, if built
-	plan   *sandboxPlan
-	closed bool
+	mu       sync.RWMutex
+	rs       ruleset // the current ruleset, if built
+	plan     *sandboxPlan
+	closed   bool
+	buildErr error // why the last build failed, while plan is nil
 
 	// launchMu protects the following. Under mu held for reading, next
 	// is confined by the current ruleset; rebuilds and Close dismiss it.
@@ -234,7 +239,8 @@ type SandboxStatus struct {
 	Ptrace bool
 	// NonDumpable reports that the gateway process was made non-dumpable.
 	NonDumpable bool
-	// Missing lists configured paths that do not exist (yet).
+	// Missing lists configured paths that do not exist (yet), as of the
+	// latest ruleset: empty until the first is built (see Sandbox.Ready).
 	Missing []string
 	// Unenforced lists, in words, what this kernel does not enforce.
 	Unenforced []string
@@ -259,11 +265,19 @@ var ErrSandboxABI = errors.New("exec: sandbox: Landlock ABI too old")
 // ErrSandboxClosed means the Sandbox was closed.
 var ErrSandboxClosed = errors.New("exec: sandbox: closed")
 
-// NewSandbox checks the kernel's Landlock ABI and builds the ruleset for
-// cfg. Without Landlock it returns a Sandbox that enforces nothing and
-// says so in Status, unless cfg.RequireABI asks for more, in which case it
-// returns an error wrapping ErrSandboxABI. A path that cannot be resolved
-// for another reason than not existing is an error.
+// NewSandbox checks the kernel's Landlock ABI and cfg's paths, and starts
+// building the ruleset for cfg. Without Landlock it returns a Sandbox that
+// enforces nothing and says so in Status, unless cfg.RequireABI asks for
+// more, in which case it returns an error wrapping ErrSandboxABI. A path
+// that cannot be resolved for another reason than not existing is an
+// error.
+//
+// The ruleset itself — a walk of the protected roots' directories, a few
+// milliseconds on a typical system — is built in the background, so that
+// a gateway starts without waiting for it: the first command waits
+// instead, and runs only inside it. Should that build fail (a directory
+// that cannot be read), commands fail with its error until a rebuild
+// succeeds; Ready waits for the build and returns the error.
 func NewSandbox(cfg SandboxConfig) (*Sandbox, error) {
 	c := cfg
 	c.Protected = slices.Clone(cfg.Protected)
@@ -271,7 +285,7 @@ func NewSandbox(cfg SandboxConfig) (*Sandbox, error) {
 	c.Sealed = slices.Clone(cfg.Sealed)
 	c.Hidden = slices.Clone(cfg.Hidden)
 	c.ReadOnly = slices.Clone(cfg.ReadOnly)
-	s := &Sandbox{cfg: c}
+	s := &Sandbox{cfg: c, ready: make(chan struct{})}
 	s.abi, s.abiErr = landlockABI()
 	if c.RequireABI > 0 && s.abi < c.RequireABI {
 		why := fmt.Sprintf("have %d, need %d", s.abi, c.RequireABI)
@@ -281,17 +295,37 @@ func NewSandbox(cfg SandboxConfig) (*Sandbox, error) {
 		return nil, fmt.Errorf("%w: %s", ErrSandboxABI, why)
 	}
 	if s.abi == 0 {
+		close(s.ready)
 		return s, nil
 	}
 	if err := protectProcess(); err != nil {
 		return nil, fmt.Errorf("exec: sandbox: make the gateway non-dumpable: %w", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.rebuildLocked(); err != nil {
+	if _, _, err := planTree(c); err != nil {
 		return nil, err
 	}
+	go func() {
+		defer close(s.ready)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.buildErr = s.rebuildLocked()
+	}()
 	return s, nil
+}
+
+// Ready waits until the first ruleset is built and returns the error that
+// keeps s from having one, if any. A nil Sandbox is ready.
+func (s *Sandbox) Ready() error {
+	if s == nil {
+		return nil
+	}
+	<-s.ready
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.plan == nil && s.abi > 0 {
+		return s.buildErr
+	}
+	return nil
 }
 
 // Status reports what s enforces on this kernel. A nil Sandbox enforces
@@ -341,6 +375,7 @@ func (s *Sandbox) Close() error {
 	if s == nil {
 		return nil
 	}
+	<-s.ready
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.launchMu.Lock()
@@ -353,6 +388,7 @@ func (s *Sandbox) Close() error {
 // Refresh rebuilds the ruleset now, re-reading the directories it
 // enumerates. Run does this by itself when one of them changed.
 func (s *Sandbox) Refresh() error {
+	<-s.ready
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -378,6 +414,7 @@ func (s *Sandbox) SetConfig(cfg SandboxConfig) error {
 	c.Sealed = slices.Clone(cfg.Sealed)
 	c.Hidden = slices.Clone(cfg.Hidden)
 	c.ReadOnly = slices.Clone(cfg.ReadOnly)
+	<-s.ready
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -406,7 +443,7 @@ func (s *Sandbox) rebuildLocked() error {
 		return err
 	}
 	_ = s.rs.close()
-	s.rs, s.plan = rs, p
+	s.rs, s.plan, s.buildErr = rs, p, nil
 	s.dismissLocked(false)
 	return nil
 }
@@ -421,6 +458,9 @@ const mtimeGrain = 20 * time.Millisecond
 // time, so a plan that read a directory changed that recently is
 // rebuilt once, a tick later.
 func (p *sandboxPlan) fresh() bool {
+	if p == nil {
+		return false // never built: build it now
+	}
 	settled := time.Since(p.built) > mtimeGrain
 	for _, w := range p.watch {
 		fi, err := os.Stat(w.path)
@@ -521,10 +561,25 @@ type planNode struct {
 // planSandbox computes the rules that grant everything except what cfg
 // withholds, for the rights in handled.
 func planSandbox(cfg SandboxConfig, handled uint64) (*sandboxPlan, error) {
-	p := &sandboxPlan{built: time.Now()}
-	root := &planNode{name: "/", isDir: true}
+	p, root, err := planTree(cfg)
+	if err != nil {
+		return nil, err
+	}
+	watch := p.watcher()
+	if err := p.walk(root, "/", handled, 0, watch); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// watcher returns the function that adds a directory to p's watch list,
+// once.
+func (p *sandboxPlan) watcher() func(string) {
 	watched := map[string]bool{}
-	watch := func(dir string) {
+	for _, w := range p.watch {
+		watched[w.path] = true
+	}
+	return func(dir string) {
 		if watched[dir] {
 			return
 		}
@@ -533,6 +588,14 @@ func planSandbox(cfg SandboxConfig, handled uint64) (*sandboxPlan, error) {
 			p.watch = append(p.watch, watchedDir{dir, fi.ModTime()})
 		}
 	}
+}
+
+// planTree resolves cfg's paths into the tree the walk starts from: the
+// cheap half of planning, where a path that cannot be resolved is found.
+func planTree(cfg SandboxConfig) (*sandboxPlan, *planNode, error) {
+	p := &sandboxPlan{built: time.Now()}
+	root := &planNode{name: "/", isDir: true}
+	watch := p.watcher()
 	add := func(paths []string, kind pathKind) error {
 		for _, raw := range paths {
 			path, exists, err := resolvePath(raw)
@@ -589,13 +652,10 @@ func planSandbox(cfg SandboxConfig, handled uint64) (*sandboxPlan, error) {
 		kind  pathKind
 	}{{cfg.Protected, kindProtected}, {cfg.Sealed, kindSealed}, {cfg.Critical, kindCritical}, {cfg.Hidden, kindHidden}, {cfg.ReadOnly, kindReadOnly}} {
 		if err := add(set.paths, set.kind); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	if err := p.walk(root, "/", handled, 0, watch); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return p, root, nil
 }
 
 func (k pathKind) String() string {

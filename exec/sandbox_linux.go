@@ -125,8 +125,11 @@ func (s *Sandbox) start(c *osexec.Cmd) (enforced bool, err error) {
 }
 
 // launcher returns a confined thread for one command built from the
-// current ruleset: the one prepared in advance, or a new one.
+// current ruleset: the one prepared in advance, or a new one. A ruleset
+// that was never built (its first build failed) is built now, and the
+// command fails if that fails again.
 func (s *Sandbox) launcher() (*launcher, error) {
+	<-s.ready // the first ruleset, built in the background by NewSandbox
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()

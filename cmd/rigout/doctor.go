@@ -389,6 +389,10 @@ func (d *doctor) sandbox() {
 		return
 	}
 	defer sb.Close()
+	if err := sb.Ready(); err != nil {
+		d.add("kernel sandbox", "fail", err.Error(), "rigout doctor --json   (the sandbox paths come from the policy's protected_roots and critical_files)")
+		return
+	}
 	st := sb.Status()
 	switch {
 	case !st.Enforced:

@@ -38,5 +38,12 @@ func (c *common) sandbox(policy *validate.Policy, logger *slog.Logger) (*exec.Sa
 		logger.Warn("sandbox: " + n)
 	}
 	logger.Info("sandbox", "status", sb.Status().String())
+	// The ruleset is built in the background; a failure shows here, and
+	// each local command fails with it until a rebuild succeeds.
+	go func() {
+		if err := sb.Ready(); err != nil {
+			logger.Error("sandbox: building the ruleset failed: local commands fail until it can be built", "err", err)
+		}
+	}()
 	return sb, nil
 }

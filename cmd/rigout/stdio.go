@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
@@ -46,13 +47,17 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	p := auth.Principal{Name: "stdio", Transport: auth.TransportStdio, Scopes: auth.FullScopes()}
 	p.Scopes.Bypass = *allowBypass
-	gw, err := c.gateway(logger, ledger, &p)
+	// server.start is committed while the gateway is assembled and the
+	// client's handshake answered; every later row waits for it.
+	gated := openStartGate(ctx, ledger, audit.Event{Type: audit.TypeServerStart, Time: time.Now().UTC(),
+		Principal: p.Name, Transport: p.Transport, Status: audit.StatusOK}, logger)
+	defer gated.wait() // before the ledger closes
+	gw, err := c.gateway(logger, gated, &p)
 	if err != nil {
 		fmt.Fprintf(stderr, "rigout stdio: %v\n", err)
 		return 1
 	}
 	defer gw.Close()
-	_ = gw.RecordEvent(ctx, audit.Event{Type: audit.TypeServerStart, Principal: p.Name, Transport: p.Transport, Status: audit.StatusOK})
 	defer gw.RecordEvent(context.WithoutCancel(ctx), audit.Event{Type: audit.TypeServerStop, Principal: p.Name, Transport: p.Transport, Status: audit.StatusOK})
 
 	err = transport.ServeStdio(ctx, gw.MCPServer(), stdin, stdout, transport.StdioConfig{

@@ -273,7 +273,7 @@ func (f *Family) commandResult(call *rigout.Call, host, command string, res exec
 		o.Unsandboxed = res.Unsandboxed
 	}
 
-	stdout, stderr := outputText(res.Stdout), outputText(res.Stderr)
+	outParts, errParts := outputParts(res.Stdout), outputParts(res.Stderr)
 	failed := res.ExitCode != 0 || res.TimedOut || res.Canceled
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "$ %s\n", showCommand(command))
@@ -302,20 +302,13 @@ func (f *Family) commandResult(call *rigout.Call, host, command string, res exec
 	if res.Orphans > 0 {
 		fmt.Fprintf(&sb, "ended %d background process(es) the command left behind (no process outlives its call)\n", res.Orphans)
 	}
-	if stdout == "" && stderr == "" {
+	if len(outParts) == 0 && len(errParts) == 0 {
 		sb.WriteString("(no output)\n")
 	}
-	if stdout != "" {
-		sb.WriteByte('\n')
-		writeStream(&sb, "stdout", stdout)
-	}
-	if stderr != "" {
-		sb.WriteByte('\n')
-		writeStream(&sb, "stderr", stderr)
-	}
+	text, stdout, stderr := joinStreams(sb.String(), outParts, errParts)
 
 	return &mcp.CallToolResult{
-		Content: []mcp.Content{mcp.NewTextContent(sb.String())},
+		Content: []mcp.Content{mcp.NewTextContent(text)},
 		StructuredContent: commandResult{
 			Host:          host,
 			Route:         res.Route,
@@ -339,14 +332,61 @@ func (f *Family) commandResult(call *rigout.Call, host, command string, res exec
 
 // outputText renders one captured stream: cleaned, redacted, and with a
 // marker where the cap dropped the middle.
-func outputText(o exec.Output) string {
+func outputText(o exec.Output) string { return strings.Join(outputParts(o), "") }
+
+// outputParts renders one captured stream as the pieces of outputText,
+// none empty, so that a result can copy them once into its text: the
+// whole stream, or its head, the marker and its tail (cleaned and redacted
+// apart, so that an escape sequence cut by the cap cannot swallow the
+// marker).
+func outputParts(o exec.Output) []string {
 	if o.Dropped == 0 {
-		return rigout.SafeText(o.Data)
+		if s := rigout.SafeText(o.Data); s != "" {
+			return []string{s}
+		}
+		return nil
 	}
-	head := rigout.SafeText(o.Data[:o.Head])
-	tail := rigout.SafeText(o.Data[o.Head:])
-	return fmt.Sprintf("%s\n[… %d bytes dropped: output over the cap keeps its first %d and last %d bytes …]\n%s",
-		head, o.Dropped, o.Head, len(o.Data)-o.Head, tail)
+	parts := []string{rigout.SafeText(o.Data[:o.Head]),
+		fmt.Sprintf("\n[… %d bytes dropped: output over the cap keeps its first %d and last %d bytes …]\n", o.Dropped, o.Head, len(o.Data)-o.Head),
+		rigout.SafeText(o.Data[o.Head:])}
+	return slices.DeleteFunc(parts, func(p string) bool { return p == "" })
+}
+
+// joinStreams builds a command result's text in one allocation of its
+// exact size: header, then each stream that has output, labelled, as
+// writeStream writes them. It returns the text and the two streams' text
+// as substrings of it, so that structuredContent shares the text's bytes
+// instead of holding the output a second time.
+func joinStreams(header string, outParts, errParts []string) (text, stdout, stderr string) {
+	size := len(header)
+	for _, s := range [][]string{outParts, errParts} {
+		if len(s) > 0 {
+			size += len("\nstdout:\n\n")
+			for _, p := range s {
+				size += len(p)
+			}
+		}
+	}
+	var sb strings.Builder
+	sb.Grow(size)
+	sb.WriteString(header)
+	var spans [2][2]int
+	for i, s := range [][]string{outParts, errParts} {
+		if len(s) == 0 {
+			continue
+		}
+		sb.WriteString([]string{"\nstdout:\n", "\nstderr:\n"}[i])
+		spans[i][0] = sb.Len()
+		for _, p := range s {
+			sb.WriteString(p)
+		}
+		spans[i][1] = sb.Len()
+		if last := s[len(s)-1]; !strings.HasSuffix(last, "\n") {
+			sb.WriteByte('\n')
+		}
+	}
+	text = sb.String()
+	return text, text[spans[0][0]:spans[0][1]], text[spans[1][0]:spans[1][1]]
 }
 
 // showCommand renders the command for a result: whole when short (every

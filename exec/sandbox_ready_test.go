@@ -1,0 +1,57 @@
+package exec_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/rigout/rigout/exec"
+)
+
+// TestSandboxReadyFirstCommand: NewSandbox returns before its ruleset is
+// built, and a command started at once still runs inside it: it cannot
+// write a critical file. A path that cannot be resolved is still refused
+// by NewSandbox itself, and Ready reports the first build, after which
+// Status lists the missing paths.
+func TestSandboxReadyFirstCommand(t *testing.T) {
+	if st := sandboxStatus(t); !st.Enforced {
+		skipOrFail(t, st.Reason)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "critical")
+	if err := os.WriteFile(file, []byte("original\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.NewSandbox(exec.SandboxConfig{Protected: []string{filepath.Join(file, "below-a-file")}}); err == nil {
+		t.Fatal("NewSandbox accepted a path below a regular file")
+	}
+	for i := range 5 { // the race between the build and the first command, several times
+		missing := filepath.Join(dir, "not-yet")
+		sb, err := exec.NewSandbox(exec.SandboxConfig{Critical: []string{file}, Protected: []string{missing}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := (&exec.Local{Sandbox: sb}).Run(context.Background(), exec.Command{Shell: "echo overwritten > " + file})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(file); string(b) != "original\n" || !res.Sandboxed || res.ExitCode == 0 {
+			t.Fatalf("round %d: first command after NewSandbox: sandboxed %v, exit %d, file now %q", i, res.Sandboxed, res.ExitCode, b)
+		}
+		if err := sb.Ready(); err != nil {
+			t.Fatal(err)
+		}
+		if m := sb.Status().Missing; !slices.Contains(m, missing) {
+			t.Fatalf("Status().Missing = %v after Ready, want %s in it", m, missing)
+		}
+		if err := sb.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var none *exec.Sandbox
+	if err := none.Ready(); err != nil {
+		t.Fatalf("nil Sandbox: Ready = %v", err)
+	}
+}
