@@ -255,7 +255,7 @@ func scenarios() []scenario {
 		{ID: "9", Title: "kernel sandbox: sandboxed vs unsandboxed local call", Quick: 5 * time.Second, Full: 40 * time.Second, Run: sandboxCost, NeedsBuild: true},
 		{ID: "10", Title: "spool write throughput of a background process", Quick: time.Second, Full: 30 * time.Second, Run: spoolThroughput},
 		{ID: "11", Title: "terminal session: warm session vs one-shot call", Quick: 900 * time.Millisecond, Full: 39 * time.Second, Run: terminalLatency, NeedsBuild: true},
-		{ID: "12", Title: "audit ledger engines: PostgreSQL vs SQLite through rigout serve", Quick: 12 * time.Second, Full: 2 * time.Minute, Run: ledgerEngines, NeedsBuild: true},
+		{ID: "12", Title: "audit ledger engines: PostgreSQL vs SQLite through rigout serve", Quick: 10 * time.Second, Full: 2 * time.Minute, Run: ledgerEngines, NeedsBuild: true},
 	}
 }
 

@@ -50,7 +50,7 @@ func ledgerEngines(ctx context.Context, b *bench) error {
 	concurrency := []int{1, 16}
 	maxC := concurrency[len(concurrency)-1]
 	rounds := pick(b, 2, 9)
-	window := pick(b, 250*time.Millisecond, time.Second)
+	window := pick(b, 200*time.Millisecond, time.Second)
 
 	type server struct {
 		key     string
