@@ -86,3 +86,55 @@ func TestRevealSecretsScope(t *testing.T) {
 		}
 	}
 }
+
+// TestCallMaskSecretsEveryContentKind: a value is masked wherever a result
+// can carry it — an embedded resource's text, URI and (base64) blob, a
+// resource link — and an image or audio block whose bytes hold it is
+// withheld whole. Downstream servers return all of these.
+func TestCallMaskSecretsEveryContentKind(t *testing.T) {
+	const secret = "kind-scoped-secret-7373"
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	tool := rigout.Tool{
+		Name: "kinds", Description: "Returns every content kind.", Risk: rigout.ReadOnly,
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(_ context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
+			if err := call.MaskSecrets(secret); err != nil {
+				t.Error(err)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				mcp.NewEmbeddedResource(mcp.TextResourceContents{URI: "file:///" + secret, Text: "key=" + secret}),
+				mcp.NewEmbeddedResource(mcp.BlobResourceContents{URI: "file:///blob", Blob: b64("\x00\x01key=" + secret + "\xff")}),
+				mcp.NewResourceLink("file:///link/"+secret, "link "+secret, "holds "+secret, "text/plain"),
+				mcp.NewImageContent(b64("\x89PNG"+secret), "image/png"),
+				mcp.NewAudioContent(b64("RIFF"+secret), "audio/wav"),
+				mcp.NewImageContent(b64("\x89PNG clean"), "image/png"),
+			}}, nil
+		},
+	}
+	c := connect(t, newGateway(t, rigout.Config{Tools: []rigout.Tool{tool}}))
+	res := callTool(t, c, "kinds", nil)
+	b, _ := json.Marshal(res)
+	for _, form := range []string{secret, b64(secret), b64("\x00\x01key=" + secret + "\xff"), b64("\x89PNG" + secret)} {
+		if strings.Contains(string(b), form) {
+			t.Fatalf("the result holds %q: %s", form, b)
+		}
+	}
+	if len(res.Content) != 6 {
+		t.Fatalf("%d content blocks, want 6: %s", len(res.Content), b)
+	}
+	blob, ok := res.Content[1].(mcp.EmbeddedResource).Resource.(mcp.BlobResourceContents)
+	if !ok {
+		t.Fatalf("block 2 is %T", res.Content[1])
+	}
+	if raw, err := base64.StdEncoding.DecodeString(blob.Blob); err != nil || string(raw) != "\x00\x01key=***\xff" {
+		t.Errorf("blob = %q, %v; want the value masked in the decoded bytes", raw, err)
+	}
+	for _, i := range []int{3, 4} {
+		if tc, ok := res.Content[i].(mcp.TextContent); !ok || !strings.Contains(tc.Text, "withheld") {
+			t.Errorf("block %d = %#v, want a text block saying it was withheld", i+1, res.Content[i])
+		}
+	}
+	if img, ok := res.Content[5].(mcp.ImageContent); !ok || img.Data != b64("\x89PNG clean") {
+		t.Errorf("the clean image changed: %#v", res.Content[5])
+	}
+}

@@ -2,6 +2,7 @@ package rigout
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -213,11 +214,8 @@ func (g *Gateway) mask(set *redact.Set, res *mcp.CallToolResult) *mcp.CallToolRe
 		return res
 	}
 	for i, c := range res.Content {
-		if t, ok := c.(mcp.TextContent); ok {
-			if m := set.Redact(t.Text); m != t.Text {
-				t.Text = m
-				res.Content[i] = t
-			}
+		if m, changed := maskContent(set, c); changed {
+			res.Content[i] = m
 		}
 	}
 	if res.StructuredContent != nil && !maskClean(set, res.StructuredContent) {
@@ -237,6 +235,88 @@ func (g *Gateway) mask(set *redact.Set, res *mcp.CallToolResult) *mcp.CallToolRe
 		}
 	}
 	return res
+}
+
+// maskContent masks one content block: text, an embedded resource's text
+// or (decoded) blob, a resource link's names, and an image or audio block
+// whose decoded bytes hold a secret, which is withheld whole (masking a
+// picture's bytes would only corrupt it). It reports whether c changed.
+func maskContent(set *redact.Set, c mcp.Content) (mcp.Content, bool) {
+	redactIn := func(p *string) bool {
+		if m := set.Redact(*p); m != *p {
+			*p = m
+			return true
+		}
+		return false
+	}
+	switch x := c.(type) {
+	case mcp.TextContent:
+		return x, redactIn(&x.Text)
+	case *mcp.TextContent:
+		t := *x
+		return &t, redactIn(&t.Text)
+	case mcp.EmbeddedResource:
+		r, changed := maskResource(set, x.Resource)
+		x.Resource = r
+		return x, changed
+	case *mcp.EmbeddedResource:
+		e := *x
+		r, changed := maskResource(set, e.Resource)
+		e.Resource = r
+		return &e, changed
+	case mcp.ResourceLink:
+		a, b, d := redactIn(&x.URI), redactIn(&x.Name), redactIn(&x.Description)
+		t := redactIn(&x.Title)
+		return x, a || b || d || t
+	case mcp.ImageContent:
+		if blobHolds(set, x.Data) {
+			return mcp.NewTextContent("[an image (" + x.MIMEType + ") was withheld: its data holds a credential's value]"), true
+		}
+	case mcp.AudioContent:
+		if blobHolds(set, x.Data) {
+			return mcp.NewTextContent("[audio (" + x.MIMEType + ") was withheld: its data holds a credential's value]"), true
+		}
+	}
+	return c, false
+}
+
+// maskResource masks a resource's URI and text, or its blob decoded,
+// masked and encoded again.
+func maskResource(set *redact.Set, r mcp.ResourceContents) (mcp.ResourceContents, bool) {
+	switch x := r.(type) {
+	case mcp.TextResourceContents:
+		u, t := set.Redact(x.URI), set.Redact(x.Text)
+		changed := u != x.URI || t != x.Text
+		x.URI, x.Text = u, t
+		return x, changed
+	case *mcp.TextResourceContents:
+		return maskResource(set, *x)
+	case mcp.BlobResourceContents:
+		changed := false
+		if u := set.Redact(x.URI); u != x.URI {
+			x.URI, changed = u, true
+		}
+		if raw, err := base64.StdEncoding.DecodeString(x.Blob); err == nil {
+			if m := set.Redact(string(raw)); m != string(raw) {
+				x.Blob, changed = base64.StdEncoding.EncodeToString([]byte(m)), true
+			}
+		} else if m := set.Redact(x.Blob); m != x.Blob {
+			x.Blob, changed = m, true
+		}
+		return x, changed
+	case *mcp.BlobResourceContents:
+		return maskResource(set, *x)
+	}
+	return r, false
+}
+
+// blobHolds reports whether base64 data, decoded (or as it is when it does
+// not decode), holds anything set masks.
+func blobHolds(set *redact.Set, data string) bool {
+	if raw, err := base64.StdEncoding.DecodeString(data); err == nil {
+		return set.Redact(string(raw)) != string(raw)
+	}
+	return set.Redact(data) != data
 }
 
 // maskStrings redacts every string in a decoded JSON value (object keys
