@@ -28,7 +28,7 @@ const (
 const maxValue = 64 << 10
 
 // ErrUnknownAlias is returned for an alias the store does not have.
-var ErrUnknownAlias = errors.New("credentials: unknown alias")
+var ErrUnknownAlias = errors.New("unknown credential alias")
 
 // Kind names a backend.
 type Kind string
@@ -175,11 +175,11 @@ func New(cfg Config) (*Store, error) {
 	s := &Store{cfg: c, aliases: map[string]alias{}, cache: map[string]cached{}}
 	for name, sp := range cfg.Aliases {
 		if !validAlias(name) {
-			return nil, fmt.Errorf("credentials: alias %q: want letters, digits, '_', '-' and '.'", name)
+			return nil, fmt.Errorf("credential alias %q: want letters, digits, '_', '-' and '.'", name)
 		}
 		k, ref, err := sp.kind()
 		if err != nil {
-			return nil, fmt.Errorf("credentials: alias %q: %w", name, err)
+			return nil, fmt.Errorf("credential alias %q: %w", name, err)
 		}
 		sp.Hosts, sp.Tools = slices.Clone(sp.Hosts), slices.Clone(sp.Tools)
 		if len(sp.Hosts) == 0 {
@@ -227,9 +227,9 @@ type DeniedError struct {
 
 func (e *DeniedError) Error() string {
 	if e.Tool != "" {
-		return fmt.Sprintf("credentials: alias %q may not be used by %s (see its \"tools\")", e.Alias, e.Tool)
+		return fmt.Sprintf("credential alias %q may not be used by %s (see its \"tools\")", e.Alias, e.Tool)
 	}
-	return fmt.Sprintf("credentials: alias %q may not be used on host %q (see its \"hosts\")", e.Alias, e.Host)
+	return fmt.Sprintf("credential alias %q may not be used on host %q (see its \"hosts\")", e.Alias, e.Host)
 }
 
 // Allow returns nil when alias may be used on host by tool, an error
@@ -281,10 +281,10 @@ func (s *Store) Resolve(ctx context.Context, aliasName string) (auth.Secret, err
 	}
 	v, err := s.fetch(ctx, a)
 	if err != nil {
-		return auth.Secret{}, fmt.Errorf("credentials: alias %q (%s): %w", aliasName, a.kind, err)
+		return auth.Secret{}, fmt.Errorf("credential alias %q (%s): %w", aliasName, a.kind, err)
 	}
 	if v == "" {
-		return auth.Secret{}, fmt.Errorf("credentials: alias %q (%s): the value is empty", aliasName, a.kind)
+		return auth.Secret{}, fmt.Errorf("credential alias %q (%s): the value is empty", aliasName, a.kind)
 	}
 	sec := auth.NewSecret(v)
 	if s.cfg.CacheTTL > 0 {

@@ -28,6 +28,6 @@ func Example() {
 	fmt.Println(v, len(v.Reveal()))
 	// Output:
 	// <nil>
-	// credentials: alias "github" may not be used on host "db-1" (see its "hosts")
+	// credential alias "github" may not be used on host "db-1" (see its "hosts")
 	// [REDACTED] 17
 }

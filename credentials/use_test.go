@@ -41,7 +41,7 @@ func TestUse(t *testing.T) {
 	}{
 		{credentials.UseRequest{Refs: map[string]string{"1X": "api"}, Tool: "execute_command"}, credentials.UseInvalid, `"1X" is not a valid`},
 		{credentials.UseRequest{Refs: map[string]string{"K": "api"}, Env: map[string]string{"K": "x"}, Tool: "execute_command"}, credentials.UseInvalid, "environment may not set it"},
-		{credentials.UseRequest{Refs: map[string]string{"K": "nope"}, Hosts: []string{"local"}, Tool: "execute_command"}, credentials.UseInvalid, "unknown alias"},
+		{credentials.UseRequest{Refs: map[string]string{"K": "nope"}, Hosts: []string{"local"}, Tool: "execute_command"}, credentials.UseInvalid, "unknown credential alias"},
 		{credentials.UseRequest{Refs: map[string]string{"K": "api"}, Hosts: []string{"local", "db1"}, Tool: "execute_command"}, credentials.UseDenied, `may not be used on host "db1"`},
 		{credentials.UseRequest{Refs: map[string]string{"K": "api"}, Hosts: []string{"web1"}, Tool: "file_operations"}, credentials.UseDenied, "may not be used by file_operations"},
 		{credentials.UseRequest{Refs: map[string]string{"K": "local"}, Hosts: []string{"local"}, Tool: "create_terminal_session"}, credentials.UseDenied, "may not be used by create_terminal_session"},
@@ -101,5 +101,5 @@ func ExampleStore_Use() {
 	fmt.Println(err)
 	// Output:
 	// <nil> credentials.Use(github as GITHUB_TOKEN) 17
-	// secrets GITHUB_TOKEN: credentials: alias "github" may not be used on host "db-1" (see its "hosts")
+	// secrets GITHUB_TOKEN: credential alias "github" may not be used on host "db-1" (see its "hosts")
 }

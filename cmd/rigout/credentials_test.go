@@ -71,7 +71,7 @@ func TestE2ECredentials(t *testing.T) {
 		t.Fatalf("terminal with secrets: %s", text)
 	}
 	res = call(t, c, "create_terminal_session", map[string]any{"secrets": map[string]any{"A": "ci"}})
-	if text := resultText(res); !res.IsError || !strings.Contains(text, `"ci" may not be used by create_terminal_session`) {
+	if text := resultText(res); !res.IsError || !strings.Contains(text, `credential alias "ci" may not be used by create_terminal_session`) {
 		t.Fatalf("an alias not allowed in terminals: %s", text)
 	}
 

@@ -148,7 +148,7 @@ func TestFileSecrets(t *testing.T) {
 		msg = e.fails(map[string]any{"action": "write", "path": p, "host": host, "secrets": map[string]any{"X": "shellonly"}, "content": "${secret.X}"}, "may not be used by file_operations")
 		check("denied tool", msg)
 		e.fails(map[string]any{"action": "read", "path": p, "host": host, "secrets": map[string]any{"X": "otherhost"}}, "may not be used on host")
-		e.fails(map[string]any{"action": "read", "path": p, "host": host, "secrets": map[string]any{"X": "missing"}}, "unknown alias")
+		e.fails(map[string]any{"action": "read", "path": p, "host": host, "secrets": map[string]any{"X": "missing"}}, "unknown credential alias")
 		if !strings.Contains(readFile(t, p), "opaque "+fileSecret+" changed") {
 			t.Fatal("a refused write changed the file")
 		}

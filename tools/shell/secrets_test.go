@@ -150,7 +150,7 @@ func TestSecretsLocal(t *testing.T) {
 		t.Fatalf("environment over a secret: %s", text(res))
 	}
 	// An alias not allowed on this host, an unknown one, a bad name.
-	for alias, want := range map[string]string{"elsewhere": `may not be used on host "local"`, "nope": "unknown alias"} {
+	for alias, want := range map[string]string{"elsewhere": `may not be used on host "local"`, "nope": "unknown credential alias"} {
 		res = callTool(t, c, "execute_command", map[string]any{"command": "true", "secrets": map[string]any{"X_KEY": alias}})
 		if !res.IsError || !strings.Contains(text(res), want) {
 			t.Fatalf("alias %s: %s", alias, text(res))

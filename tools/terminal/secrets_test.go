@@ -183,8 +183,8 @@ func TestTerminalSecretsLocal(t *testing.T) {
 	// Refusals: an alias whose tools leave out create_terminal_session,
 	// an unknown one, a bad name.
 	for alias, want := range map[string]string{
-		"cmdonly": `credentials: alias "cmdonly" may not be used by create_terminal_session (see its "tools")`,
-		"nope":    "unknown alias",
+		"cmdonly": `credential alias "cmdonly" may not be used by create_terminal_session (see its "tools")`,
+		"nope":    "unknown credential alias",
 	} {
 		res, text, _ := call(t, c, "create_terminal_session", map[string]any{"secrets": map[string]any{"X_KEY": alias}})
 		if !res.IsError || !strings.Contains(text, want) {
