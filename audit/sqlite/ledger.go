@@ -121,9 +121,10 @@ type Ledger struct {
 	// wmu serialises write transactions (the writer goroutine's batches and
 	// Prune) and protects the following.
 	wmu   sync.Mutex
-	wconn *sql.Conn // the one write connection, kept for the Ledger's life
-	ins   *sql.Stmt // insertSQL prepared on wconn
-	tail  *sql.Stmt // tailSQL prepared on wconn
+	wconn *sql.Conn  // the one write connection, kept for the Ledger's life
+	ins   *sql.Stmt  // insertSQL prepared on wconn
+	tail  *sql.Stmt  // tailSQL prepared on wconn
+	st    statsStmts // the statistics' statements, prepared on wconn
 	head  *headFile
 	// last is the chain tail this process last committed or checked against
 	// the head. When a transaction finds the same tail, no other writer
@@ -320,6 +321,9 @@ func (l *Ledger) openReadWrite(ctx context.Context, c Config) error {
 	}
 	l.tail, err = l.wconn.PrepareContext(ctx, tailSQL)
 	if err != nil {
+		return &WriteError{Path: l.path, Op: "prepare", Err: err}
+	}
+	if err := l.st.prepare(ctx, l.wconn); err != nil {
 		return &WriteError{Path: l.path, Op: "prepare", Err: err}
 	}
 	l.head, err = openHeadFile(c.HeadPath)
@@ -531,6 +535,8 @@ type chainWriter struct {
 	seq   int64             // last seq in the chain
 	hash  [sha256.Size]byte // its row hash
 	added int
+	st    *statsStmts // nil: do not keep statistics
+	delta statsDelta  // the statistics' changes, see flushStats
 }
 
 func (c *chainWriter) append(e *audit.Event) error {
@@ -541,6 +547,9 @@ func (c *chainWriter) append(e *audit.Event) error {
 	e.Time = e.Time.UTC()
 	prev := c.hash
 	row := audit.RowHash(e, prev)
+	if err := c.note(e); err != nil {
+		return err
+	}
 	if _, err := c.ins.ExecContext(c.ctx, insertArgs(e, prev[:], row[:])...); err != nil {
 		return err
 	}
@@ -579,7 +588,7 @@ func (l *Ledger) writeLocked(ctx context.Context, fn func(*chainWriter) error) e
 			l.wconn.ExecContext(ctx, `ROLLBACK`)
 		}
 	}()
-	c := &chainWriter{ctx: ctx, q: l.wconn, ins: l.ins, now: l.now}
+	c := &chainWriter{ctx: ctx, q: l.wconn, ins: l.ins, now: l.now, st: &l.st, delta: statsDelta{}}
 	var last []byte
 	switch err := l.tail.QueryRowContext(ctx).Scan(&c.seq, &last); {
 	case errors.Is(err, sql.ErrNoRows):
@@ -601,6 +610,9 @@ func (l *Ledger) writeLocked(ctx context.Context, fn func(*chainWriter) error) e
 	}
 	if err := fn(c); err != nil {
 		return l.setHealth(&WriteError{Path: l.path, Op: "insert", Err: err})
+	}
+	if err := c.flushStats(); err != nil {
+		return l.setHealth(&WriteError{Path: l.path, Op: "update statistics", Err: err})
 	}
 	if c.added == 0 {
 		l.last, l.lastKnown = headRecord{Seq: c.seq, Hash: c.hash}, true
@@ -795,6 +807,7 @@ func (l *Ledger) closeHandles() error {
 			errs = append(errs, s.Close())
 		}
 	}
+	errs = append(errs, l.st.close()...)
 	if l.wconn != nil {
 		errs = append(errs, l.wconn.Close())
 	}

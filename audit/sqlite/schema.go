@@ -48,6 +48,31 @@ var migrations = [...]string{
 	CREATE INDEX events_time ON events(time_ns);
 	CREATE INDEX events_tool ON events(tool);
 	CREATE INDEX events_call ON events(call_id) WHERE call_id != '';`,
+
+	// 1 → 2: indexes for the hot queries and the statistics the writer
+	// keeps (see stats.go). events_tool_time serves a tool over a time
+	// window (rigout audit query --tool X --since T, Stats' partial hours);
+	// events_principal the newest rows of one principal (what
+	// get_server_activity shows a token without full scopes). stats_hour is
+	// filled from the existing rows after this script (postMigrate).
+	`CREATE INDEX events_tool_time ON events(tool, time_ns);
+	CREATE INDEX events_principal ON events(principal);
+	CREATE TABLE stats_hour (
+		hour       INTEGER NOT NULL,
+		tool       TEXT    NOT NULL,
+		calls      INTEGER NOT NULL,
+		denials    INTEGER NOT NULL,
+		errors     INTEGER NOT NULL,
+		unfinished INTEGER NOT NULL,
+		hist       BLOB    NOT NULL,
+		PRIMARY KEY (hour, tool)
+	) WITHOUT ROWID;`,
+}
+
+// postMigrate runs after migrations[i], in the same transaction, what SQL
+// alone cannot do.
+var postMigrate = [len(migrations)]func(context.Context, *sql.Tx) error{
+	1: func(ctx context.Context, tx *sql.Tx) error { return rebuildStats(ctx, tx) },
 }
 
 // schemaVersion is the version this build writes.
@@ -85,6 +110,11 @@ func migrate(ctx context.Context, db *sql.Conn, path string) error {
 	for i := v; i < schemaVersion; i++ {
 		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
 			return &WriteError{Path: path, Op: fmt.Sprintf("migrate schema %d→%d", i, i+1), Err: err}
+		}
+		if post := postMigrate[i]; post != nil {
+			if err := post(ctx, tx); err != nil {
+				return &WriteError{Path: path, Op: fmt.Sprintf("migrate schema %d→%d", i, i+1), Err: err}
+			}
 		}
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
