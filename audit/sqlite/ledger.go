@@ -547,10 +547,10 @@ func (c *chainWriter) append(e *audit.Event) error {
 	e.Time = e.Time.UTC()
 	prev := c.hash
 	row := audit.RowHash(e, prev)
-	if err := c.note(e); err != nil {
+	if _, err := c.ins.ExecContext(c.ctx, insertArgs(e, prev[:], row[:])...); err != nil {
 		return err
 	}
-	if _, err := c.ins.ExecContext(c.ctx, insertArgs(e, prev[:], row[:])...); err != nil {
+	if err := c.note(e); err != nil {
 		return err
 	}
 	e.PrevHash, e.Hash = hexHash(prev), hexHash(row)

@@ -62,14 +62,17 @@ func (l *Ledger) Query(ctx context.Context, f audit.Filter) ([]audit.Event, erro
 		return nil, ErrClosed
 	}
 	cond, args := where(&f)
-	q := `SELECT ` + columns + ` FROM events WHERE ` + cond
+	order := ` ORDER BY seq`
 	if f.Newest {
-		q += ` ORDER BY seq DESC`
-	} else {
-		q += ` ORDER BY seq`
+		order = ` ORDER BY seq DESC`
 	}
+	q := `SELECT ` + columns + ` FROM events WHERE ` + cond + order
 	if f.Limit > 0 {
-		q += ` LIMIT ?`
+		// The seqs are chosen first, from an index alone where one covers
+		// the condition (tool and time: events_tool_time), and only the
+		// rows kept are read: sorting the matching rows themselves would
+		// read every one of them.
+		q = `SELECT ` + columns + ` FROM events WHERE seq IN (SELECT seq FROM events WHERE ` + cond + order + ` LIMIT ?)` + order
 		args = append(args, f.Limit)
 	}
 	st, done, err := l.stmt(ctx, q)

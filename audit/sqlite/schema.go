@@ -53,20 +53,28 @@ var migrations = [...]string{
 	// keeps (see stats.go). events_tool_time serves a tool over a time
 	// window (rigout audit query --tool X --since T, Stats' partial hours);
 	// events_principal the newest rows of one principal (what
-	// get_server_activity shows a token without full scopes). stats_hour is
-	// filled from the existing rows after this script (postMigrate).
+	// get_server_activity shows a token without full scopes). stats_hour
+	// holds counters and a latency histogram per hour and tool; open_calls
+	// the intent rows no done row has finished yet. Both are filled from
+	// the existing rows after this script (postMigrate).
 	`CREATE INDEX events_tool_time ON events(tool, time_ns);
 	CREATE INDEX events_principal ON events(principal);
 	CREATE TABLE stats_hour (
-		hour       INTEGER NOT NULL,
-		tool       TEXT    NOT NULL,
-		calls      INTEGER NOT NULL,
-		denials    INTEGER NOT NULL,
-		errors     INTEGER NOT NULL,
-		unfinished INTEGER NOT NULL,
-		hist       BLOB    NOT NULL,
+		hour    INTEGER NOT NULL,
+		tool    TEXT    NOT NULL,
+		calls   INTEGER NOT NULL,
+		denials INTEGER NOT NULL,
+		errors  INTEGER NOT NULL,
+		hist    BLOB    NOT NULL,
 		PRIMARY KEY (hour, tool)
-	) WITHOUT ROWID;`,
+	) WITHOUT ROWID;
+	CREATE TABLE open_calls (
+		seq     INTEGER PRIMARY KEY,
+		call_id TEXT    NOT NULL,
+		tool    TEXT    NOT NULL,
+		time_ns INTEGER NOT NULL
+	);
+	CREATE INDEX open_calls_call ON open_calls(call_id);`,
 }
 
 // postMigrate runs after migrations[i], in the same transaction, what SQL

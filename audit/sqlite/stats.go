@@ -17,11 +17,12 @@ import (
 
 // Statistics are kept as rows are written. The stats_hour table holds, for
 // each hour (time_ns / 1h, by the row's own time) and tool, what Stats
-// reports: calls, denials, errors, intents still without a done row, and a
-// histogram of the durations of the calls that were not denied. The writer
-// updates it in the transaction that inserts the rows, so it is exactly as
-// durable and as current as they are; a migration or Prune rebuilds it
-// from the rows.
+// reports: calls, denials, errors and a histogram of the durations of the
+// calls that were not denied. The open_calls table holds the intent rows
+// that no done row has finished yet, which Stats counts as unfinished. The
+// writer updates both in the transaction that inserts the rows, so they
+// are exactly as durable and as current as the rows; a migration or Prune
+// rebuilds them from the rows.
 //
 // Stats over a filter that names at most a tool and a time window adds
 // the whole hours inside the window from stats_hour and reads only the rows
@@ -144,15 +145,14 @@ type bucketKey struct {
 
 // bucket is one stats_hour row, or a change to one.
 type bucket struct {
-	calls, denials, errors, unfinished int64
-	hist                               hist
+	calls, denials, errors int64
+	hist                   hist
 }
 
 func (b *bucket) merge(o *bucket) {
 	b.calls += o.calls
 	b.denials += o.denials
 	b.errors += o.errors
-	b.unfinished += o.unfinished
 	if len(o.hist) > 0 {
 		if b.hist == nil {
 			b.hist = hist{}
@@ -198,27 +198,31 @@ func (d statsDelta) countFinal(tool string, timeNS int64, status audit.Status, d
 
 // Statements the writer keeps prepared for the statistics.
 const (
-	// callRowsSQL lists the rows of a call, before a done row is added.
-	callRowsSQL = `SELECT phase, tool, time_ns FROM events WHERE call_id = ? AND call_id != '' AND phase != ''`
-	// doneExistsSQL reports whether a call already has a done row.
-	doneExistsSQL   = `SELECT 1 FROM events WHERE call_id = ? AND call_id != '' AND phase = 'done' LIMIT 1`
-	bucketGetSQL    = `SELECT calls, denials, errors, unfinished, hist FROM stats_hour WHERE hour = ? AND tool = ?`
-	bucketPutSQL    = `INSERT OR REPLACE INTO stats_hour (hour, tool, calls, denials, errors, unfinished, hist) VALUES (?, ?, ?, ?, ?, ?, ?)`
-	unfinishedSQLOf = `SELECT i.tool, i.time_ns FROM events AS i
+	// openCallSQL records an intent as open unless a done row finished
+	// its call already.
+	openCallSQL = `INSERT INTO open_calls (seq, call_id, tool, time_ns) SELECT ?, ?, ?, ?
+		WHERE NOT EXISTS (SELECT 1 FROM events WHERE call_id = ? AND call_id != '' AND phase = 'done')`
+	// closeCallSQL finishes a call's intents.
+	closeCallSQL = `DELETE FROM open_calls WHERE call_id = ?`
+	bucketGetSQL = `SELECT calls, denials, errors, hist FROM stats_hour WHERE hour = ? AND tool = ?`
+	bucketPutSQL = `INSERT OR REPLACE INTO stats_hour (hour, tool, calls, denials, errors, hist) VALUES (?, ?, ?, ?, ?, ?)`
+	// unfinishedSQLOf lists the intents no done row finished, by the
+	// rows themselves: what open_calls holds.
+	unfinishedSQLOf = `SELECT i.seq, i.call_id, i.tool, i.time_ns FROM events AS i
 		WHERE i.tool != '' AND i.phase = 'intent' AND i.call_id != '' AND %s
 		AND NOT EXISTS (SELECT 1 FROM events AS d WHERE d.call_id = i.call_id AND d.call_id != '' AND d.phase = 'done')`
 )
 
 // statsStmts are the statements above, prepared on the write connection.
 type statsStmts struct {
-	callRows, doneExists, get, put *sql.Stmt
+	open, close_, get, put *sql.Stmt
 }
 
 func (s *statsStmts) prepare(ctx context.Context, c *sql.Conn) error {
 	for _, p := range []struct {
 		st **sql.Stmt
 		q  string
-	}{{&s.callRows, callRowsSQL}, {&s.doneExists, doneExistsSQL}, {&s.get, bucketGetSQL}, {&s.put, bucketPutSQL}} {
+	}{{&s.open, openCallSQL}, {&s.close_, closeCallSQL}, {&s.get, bucketGetSQL}, {&s.put, bucketPutSQL}} {
 		st, err := c.PrepareContext(ctx, p.q)
 		if err != nil {
 			return err
@@ -230,7 +234,7 @@ func (s *statsStmts) prepare(ctx context.Context, c *sql.Conn) error {
 
 func (s *statsStmts) close() []error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.callRows, s.doneExists, s.get, s.put} {
+	for _, st := range []*sql.Stmt{s.open, s.close_, s.get, s.put} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -238,66 +242,27 @@ func (s *statsStmts) close() []error {
 	return errs
 }
 
-// note records e's effect on the statistics, before e is inserted.
+// note records e's effect on the statistics; e has its Seq.
 func (c *chainWriter) note(e *audit.Event) error {
 	if c.st == nil {
 		return nil
 	}
 	if e.Phase == audit.PhaseDone && e.CallID != "" {
-		// The first done row of a call finishes its intents.
-		rows, err := c.st.callRows.QueryContext(c.ctx, e.CallID)
-		if err != nil {
+		if _, err := c.st.close_.ExecContext(c.ctx, e.CallID); err != nil {
 			return err
-		}
-		type intent struct {
-			tool   string
-			timeNS int64
-		}
-		var intents []intent
-		done := false
-		for rows.Next() {
-			var phase, tool string
-			var t int64
-			if err := rows.Scan(&phase, &tool, &t); err != nil {
-				rows.Close()
-				return err
-			}
-			switch phase {
-			case audit.PhaseDone:
-				done = true
-			case audit.PhaseIntent:
-				if tool != "" {
-					intents = append(intents, intent{tool, t})
-				}
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if !done {
-			for _, in := range intents {
-				c.delta.at(in.timeNS, in.tool).unfinished--
-			}
 		}
 	}
 	if e.Tool == "" {
 		return nil
 	}
 	t := e.Time.UnixNano()
-	if e.Phase != audit.PhaseIntent {
+	switch {
+	case e.Phase != audit.PhaseIntent:
 		c.delta.countFinal(e.Tool, t, e.Status, e.Decision, e.Type, int64(e.Duration))
-		return nil
-	}
-	if e.CallID == "" {
-		return nil
-	}
-	var one int
-	switch err := c.st.doneExists.QueryRowContext(c.ctx, e.CallID).Scan(&one); {
-	case errors.Is(err, sql.ErrNoRows):
-		c.delta.at(t, e.Tool).unfinished++
-	case err != nil:
-		return err
+	case e.CallID != "":
+		if _, err := c.st.open.ExecContext(c.ctx, e.Seq, e.CallID, e.Tool, t, e.CallID); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -310,7 +275,7 @@ func (c *chainWriter) flushStats() error {
 	for k, d := range c.delta {
 		var b bucket
 		var h []byte
-		switch err := c.st.get.QueryRowContext(c.ctx, k.hour, k.tool).Scan(&b.calls, &b.denials, &b.errors, &b.unfinished, &h); {
+		switch err := c.st.get.QueryRowContext(c.ctx, k.hour, k.tool).Scan(&b.calls, &b.denials, &b.errors, &h); {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return err
@@ -321,7 +286,7 @@ func (c *chainWriter) flushStats() error {
 			}
 		}
 		b.merge(d)
-		if _, err := c.st.put.ExecContext(c.ctx, k.hour, k.tool, b.calls, b.denials, b.errors, b.unfinished, b.hist.encode()); err != nil {
+		if _, err := c.st.put.ExecContext(c.ctx, k.hour, k.tool, b.calls, b.denials, b.errors, b.hist.encode()); err != nil {
 			return err
 		}
 	}
@@ -329,7 +294,7 @@ func (c *chainWriter) flushStats() error {
 	return nil
 }
 
-// rebuildStats recomputes stats_hour from the rows, in q's transaction.
+// rebuildStats recomputes stats_hour and open_calls from the rows, in q's transaction.
 func rebuildStats(ctx context.Context, q querier) error {
 	if _, err := q.ExecContext(ctx, `DELETE FROM stats_hour`); err != nil {
 		return err
@@ -355,25 +320,14 @@ func rebuildStats(ctx context.Context, q querier) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	rows, err = q.QueryContext(ctx, fmt.Sprintf(unfinishedSQLOf, "1"))
-	if err != nil {
+	if _, err := q.ExecContext(ctx, `DELETE FROM open_calls`); err != nil {
 		return err
 	}
-	for rows.Next() {
-		var tool string
-		var t int64
-		if err := rows.Scan(&tool, &t); err != nil {
-			rows.Close()
-			return err
-		}
-		d.at(t, tool).unfinished++
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	if _, err := q.ExecContext(ctx, `INSERT INTO open_calls (seq, call_id, tool, time_ns) `+fmt.Sprintf(unfinishedSQLOf, "1")); err != nil {
 		return err
 	}
 	for k, b := range d {
-		if _, err := q.ExecContext(ctx, bucketPutSQL, k.hour, k.tool, b.calls, b.denials, b.errors, b.unfinished, b.hist.encode()); err != nil {
+		if _, err := q.ExecContext(ctx, bucketPutSQL, k.hour, k.tool, b.calls, b.denials, b.errors, b.hist.encode()); err != nil {
 			return err
 		}
 	}
@@ -562,7 +516,7 @@ func bucketStats(ctx context.Context, tx *sql.Tx, f audit.Filter) (toolAcc, erro
 		// No whole hour: read the rows.
 		return acc, scanStats(ctx, tx, f, acc, true)
 	}
-	q := `SELECT tool, calls, denials, errors, unfinished, hist FROM stats_hour WHERE hour >= ? AND hour < ?`
+	q := `SELECT tool, calls, denials, errors, hist FROM stats_hour WHERE hour >= ? AND hour < ?`
 	args := []any{fromH, toH}
 	if f.Tool != "" {
 		q += ` AND tool = ?`
@@ -576,7 +530,7 @@ func bucketStats(ctx context.Context, tx *sql.Tx, f audit.Filter) (toolAcc, erro
 		var tool string
 		var b bucket
 		var h []byte
-		if err := rows.Scan(&tool, &b.calls, &b.denials, &b.errors, &b.unfinished, &h); err != nil {
+		if err := rows.Scan(&tool, &b.calls, &b.denials, &b.errors, &h); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -584,7 +538,6 @@ func bucketStats(ctx context.Context, tx *sql.Tx, f audit.Filter) (toolAcc, erro
 		s.Calls += b.calls
 		s.Denials += b.denials
 		s.Errors += b.errors
-		s.Unfinished += b.unfinished
 		if s.hist == nil {
 			s.hist = hist{}
 		}
@@ -616,13 +569,35 @@ func bucketStats(ctx context.Context, tx *sql.Tx, f audit.Filter) (toolAcc, erro
 		s.Calls += e.Calls
 		s.Denials += e.Denials
 		s.Errors += e.Errors
-		s.Unfinished += e.Unfinished
 		if s.hist == nil {
 			s.hist = hist{}
 		}
 		for _, d := range e.exact {
 			s.hist[histBin(int64(d))]++
 		}
+	}
+	// Unfinished calls, from open_calls.
+	uq, uargs := `SELECT tool, COUNT(*) FROM open_calls WHERE time_ns >= ? AND time_ns < ?`, []any{lo, hi}
+	if f.Tool != "" {
+		uq += ` AND tool = ?`
+		uargs = append(uargs, f.Tool)
+	}
+	rows, err = tx.QueryContext(ctx, uq+` GROUP BY tool`, uargs...)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var tool string
+		var n int64
+		if err := rows.Scan(&tool, &n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		acc.get(tool).Unfinished = n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
 	}
 	// Small enough to be exact: read the durations.
 	for tool, s := range acc {

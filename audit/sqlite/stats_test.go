@@ -322,14 +322,15 @@ func TestQueryPlans(t *testing.T) {
 		args    []any
 	}{
 		{`SELECT * FROM events WHERE tool = ? AND time_ns >= ? ORDER BY seq LIMIT 1000`, "events_tool_time (tool=? AND time_ns>?)", []any{"x", 1}},
+		{`SELECT seq FROM events WHERE tool = ? AND time_ns >= ? ORDER BY seq LIMIT 1000`, "COVERING INDEX events_tool_time (tool=? AND time_ns>?)", []any{"x", 1}},
 		{`SELECT * FROM events WHERE principal = ? ORDER BY seq DESC LIMIT 50`, "events_principal (principal=?)", []any{"x"}},
 		{`SELECT * FROM events WHERE 1 ORDER BY seq DESC LIMIT 50`, "SCAN events", nil},
 		{`SELECT tool, calls FROM stats_hour WHERE hour >= ? AND hour < ?`, "SEARCH stats_hour USING PRIMARY KEY (hour>? AND hour<?)", []any{1, 2}},
-		{`SELECT phase, tool, time_ns FROM events WHERE call_id = ? AND call_id != '' AND phase != ''`, "events_call (call_id=?)", []any{"c"}},
+		{`SELECT 1 FROM events WHERE call_id = ? AND call_id != '' AND phase = 'done'`, "events_call (call_id=?)", []any{"c"}},
+		{`DELETE FROM open_calls WHERE call_id = ?`, "open_calls_call (call_id=?)", []any{"c"}},
 	} {
 		if p := plan(c.q, c.args...); !strings.Contains(p, c.want) {
 			t.Errorf("plan of %s = %q, want %q", c.q, p, c.want)
 		}
 	}
 }
-
