@@ -180,3 +180,38 @@ func BenchmarkBulkAppend(b *testing.B) {
 	bulkAppend(b, l, b.N, bigTxRows, bigEvent, false)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// BenchmarkWriterStages splits what one audited call's row costs: the
+// commit alone (write: BEGIN, insert with the statistics, COMMIT with its
+// fsync, head), and Record, which adds the hand-off to the writer goroutine
+// and back; at synchronous=FULL (the default) and NORMAL (the fsync at
+// commit left out), so the fsync's share shows.
+func BenchmarkWriterStages(b *testing.B) {
+	for _, normal := range []bool{false, true} {
+		sync := map[bool]string{false: "FULL", true: "NORMAL"}[normal]
+		l, err := Open(context.Background(), Config{Path: filepath.Join(b.TempDir(), "audit.db"), UnsafeSyncNormal: normal})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("sync="+sync+"/write", func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				e := bigEvent(i)
+				i++
+				if err := l.write(func(c *chainWriter) error { return c.append(&e) }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("sync="+sync+"/Record", func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if err := l.Record(context.Background(), bigEvent(i)); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+		l.Close()
+	}
+}
