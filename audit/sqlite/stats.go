@@ -70,71 +70,82 @@ func histValue(bin int) time.Duration {
 	return time.Duration(lo + width/2)
 }
 
-// hist is a sparse histogram: bin → count.
-type hist map[int]int64
+// hist is a histogram: n[bin] is the count of bin. It is stored sparse
+// (see encode) and added up dense, since Stats adds up thousands.
+type hist struct{ n []int64 }
 
-func (h hist) add(o hist) {
-	for b, n := range o {
-		h[b] += n
+// inc adds k to bin.
+func (h *hist) inc(bin int, k int64) {
+	if bin >= len(h.n) {
+		h.n = append(h.n, make([]int64, bin+1-len(h.n))...)
+	}
+	h.n[bin] += k
+}
+
+func (h *hist) add(o *hist) {
+	for b, n := range o.n {
+		if n != 0 {
+			h.inc(b, n)
+		}
 	}
 }
 
 // encode stores h as uvarint pairs (bin, count) in bin order.
-func (h hist) encode() []byte {
-	bins := make([]int, 0, len(h))
-	for b, n := range h {
-		if n != 0 {
-			bins = append(bins, b)
-		}
+func (h *hist) encode() []byte {
+	out := []byte{}
+	if h == nil {
+		return out
 	}
-	slices.Sort(bins)
-	out := make([]byte, 0, 4*len(bins))
-	for _, b := range bins {
-		out = binary.AppendUvarint(out, uint64(b))
-		out = binary.AppendUvarint(out, uint64(h[b]))
+	for b, n := range h.n {
+		if n != 0 {
+			out = binary.AppendUvarint(out, uint64(b))
+			out = binary.AppendUvarint(out, uint64(n))
+		}
 	}
 	return out
 }
 
-func decodeHist(p []byte, into hist) error {
+// maxBin bounds the bins a stored histogram may name (histBin of the
+// largest int64 is below it).
+const maxBin = histLinear + 64*histSub
+
+func decodeHist(p []byte, into *hist) error {
 	for len(p) > 0 {
 		b, n1 := binary.Uvarint(p)
-		if n1 <= 0 {
+		if n1 <= 0 || b >= maxBin {
 			return errors.New("corrupt histogram")
 		}
 		c, n2 := binary.Uvarint(p[n1:])
 		if n2 <= 0 {
 			return errors.New("corrupt histogram")
 		}
-		into[int(b)] += int64(c)
+		into.inc(int(b), int64(c))
 		p = p[n1+n2:]
 	}
 	return nil
 }
 
 // quantile returns the histogram's nearest-rank p-th percentile.
-func (h hist) quantile(p int) time.Duration {
+func (h *hist) quantile(p int) time.Duration {
+	if h == nil {
+		return 0
+	}
 	var total int64
-	bins := make([]int, 0, len(h))
-	for b, n := range h {
-		if n > 0 {
-			bins = append(bins, b)
-			total += n
-		}
+	for _, n := range h.n {
+		total += n
 	}
 	if total == 0 {
 		return 0
 	}
-	slices.Sort(bins)
 	rank := max((int64(p)*total+99)/100, 1)
 	var seen int64
-	for _, b := range bins {
-		seen += h[b]
-		if seen >= rank {
+	for b, n := range h.n {
+		seen += n
+		if n > 0 && seen >= rank {
 			return histValue(b)
 		}
 	}
-	return histValue(bins[len(bins)-1])
+	return 0
 }
 
 // bucketKey names one stats_hour row.
@@ -146,16 +157,16 @@ type bucketKey struct {
 // bucket is one stats_hour row, or a change to one.
 type bucket struct {
 	calls, denials, errors int64
-	hist                   hist
+	hist                   *hist
 }
 
 func (b *bucket) merge(o *bucket) {
 	b.calls += o.calls
 	b.denials += o.denials
 	b.errors += o.errors
-	if len(o.hist) > 0 {
+	if o.hist != nil {
 		if b.hist == nil {
-			b.hist = hist{}
+			b.hist = &hist{}
 		}
 		b.hist.add(o.hist)
 	}
@@ -191,9 +202,9 @@ func (d statsDelta) countFinal(tool string, timeNS int64, status audit.Status, d
 		b.errors++
 	}
 	if b.hist == nil {
-		b.hist = hist{}
+		b.hist = &hist{}
 	}
-	b.hist[histBin(dur)]++
+	b.hist.inc(histBin(dur), 1)
 }
 
 // Statements the writer keeps prepared for the statistics.
@@ -280,7 +291,7 @@ func (c *chainWriter) flushStats() error {
 		case err != nil:
 			return err
 		default:
-			b.hist = hist{}
+			b.hist = &hist{}
 			if err := decodeHist(h, b.hist); err != nil {
 				return fmt.Errorf("stats_hour %d %q: %w", k.hour, k.tool, err)
 			}
@@ -408,7 +419,7 @@ func (l *Ledger) Stats(ctx context.Context, f audit.Filter) ([]audit.ToolStats, 
 type toolTally struct {
 	audit.ToolStats
 	exact []time.Duration
-	hist  hist
+	hist  *hist
 }
 
 type toolAcc map[string]*toolTally
@@ -539,7 +550,7 @@ func bucketStats(ctx context.Context, tx *sql.Tx, f audit.Filter) (toolAcc, erro
 		s.Denials += b.denials
 		s.Errors += b.errors
 		if s.hist == nil {
-			s.hist = hist{}
+			s.hist = &hist{}
 		}
 		if err := decodeHist(h, s.hist); err != nil {
 			rows.Close()
@@ -570,10 +581,10 @@ func bucketStats(ctx context.Context, tx *sql.Tx, f audit.Filter) (toolAcc, erro
 		s.Denials += e.Denials
 		s.Errors += e.Errors
 		if s.hist == nil {
-			s.hist = hist{}
+			s.hist = &hist{}
 		}
 		for _, d := range e.exact {
-			s.hist[histBin(int64(d))]++
+			s.hist.inc(histBin(int64(d)), 1)
 		}
 	}
 	// Unfinished calls, from open_calls.

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -29,13 +30,22 @@ func TestHistogramBins(t *testing.T) {
 			t.Fatalf("histValue(histBin(%d)) = %d: off by more than 1/64", d, got)
 		}
 	}
-	h := hist{3: 2, 900: 5, 70: 1}
-	g := hist{}
-	if err := decodeHist(h.encode(), g); err != nil || len(g) != 3 || g[900] != 5 || g[3] != 2 || g[70] != 1 {
+	h := &hist{}
+	h.inc(3, 2)
+	h.inc(900, 5)
+	h.inc(70, 1)
+	g := &hist{}
+	if err := decodeHist(h.encode(), g); err != nil || len(g.n) != 901 || g.n[900] != 5 || g.n[3] != 2 || g.n[70] != 1 || g.n[4] != 0 {
 		t.Errorf("round trip of %v = %v, %v", h, g, err)
 	}
-	if err := decodeHist([]byte{0x80}, hist{}); err == nil {
+	if err := decodeHist([]byte{0x80}, &hist{}); err == nil {
 		t.Error("a truncated histogram decoded")
+	}
+	if err := decodeHist(binary.AppendUvarint(nil, 1<<40), &hist{}); err == nil {
+		t.Error("a histogram naming a huge bin decoded")
+	}
+	if q := histBin(1<<63 - 1); q >= maxBin {
+		t.Errorf("histBin(max) = %d ≥ maxBin %d", q, maxBin)
 	}
 }
 

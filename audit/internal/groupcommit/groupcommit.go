@@ -136,11 +136,24 @@ func (c *Committer[T]) lead() error {
 	for i, r := range batch {
 		vs[i] = r.v
 	}
-	err := c.cfg.Commit(vs)
-	for _, r := range batch[1:] {
-		r.done <- err
-	}
+	err := errPanicked
+	defer func() {
+		// Even when Commit panics, the batch is answered and the lead
+		// passed on, so that no caller and no Close waits forever.
+		for _, r := range batch[1:] {
+			r.done <- err
+		}
+		c.release()
+	}()
+	err = c.cfg.Commit(vs)
+	return err
+}
 
+// errPanicked answers the batch whose commit panicked.
+var errPanicked = errors.New("groupcommit: commit panicked")
+
+// release passes the lead to the oldest queued caller, or gives it up.
+func (c *Committer[T]) release() {
 	c.mu.Lock()
 	if len(c.queue) > 0 {
 		c.queue[0].done <- errLead
@@ -149,7 +162,6 @@ func (c *Committer[T]) lead() error {
 		c.idle.Broadcast()
 	}
 	c.mu.Unlock()
-	return err
 }
 
 // Close waits for the rows already queued to be committed; later calls to

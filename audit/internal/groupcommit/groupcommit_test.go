@@ -152,3 +152,24 @@ func Example() {
 	fmt.Println(r.seq)
 	// Output: 1
 }
+
+func TestPanickingCommitReleasesTheLead(t *testing.T) {
+	c := groupcommit.New(groupcommit.Config[row]{MaxBatch: 4, Commit: func(b []*row) error {
+		if b[0].seq == 1 {
+			panic("bug")
+		}
+		return nil
+	}})
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the panic did not reach the leader")
+			}
+		}()
+		c.Do(&row{seq: 1})
+	}()
+	if err := c.Do(&row{}); err != nil {
+		t.Errorf("Do after a panicked commit = %v", err)
+	}
+	c.Close()
+}
