@@ -79,8 +79,12 @@ var migrations = [...]string{
 
 // postMigrate runs after migrations[i], in the same transaction, what SQL
 // alone cannot do.
-var postMigrate = [len(migrations)]func(context.Context, *sql.Tx) error{
-	1: func(ctx context.Context, tx *sql.Tx) error { return rebuildStats(ctx, tx) },
+func postMigrate(ctx context.Context, tx *sql.Tx, i int) error {
+	switch i {
+	case 1: // 1 → 2: the statistics of the rows already there
+		return rebuildStats(ctx, tx)
+	}
+	return nil
 }
 
 // schemaVersion is the version this build writes.
@@ -119,10 +123,8 @@ func migrate(ctx context.Context, db *sql.Conn, path string) error {
 		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
 			return &WriteError{Path: path, Op: fmt.Sprintf("migrate schema %d→%d", i, i+1), Err: err}
 		}
-		if post := postMigrate[i]; post != nil {
-			if err := post(ctx, tx); err != nil {
-				return &WriteError{Path: path, Op: fmt.Sprintf("migrate schema %d→%d", i, i+1), Err: err}
-			}
+		if err := postMigrate(ctx, tx, i); err != nil {
+			return &WriteError{Path: path, Op: fmt.Sprintf("migrate schema %d→%d", i, i+1), Err: err}
 		}
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
