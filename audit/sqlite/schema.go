@@ -74,7 +74,8 @@ var migrations = [...]string{
 		tool    TEXT    NOT NULL,
 		time_ns INTEGER NOT NULL
 	);
-	CREATE INDEX open_calls_call ON open_calls(call_id);`,
+	CREATE INDEX open_calls_call ON open_calls(call_id);
+	CREATE INDEX open_calls_tool_time ON open_calls(tool, time_ns);`,
 }
 
 // postMigrate runs after migrations[i], in the same transaction, what SQL

@@ -395,7 +395,7 @@ func (l *Ledger) Stats(ctx context.Context, f audit.Filter) ([]audit.ToolStats, 
 		acc, err = bucketStats(ctx, tx, f)
 	} else {
 		acc = toolAcc{}
-		err = scanStats(ctx, tx, f, acc, true)
+		err = scanStats(ctx, tx, f, acc, false)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: stats: %w", err)
@@ -433,9 +433,10 @@ func (a toolAcc) get(tool string) *toolTally {
 	return t
 }
 
-// scanStats adds the rows matching f to acc, with their durations when
-// withDurations is set (else only the counts).
-func scanStats(ctx context.Context, tx *sql.Tx, f audit.Filter, acc toolAcc, withDurations bool) error {
+// scanStats adds the rows matching f to acc, with their durations, and
+// unless edge is set the unfinished calls (the edges of a bucketed window
+// count those from open_calls).
+func scanStats(ctx context.Context, tx *sql.Tx, f audit.Filter, acc toolAcc, edge bool) error {
 	cond, args := where(&f)
 	rows, err := tx.QueryContext(ctx, `SELECT tool, status, decision, type, duration_ns FROM events
 		WHERE tool != '' AND phase != 'intent' AND `+cond, args...)
@@ -460,12 +461,10 @@ func scanStats(ctx context.Context, tx *sql.Tx, f audit.Filter, acc toolAcc, wit
 		case status != audit.StatusOK:
 			s.Errors++
 		}
-		if withDurations {
-			s.exact = append(s.exact, time.Duration(dur))
-		}
+		s.exact = append(s.exact, time.Duration(dur))
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err := rows.Err(); err != nil || edge {
 		return err
 	}
 	rows, err = tx.QueryContext(ctx, `SELECT tool, COUNT(*) FROM (`+fmt.Sprintf(unfinishedSQLOf, qualify(cond))+`) GROUP BY tool`, args...)
@@ -525,7 +524,7 @@ func bucketStats(ctx context.Context, tx *sql.Tx, f audit.Filter) (toolAcc, erro
 	acc := toolAcc{}
 	if fromH >= toH {
 		// No whole hour: read the rows.
-		return acc, scanStats(ctx, tx, f, acc, true)
+		return acc, scanStats(ctx, tx, f, acc, false)
 	}
 	q := `SELECT tool, calls, denials, errors, hist FROM stats_hour WHERE hour >= ? AND hour < ?`
 	args := []any{fromH, toH}

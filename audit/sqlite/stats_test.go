@@ -328,6 +328,7 @@ func TestQueryPlans(t *testing.T) {
 		{`SELECT tool, calls FROM stats_hour WHERE hour >= ? AND hour < ?`, "SEARCH stats_hour USING PRIMARY KEY (hour>? AND hour<?)", []any{1, 2}},
 		{`SELECT 1 FROM events WHERE call_id = ? AND call_id != '' AND phase = 'done'`, "events_call (call_id=?)", []any{"c"}},
 		{`DELETE FROM open_calls WHERE call_id = ?`, "open_calls_call (call_id=?)", []any{"c"}},
+		{`SELECT tool, COUNT(*) FROM open_calls WHERE time_ns >= ? AND time_ns < ? GROUP BY tool`, "COVERING INDEX open_calls_tool_time", []any{1, 2}},
 	} {
 		if p := plan(c.q, c.args...); !strings.Contains(p, c.want) {
 			t.Errorf("plan of %s = %q, want %q", c.q, p, c.want)
