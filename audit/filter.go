@@ -30,7 +30,9 @@ type Filter struct {
 // or the single row of a one-shot event. Denials are calls refused by scope
 // or policy ([StatusDenied], [DecisionDeny] or [TypeToolDenied]); Errors
 // are the other calls whose status is not [StatusOK]. P50 and P95 are
-// nearest-rank percentiles of Duration over the calls that were not denied.
+// nearest-rank percentiles of Duration over the calls that were not denied;
+// a backend may approximate them over many calls and says by how much
+// (the SQLite ledger: exact up to 10,000 calls of a tool, else within 1.6%).
 // Unfinished counts intent rows with no done row: calls in flight, or
 // interrupted by a crash.
 type ToolStats struct {

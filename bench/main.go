@@ -245,10 +245,10 @@ type scenario struct {
 func scenarios() []scenario {
 	return []scenario{
 		{ID: "1", Title: "cold start", Quick: 8 * time.Second, Full: time.Minute, Run: coldStart, NeedsBuild: true},
-		{ID: "2", Title: "local call latency", Quick: 25 * time.Second, Full: 3 * time.Minute, Run: localLatency, NeedsBuild: true},
-		{ID: "3", Title: "HTTP throughput", Quick: 30 * time.Second, Full: 4 * time.Minute, Run: throughput, NeedsBuild: true},
+		{ID: "2", Title: "local call latency", Quick: 20 * time.Second, Full: 3 * time.Minute, Run: localLatency, NeedsBuild: true},
+		{ID: "3", Title: "HTTP throughput", Quick: 27 * time.Second, Full: 4 * time.Minute, Run: throughput, NeedsBuild: true},
 		{ID: "4", Title: "validator", Quick: 4 * time.Second, Full: 40 * time.Second, Run: validator},
-		{ID: "5", Title: "audit ledger", Quick: 7 * time.Second, Full: time.Minute, Run: auditLedger},
+		{ID: "5", Title: "audit ledger", Quick: 14 * time.Second, Full: 2 * time.Minute, Run: auditLedger},
 		{ID: "6", Title: "memory", Quick: 40 * time.Second, Full: 3 * time.Minute, Run: memory, NeedsBuild: true},
 		{ID: "7", Title: "SSH: warm call, fresh call, fan-out", Quick: 18 * time.Second, Full: 2 * time.Minute, Run: sshScenario, NeedsBuild: true},
 		{ID: "8", Title: "file transfer: 1 GiB up and down vs OpenSSH sftp", NotYet: "measured by go test -run '^$' -bench TransferVsOpenSSH -benchtime 1x ./tools/files in the root module (interleaved with OpenSSH sftp); not yet a bench scenario."},

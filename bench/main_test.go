@@ -165,7 +165,7 @@ func TestJSONLFloorRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rate, err := recordWindow(context.Background(), j, 4, 50*time.Millisecond)
+	rate, err := recordWindow(context.Background(), j, 4, 50*time.Millisecond, 2)
 	if err != nil || rate <= 0 || math.IsInf(rate, 0) {
 		t.Fatalf("recordWindow = %v, %v", rate, err)
 	}

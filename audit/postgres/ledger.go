@@ -17,14 +17,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/internal/groupcommit"
 )
 
 const (
 	defaultMaxBatch     = 256
 	defaultWriteTimeout = 10 * time.Second
 	batchWindow         = 5 * time.Millisecond   // a batch stops collecting this long after its first request
-	batchLinger         = 500 * time.Microsecond // longest wait for expected callers, see run
-	requestQueueLength  = 1024
+	batchLinger         = 500 * time.Microsecond // longest wait for expected callers, see groupcommit
 	digestHexLen        = 16
 	linkDomain          = "rigout.audit.pg.link.v1\x00"
 )
@@ -95,13 +95,12 @@ type Ledger struct {
 	now       func() time.Time
 	key       []byte
 	pool      *pgxpool.Pool
-	reqs      chan *request
-	stopped   chan struct{}
+	commits   *groupcommit.Committer[audit.Event] // nil when read-only
 
 	mu     sync.RWMutex // held for reading while in use; Close holds it for writing
 	closed bool
 
-	// Owned by the writer goroutine.
+	// Owned by the group commit's leader (commits never run concurrently).
 	lastSeq int64 // the highest seq this ledger committed or saw at its tail
 
 	healthMu sync.Mutex
@@ -112,11 +111,6 @@ var (
 	_ audit.Recorder = (*Ledger)(nil)
 	_ audit.Querier  = (*Ledger)(nil)
 )
-
-type request struct {
-	ev   audit.Event
-	done chan error
-}
 
 // Open connects to the database, creates or migrates the schema (unless
 // cfg.ReadOnly) and checks its version. It fails if the database cannot be
@@ -174,9 +168,9 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		return nil, err
 	}
 	if !l.readOnly {
-		l.reqs = make(chan *request, requestQueueLength)
-		l.stopped = make(chan struct{})
-		go l.run()
+		l.commits = groupcommit.New(groupcommit.Config[audit.Event]{
+			MaxBatch: l.maxBatch, Linger: batchLinger, Window: batchWindow, Commit: l.commit,
+		})
 	}
 	return l, nil
 }
@@ -269,87 +263,19 @@ func (l *Ledger) append(e audit.Event, reserved bool) (audit.Event, error) {
 		e.Time = l.now()
 	}
 	e.Time = e.Time.UTC()
-	r := &request{ev: e, done: make(chan error, 1)}
 	l.mu.RLock()
-	if l.closed {
-		l.mu.RUnlock()
+	closed := l.closed
+	l.mu.RUnlock()
+	if closed {
 		return audit.Event{}, ErrClosed
 	}
-	l.reqs <- r
-	l.mu.RUnlock()
-	if err := <-r.done; err != nil {
+	switch err := l.commits.Do(&e); {
+	case errors.Is(err, groupcommit.ErrClosed):
+		return audit.Event{}, ErrClosed
+	case err != nil:
 		return audit.Event{}, err
 	}
-	return r.ev, nil
-}
-
-// run is the writer goroutine: it takes the queued requests, up to
-// MaxBatch, commits them in one transaction and answers each. Callers that
-// arrive during a commit share the next one.
-func (l *Ledger) run() {
-	defer close(l.stopped)
-	batch := make([]*request, 0, l.maxBatch)
-	linger := time.NewTimer(time.Hour)
-	linger.Stop()
-	prev := 0
-	for {
-		r, ok := <-l.reqs
-		if !ok {
-			return
-		}
-		batch = append(batch[:0], r)
-		start := time.Now()
-		closed := l.drain(&batch, start)
-		// Callers answered together come back together, but not at the
-		// same instant: wait a little (never past batchWindow) for the
-		// ones the previous batch suggests, so they share this commit
-		// rather than queue behind a commit of one. A lone caller never
-		// waits: its previous batch had one row.
-		if !closed && len(batch) < prev/2 {
-			linger.Reset(batchLinger)
-		wait:
-			for len(batch) < prev && len(batch) < l.maxBatch {
-				select {
-				case r, ok := <-l.reqs:
-					if !ok {
-						break wait
-					}
-					batch = append(batch, r)
-				case <-linger.C:
-					break wait
-				}
-			}
-			linger.Stop()
-			l.drain(&batch, start)
-		}
-		prev = len(batch)
-		evs := make([]*audit.Event, len(batch))
-		for i, r := range batch {
-			evs[i] = &r.ev
-		}
-		err := l.commit(evs)
-		for i, r := range batch {
-			r.done <- err
-			batch[i] = nil
-		}
-	}
-}
-
-// drain appends the queued requests to batch, up to MaxBatch and until
-// batchWindow after start. It reports whether the queue is closed.
-func (l *Ledger) drain(batch *[]*request, start time.Time) bool {
-	for len(*batch) < l.maxBatch && time.Since(start) < batchWindow {
-		select {
-		case r, ok := <-l.reqs:
-			if !ok {
-				return true
-			}
-			*batch = append(*batch, r)
-		default:
-			return false
-		}
-	}
-	return false
+	return e, nil
 }
 
 // commit writes evs in one transaction, retrying once on a fresh
@@ -519,12 +445,9 @@ func (l *Ledger) Close() error {
 		return nil
 	}
 	l.closed = true
-	if l.reqs != nil {
-		close(l.reqs)
-	}
 	l.mu.Unlock()
-	if l.stopped != nil {
-		<-l.stopped
+	if l.commits != nil {
+		l.commits.Close()
 	}
 	l.pool.Close()
 	return nil

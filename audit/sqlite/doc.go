@@ -12,10 +12,12 @@
 // [Ledger.Stats], [Ledger.Verify], [Ledger.Export] and [Ledger.Prune].
 //
 // Durability. The database runs in WAL mode with synchronous=FULL, so a
-// commit is fsynced before [Ledger.Record] returns. One writer goroutine
-// commits every request already queued (up to [Config.MaxBatch] rows, and
-// waiting at most half a millisecond for callers it expects) in one
-// transaction, so concurrent callers share an fsync. Record returns only when
+// commit is fsynced before [Ledger.Record] returns. Writes are group
+// committed: the first caller to find no commit in progress commits, in
+// its own goroutine, its row and every row queued behind it (up to
+// [Config.MaxBatch] rows, waiting at most half a millisecond for callers
+// it expects) in one transaction, so concurrent callers share an fsync and
+// a lone caller pays no hand-off to another goroutine. Record returns only when
 // its own transaction has committed, and returns that commit's error: a
 // caller that gets an error must treat the action as unaudited and refuse
 // it. [Ledger.Healthy] reports the last write's outcome for a health

@@ -93,8 +93,8 @@ func readHeadFile(path string) (headRecord, bool, error) {
 	return h, ok, nil
 }
 
-// headFile is the writer's open head file. It is used only by the goroutine
-// holding the write connection.
+// headFile is the writer's open head file. It is used only under the
+// Ledger's wmu, by whoever holds the write connection.
 type headFile struct {
 	path     string
 	f        *os.File

@@ -23,16 +23,16 @@ import (
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" database/sql driver
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/internal/groupcommit"
 )
 
 const (
-	defaultMaxBatch    = 256
-	batchWindow        = 5 * time.Millisecond   // a batch stops collecting this long after its first request
-	batchLinger        = 500 * time.Microsecond // longest wait for expected callers, see run
-	minBusyTimeout     = 5 * time.Second
-	readerConns        = 4
-	digestHexLen       = 16
-	requestQueueLength = 1024
+	defaultMaxBatch = 256
+	batchWindow     = 5 * time.Millisecond   // a batch stops collecting this long after its first request
+	batchLinger     = 500 * time.Microsecond // longest wait for expected callers, see groupcommit
+	minBusyTimeout  = 5 * time.Second
+	readerConns     = 4
+	digestHexLen    = 16
 )
 
 // Config configures a [Ledger]. The zero value is not usable: Path is
@@ -94,10 +94,10 @@ type Config struct {
 // which each row carries the SHA-256 hash of the previous row.
 //
 // A Ledger is safe for concurrent use by multiple goroutines. Writes from all
-// goroutines go through one writer goroutine that commits them in batches,
-// so concurrent callers share an fsync; several processes may also open the
-// same file, and their writes serialise on SQLite's lock. Close stops the
-// writer; it must be called once the Ledger is no longer needed.
+// goroutines are committed in shared batches (group commit), so concurrent
+// callers share an fsync; several processes may also open the same file,
+// and their writes serialise on SQLite's lock. Close waits for the writes
+// in progress; it must be called once the Ledger is no longer needed.
 type Ledger struct {
 	path      string
 	headPath  string
@@ -108,22 +108,22 @@ type Ledger struct {
 	now       func() time.Time
 	secret    []byte // nil when read-only and no key exists yet
 	rdb       *sql.DB
-	wdb       *sql.DB         // nil when read-only
-	reqs      chan *request   // nil when read-only
-	stopped   chan struct{}   // closed when the writer goroutine returns
-	bg        context.Context // the writer's context; never cancelled
+	wdb       *sql.DB                             // nil when read-only
+	commits   *groupcommit.Committer[audit.Event] // nil when read-only
+	bg        context.Context                     // the writer's context; never cancelled
 
 	// mu protects the following. Methods hold it for reading while they use
 	// the databases; Close holds it for writing.
 	mu     sync.RWMutex
 	closed bool
 
-	// wmu serialises write transactions (the writer goroutine's batches and
+	// wmu serialises write transactions (the group commits' batches and
 	// Prune) and protects the following.
 	wmu   sync.Mutex
-	wconn *sql.Conn // the one write connection, kept for the Ledger's life
-	ins   *sql.Stmt // insertSQL prepared on wconn
-	tail  *sql.Stmt // tailSQL prepared on wconn
+	wconn *sql.Conn  // the one write connection, kept for the Ledger's life
+	ins   *sql.Stmt  // insertSQL prepared on wconn
+	tail  *sql.Stmt  // tailSQL prepared on wconn
+	st    statsStmts // the statistics' statements, prepared on wconn
 	head  *headFile
 	// last is the chain tail this process last committed or checked against
 	// the head. When a transaction finds the same tail, no other writer
@@ -144,11 +144,6 @@ var (
 	_ audit.Recorder = (*Ledger)(nil)
 	_ audit.Querier  = (*Ledger)(nil)
 )
-
-type request struct {
-	ev   audit.Event
-	done chan error
-}
 
 // Open opens the ledger at cfg.Path, creating, migrating and checking it.
 //
@@ -197,7 +192,7 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		maxBatch:  c.MaxBatch,
 		log:       c.Logger,
 		now:       c.Now,
-		bg:        context.Background(), // for the writer goroutine, which the Ledger owns
+		bg:        context.Background(), // for the commits, which outlive their callers' contexts
 	}
 	if c.ReadOnly {
 		if err := l.openReadOnly(ctx, c); err != nil {
@@ -209,9 +204,19 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		l.closeHandles()
 		return nil, err
 	}
-	l.reqs = make(chan *request, requestQueueLength)
-	l.stopped = make(chan struct{})
-	go l.run()
+	l.commits = groupcommit.New(groupcommit.Config[audit.Event]{
+		MaxBatch: l.maxBatch, Linger: batchLinger, Window: batchWindow,
+		Commit: func(batch []*audit.Event) error {
+			return l.write(func(c *chainWriter) error {
+				for _, e := range batch {
+					if err := c.append(e); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		},
+	})
 	return l, nil
 }
 
@@ -320,6 +325,9 @@ func (l *Ledger) openReadWrite(ctx context.Context, c Config) error {
 	}
 	l.tail, err = l.wconn.PrepareContext(ctx, tailSQL)
 	if err != nil {
+		return &WriteError{Path: l.path, Op: "prepare", Err: err}
+	}
+	if err := l.st.prepare(ctx, l.wconn); err != nil {
 		return &WriteError{Path: l.path, Op: "prepare", Err: err}
 	}
 	l.head, err = openHeadFile(c.HeadPath)
@@ -434,92 +442,19 @@ func (l *Ledger) append(_ context.Context, e audit.Event, reserved bool) (audit.
 	if e.Time.IsZero() {
 		e.Time = l.now()
 	}
-	r := &request{ev: e, done: make(chan error, 1)}
 	l.mu.RLock()
-	if l.closed {
-		l.mu.RUnlock()
+	closed := l.closed
+	l.mu.RUnlock()
+	if closed {
 		return audit.Event{}, ErrClosed
 	}
-	l.reqs <- r
-	l.mu.RUnlock()
-	if err := <-r.done; err != nil {
+	switch err := l.commits.Do(&e); {
+	case errors.Is(err, groupcommit.ErrClosed):
+		return audit.Event{}, ErrClosed
+	case err != nil:
 		return audit.Event{}, err
 	}
-	return r.ev, nil
-}
-
-// run is the writer goroutine. It takes the requests already queued, up to
-// MaxBatch, commits them in one transaction and answers each; callers that
-// arrive while a commit is being fsynced share the next one.
-//
-// Callers answered together tend to come back together, but not at the
-// same instant: the first to return would otherwise get a commit of its own
-// while the rest queue behind it. So when a batch is smaller than half the
-// previous one, the writer lingers (at most batchLinger, and never past
-// batchWindow from the first request) for the callers it expects. A lone
-// caller never waits: its previous batch had one row.
-func (l *Ledger) run() {
-	defer close(l.stopped)
-	batch := make([]*request, 0, l.maxBatch)
-	linger := time.NewTimer(time.Hour)
-	linger.Stop()
-	prev := 0
-	for {
-		r, ok := <-l.reqs
-		if !ok {
-			return
-		}
-		batch = append(batch[:0], r)
-		start := time.Now()
-		closed := l.drain(&batch, start)
-		if !closed && len(batch) < prev/2 {
-			linger.Reset(batchLinger)
-		wait:
-			for len(batch) < prev && len(batch) < l.maxBatch {
-				select {
-				case r, ok := <-l.reqs:
-					if !ok {
-						break wait
-					}
-					batch = append(batch, r)
-				case <-linger.C:
-					break wait
-				}
-			}
-			linger.Stop()
-			l.drain(&batch, start)
-		}
-		prev = len(batch)
-		err := l.write(func(c *chainWriter) error {
-			for _, r := range batch {
-				if err := c.append(&r.ev); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		for i, r := range batch {
-			r.done <- err
-			batch[i] = nil
-		}
-	}
-}
-
-// drain appends the requests already queued to batch, up to MaxBatch and
-// until batchWindow after start. It reports whether the queue is closed.
-func (l *Ledger) drain(batch *[]*request, start time.Time) bool {
-	for len(*batch) < l.maxBatch && time.Since(start) < batchWindow {
-		select {
-		case r, ok := <-l.reqs:
-			if !ok {
-				return true
-			}
-			*batch = append(*batch, r)
-		default:
-			return false
-		}
-	}
-	return false
+	return e, nil
 }
 
 // chainWriter appends rows inside one write transaction.
@@ -531,6 +466,8 @@ type chainWriter struct {
 	seq   int64             // last seq in the chain
 	hash  [sha256.Size]byte // its row hash
 	added int
+	st    *statsStmts // nil: do not keep statistics
+	delta statsDelta  // the statistics' changes, see flushStats
 }
 
 func (c *chainWriter) append(e *audit.Event) error {
@@ -542,6 +479,9 @@ func (c *chainWriter) append(e *audit.Event) error {
 	prev := c.hash
 	row := audit.RowHash(e, prev)
 	if _, err := c.ins.ExecContext(c.ctx, insertArgs(e, prev[:], row[:])...); err != nil {
+		return err
+	}
+	if err := c.note(e); err != nil {
 		return err
 	}
 	e.PrevHash, e.Hash = hexHash(prev), hexHash(row)
@@ -579,7 +519,7 @@ func (l *Ledger) writeLocked(ctx context.Context, fn func(*chainWriter) error) e
 			l.wconn.ExecContext(ctx, `ROLLBACK`)
 		}
 	}()
-	c := &chainWriter{ctx: ctx, q: l.wconn, ins: l.ins, now: l.now}
+	c := &chainWriter{ctx: ctx, q: l.wconn, ins: l.ins, now: l.now, st: &l.st, delta: statsDelta{}}
 	var last []byte
 	switch err := l.tail.QueryRowContext(ctx).Scan(&c.seq, &last); {
 	case errors.Is(err, sql.ErrNoRows):
@@ -601,6 +541,9 @@ func (l *Ledger) writeLocked(ctx context.Context, fn func(*chainWriter) error) e
 	}
 	if err := fn(c); err != nil {
 		return l.setHealth(&WriteError{Path: l.path, Op: "insert", Err: err})
+	}
+	if err := c.flushStats(); err != nil {
+		return l.setHealth(&WriteError{Path: l.path, Op: "update statistics", Err: err})
 	}
 	if c.added == 0 {
 		l.last, l.lastKnown = headRecord{Seq: c.seq, Hash: c.hash}, true
@@ -764,12 +707,9 @@ func (l *Ledger) Close() error {
 		return nil
 	}
 	l.closed = true
-	if l.reqs != nil {
-		close(l.reqs)
-	}
 	l.mu.Unlock()
-	if l.stopped != nil {
-		<-l.stopped
+	if l.commits != nil {
+		l.commits.Close()
 	}
 	return l.closeHandles()
 }
@@ -795,6 +735,7 @@ func (l *Ledger) closeHandles() error {
 			errs = append(errs, s.Close())
 		}
 	}
+	errs = append(errs, l.st.close()...)
 	if l.wconn != nil {
 		errs = append(errs, l.wconn.Close())
 	}

@@ -73,6 +73,11 @@ func (l *Ledger) Prune(ctx context.Context, before time.Time, op Operator) (Prun
 			if _, err := c.q.ExecContext(c.ctx, `DELETE FROM events WHERE seq < ?`, cutoff); err != nil {
 				return err
 			}
+			// The statistics count what remains.
+			clear(c.delta)
+			if err := rebuildStats(c.ctx, c.q); err != nil {
+				return err
+			}
 		}
 		detail, err := json.Marshal(d)
 		if err != nil {

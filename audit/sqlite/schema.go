@@ -48,6 +48,44 @@ var migrations = [...]string{
 	CREATE INDEX events_time ON events(time_ns);
 	CREATE INDEX events_tool ON events(tool);
 	CREATE INDEX events_call ON events(call_id) WHERE call_id != '';`,
+
+	// 1 → 2: indexes for the hot queries and the statistics the writer
+	// keeps (see stats.go). events_tool_time serves a tool over a time
+	// window (rigout audit query --tool X --since T, Stats' partial hours);
+	// events_principal the newest rows of one principal (what
+	// get_server_activity shows a token without full scopes). stats_hour
+	// holds counters and a latency histogram per hour and tool; open_calls
+	// the intent rows no done row has finished yet. Both are filled from
+	// the existing rows after this script (postMigrate).
+	`CREATE INDEX events_tool_time ON events(tool, time_ns);
+	CREATE INDEX events_principal ON events(principal);
+	CREATE TABLE stats_hour (
+		hour    INTEGER NOT NULL,
+		tool    TEXT    NOT NULL,
+		calls   INTEGER NOT NULL,
+		denials INTEGER NOT NULL,
+		errors  INTEGER NOT NULL,
+		hist    BLOB    NOT NULL,
+		PRIMARY KEY (hour, tool)
+	) WITHOUT ROWID;
+	CREATE TABLE open_calls (
+		seq     INTEGER PRIMARY KEY,
+		call_id TEXT    NOT NULL,
+		tool    TEXT    NOT NULL,
+		time_ns INTEGER NOT NULL
+	);
+	CREATE INDEX open_calls_call ON open_calls(call_id);
+	CREATE INDEX open_calls_tool_time ON open_calls(tool, time_ns);`,
+}
+
+// postMigrate runs after migrations[i], in the same transaction, what SQL
+// alone cannot do.
+func postMigrate(ctx context.Context, tx *sql.Tx, i int) error {
+	switch i {
+	case 1: // 1 → 2: the statistics of the rows already there
+		return rebuildStats(ctx, tx)
+	}
+	return nil
 }
 
 // schemaVersion is the version this build writes.
@@ -84,6 +122,9 @@ func migrate(ctx context.Context, db *sql.Conn, path string) error {
 	}
 	for i := v; i < schemaVersion; i++ {
 		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			return &WriteError{Path: path, Op: fmt.Sprintf("migrate schema %d→%d", i, i+1), Err: err}
+		}
+		if err := postMigrate(ctx, tx, i); err != nil {
 			return &WriteError{Path: path, Op: fmt.Sprintf("migrate schema %d→%d", i, i+1), Err: err}
 		}
 	}
