@@ -8,9 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/rigout/rigout/audit/postgres/pgtest"
 )
 
@@ -48,96 +45,35 @@ func ledgerEngines(ctx context.Context, b *bench) error {
 	}
 
 	concurrency := []int{1, 16}
-	maxC := concurrency[len(concurrency)-1]
 	rounds := pick(b, 2, 9)
 	window := pick(b, 200*time.Millisecond, time.Second)
 
-	type server struct {
-		key     string
-		proc    *proc
-		clients []*client.Client
+	l := &loadRun{b: b, scenario: "12", maxC: concurrency[len(concurrency)-1]}
+	defer l.close()
+	if err := l.start(ctx, "sqlite", func() (*proc, error) { return b.startServe(ctx, "rigout serve (SQLite ledger)", true) }); err != nil {
+		return err
 	}
-	var servers []*server
-	defer func() {
-		for _, s := range servers {
-			for _, c := range s.clients {
-				c.Close()
-			}
-			s.proc.stop()
-		}
-	}()
-	for _, s := range []struct {
-		key, name string
-		extra     []string
-	}{
-		{"sqlite", "rigout serve (SQLite ledger)", nil},
-		{"postgres", "rigout serve (PostgreSQL ledger)", []string{"--config", cfg}},
-	} {
-		p, err := b.startServe(ctx, s.name, true, s.extra...)
-		if err != nil {
-			return err
-		}
-		srv := &server{key: s.key, proc: p}
-		servers = append(servers, srv)
-		for range maxC {
-			c, err := httpClient(ctx, p.url, p.token)
-			if err != nil {
-				return fmt.Errorf("%s: %w", p.name, err)
-			}
-			srv.clients = append(srv.clients, c)
-		}
+	if err := l.start(ctx, "postgres", func() (*proc, error) {
+		return b.startServe(ctx, "rigout serve (PostgreSQL ledger)", true, "--config", cfg)
+	}); err != nil {
+		return err
 	}
-
-	tools := []struct {
-		key  string
-		name string
-		req  mcp.CallToolRequest
-	}{
-		{"readonly", "execute_command argv [true] (read-only: one row)", toolRequest("execute_command", map[string]any{"argv": []string{"true"}})},
-		{"write", "execute_command argv [mkdir -p DIR] (intent + done rows)", toolRequest("execute_command", map[string]any{"argv": []string{"mkdir", "-p", b.tmp}})},
+	calls := []namedCall{
+		{"readonly", toolRequest("execute_command", map[string]any{"argv": []string{"true"}})},
+		{"write", toolRequest("execute_command", map[string]any{"argv": []string{"mkdir", "-p", b.tmp}})},
 	}
-	for _, t := range tools {
-		for _, s := range servers {
-			if _, err := loadWindow(ctx, s.clients, t.req, 200*time.Millisecond); err != nil {
-				return fmt.Errorf("warm-up %s %s: %w", s.proc.name, t.key, err)
-			}
-		}
+	names := map[string]string{
+		"readonly": "execute_command argv [true] (read-only: one row)",
+		"write":    "execute_command argv [mkdir -p DIR] (intent + done rows)",
 	}
-	samples := map[string][]float64{}
-	for r := 0; r < rounds && ctx.Err() == nil; r++ {
-		b.logf("scenario 12: round %d of %d", r+1, rounds)
-		for _, c := range concurrency {
-			for _, t := range tools {
-				for i := range servers {
-					s := servers[(i+r)%len(servers)]
-					rate, err := loadWindow(ctx, s.clients[:c], t.req, window)
-					if err != nil {
-						if ctx.Err() != nil {
-							break
-						}
-						return fmt.Errorf("%s, %s, %d clients: %w", s.proc.name, t.key, c, err)
-					}
-					k := fmt.Sprintf("12/%s/c%d/%s", t.key, c, s.key)
-					samples[k] = append(samples[k], rate)
-				}
-			}
-		}
-	}
-	complete := rounds
-	for _, v := range samples {
-		complete = min(complete, len(v))
-	}
-	if complete == 0 {
-		return fmt.Errorf("time ran out before one round completed")
-	}
-	for k, v := range samples {
-		b.res.AddSeries(k, "calls/s", v[:complete])
+	if err := l.measure(ctx, calls, concurrency, rounds, window, nil); err != nil {
+		return err
 	}
 	for _, c := range concurrency {
-		for _, t := range tools {
-			b.res.AddRow(Row{Scenario: "12", Name: fmt.Sprintf("%s, PostgreSQL ledger (fsync on, loopback), %s", plural(c, "client"), t.name),
+		for _, t := range calls {
+			b.res.AddRow(Row{Scenario: "12", Name: fmt.Sprintf("%s, PostgreSQL ledger (fsync on, loopback), %s", plural(c, "client"), names[t.key]),
 				Unit: "calls/s", Better: "higher", Stat: "median", Floor: "the same calls with the SQLite ledger",
-				RigoutSeries: fmt.Sprintf("12/%s/c%d/postgres", t.key, c), FloorSeries: fmt.Sprintf("12/%s/c%d/sqlite", t.key, c)})
+				RigoutSeries: l.series(t.key, c, "postgres"), FloorSeries: l.series(t.key, c, "sqlite")})
 		}
 	}
 	return nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -11,13 +10,6 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
-
-// server is one HTTP endpoint scenario 3 loads, with its clients.
-type server struct {
-	key     string
-	proc    *proc
-	clients []*client.Client
-}
 
 // throughput is scenario 3: calls per second over HTTP with 1, 8 and 64
 // concurrent clients, for execute_command argv [true] and for the cheap
@@ -43,102 +35,39 @@ func throughput(ctx context.Context, b *bench) error {
 	window := pick(b, 250*time.Millisecond, 800*time.Millisecond)
 	maxC := concurrency[len(concurrency)-1]
 
-	var servers []*server
-	defer func() {
-		for _, s := range servers {
-			for _, c := range s.clients {
-				c.Close()
-			}
-			s.proc.stop()
-		}
-	}()
-	start := func(key string, f func() (*proc, error)) error {
-		p, err := f()
-		if err != nil {
-			return err
-		}
-		s := &server{key: key, proc: p}
-		servers = append(servers, s)
-		for range maxC {
-			c, err := httpClient(ctx, p.url, p.token)
-			if err != nil {
-				return fmt.Errorf("%s: %w", p.name, err)
-			}
-			s.clients = append(s.clients, c)
-		}
-		return nil
-	}
-	if err := start("on", func() (*proc, error) { return b.startServe(ctx, "rigout serve (auth+audit)", true) }); err != nil {
+	l := &loadRun{b: b, scenario: "3", maxC: maxC}
+	defer l.close()
+	if err := l.start(ctx, "on", func() (*proc, error) { return b.startServe(ctx, "rigout serve (auth+audit)", true) }); err != nil {
 		return err
 	}
-	if err := start("audit", func() (*proc, error) { return b.startServe(ctx, "rigout serve --no-auth", false) }); err != nil {
+	if err := l.start(ctx, "audit", func() (*proc, error) { return b.startServe(ctx, "rigout serve --no-auth", false) }); err != nil {
 		return err
 	}
-	if err := start("bare", func() (*proc, error) { return b.startBare(ctx) }); err != nil {
+	if err := l.start(ctx, "bare", func() (*proc, error) { return b.startBare(ctx) }); err != nil {
 		return err
 	}
-	if err := start("floor", func() (*proc, error) { return b.startFloor(ctx) }); err != nil {
+	if err := l.start(ctx, "floor", func() (*proc, error) { return b.startFloor(ctx) }); err != nil {
 		return err
 	}
 
-	tools := []struct {
-		key string
-		req mcp.CallToolRequest
-	}{
+	calls := []namedCall{
 		{"exec", toolRequest("execute_command", map[string]any{"argv": []string{"true"}})},
 		{"activity", toolRequest("get_server_activity", map[string]any{"lines": 1})},
 	}
 	// The bare gateway must contain commands as rigout serve does, or the
 	// ratio charges the difference to auth and audit.
-	if err := sameContainment(ctx, servers[0], servers[2], tools[0].req); err != nil {
+	if err := sameContainment(ctx, l.servers[0], l.servers[2], calls[0].req); err != nil {
 		return err
 	}
-	// Warm up every server and tool with all clients.
-	for _, t := range tools {
-		for _, s := range servers {
-			if _, err := loadWindow(ctx, s.clients, t.req, 200*time.Millisecond); err != nil {
-				return fmt.Errorf("warm-up %s %s: %w", s.proc.name, t.key, err)
-			}
-		}
-	}
-	samples := map[string][]float64{}
-	for r := 0; r < rounds && ctx.Err() == nil; r++ {
-		b.logf("scenario 3: round %d of %d", r+1, rounds)
-		for _, c := range concurrency {
-			for _, t := range tools {
-				for i := range servers {
-					s := servers[(i+r)%len(servers)]
-					if t.key == "activity" && s.key == "audit" {
-						continue // no row compares them
-					}
-					rate, err := loadWindow(ctx, s.clients[:c], t.req, window)
-					if err != nil {
-						if ctx.Err() != nil {
-							break
-						}
-						return fmt.Errorf("%s, %s, %d clients: %w", s.proc.name, t.key, c, err)
-					}
-					k := fmt.Sprintf("3/%s/c%d/%s", t.key, c, s.key)
-					samples[k] = append(samples[k], rate)
-				}
-			}
-		}
-	}
-	// Only complete rounds pair up.
-	complete := rounds
-	for _, v := range samples {
-		complete = min(complete, len(v))
-	}
-	if complete == 0 {
-		return errors.New("time ran out before one round completed")
-	}
-	for k, v := range samples {
-		b.res.AddSeries(k, "calls/s", v[:complete])
+	// No row compares get_server_activity on the audit-only server.
+	skip := func(call, server string) bool { return call == "activity" && server == "audit" }
+	if err := l.measure(ctx, calls, concurrency, rounds, window, skip); err != nil {
+		return err
 	}
 	row := func(c int, tool, name, a, bk, floor, target string) {
 		b.res.AddRow(Row{Scenario: "3", Name: fmt.Sprintf("%s, %s", plural(c, "client"), name), Unit: "calls/s", Better: "higher",
 			Stat: "median", Floor: floor, Target: target,
-			RigoutSeries: fmt.Sprintf("3/%s/c%d/%s", tool, c, a), FloorSeries: fmt.Sprintf("3/%s/c%d/%s", tool, c, bk)})
+			RigoutSeries: l.series(tool, c, a), FloorSeries: l.series(tool, c, bk)})
 	}
 	for _, c := range concurrency {
 		row(c, "exec", "execute_command argv [true], auth+audit on", "on", "bare", "both off (bare gateway)", "≥ 0.90×")
