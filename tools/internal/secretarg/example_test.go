@@ -61,5 +61,5 @@ func Example() {
 	}
 	// Output:
 	// false value: ***
-	// true secrets TOKEN: credentials: unknown alias "nope"
+	// true secrets TOKEN: unknown credential alias "nope"
 }
