@@ -140,7 +140,7 @@ func (l *Ledger) Stats(ctx context.Context, f audit.Filter) ([]audit.ToolStats, 
 	cond, args = where(&f, "", []any{audit.PhaseIntent, audit.PhaseDone})
 	rows, err = tx.Query(ctx, `SELECT tool, COUNT(*) FROM rigout_audit_events AS i
 		WHERE tool != '' AND phase = $1 AND call_id != '' AND `+cond+`
-		AND NOT EXISTS (SELECT 1 FROM rigout_audit_events AS d WHERE d.call_id = i.call_id AND d.phase = $2)
+		AND NOT EXISTS (SELECT 1 FROM rigout_audit_events AS d WHERE d.call_id = i.call_id AND d.call_id != '' AND d.phase = $2)
 		GROUP BY tool`, args...)
 	if err != nil {
 		return fail(err)
