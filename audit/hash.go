@@ -1,8 +1,10 @@
 package audit
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 )
 
 // hashDomain starts every row's canonical encoding, so a row hash cannot be
@@ -79,4 +81,20 @@ func RowHash(e *Event, prev [sha256.Size]byte) [sha256.Size]byte {
 	str(e.Detail)
 	b = append(b, prev[:]...)
 	return sha256.Sum256(b)
+}
+
+// KeyedDigest is the argument digest both ledgers store in
+// [Event.ArgsDigest]: the first 16 hex digits of HMAC-SHA256 of raw under
+// key. Identical arguments give identical digests under one key, while a
+// short secret among them cannot be recovered by hashing guesses. raw
+// should be a canonical encoding, such as json.Marshal of the argument
+// map (which sorts keys). A nil key gives "" (a read-only ledger without
+// its key).
+func KeyedDigest(key, raw []byte) string {
+	if key == nil {
+		return ""
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write(raw)
+	return hex.EncodeToString(m.Sum(nil))[:16]
 }

@@ -98,3 +98,19 @@ func TestRowHashCoversEveryField(t *testing.T) {
 		t.Error("PrevHash or Hash changes the hash")
 	}
 }
+
+// TestKeyedDigest: the digest is 16 hex digits, the same for the same key
+// and arguments, different under another key, and empty without a key.
+func TestKeyedDigest(t *testing.T) {
+	raw := []byte(`{"command":"ls"}`)
+	a, b := audit.KeyedDigest([]byte("key-one"), raw), audit.KeyedDigest([]byte("key-one"), raw)
+	if len(a) != 16 || a != b {
+		t.Fatalf("digest %q, again %q", a, b)
+	}
+	if c := audit.KeyedDigest([]byte("key-two"), raw); c == a {
+		t.Fatalf("another key gave the same digest %q", c)
+	}
+	if d := audit.KeyedDigest(nil, raw); d != "" {
+		t.Fatalf("no key: %q, want empty", d)
+	}
+}

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -25,7 +24,6 @@ const (
 	defaultWriteTimeout = 10 * time.Second
 	batchWindow         = 5 * time.Millisecond   // a batch stops collecting this long after its first request
 	batchLinger         = 500 * time.Microsecond // longest wait for expected callers, see groupcommit
-	digestHexLen        = 16
 	linkDomain          = "rigout.audit.pg.link.v1\x00"
 )
 
@@ -427,12 +425,7 @@ func (l *Ledger) Ping(ctx context.Context) error {
 // database, which every gateway sharing it uses, so digests compare across
 // gateways. It returns "" if no key exists (a read-only ledger).
 func (l *Ledger) DigestArgs(raw []byte) string {
-	if l.key == nil {
-		return ""
-	}
-	m := hmac.New(sha256.New, l.key)
-	m.Write(raw)
-	return hex.EncodeToString(m.Sum(nil))[:digestHexLen]
+	return audit.KeyedDigest(l.key, raw)
 }
 
 // Close commits the writes already submitted, stops the writer and closes

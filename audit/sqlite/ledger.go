@@ -3,7 +3,6 @@ package sqlite
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
@@ -32,7 +31,6 @@ const (
 	batchLinger     = 500 * time.Microsecond // longest wait for expected callers, see groupcommit
 	minBusyTimeout  = 5 * time.Second
 	readerConns     = 4
-	digestHexLen    = 16
 )
 
 // Config configures a [Ledger]. The zero value is not usable: Path is
@@ -689,12 +687,7 @@ func (l *Ledger) Healthy() error {
 // be a canonical encoding, such as json.Marshal of the argument map (which
 // sorts keys). It returns "" on a read-only ledger whose secret does not exist.
 func (l *Ledger) DigestArgs(raw []byte) string {
-	if l.secret == nil {
-		return ""
-	}
-	m := hmac.New(sha256.New, l.secret)
-	m.Write(raw)
-	return hex.EncodeToString(m.Sum(nil))[:digestHexLen]
+	return audit.KeyedDigest(l.secret, raw)
 }
 
 // Close commits the writes already submitted, stops the writer and closes
