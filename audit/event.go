@@ -116,6 +116,33 @@ func (e *Event) Sanitize() {
 	e.Decision = Decision(cleanText(string(e.Decision)))
 }
 
+// PrepareAppend readies e, a copy the caller handed a ledger, to be
+// appended: Args dropped unless keepArgs, [Event.Sanitize], [Event.Validate]
+// unless reserved (the audit.* events a ledger writes itself), ExitCode
+// copied so the stored event shares no pointer with the caller's, Seq and
+// the hashes cleared for the ledger to assign, and a zero Time set to now().
+// Every ledger calls it first in Record, so they store the same events.
+func (e *Event) PrepareAppend(keepArgs, reserved bool, now func() time.Time) error {
+	if !keepArgs {
+		e.Args = ""
+	}
+	e.Sanitize()
+	if !reserved {
+		if err := e.Validate(); err != nil {
+			return err
+		}
+	}
+	if e.ExitCode != nil {
+		code := *e.ExitCode
+		e.ExitCode = &code
+	}
+	e.Seq, e.Hash, e.PrevHash = 0, "", ""
+	if e.Time.IsZero() {
+		e.Time = now()
+	}
+	return nil
+}
+
 // cleanText returns s as valid UTF-8 of at most maxTextBytes.
 func cleanText(s string) string {
 	if !utf8.ValidString(s) {

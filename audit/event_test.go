@@ -59,3 +59,30 @@ func TestSanitize(t *testing.T) {
 		t.Errorf("Sanitize changed a clean event: %+v", c)
 	}
 }
+
+// TestPrepareAppend: what every ledger does to an event before storing it.
+func TestPrepareAppend(t *testing.T) {
+	code := 3
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	e := audit.Event{Type: "tool.call", Args: `{"a":1}`, ExitCode: &code, Seq: 9, Hash: "h", PrevHash: "p", Duration: -time.Second}
+	if err := e.PrepareAppend(false, false, func() time.Time { return now }); err != nil {
+		t.Fatal(err)
+	}
+	if e.Args != "" || e.Seq != 0 || e.Hash != "" || e.PrevHash != "" || e.Duration != 0 || !e.Time.Equal(now) {
+		t.Fatalf("prepared: %+v", e)
+	}
+	if e.ExitCode == &code || *e.ExitCode != 3 {
+		t.Fatalf("ExitCode shares the caller's pointer or changed: %v", e.ExitCode)
+	}
+	kept := audit.Event{Type: "tool.call", Args: `{"a":1}`, Time: now.Add(-time.Hour)}
+	if err := kept.PrepareAppend(true, false, time.Now); err != nil || kept.Args == "" || !kept.Time.Equal(now.Add(-time.Hour)) {
+		t.Fatalf("keepArgs and a set Time: %+v, %v", kept, err)
+	}
+	reservedType := audit.Event{Type: "audit.head.mismatch"}
+	if err := reservedType.PrepareAppend(false, false, time.Now); !errors.Is(err, audit.ErrInvalidEvent) {
+		t.Fatalf("a reserved type from a caller: %v, want ErrInvalidEvent", err)
+	}
+	if err := reservedType.PrepareAppend(false, true, time.Now); err != nil {
+		t.Fatalf("a reserved type from the ledger itself: %v", err)
+	}
+}

@@ -243,22 +243,8 @@ func (l *Ledger) append(e audit.Event, reserved bool) (audit.Event, error) {
 	if l.readOnly {
 		return audit.Event{}, ErrReadOnly
 	}
-	if !l.storeArgs {
-		e.Args = ""
-	}
-	e.Sanitize()
-	if !reserved {
-		if err := e.Validate(); err != nil {
-			return audit.Event{}, err
-		}
-	}
-	if e.ExitCode != nil {
-		code := *e.ExitCode
-		e.ExitCode = &code
-	}
-	e.Seq, e.Hash, e.PrevHash = 0, "", ""
-	if e.Time.IsZero() {
-		e.Time = l.now()
+	if err := e.PrepareAppend(l.storeArgs, reserved, l.now); err != nil {
+		return audit.Event{}, err
 	}
 	e.Time = e.Time.UTC()
 	l.mu.RLock()
