@@ -227,13 +227,18 @@ func (g *callCgroup) populated() bool {
 }
 
 // close removes the cgroup; it must be empty by then. The descriptor is
-// closed once, even when removal fails and close is called again.
+// closed once, even when removal fails and close is called again. It is
+// rmdir itself: os.Remove would first try, and fail, to unlink the
+// directory, a second path walk on every call.
 func (g *callCgroup) close() error {
 	if g.fd >= 0 {
 		_ = unix.Close(g.fd)
 		g.fd = -1
 	}
-	return os.Remove(g.dir)
+	if err := unix.Rmdir(g.dir); err != nil {
+		return &os.PathError{Op: "rmdir", Path: g.dir, Err: err}
+	}
+	return nil
 }
 
 // markedProcs returns the live processes, other than this one, started at
