@@ -36,6 +36,8 @@ type terminalSample struct {
 func terminalMemory(ctx context.Context, b *bench) error {
 	n := pick(b, 10, terminalSessionsFull)
 	rounds := pick(b, 1, 3)
+	start := time.Now()
+	defer func() { b.logf("scenario 6, terminal sessions: %v", time.Since(start).Round(time.Millisecond)) }()
 	samples := map[string][]float64{}
 	sides := []string{"rigout", "floor"}
 	for r := 0; r < rounds && ctx.Err() == nil; r++ {
