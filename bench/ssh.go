@@ -44,11 +44,9 @@ const sshPrincipal = "bench"
 //     same command on one host, and against ten `ssh` processes in
 //     parallel, each over its host's ControlMaster.
 func sshScenario(ctx context.Context, b *bench) error {
-	sshd, err := osexec.LookPath("sshd")
+	sshd, err := lookSSHD()
 	if err != nil {
-		if sshd, err = osexec.LookPath("/usr/sbin/sshd"); err != nil {
-			return errors.New("no sshd on this machine")
-		}
+		return err
 	}
 	lab, err := startSSHLab(ctx, b, sshd, sshHosts)
 	if err != nil {
@@ -226,6 +224,17 @@ func sshScenario(ctx context.Context, b *bench) error {
 	return nil
 }
 
+// lookSSHD finds OpenSSH's sshd, on PATH or in /usr/sbin.
+func lookSSHD() (string, error) {
+	sshd, err := osexec.LookPath("sshd")
+	if err != nil {
+		if sshd, err = osexec.LookPath("/usr/sbin/sshd"); err != nil {
+			return "", errors.New("no sshd on this machine")
+		}
+	}
+	return sshd, nil
+}
+
 // measurePair runs rig and floor one after the other, floor first when
 // floorFirst is set, and returns their durations.
 func measurePair(floorFirst bool, rig, floor func() (time.Duration, error)) (rd, fd time.Duration, err error) {
@@ -371,6 +380,9 @@ func startSSHLab(ctx context.Context, b *bench, sshd string, n int) (*sshLab, er
 			"LogLevel ERROR",
 			"MaxSessions 200",
 			"MaxStartups 200",
+			// SFTP inside sshd, for scenario 8 (rigout's file tools and
+			// OpenSSH sftp alike): no sftp-server path to find.
+			"Subsystem sftp internal-sftp",
 			// The login shell runs `bash -c CMD`, and bash started by sshd
 			// reads ~/.bashrc; an operator's (pyenv init, say) can cost
 			// hundreds of milliseconds on both sides and hide what SSH

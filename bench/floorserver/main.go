@@ -10,9 +10,14 @@
 // notifications with 202. A tools/call whose arguments hold "argv" (an
 // array of strings) or "command" (a string, run by bash -c) runs it, keeps
 // the first --max-output bytes of each output stream and discards the rest,
-// and answers with the exit code: the floor for execute_command. Any other
-// tools/call is echoed back as text: the ceiling of a JSON handler on this
-// machine.
+// and answers with the exit code: the floor for execute_command. A
+// tools/call of create_terminal_session starts `bash --noprofile --norc
+// --noediting -i` (the shell rigout's terminal sessions run) on a new
+// pseudo-terminal (creack/pty), waits for its first prompt, keeps it open
+// and drains its output, and answers with its session_id;
+// close_terminal_session {session_id} hangs it up and waits for it to exit:
+// the floor for holding terminal sessions. Any other tools/call is echoed
+// back as text: the ceiling of a JSON handler on this machine.
 //
 // It listens on loopback only and prints "listening on URL" on stderr once
 // it accepts connections. It stops on SIGINT or SIGTERM.
@@ -60,7 +65,7 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "floorserver: %v\n", err)
 		return 1
 	}
-	h := &handler{maxOutput: *maxOutput, shell: shellPath()}
+	h := &handler{maxOutput: *maxOutput, shell: shellPath(), terms: &terminals{open: map[string]*terminal{}}}
 	mux := http.NewServeMux()
 	mux.Handle("POST /mcp", h)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
@@ -79,6 +84,7 @@ func run(args []string, stderr io.Writer) int {
 		_ = srv.Close()
 	}
 	<-served
+	h.terms.closeAll()
 	return 0
 }
 
@@ -91,10 +97,11 @@ func shellPath() string {
 }
 
 // handler answers JSON-RPC requests. It is safe for concurrent use; its
-// fields do not change after it is built.
+// fields do not change after it is built (terms guards itself).
 type handler struct {
 	maxOutput int
 	shell     string
+	terms     *terminals
 }
 
 type request struct {
@@ -125,8 +132,9 @@ type text struct {
 }
 
 type toolResult struct {
-	Content []text `json:"content"`
-	IsError bool   `json:"isError,omitempty"`
+	Content    []text         `json:"content"`
+	Structured map[string]any `json:"structuredContent,omitempty"`
+	IsError    bool           `json:"isError,omitempty"`
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -147,7 +155,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "initialize":
 		resp.Result = map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": info}
 	case "tools/call":
-		resp.Result = h.call(r.Context(), req.Params.Arguments)
+		switch req.Params.Name {
+		case "create_terminal_session":
+			resp.Result = h.terms.create(h.shell)
+		case "close_terminal_session":
+			id, _ := req.Params.Arguments["session_id"].(string)
+			resp.Result = h.terms.close(id)
+		default:
+			resp.Result = h.call(r.Context(), req.Params.Arguments)
+		}
 	default:
 		resp.Error = &rpcError{Code: -32601, Message: "method not found: " + req.Method}
 	}

@@ -349,6 +349,9 @@ func (a *assembly) Close() error {
 // family (execute_command), the hosts family when SSH is on, the activity
 // family on the ledger.
 func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *auth.Principal, secrets ...string) (*assembly, error) {
+	if err := c.term.check(); err != nil {
+		return nil, err
+	}
 	policy, err := c.file.policy()
 	if err != nil {
 		return nil, err
@@ -384,7 +387,8 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 	// Background processes: commands still running after wait_seconds are
 	// handed off; their output is spooled inside the state directory, which
 	// the sandbox hides from commands where it can.
-	mc := sessions.Config{Local: local, SpoolDir: c.dir, Logger: logger, TerminalIdle: c.term.idle, Instance: c.instanceName()}
+	mc := sessions.Config{Local: local, SpoolDir: c.dir, Logger: logger, TerminalIdle: c.term.idle, Instance: c.instanceName(),
+		MaxTerminals: c.term.max, MaxTerminalsPerPrincipal: c.term.maxPer}
 	if ledger != nil {
 		mc.Audit = ledger
 	}

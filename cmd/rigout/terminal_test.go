@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	osexec "os/exec"
 	"strings"
 	"testing"
 
@@ -93,5 +95,42 @@ func TestE2ETerminalSession(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("get_server_activity lacks %s:\n%s", want, text)
 		}
+	}
+}
+
+// TestE2ETerminalCaps checks that --max-terminals-per-token and
+// --max-terminals reach the session manager: a lower cap refuses the next
+// session as busy, a higher one admits more than the default, and a cap
+// below one is refused at start.
+func TestE2ETerminalCaps(t *testing.T) {
+	t.Run("lower", func(t *testing.T) {
+		s := startStdio(t, "--max-terminals-per-token", "2")
+		for i := range 2 {
+			if res := call(t, s.client, "create_terminal_session", map[string]any{}); res.IsError {
+				t.Fatalf("session %d: %s", i+1, resultText(res))
+			}
+		}
+		res := call(t, s.client, "create_terminal_session", map[string]any{})
+		if !res.IsError || !strings.Contains(resultText(res), "already has 2 terminal sessions open") {
+			t.Errorf("third session under a cap of 2: %s", resultText(res))
+		}
+	})
+	t.Run("higher", func(t *testing.T) {
+		s := startStdio(t, "--max-terminals", "40", "--max-terminals-per-token", "40")
+		for i := range 9 { // one past the default per-token cap of 8
+			if res := call(t, s.client, "create_terminal_session", map[string]any{}); res.IsError {
+				t.Fatalf("session %d under a cap of 40: %s", i+1, resultText(res))
+			}
+		}
+	})
+	for _, flag := range []string{"--max-terminals", "--max-terminals-per-token"} {
+		t.Run(flag+"=0", func(t *testing.T) {
+			cmd := osexec.Command(rigoutBinary(t), "stdio", flag, "0")
+			cmd.Env = append(os.Environ(), "RIGOUT_STATE_DIR="+t.TempDir())
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), flag+" 0: must be at least 1") {
+				t.Errorf("rigout stdio %s 0: %v: %s", flag, err, out)
+			}
+		})
 	}
 }
