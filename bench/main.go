@@ -30,11 +30,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -173,10 +175,7 @@ func execute(ctx context.Context, opts options, root, command string, list []sce
 	res.Machine.LoadEnd = loadAvg()
 	res.finish(time.Now())
 
-	prefix := res.Date
-	if opts.quick {
-		prefix += "-quick"
-	}
+	prefix := resultPrefix(res.Date, opts)
 	if err := os.MkdirAll(opts.out, 0o755); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 1
@@ -372,4 +371,26 @@ func oneLine(s string) string {
 		s = s[:400] + "…"
 	}
 	return s
+}
+
+// resultPrefix names a run's result files: <date> for a full run of every
+// scenario, with "-quick" for quick runs and "-only-2-3" when --only chose
+// scenarios, so that neither can overwrite the full run that is committed.
+func resultPrefix(date string, opts options) string {
+	prefix := date
+	if opts.quick {
+		prefix += "-quick"
+	}
+	if opts.only != nil {
+		ids := slices.SortedFunc(maps.Keys(opts.only), func(a, b string) int {
+			x, errA := strconv.Atoi(a)
+			y, errB := strconv.Atoi(b)
+			if errA != nil || errB != nil {
+				return strings.Compare(a, b)
+			}
+			return x - y
+		})
+		prefix += "-only-" + strings.Join(ids, "-")
+	}
+	return prefix
 }

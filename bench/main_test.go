@@ -184,3 +184,19 @@ func TestJSONLFloorRecords(t *testing.T) {
 		t.Errorf("last line %q: %v", lines[len(lines)-1], err)
 	}
 }
+
+func TestResultPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		opts options
+		want string
+	}{
+		{options{}, "2026-12-02"},
+		{options{quick: true}, "2026-12-02-quick"},
+		{options{only: map[string]bool{"10": true, "2": true, "6": true}}, "2026-12-02-only-2-6-10"},
+		{options{quick: true, only: map[string]bool{"8": true}}, "2026-12-02-quick-only-8"},
+	} {
+		if got := resultPrefix("2026-12-02", tc.opts); got != tc.want {
+			t.Errorf("resultPrefix(%+v) = %q, want %q", tc.opts, got, tc.want)
+		}
+	}
+}

@@ -232,6 +232,16 @@ func lookSSHD() (string, error) {
 			return "", errors.New("no sshd on this machine")
 		}
 	}
+	// sshd refuses to start without its privilege separation directory,
+	// which the package's service creates at boot; a freshly installed
+	// OpenSSH that was never started as a service has none.
+	if os.Geteuid() == 0 {
+		if _, err := os.Stat("/run/sshd"); errors.Is(err, os.ErrNotExist) {
+			if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+				return "", fmt.Errorf("create /run/sshd for sshd: %w", err)
+			}
+		}
+	}
 	return sshd, nil
 }
 
