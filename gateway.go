@@ -266,7 +266,10 @@ func (g *Gateway) Close() error {
 }
 
 var (
-	toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_\-.]{1,64}$`)
+	// toolNameRE is what a tool name may hold; prepare also bounds its
+	// length to 64 (a counted repetition would compile to 64 copies of the
+	// class at every start).
+	toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_\-.]+$`)
 	hostArgRE  = regexp.MustCompile(`^(host|hosts|.+_host|.+_hosts)$`)
 )
 
@@ -312,7 +315,7 @@ func (g *Gateway) Register(t Tool) error {
 // SetTools do before anything is registered.
 func (g *Gateway) prepare(t Tool) (*registered, error) {
 	t = t.clone()
-	if !toolNameRE.MatchString(t.Name) {
+	if len(t.Name) > 64 || !toolNameRE.MatchString(t.Name) {
 		return nil, fmt.Errorf("rigout: invalid tool name %q (want 1-64 of [A-Za-z0-9_.-])", t.Name)
 	}
 	if t.Handler == nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -200,6 +201,10 @@ type Sandbox struct {
 	closed   bool
 	buildErr error // why the last build failed, while plan is nil
 
+	// missing is plan.missing of the latest ruleset, for Status, which
+	// does not wait for a build; nil until the first.
+	missing atomic.Pointer[[]string]
+
 	// launchMu protects the following. Under mu held for reading, next
 	// is confined by the current ruleset; rebuilds and Close dismiss it.
 	launchMu  sync.Mutex
@@ -360,11 +365,11 @@ func (s *Sandbox) Status() SandboxStatus {
 	if os.Geteuid() == 0 {
 		st.Unenforced = append(st.Unenforced, "commands run as root: they can read the gateway's /proc/<pid>/environ and keep root's powers beyond files")
 	}
-	s.mu.RLock()
-	if s.plan != nil {
-		st.Missing = slices.Clone(s.plan.missing)
+	// Not under mu: a build holds it while it walks the directories, and
+	// Status answers at once (initialize's instructions carry it).
+	if m := s.missing.Load(); m != nil {
+		st.Missing = slices.Clone(*m)
 	}
-	s.mu.RUnlock()
 	return st
 }
 
@@ -444,6 +449,7 @@ func (s *Sandbox) rebuildLocked() error {
 	}
 	_ = s.rs.close()
 	s.rs, s.plan, s.buildErr = rs, p, nil
+	s.missing.Store(&p.missing)
 	s.dismissLocked(false)
 	return nil
 }
