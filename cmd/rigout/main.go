@@ -153,6 +153,7 @@ type common struct {
 	knownHosts     string
 	noSSH          bool
 	noSandbox      bool
+	sandboxLater   bool // build the ruleset from the first command or startSandbox on (stdio)
 	requireSandbox bool
 	maxCalls       int
 	maxPerTok      int

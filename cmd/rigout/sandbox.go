@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/sandboxcfg"
@@ -30,6 +32,7 @@ func (c *common) sandbox(policy *validate.Policy, logger *slog.Logger) (*exec.Sa
 	if c.requireSandbox {
 		cfg.RequireABI = 6
 	}
+	cfg.BuildLater = c.sandboxLater
 	sb, err := exec.NewSandbox(cfg)
 	if err != nil {
 		return nil, err
@@ -38,12 +41,33 @@ func (c *common) sandbox(policy *validate.Policy, logger *slog.Logger) (*exec.Sa
 		logger.Warn("sandbox: " + n)
 	}
 	logger.Info("sandbox", "status", sb.Status().String())
-	// The ruleset is built in the background; a failure shows here, and
-	// each local command fails with it until a rebuild succeeds.
+	if !c.sandboxLater {
+		startSandbox(sb, logger)
+	}
+	return sb, nil
+}
+
+// startSandbox starts building the sandbox's ruleset in the background. A
+// failure is logged here, and each local command fails with it until a
+// rebuild succeeds. A command that comes first starts the build itself.
+func startSandbox(sb *exec.Sandbox, logger *slog.Logger) {
 	go func() {
 		if err := sb.Ready(); err != nil {
 			logger.Error("sandbox: building the ruleset failed: local commands fail until it can be built", "err", err)
 		}
 	}()
-	return sb, nil
+}
+
+// afterFirstWrite passes writes through to w and calls fn, once, after the
+// first: rigout stdio starts the sandbox build once initialize is answered.
+type afterFirstWrite struct {
+	w    io.Writer
+	once sync.Once
+	fn   func()
+}
+
+func (a *afterFirstWrite) Write(p []byte) (int, error) {
+	n, err := a.w.Write(p)
+	a.once.Do(a.fn)
+	return n, err
 }
