@@ -47,6 +47,53 @@ func (c *common) sandbox(policy *validate.Policy, logger *slog.Logger) (*exec.Sa
 	return sb, nil
 }
 
+// earlySandbox is a sandbox being built while the ledger opens.
+type earlySandbox struct {
+	done chan struct{}
+	sb   *exec.Sandbox
+	err  error
+}
+
+// sandboxEarly starts deriving and creating the sandbox on its own
+// goroutine (it needs the policy and the state directory, not the ledger),
+// for gateway to take with sandboxFor. Call it after prepare.
+func (c *common) sandboxEarly(logger *slog.Logger) {
+	e := &earlySandbox{done: make(chan struct{})}
+	c.early = e
+	policy, err := c.file.policy()
+	if err != nil {
+		e.err = err
+		close(e.done)
+		return
+	}
+	go func() {
+		defer close(e.done)
+		e.sb, e.err = c.sandbox(policy, logger)
+	}()
+}
+
+// sandboxFor returns the sandbox sandboxEarly started, or builds it now.
+func (c *common) sandboxFor(policy *validate.Policy, logger *slog.Logger) (*exec.Sandbox, error) {
+	if c.early == nil {
+		return c.sandbox(policy, logger)
+	}
+	e := c.early
+	c.early = nil
+	<-e.done
+	return e.sb, e.err
+}
+
+// dropEarlySandbox closes the sandbox sandboxEarly started, when the
+// gateway will not be built.
+func (c *common) dropEarlySandbox() {
+	if c.early == nil {
+		return
+	}
+	if sb, err := c.sandboxFor(nil, nil); err == nil && sb != nil {
+		_ = sb.Close()
+	}
+}
+
 // startSandbox starts building the sandbox's ruleset in the background. A
 // failure is logged here, and each local command fails with it until a
 // rebuild succeeds. A command that comes first starts the build itself.

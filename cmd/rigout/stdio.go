@@ -42,8 +42,10 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "rigout stdio: %v\n", err)
 		return 1
 	}
+	c.sandboxEarly(logger) // while the ledger opens
 	ledger, err := c.openLedger(ctx, dir, logger)
 	if err != nil {
+		c.dropEarlySandbox()
 		fmt.Fprintf(stderr, "rigout stdio: %v\n", err)
 		return 1
 	}
