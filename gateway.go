@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -235,13 +236,49 @@ func New(cfg Config) (*Gateway, error) {
 	if c.Audit != nil {
 		hooks.AddOnError(g.recordUnknownTool)
 	}
-	for _, t := range c.Tools {
-		if err := g.Register(t); err != nil {
+	for _, r := range g.prepareAll(c.Tools) {
+		if r.err != nil {
+			g.Close()
+			return nil, r.err
+		}
+		if err := g.add(r.reg); err != nil {
 			g.Close()
 			return nil, err
 		}
 	}
 	return g, nil
+}
+
+// prepared is one tool of Config.Tools, prepared or refused.
+type prepared struct {
+	reg *registered
+	err error
+}
+
+// prepareAll prepares tools as Register does, compiling their schemas
+// (the bulk of building a gateway) on up to GOMAXPROCS goroutines, and
+// returns the results in the tools' order, so that New reports the error
+// Register would have met first. Middleware is composed afterwards, in
+// order, on this goroutine.
+func (g *Gateway) prepareAll(tools []Tool) []prepared {
+	out := make([]prepared, len(tools))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(tools)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(tools); i = int(next.Add(1) - 1) {
+				out[i].reg, out[i].err = compileTool(tools[i])
+			}
+		})
+	}
+	wg.Wait()
+	for _, p := range out {
+		if p.err != nil {
+			break // New stops here, as Register one tool at a time would
+		}
+		g.compose(p.reg)
+	}
+	return out
 }
 
 // MCPServer returns the mcp-go server that serves this gateway's tools, for
@@ -266,7 +303,10 @@ func (g *Gateway) Close() error {
 }
 
 var (
-	toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_\-.]{1,64}$`)
+	// toolNameRE is what a tool name may hold; prepare also bounds its
+	// length to 64 (a counted repetition would compile to 64 copies of the
+	// class at every start).
+	toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_\-.]+$`)
 	hostArgRE  = regexp.MustCompile(`^(host|hosts|.+_host|.+_hosts)$`)
 )
 
@@ -281,7 +321,12 @@ func (g *Gateway) Register(t Tool) error {
 	if err != nil {
 		return err
 	}
-	t = r.tool
+	return g.add(r)
+}
+
+// add registers a prepared tool.
+func (g *Gateway) add(r *registered) error {
+	t := r.tool
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
@@ -311,8 +356,19 @@ func (g *Gateway) Register(t Tool) error {
 // prepare validates a tool and composes its handler, as Register and
 // SetTools do before anything is registered.
 func (g *Gateway) prepare(t Tool) (*registered, error) {
+	r, err := compileTool(t)
+	if err != nil {
+		return nil, err
+	}
+	g.compose(r)
+	return r, nil
+}
+
+// compileTool validates a copy of t and compiles its schemas. It touches
+// no gateway state, so tools compile concurrently.
+func compileTool(t Tool) (*registered, error) {
 	t = t.clone()
-	if !toolNameRE.MatchString(t.Name) {
+	if len(t.Name) > 64 || !toolNameRE.MatchString(t.Name) {
 		return nil, fmt.Errorf("rigout: invalid tool name %q (want 1-64 of [A-Za-z0-9_.-])", t.Name)
 	}
 	if t.Handler == nil {
@@ -336,13 +392,17 @@ func (g *Gateway) prepare(t Tool) (*registered, error) {
 			return nil, err
 		}
 	}
-	r := &registered{tool: t, input: input}
-	h := t.Handler
+	return &registered{tool: t, input: input}, nil
+}
+
+// compose wraps r's handler in the embedder's middleware. Middleware
+// constructors run one at a time, in the tools' order.
+func (g *Gateway) compose(r *registered) {
+	h := r.tool.Handler
 	for _, m := range slices.Backward(g.cfg.Middleware) {
 		h = m(h)
 	}
 	r.handler = h
-	return r, nil
 }
 
 // checkDeclarations settles the tool's risk and refuses declarations its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -284,5 +285,47 @@ func TestAnnotationsFollowRisk(t *testing.T) {
 		if string(b) != want[tool.Name] {
 			t.Errorf("%s: annotations %s, want %s", tool.Name, b, want[tool.Name])
 		}
+	}
+}
+
+// TestNewReportsTheFirstRefusal checks that New, which compiles its tools
+// concurrently, refuses with the error registering them one at a time
+// meets first, and composes middleware only for the tools before it, in
+// order.
+func TestNewReportsTheFirstRefusal(t *testing.T) {
+	var tools []rigout.Tool
+	for i := range 12 {
+		tools = append(tools, echoTool("t"+strconv.Itoa(i), nil))
+	}
+	tools[9].InputSchema = json.RawMessage(`{"type":"object","properties":{"a":{"type":"nonsense"}}}`)
+	tools[7].Name = "t2" // a duplicate, before the invalid schema
+	var wrapped []string
+	cfg := rigout.Config{Tools: tools, Middleware: []rigout.Middleware{func(next rigout.Handler) rigout.Handler {
+		wrapped = append(wrapped, "x")
+		return next
+	}}}
+	if _, err := rigout.New(cfg); !errors.Is(err, rigout.ErrDuplicateTool) || !strings.Contains(err.Error(), "t2") {
+		t.Errorf("New = %v, want the duplicate t2", err)
+	}
+	if len(wrapped) > 9 {
+		t.Errorf("middleware composed for %d tools, want at most the 9 before the invalid one", len(wrapped))
+	}
+	tools[7].Name = "t7"
+	if _, err := rigout.New(rigout.Config{Tools: tools}); err == nil || !strings.Contains(err.Error(), "t9") {
+		t.Errorf("New = %v, want t9's schema refused", err)
+	}
+	tools[9] = echoTool("t9", nil)
+	gw, err := rigout.New(rigout.Config{Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	var names []string
+	for _, tool := range gw.Tools() {
+		names = append(names, tool.Name)
+	}
+	want := []string{"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9", "t10", "t11"}
+	if !slices.Equal(names, want) {
+		t.Errorf("Tools() = %v, want the configuration's order %v", names, want)
 	}
 }

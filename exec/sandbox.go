@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -58,6 +59,13 @@ type SandboxConfig struct {
 	// package knows of (signal scoping). If zero, the sandbox degrades
 	// with the kernel and Status says what is missing.
 	RequireABI int
+	// BuildLater, if set, keeps NewSandbox from starting to build the first
+	// ruleset: Start starts it, and so does anything that needs it (Ready,
+	// a command, Refresh, SetConfig, Close). A process that must answer
+	// something first (rigout stdio's initialize) starts it afterwards,
+	// rather than have the build compete for the CPU. Paths are still
+	// resolved by NewSandbox, so configuration errors show there.
+	BuildLater bool
 }
 
 // Sandbox is a kernel sandbox (Landlock, on Linux) that Local applies to
@@ -190,8 +198,12 @@ type Sandbox struct {
 	abiErr error
 
 	// ready is closed once the first ruleset is built (or failed): NewSandbox
-	// builds it in the background, and everything that needs it waits.
+	// or Start builds it in the background, and everything that needs it
+	// waits.
 	ready chan struct{}
+	// build starts the first build, once; nil when there is nothing to
+	// build (no Landlock).
+	build func()
 
 	// mu protects the following; restricting holds it for reading.
 	mu       sync.RWMutex
@@ -199,6 +211,10 @@ type Sandbox struct {
 	plan     *sandboxPlan
 	closed   bool
 	buildErr error // why the last build failed, while plan is nil
+
+	// missing is plan.missing of the latest ruleset, for Status, which
+	// does not wait for a build; nil until the first.
+	missing atomic.Pointer[[]string]
 
 	// launchMu protects the following. Under mu held for reading, next
 	// is confined by the current ruleset; rebuilds and Close dismiss it.
@@ -266,7 +282,7 @@ var ErrSandboxABI = errors.New("exec: sandbox: Landlock ABI too old")
 var ErrSandboxClosed = errors.New("exec: sandbox: closed")
 
 // NewSandbox checks the kernel's Landlock ABI and cfg's paths, and starts
-// building the ruleset for cfg. Without Landlock it returns a Sandbox that
+// building the ruleset for cfg (unless cfg.BuildLater defers that). Without Landlock it returns a Sandbox that
 // enforces nothing and says so in Status, unless cfg.RequireABI asks for
 // more, in which case it returns an error wrapping ErrSandboxABI. A path
 // that cannot be resolved for another reason than not existing is an
@@ -304,13 +320,33 @@ func NewSandbox(cfg SandboxConfig) (*Sandbox, error) {
 	if _, _, err := planTree(c); err != nil {
 		return nil, err
 	}
-	go func() {
-		defer close(s.ready)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.buildErr = s.rebuildLocked()
-	}()
+	s.build = sync.OnceFunc(func() {
+		go func() {
+			defer close(s.ready)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.buildErr = s.rebuildLocked()
+		}()
+	})
+	if !c.BuildLater {
+		s.build()
+	}
 	return s, nil
+}
+
+// Start starts building the first ruleset in the background, if that has
+// not started yet (SandboxConfig.BuildLater); it does not wait. A nil
+// Sandbox has nothing to build.
+func (s *Sandbox) Start() {
+	if s != nil && s.build != nil {
+		s.build()
+	}
+}
+
+// waitReady starts the first build if needed and waits for it.
+func (s *Sandbox) waitReady() {
+	s.Start()
+	<-s.ready
 }
 
 // Ready waits until the first ruleset is built and returns the error that
@@ -319,7 +355,7 @@ func (s *Sandbox) Ready() error {
 	if s == nil {
 		return nil
 	}
-	<-s.ready
+	s.waitReady()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.plan == nil && s.abi > 0 {
@@ -360,11 +396,11 @@ func (s *Sandbox) Status() SandboxStatus {
 	if os.Geteuid() == 0 {
 		st.Unenforced = append(st.Unenforced, "commands run as root: they can read the gateway's /proc/<pid>/environ and keep root's powers beyond files")
 	}
-	s.mu.RLock()
-	if s.plan != nil {
-		st.Missing = slices.Clone(s.plan.missing)
+	// Not under mu: a build holds it while it walks the directories, and
+	// Status answers at once (initialize's instructions carry it).
+	if m := s.missing.Load(); m != nil {
+		st.Missing = slices.Clone(*m)
 	}
-	s.mu.RUnlock()
 	return st
 }
 
@@ -375,7 +411,7 @@ func (s *Sandbox) Close() error {
 	if s == nil {
 		return nil
 	}
-	<-s.ready
+	s.waitReady()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.launchMu.Lock()
@@ -388,7 +424,7 @@ func (s *Sandbox) Close() error {
 // Refresh rebuilds the ruleset now, re-reading the directories it
 // enumerates. Run does this by itself when one of them changed.
 func (s *Sandbox) Refresh() error {
-	<-s.ready
+	s.waitReady()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -414,7 +450,7 @@ func (s *Sandbox) SetConfig(cfg SandboxConfig) error {
 	c.Sealed = slices.Clone(cfg.Sealed)
 	c.Hidden = slices.Clone(cfg.Hidden)
 	c.ReadOnly = slices.Clone(cfg.ReadOnly)
-	<-s.ready
+	s.waitReady()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -444,6 +480,7 @@ func (s *Sandbox) rebuildLocked() error {
 	}
 	_ = s.rs.close()
 	s.rs, s.plan, s.buildErr = rs, p, nil
+	s.missing.Store(&p.missing)
 	s.dismissLocked(false)
 	return nil
 }

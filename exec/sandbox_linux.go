@@ -129,7 +129,7 @@ func (s *Sandbox) start(c *osexec.Cmd) (enforced bool, err error) {
 // that was never built (its first build failed) is built now, and the
 // command fails if that fails again.
 func (s *Sandbox) launcher() (*launcher, error) {
-	<-s.ready // the first ruleset, built in the background by NewSandbox
+	s.waitReady() // the first ruleset, built in the background
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()

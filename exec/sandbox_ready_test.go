@@ -55,3 +55,58 @@ func TestSandboxReadyFirstCommand(t *testing.T) {
 		t.Fatalf("nil Sandbox: Ready = %v", err)
 	}
 }
+
+// TestSandboxBuildLater: with BuildLater nothing is built until something
+// needs it, Status answers meanwhile, and a first command (or Ready, or
+// Close) starts the build itself and waits for it, so that it still runs
+// inside the ruleset. Start may be called any number of times.
+func TestSandboxBuildLater(t *testing.T) {
+	if st := sandboxStatus(t); !st.Enforced {
+		skipOrFail(t, st.Reason)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "critical")
+	if err := os.WriteFile(file, []byte("original\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "not-yet")
+	if _, err := exec.NewSandbox(exec.SandboxConfig{Protected: []string{filepath.Join(file, "below-a-file")}, BuildLater: true}); err == nil {
+		t.Fatal("NewSandbox with BuildLater accepted a path below a regular file")
+	}
+	for _, how := range []string{"command", "start", "close"} {
+		sb, err := exec.NewSandbox(exec.SandboxConfig{Critical: []string{file}, Protected: []string{missing}, BuildLater: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := sb.Status(); !st.Enforced || len(st.Missing) != 0 {
+			t.Fatalf("%s: Status before any build = %+v, want enforced and nothing listed missing yet", how, st)
+		}
+		switch how {
+		case "close":
+			if err := sb.Close(); err != nil {
+				t.Fatalf("Close before any build: %v", err)
+			}
+			continue
+		case "start":
+			sb.Start()
+			sb.Start()
+		}
+		res, err := (&exec.Local{Sandbox: sb}).Run(context.Background(), exec.Command{Shell: "echo overwritten > " + file})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(file); string(b) != "original\n" || !res.Sandboxed || res.ExitCode == 0 {
+			t.Fatalf("%s: first command: sandboxed %v, exit %d, file now %q", how, res.Sandboxed, res.ExitCode, b)
+		}
+		if err := sb.Ready(); err != nil {
+			t.Fatal(err)
+		}
+		if m := sb.Status().Missing; !slices.Contains(m, missing) {
+			t.Fatalf("%s: Status().Missing = %v after Ready, want %s in it", how, m, missing)
+		}
+		sb.Start() // after the build: nothing to do
+		if err := sb.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

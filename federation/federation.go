@@ -116,10 +116,13 @@ type Server struct {
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,23}$`)
+// nameRE is what a downstream name may hold; check also bounds its length
+// to 24 (a counted repetition would compile to that many copies of its
+// class at every start).
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
 func (s *Server) check() error {
-	if !nameRE.MatchString(s.Name) {
+	if len(s.Name) > 24 || !nameRE.MatchString(s.Name) {
 		return fmt.Errorf("federation: downstream name %q: want 1-24 of [a-z0-9-], starting with a letter or digit", s.Name)
 	}
 	switch {

@@ -153,6 +153,8 @@ type common struct {
 	knownHosts     string
 	noSSH          bool
 	noSandbox      bool
+	sandboxLater   bool          // build the ruleset from the first command or startSandbox on (stdio)
+	early          *earlySandbox // started by sandboxEarly, taken by sandboxFor
 	requireSandbox bool
 	maxCalls       int
 	maxPerTok      int
@@ -349,6 +351,7 @@ func (a *assembly) Close() error {
 // family (execute_command), the hosts family when SSH is on, the activity
 // family on the ledger.
 func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *auth.Principal, secrets ...string) (*assembly, error) {
+	defer c.dropEarlySandbox() // a refusal before the sandbox was taken
 	if err := c.term.check(); err != nil {
 		return nil, err
 	}
@@ -368,7 +371,7 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 	if err != nil {
 		return nil, err
 	}
-	sb, err := c.sandbox(policy, logger)
+	sb, err := c.sandboxFor(policy, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/sandboxcfg"
@@ -30,6 +32,7 @@ func (c *common) sandbox(policy *validate.Policy, logger *slog.Logger) (*exec.Sa
 	if c.requireSandbox {
 		cfg.RequireABI = 6
 	}
+	cfg.BuildLater = c.sandboxLater
 	sb, err := exec.NewSandbox(cfg)
 	if err != nil {
 		return nil, err
@@ -38,12 +41,80 @@ func (c *common) sandbox(policy *validate.Policy, logger *slog.Logger) (*exec.Sa
 		logger.Warn("sandbox: " + n)
 	}
 	logger.Info("sandbox", "status", sb.Status().String())
-	// The ruleset is built in the background; a failure shows here, and
-	// each local command fails with it until a rebuild succeeds.
+	if !c.sandboxLater {
+		startSandbox(sb, logger)
+	}
+	return sb, nil
+}
+
+// earlySandbox is a sandbox being built while the ledger opens.
+type earlySandbox struct {
+	done chan struct{}
+	sb   *exec.Sandbox
+	err  error
+}
+
+// sandboxEarly starts deriving and creating the sandbox on its own
+// goroutine (it needs the policy and the state directory, not the ledger),
+// for gateway to take with sandboxFor. Call it after prepare.
+func (c *common) sandboxEarly(logger *slog.Logger) {
+	e := &earlySandbox{done: make(chan struct{})}
+	c.early = e
+	policy, err := c.file.policy()
+	if err != nil {
+		e.err = err
+		close(e.done)
+		return
+	}
+	go func() {
+		defer close(e.done)
+		e.sb, e.err = c.sandbox(policy, logger)
+	}()
+}
+
+// sandboxFor returns the sandbox sandboxEarly started, or builds it now.
+func (c *common) sandboxFor(policy *validate.Policy, logger *slog.Logger) (*exec.Sandbox, error) {
+	if c.early == nil {
+		return c.sandbox(policy, logger)
+	}
+	e := c.early
+	c.early = nil
+	<-e.done
+	return e.sb, e.err
+}
+
+// dropEarlySandbox closes the sandbox sandboxEarly started, when the
+// gateway will not be built.
+func (c *common) dropEarlySandbox() {
+	if c.early == nil {
+		return
+	}
+	if sb, err := c.sandboxFor(nil, nil); err == nil && sb != nil {
+		_ = sb.Close()
+	}
+}
+
+// startSandbox starts building the sandbox's ruleset in the background. A
+// failure is logged here, and each local command fails with it until a
+// rebuild succeeds. A command that comes first starts the build itself.
+func startSandbox(sb *exec.Sandbox, logger *slog.Logger) {
 	go func() {
 		if err := sb.Ready(); err != nil {
 			logger.Error("sandbox: building the ruleset failed: local commands fail until it can be built", "err", err)
 		}
 	}()
-	return sb, nil
+}
+
+// afterFirstWrite passes writes through to w and calls fn, once, after the
+// first: rigout stdio starts the sandbox build once initialize is answered.
+type afterFirstWrite struct {
+	w    io.Writer
+	once sync.Once
+	fn   func()
+}
+
+func (a *afterFirstWrite) Write(p []byte) (int, error) {
+	n, err := a.w.Write(p)
+	a.once.Do(a.fn)
+	return n, err
 }

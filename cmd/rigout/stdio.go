@@ -28,6 +28,10 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "rigout stdio: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	// The sandbox's ruleset (a walk of the protected directories) is built
+	// once initialize is answered, not while it is: every command waits for
+	// it either way.
+	c.sandboxLater = true
 	logger, err := c.logger(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "rigout stdio: %v\n", err)
@@ -38,8 +42,10 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "rigout stdio: %v\n", err)
 		return 1
 	}
+	c.sandboxEarly(logger) // while the ledger opens
 	ledger, err := c.openLedger(ctx, dir, logger)
 	if err != nil {
+		c.dropEarlySandbox()
 		fmt.Fprintf(stderr, "rigout stdio: %v\n", err)
 		return 1
 	}
@@ -60,7 +66,12 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	defer gw.Close()
 	defer gw.RecordEvent(context.WithoutCancel(ctx), audit.Event{Type: audit.TypeServerStop, Principal: p.Name, Transport: p.Transport, Status: audit.StatusOK})
 
-	err = transport.ServeStdio(ctx, gw.MCPServer(), stdin, stdout, transport.StdioConfig{
+	out := &afterFirstWrite{w: stdout, fn: func() {
+		if gw.sandbox != nil {
+			startSandbox(gw.sandbox, logger)
+		}
+	}}
+	err = transport.ServeStdio(ctx, gw.MCPServer(), stdin, out, transport.StdioConfig{
 		Logger:  logger,
 		Context: func(ctx context.Context) context.Context { return auth.NewContext(ctx, p) },
 	})

@@ -71,6 +71,7 @@ func Derive(policy *validate.Policy, stateDir string) (cfg exec.SandboxConfig, n
 		}
 	}
 	var files []string
+	glob := newGlobber()
 	for _, pat := range critical {
 		if dir, ok := strings.CutSuffix(pat, "/**"); ok {
 			cfg.ReadOnly = append(cfg.ReadOnly, dir)
@@ -80,8 +81,7 @@ func Derive(policy *validate.Policy, stateDir string) (cfg exec.SandboxConfig, n
 			files = append(files, pat)
 			continue
 		}
-		matches, _ := filepath.Glob(pat)
-		files = append(files, matches...)
+		files = append(files, glob.matches(pat)...)
 	}
 	for _, f := range files {
 		real, err := filepath.EvalSymlinks(f)
@@ -115,6 +115,50 @@ func Derive(policy *validate.Policy, stateDir string) (cfg exec.SandboxConfig, n
 		cfg.ReadOnly = append(cfg.ReadOnly, "/proc", "/sys")
 	}
 	return cfg, notes
+}
+
+// globber expands glob patterns as filepath.Glob does, listing each
+// directory once: the default critical files glob /lib and /usr/lib, and
+// their multiarch directories, which merged-/usr systems make one
+// directory of a few thousand entries, read on every start.
+type globber struct {
+	names map[string][]string // real directory → its entries, unsorted
+}
+
+func newGlobber() *globber { return &globber{names: map[string][]string{}} }
+
+// matches returns what filepath.Glob(pat) returns, ignoring its error (a
+// malformed pattern matches nothing).
+func (g *globber) matches(pat string) []string {
+	raw, file := filepath.Split(pat)
+	dir := filepath.Clean(raw)
+	if strings.ContainsAny(dir, "*?[\\") || !strings.HasPrefix(dir, "/") {
+		m, _ := filepath.Glob(pat) // a pattern in a directory part: the general case
+		return m
+	}
+	if _, err := filepath.Match(file, ""); err != nil {
+		return nil
+	}
+	real, err := filepath.EvalSymlinks(raw) // as the kernel resolves it: a link before ".."
+	if err != nil {
+		return nil
+	}
+	names, ok := g.names[real]
+	if !ok {
+		if d, err := os.Open(real); err == nil {
+			names, _ = d.Readdirnames(-1)
+			d.Close()
+		}
+		g.names[real] = names
+	}
+	var out []string
+	for _, n := range names {
+		if ok, _ := filepath.Match(file, n); ok {
+			out = append(out, filepath.Join(dir, n))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // ProgramDir reports whether dir is a system directory of programs or

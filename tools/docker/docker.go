@@ -191,20 +191,22 @@ type Args struct {
 }
 
 var (
-	containerRe = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$`)
-	imageRe     = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:@-]{0,254}$`)
+	// The length bounds (128 and 255 bytes) are checked apart: a counted
+	// repetition compiles to that many copies of its class, at every start.
+	containerRe = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+	imageRe     = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:@-]*$`)
 )
 
 // ValidContainer reports whether s may name a container: a letter or
 // digit, then letters, digits, '_', '.' and '-' (as docker's own rule),
 // at most 128 bytes.
-func ValidContainer(s string) bool { return containerRe.MatchString(s) }
+func ValidContainer(s string) bool { return len(s) <= 128 && containerRe.MatchString(s) }
 
 // ValidImage reports whether s may name an image: [registry[:port]/]
 // name[:tag][@digest] in letters, digits and ._/:@-, starting with a
 // letter or digit, no "//" or "..".
 func ValidImage(s string) bool {
-	return imageRe.MatchString(s) && !strings.Contains(s, "//") && !strings.Contains(s, "..")
+	return len(s) <= 255 && imageRe.MatchString(s) && !strings.Contains(s, "//") && !strings.Contains(s, "..")
 }
 
 // Argv returns the arguments after the engine's name for a call, or an

@@ -53,8 +53,10 @@ var (
 	// condaName is a conda package spec: name[=version[=build]] or with
 	// comparisons.
 	condaName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*([=<>!]=?[A-Za-z0-9_.*+-]+)*$`)
-	// imageName is a container image reference.
-	imageName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:@-]{0,254}$`)
+	// imageName is a container image reference; at most maxImageName
+	// bytes, which checkImages checks apart (a counted repetition compiles
+	// to that many copies of its class, at every start).
+	imageName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._/:@-]*$`)
 )
 
 // maxPackages bounds how many names one call installs.
@@ -72,6 +74,19 @@ func manager(name string) (Manager, bool) {
 
 // checkNames validates names against pattern, saying which is refused and
 // why.
+// maxImageName is the longest image reference checkImages accepts.
+const maxImageName = 255
+
+// checkImages validates image references as checkNames does names.
+func checkImages(names []string) error {
+	for _, n := range names {
+		if len(n) > maxImageName {
+			return fmt.Errorf("%q is not a valid image name for this manager (names cannot start with '-' or hold spaces, paths, URLs or shell syntax)", n)
+		}
+	}
+	return checkNames("image", names, imageName)
+}
+
 func checkNames(kind string, names []string, pattern *regexp.Regexp) error {
 	if len(names) > maxPackages {
 		return fmt.Errorf("at most %d %s per call", maxPackages, kind)

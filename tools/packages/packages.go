@@ -480,7 +480,7 @@ func (f *Family) envSteps(ctx context.Context, t exec.Target, kind, ws string, r
 		}
 		steps = append(steps, step{Argv: append([]string{"conda", "create", "--yes", "--prefix", join(ws, "env")}, reqs...)})
 	case "docker":
-		if err := checkNames("image", reqs, imageName); err != nil {
+		if err := checkImages(reqs); err != nil {
 			return nil, err
 		}
 		if len(reqs) > 0 {
