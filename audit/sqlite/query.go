@@ -168,7 +168,7 @@ func (l *Ledger) choosePlan(ctx context.Context, f *audit.Filter) (string, error
 }
 
 // seqBoundSQL bounds seq by seq_hour over the hours [?, ?], for one tool
-// or (tool = '') all. An empty set of hours gives NULL, which matches no
+// or (tool = ”) all. An empty set of hours gives NULL, which matches no
 // row: no row is in those hours.
 const (
 	seqLoSQL = `(SELECT MIN(min_seq) FROM seq_hour WHERE hour >= ? AND hour <= ?%s)`

@@ -122,7 +122,7 @@ type seqWindow struct {
 }
 
 // seqWindowSQL reads seqWindow over the hours [?, ?]; the tool is given
-// twice (three times), '' meaning every tool.
+// twice (three times), ” meaning every tool.
 const seqWindowSQL = `SELECT COALESCE(SUM(rows), 0),
 	COALESCE(SUM(CASE WHEN ?1 = '' OR tool = ?1 THEN rows END), 0),
 	MIN(CASE WHEN ?1 = '' OR tool = ?1 THEN min_seq END),
