@@ -167,8 +167,8 @@ func (l *Ledger) choosePlan(ctx context.Context, f *audit.Filter) (string, error
 	return planSeqScan, nil
 }
 
-// seqBoundSQL bounds seq by seq_hour over the hours [?, ?], for one tool
-// or (tool = ”) all. An empty set of hours gives NULL, which matches no
+// seqLoSQL and seqHiSQL bound seq by seq_hour over the hours [?, ?], for
+// one tool (the %s adds its condition) or all. An empty set of hours gives NULL, which matches no
 // row: no row is in those hours.
 const (
 	seqLoSQL = `(SELECT MIN(min_seq) FROM seq_hour WHERE hour >= ? AND hour <= ?%s)`

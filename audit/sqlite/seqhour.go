@@ -121,8 +121,8 @@ type seqWindow struct {
 	hasSpans bool  // some row of the tool is in the window's hours
 }
 
-// seqWindowSQL reads seqWindow over the hours [?, ?]; the tool is given
-// twice (three times), ” meaning every tool.
+// seqWindowSQL reads seqWindow over the hours [?2, ?3] for the tool ?1,
+// the empty string meaning every tool.
 const seqWindowSQL = `SELECT COALESCE(SUM(rows), 0),
 	COALESCE(SUM(CASE WHEN ?1 = '' OR tool = ?1 THEN rows END), 0),
 	MIN(CASE WHEN ?1 = '' OR tool = ?1 THEN min_seq END),
