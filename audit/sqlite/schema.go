@@ -115,6 +115,11 @@ func postMigrate(ctx context.Context, tx *sql.Tx, i int) error {
 // schemaVersion is the version this build writes.
 const schemaVersion = len(migrations)
 
+// SchemaVersion is the schema version (PRAGMA user_version) this build
+// writes. Open migrates older files to it and refuses newer ones; a tool
+// that caches a ledger file can key the cache by it.
+const SchemaVersion = schemaVersion
+
 // columns lists the stored fields in the order of scanEvent and insertSQL.
 const columns = `seq, time_ns, type, call_id, phase, principal, transport, remote_addr, session,
 	tool, host, route, decision, rule, bypassed, exit_code, signal, duration_ns,
