@@ -18,6 +18,13 @@ import (
 // importBatch is how many rows one INSERT of Import holds.
 const importBatch = 32
 
+// openCall is an intent row Import has not seen finished.
+type openCall struct {
+	seq    int64
+	tool   string
+	timeNS int64
+}
+
 // ImportReport describes what [Import] wrote.
 type ImportReport struct {
 	Rows    int64  // events imported
@@ -180,6 +187,9 @@ func importRows(ctx context.Context, path string, storeArgs bool, now func() tim
 	// them, the statistics in memory, written once at the end. A goroutine
 	// prepares the batches while this one inserts them.
 	c := &chainWriter{ctx: ctx, q: conn, ins: ins, now: now, delta: statsDelta{}, seqs: seqDelta{}}
+	// The intents no later done row finished, by call ID; at the end each
+	// is checked against the done rows before it, as note does.
+	pending := map[string][]openCall{}
 	batches := make(chan []any, 4)
 	stop := make(chan struct{})
 	var prepErr error
@@ -204,8 +214,15 @@ func importRows(ctx context.Context, path string, storeArgs bool, now func() tim
 			c.added++
 			t := e.Time.UnixNano()
 			c.seqs.add(e.Tool, t, e.Seq)
-			if e.Tool != "" && e.Phase != audit.PhaseIntent {
+			if e.Phase == audit.PhaseDone && e.CallID != "" {
+				delete(pending, e.CallID)
+			}
+			switch {
+			case e.Tool == "":
+			case e.Phase != audit.PhaseIntent:
 				c.delta.countFinal(e.Tool, t, e.Status, e.Decision, e.Type, int64(e.Duration))
+			case e.CallID != "":
+				pending[e.CallID] = append(pending[e.CallID], openCall{e.Seq, e.Tool, t})
 			}
 			if len(args) == cap(args) {
 				select {
@@ -261,8 +278,12 @@ func importRows(ctx context.Context, path string, storeArgs bool, now func() tim
 			return headRecord{}, err
 		}
 	}
-	if err := exec(`INSERT INTO open_calls (seq, call_id, tool, time_ns) ` + fmt.Sprintf(unfinishedSQLOf, "1")); err != nil {
-		return headRecord{}, err
+	for id, calls := range pending {
+		for _, o := range calls {
+			if err := exec(openCallSQL, o.seq, id, o.tool, o.timeNS, id); err != nil {
+				return headRecord{}, err
+			}
+		}
 	}
 	if err := exec(`COMMIT`); err != nil {
 		return headRecord{}, err

@@ -17,7 +17,8 @@ import (
 )
 
 // importEvents returns n calls and other events, with clocks that go
-// backwards, unfinished calls, denials and rows without a tool.
+// backwards, unfinished calls, denials, rows without a tool and done rows
+// before their intents.
 func importEvents(n int) []audit.Event {
 	rng := rand.New(rand.NewPCG(9, 9))
 	start := time.Date(2026, 11, 28, 3, 10, 0, 0, time.UTC)
@@ -44,6 +45,12 @@ func importEvents(n int) []audit.Event {
 			done.Status = audit.StatusError
 		case 1:
 			done.Status, done.Decision = audit.StatusDenied, audit.DecisionDeny
+		}
+		switch rng.IntN(25) {
+		case 0: // the done row first: the intent is not open
+			out[len(out)-1], done = done, out[len(out)-1]
+		case 1:
+			done.Tool = "" // finishes the intent, counts for no tool
 		}
 		out = append(out, done)
 		if rng.IntN(10) == 0 {
