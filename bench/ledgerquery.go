@@ -118,6 +118,10 @@ func ledgerQuery(ctx context.Context, b *bench) error {
 		row := Row{Scenario: "13", Name: fmt.Sprintf("%s, %s rows", r.name, millions(rows)), Unit: "ms", Better: "lower", Stat: "median",
 			Floor: fmt.Sprintf("the same on %s rows", millions(rows/100)), Target: "≤ 100 ms",
 			RigoutSeries: "13/" + r.key + "/big", FloorSeries: "13/" + r.key + "/small"}
+		if r.key == "stats" {
+			row.Note = "Stats sorts the exact durations of a tool with at most 10,000 timed calls in the window and reads the " +
+				"histograms the writer keeps above that, so on the small ledger it reads more rows than on the large one: a ratio below 1"
+		}
 		if i == 0 {
 			row.Note = bigNote + "; " + smallNote + ". The synthetic rows are calls of five tools by four principals, one every 0.5 s, " +
 				"so 10M rows span 29 days; \"now\" is the last row's time. The target is on the rigout side (the large ledger), not the ratio"

@@ -154,8 +154,8 @@ func TestEveryScenarioIsListed(t *testing.T) {
 		quick += s.Quick
 		full += s.Full
 	}
-	if quick > 155*time.Second || full > 22*time.Minute {
-		t.Errorf("budgets add up to %v quick, %v full; want under 2m35s and 22m", quick, full)
+	if quick > 155*time.Second || full > 23*time.Minute {
+		t.Errorf("budgets add up to %v quick, %v full; want under 2m35s and 23m", quick, full)
 	}
 }
 
