@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -355,4 +356,49 @@ func copyV1(t *testing.T) string {
 		}
 	}
 	return path
+}
+
+// TestPlanIndexes checks that each plan's statement uses the index it is
+// written for: the seq scan walks seq order without sorting, the sort
+// reads the window from its time index.
+func TestPlanIndexes(t *testing.T) {
+	l, err := Open(context.Background(), Config{Path: filepath.Join(t.TempDir(), "audit.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	since := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		f          audit.Filter
+		kind       string
+		want, none string
+	}{
+		{audit.Filter{Tool: "x", Since: since, Limit: 10}, planSeqScan, "COVERING INDEX events_tool_seq (tool=? AND seq>? AND seq<?)", "TEMP B-TREE"},
+		{audit.Filter{Tool: "x", Since: since, Limit: 10, Newest: true}, planSeqScan, "COVERING INDEX events_tool_seq (tool=? AND seq>? AND seq<?)", "TEMP B-TREE"},
+		{audit.Filter{Since: since, Until: since.Add(time.Hour), Limit: 10}, planSeqScan, "INTEGER PRIMARY KEY (rowid>? AND rowid<?)", "TEMP B-TREE"},
+		{audit.Filter{Tool: "x", Since: since, Limit: 10}, planSort, "COVERING INDEX events_tool_time (tool=? AND time_ns>?)", "events_tool_seq"},
+		{audit.Filter{Since: since, Limit: 10, Newest: true}, planSort, "COVERING INDEX events_time (time_ns>?)", "SCAN"},
+		{audit.Filter{Tool: "x", Limit: 10}, planSort, "COVERING INDEX events_tool_seq (tool=?)", "TEMP B-TREE"},
+		{audit.Filter{Principal: "p", Since: since, Limit: 10, Newest: true}, planSort, "events_principal (principal=?)", "TEMP B-TREE"},
+	} {
+		q, args := planSQL(&c.f, c.kind)
+		rows, err := l.rdb.Query(`EXPLAIN QUERY PLAN `+q, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		p := strings.Join(plan, "; ")
+		if !strings.Contains(p, c.want) || strings.Contains(p, c.none) {
+			t.Errorf("%s of %+v: plan %q, want %q and no %q", c.kind, c.f, p, c.want, c.none)
+		}
+	}
 }
