@@ -255,6 +255,7 @@ func scenarios() []scenario {
 		{ID: "10", Title: "spool write throughput of a background process", Quick: time.Second, Full: 30 * time.Second, Run: spoolThroughput},
 		{ID: "11", Title: "terminal session: warm session vs one-shot call", Quick: 900 * time.Millisecond, Full: 39 * time.Second, Run: terminalLatency, NeedsBuild: true},
 		{ID: "12", Title: "audit ledger engines: PostgreSQL vs SQLite through rigout serve", Quick: 10 * time.Second, Full: 2 * time.Minute, Run: ledgerEngines, NeedsBuild: true},
+		{ID: "13", Title: "audit ledger queries: 10M rows vs 100k", Quick: 5 * time.Second, Full: 3 * time.Minute, Run: ledgerQuery},
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,16 +14,17 @@ import (
 
 // The ledger-size benchmark. BenchmarkBigLedger builds a ledger of
 // RIGOUT_BENCH_LEDGER_ROWS rows (default 200,000; the issue's figure is
-// 10,000,000) once, through the writer's own chain and statistics code in
-// transactions of 100,000 rows, and caches it under the OS temporary
-// directory, keyed by schema version and row count, for later runs. It
-// then measures the three operator-facing queries:
+// 10,000,000) once, with [Import], and caches it under the OS temporary
+// directory, keyed by schema version, generator and row count, for later
+// runs. It then measures the operator-facing queries:
 //
 //	RIGOUT_BENCH_LEDGER_ROWS=10000000 go test -run '^$' -bench BigLedger -benchtime 20x ./audit/sqlite
 //
 // The rows are calls of five tools by four principals, one every 0.5s
 // (so 10M rows span about 29 days), with errors, denials and a few calls
-// left unfinished.
+// left unfinished; one call in 1009 is of rare_tool. The query/ runs
+// also time each plan of Query on its own (plan=sort, plan=seq), side by
+// side, on the same file.
 
 const bigTxRows = 100000
 
@@ -38,9 +38,13 @@ const bigStep = 500 * time.Millisecond
 func bigEvent(i int) audit.Event {
 	c := i / 2
 	at := bigStart.Add(time.Duration(c) * bigStep)
+	tool := bigTools[c%len(bigTools)]
+	if c%1009 == 0 {
+		tool = "rare_tool"
+	}
 	e := audit.Event{Time: at, Type: audit.TypeToolCall, Phase: audit.PhaseIntent, CallID: fmt.Sprintf("%016x", uint64(c)*0x9e3779b97f4a7c15),
 		Principal: []string{"ci", "ops", "deploy", "observer"}[c%4], Transport: "http", RemoteAddr: "127.0.0.1:54321",
-		Tool: bigTools[c%len(bigTools)], Host: "local", Route: "local", Decision: audit.DecisionAllow, Rule: "default",
+		Tool: tool, Host: "local", Route: "local", Decision: audit.DecisionAllow, Rule: "default",
 		Status: audit.StatusStarted, ArgsDigest: "0123456789abcdef"}
 	if i%2 == 0 {
 		return e
@@ -65,7 +69,7 @@ func bigEvent(i int) audit.Event {
 // bigLedger returns the path of a ledger of rows rows, building it if it
 // is not cached.
 func bigLedger(b *testing.B, rows int) string {
-	dir := filepath.Join(os.TempDir(), "rigout-bench-ledger", fmt.Sprintf("schema%d-rows%d", schemaVersion, rows))
+	dir := filepath.Join(os.TempDir(), "rigout-bench-ledger", fmt.Sprintf("schema%d-gen2-rows%d", schemaVersion, rows))
 	path := filepath.Join(dir, "audit.db")
 	if _, err := os.Stat(filepath.Join(dir, "complete")); err == nil {
 		return path
@@ -74,43 +78,16 @@ func bigLedger(b *testing.B, rows int) string {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	l, err := Open(context.Background(), Config{Path: path})
+	i := 0
+	_, err := Import(context.Background(), Config{Path: path}, func(e *audit.Event) bool {
+		if i == rows {
+			return false
+		}
+		*e = bigEvent(i)
+		i++
+		return true
+	})
 	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	exec := func(q string) {
-		if _, err := l.wconn.ExecContext(ctx, q); err != nil {
-			b.Fatalf("%s: %v", q, err)
-		}
-	}
-	exec(`PRAGMA cache_size = -262144`)
-	// The events' secondary indexes are dropped for the build and created
-	// again afterwards by the migrations' own statements, and the
-	// statistics are built by the migration's rebuildStats: both much
-	// faster than keeping them up row by row, and the same result
-	// (TestUpgradeFromSchema1 and TestStatsMatchExactComputation check
-	// that rebuilt and kept statistics agree with the rows).
-	var indexes []string
-	for _, m := range migrations {
-		for _, st := range strings.Split(m, ";") {
-			if st = strings.TrimSpace(st); strings.HasPrefix(st, "CREATE INDEX events_") {
-				indexes = append(indexes, st)
-				exec(`DROP INDEX ` + strings.Fields(st)[2])
-			}
-		}
-	}
-	bulkAppend(b, l, rows, bigTxRows, func(i int) audit.Event { return bigEvent(i) }, true)
-	b.Logf("appended %d rows in %v", rows, time.Since(start).Round(time.Millisecond))
-	exec(`BEGIN IMMEDIATE`)
-	for _, st := range indexes {
-		exec(st)
-	}
-	if err := rebuildStats(ctx, l.wconn); err != nil {
-		b.Fatal(err)
-	}
-	exec(`COMMIT`)
-	if err := l.Close(); err != nil {
 		b.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "complete"), nil, 0o600); err != nil {
@@ -139,6 +116,9 @@ func BenchmarkBigLedger(b *testing.B) {
 	ctx := context.Background()
 	query := func(f audit.Filter, min int) func(b *testing.B) {
 		return func(b *testing.B) {
+			if _, err := l.Query(ctx, f); err != nil { // warm: statements prepared, pages cached
+				b.Fatal(err)
+			}
 			for b.Loop() {
 				evs, err := l.Query(ctx, f)
 				if err != nil || len(evs) < min {
@@ -150,6 +130,9 @@ func BenchmarkBigLedger(b *testing.B) {
 	}
 	stats := func(f audit.Filter) func(b *testing.B) {
 		return func(b *testing.B) {
+			if _, err := l.Stats(ctx, f); err != nil { // warm
+				b.Fatal(err)
+			}
 			for b.Loop() {
 				st, err := l.Stats(ctx, f)
 				if err != nil || len(st) == 0 {
@@ -159,10 +142,70 @@ func BenchmarkBigLedger(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/query")
 		}
 	}
+	// plan runs one of Query's statements by itself.
+	plan := func(f audit.Filter, kind string) func(b *testing.B) {
+		return func(b *testing.B) {
+			q, args := planSQL(&f, kind)
+			st, err := l.rdb.PrepareContext(ctx, q)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			if _, err := l.Query(ctx, f); err != nil { // warm the pages as query does
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				rows, err := st.QueryContext(ctx, args...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for rows.Next() {
+					if _, err := scanEvent(rows); err != nil {
+						b.Fatal(err)
+					}
+				}
+				rows.Close()
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/query")
+		}
+	}
 	b.Run("get_server_activity", query(audit.Filter{Limit: 50, Newest: true}, 50))
 	b.Run("get_server_activity/principal", query(audit.Filter{Principal: "observer", Limit: 50, Newest: true}, 50))
-	b.Run("query/tool/since=1h", query(audit.Filter{Tool: "read_file", Since: end.Add(-time.Hour), Limit: 1000}, 1))
-	b.Run("query/tool/since=30d", query(audit.Filter{Tool: "read_file", Since: end.Add(-30 * 24 * time.Hour), Limit: 1000}, 1000))
+	for _, c := range []struct {
+		name string
+		f    audit.Filter
+		min  int
+	}{
+		// rigout audit query --tool X --since T: oldest first, at most 1000.
+		{"tool/since=1h", audit.Filter{Tool: "read_file", Since: end.Add(-time.Hour), Limit: 1000}, 1},
+		{"tool/since=30d", audit.Filter{Tool: "read_file", Since: end.Add(-30 * 24 * time.Hour), Limit: 1000}, 1000},
+		{"tool/since=7d", audit.Filter{Tool: "execute_command", Since: end.Add(-7 * 24 * time.Hour), Limit: 1000}, 1000},
+		{"rare/since=30d", audit.Filter{Tool: "rare_tool", Since: end.Add(-30 * 24 * time.Hour), Limit: 1000}, 1000},
+		{"rare/since=1h", audit.Filter{Tool: "rare_tool", Since: end.Add(-time.Hour), Limit: 1000}, 1},
+		{"all/since=1h", audit.Filter{Since: end.Add(-time.Hour), Limit: 1000}, 1000},
+		{"tool/since=30d/newest", audit.Filter{Tool: "read_file", Since: end.Add(-30 * 24 * time.Hour), Limit: 50, Newest: true}, 50},
+		{"tool/window=2d-1d/newest", audit.Filter{Tool: "read_file", Since: end.Add(-48 * time.Hour), Until: end.Add(-24 * time.Hour), Limit: 50, Newest: true}, 50},
+	} {
+		if rows < 200000 && c.min > 1 {
+			c.min = 1
+		}
+		kind, err := l.choosePlan(ctx, &c.f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("query/%s: Query chooses plan %q", c.name, kind)
+		b.Run("query/"+c.name, query(c.f, c.min))
+		b.Run("query/"+c.name+"/choose", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := l.choosePlan(ctx, &c.f); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/query")
+		})
+		b.Run("query/"+c.name+"/plan=sort", plan(c.f, planSort))
+		b.Run("query/"+c.name+"/plan=seq", plan(c.f, planSeqScan))
+	}
 	b.Run("stats/all", stats(audit.Filter{}))
 	b.Run("stats/since=24h", stats(audit.Filter{Since: end.Add(-24*time.Hour - 17*time.Minute)}))
 	b.Run("stats/tool/since=7d", stats(audit.Filter{Tool: "execute_command", Since: end.Add(-7*24*time.Hour - 17*time.Minute)}))

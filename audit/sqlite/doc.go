@@ -46,6 +46,19 @@
 // removes the oldest rows and [Ledger.Export] copies rows out; each records
 // itself as an event, and a prune event anchors the shortened chain.
 //
+// Queries. [Ledger.Query] with a limit chooses the seqs first and reads
+// only the rows it returns. Seq and time are not ordered together (clocks
+// go backwards; two gateways may share a file), so the writer also keeps,
+// per tool and hour of the rows' own times, the smallest and largest seq of
+// the rows of that hour (the seq_hour table): exact seq bounds for any time
+// window. A limited query over a window that holds many rows scans in seq
+// order between those bounds, through the (tool, seq, time) index or the
+// table itself, and stops at its limit; a narrow window, or bounds that
+// span far more rows than the window holds, reads the window from the
+// (tool, time) or (time) index and sorts it. [Ledger.Stats] adds up the
+// per-hour statistics the writer keeps (stats_hour). [Import] builds a
+// new ledger from many events at once.
+//
 // Privacy. Arguments are stored as [Ledger.DigestArgs], a keyed hash
 // (HMAC-SHA256 under a per-install secret, first 16 hex digits), so
 // identical calls correlate without a short secret among the arguments being

@@ -452,6 +452,7 @@ type chainWriter struct {
 	added int
 	st    *statsStmts // nil: do not keep statistics
 	delta statsDelta  // the statistics' changes, see flushStats
+	seqs  seqDelta    // seq_hour's changes, see flushSeqs
 }
 
 func (c *chainWriter) append(e *audit.Event) error {
@@ -503,7 +504,7 @@ func (l *Ledger) writeLocked(ctx context.Context, fn func(*chainWriter) error) e
 			l.wconn.ExecContext(ctx, `ROLLBACK`)
 		}
 	}()
-	c := &chainWriter{ctx: ctx, q: l.wconn, ins: l.ins, now: l.now, st: &l.st, delta: statsDelta{}}
+	c := &chainWriter{ctx: ctx, q: l.wconn, ins: l.ins, now: l.now, st: &l.st, delta: statsDelta{}, seqs: seqDelta{}}
 	var last []byte
 	switch err := l.tail.QueryRowContext(ctx).Scan(&c.seq, &last); {
 	case errors.Is(err, sql.ErrNoRows):
@@ -528,6 +529,9 @@ func (l *Ledger) writeLocked(ctx context.Context, fn func(*chainWriter) error) e
 	}
 	if err := c.flushStats(); err != nil {
 		return l.setHealth(&WriteError{Path: l.path, Op: "update statistics", Err: err})
+	}
+	if err := c.flushSeqs(); err != nil {
+		return l.setHealth(&WriteError{Path: l.path, Op: "update seq_hour", Err: err})
 	}
 	if c.added == 0 {
 		l.last, l.lastKnown = headRecord{Seq: c.seq, Hash: c.hash}, true

@@ -75,7 +75,11 @@ func (l *Ledger) Prune(ctx context.Context, before time.Time, op Operator) (Prun
 			}
 			// The statistics count what remains.
 			clear(c.delta)
+			clear(c.seqs)
 			if err := rebuildStats(c.ctx, c.q); err != nil {
+				return err
+			}
+			if err := rebuildSeqHours(c.ctx, c.q); err != nil {
 				return err
 			}
 		}

@@ -76,6 +76,28 @@ var migrations = [...]string{
 	);
 	CREATE INDEX open_calls_call ON open_calls(call_id);
 	CREATE INDEX open_calls_tool_time ON open_calls(tool, time_ns);`,
+
+	// 2 → 3: what a limited query over a time window needs to read rows
+	// in seq order from an index alone and stop after its limit (see
+	// query.go). events_tool_seq replaces events_tool (tool, seq): the same
+	// order, with each row's time beside it, so a time condition is checked
+	// in the index. seq_hour holds, for each tool ('' for rows without one)
+	// and hour (time_ns / 1h, by the row's own time), the smallest and
+	// largest seq of every row of that tool in that hour, intent and done
+	// alike, and how many there are; the writer keeps it in the
+	// transaction that inserts the rows, postMigrate fills it from the rows
+	// already there, and Prune rebuilds it.
+	`DROP INDEX events_tool;
+	CREATE INDEX events_tool_seq ON events(tool, seq, time_ns);
+	CREATE TABLE seq_hour (
+		tool    TEXT    NOT NULL,
+		hour    INTEGER NOT NULL,
+		min_seq INTEGER NOT NULL,
+		max_seq INTEGER NOT NULL,
+		rows    INTEGER NOT NULL,
+		PRIMARY KEY (tool, hour)
+	) WITHOUT ROWID;
+	CREATE INDEX seq_hour_hour ON seq_hour(hour);`,
 }
 
 // postMigrate runs after migrations[i], in the same transaction, what SQL
@@ -84,12 +106,19 @@ func postMigrate(ctx context.Context, tx *sql.Tx, i int) error {
 	switch i {
 	case 1: // 1 → 2: the statistics of the rows already there
 		return rebuildStats(ctx, tx)
+	case 2: // 2 → 3: the seq spans of the rows already there
+		return rebuildSeqHours(ctx, tx)
 	}
 	return nil
 }
 
 // schemaVersion is the version this build writes.
 const schemaVersion = len(migrations)
+
+// SchemaVersion is the schema version (PRAGMA user_version) this build
+// writes. Open migrates older files to it and refuses newer ones; a tool
+// that caches a ledger file can key the cache by it.
+const SchemaVersion = schemaVersion
 
 // columns lists the stored fields in the order of scanEvent and insertSQL.
 const columns = `seq, time_ns, type, call_id, phase, principal, transport, remote_addr, session,

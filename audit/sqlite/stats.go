@@ -226,14 +226,15 @@ const (
 
 // statsStmts are the statements above, prepared on the write connection.
 type statsStmts struct {
-	open, close_, get, put *sql.Stmt
+	open, close_, get, put, seqPut *sql.Stmt
 }
 
 func (s *statsStmts) prepare(ctx context.Context, c *sql.Conn) error {
 	for _, p := range []struct {
 		st **sql.Stmt
 		q  string
-	}{{&s.open, openCallSQL}, {&s.close_, closeCallSQL}, {&s.get, bucketGetSQL}, {&s.put, bucketPutSQL}} {
+	}{{&s.open, openCallSQL}, {&s.close_, closeCallSQL}, {&s.get, bucketGetSQL}, {&s.put, bucketPutSQL},
+		{&s.seqPut, seqPutSQL}} {
 		st, err := c.PrepareContext(ctx, p.q)
 		if err != nil {
 			return err
@@ -245,7 +246,7 @@ func (s *statsStmts) prepare(ctx context.Context, c *sql.Conn) error {
 
 func (s *statsStmts) close() []error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.open, s.close_, s.get, s.put} {
+	for _, st := range []*sql.Stmt{s.open, s.close_, s.get, s.put, s.seqPut} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -258,6 +259,8 @@ func (c *chainWriter) note(e *audit.Event) error {
 	if c.st == nil {
 		return nil
 	}
+	t := e.Time.UnixNano()
+	c.seqs.add(e.Tool, t, e.Seq)
 	if e.Phase == audit.PhaseDone && e.CallID != "" {
 		if _, err := c.st.close_.ExecContext(c.ctx, e.CallID); err != nil {
 			return err
@@ -266,7 +269,6 @@ func (c *chainWriter) note(e *audit.Event) error {
 	if e.Tool == "" {
 		return nil
 	}
-	t := e.Time.UnixNano()
 	switch {
 	case e.Phase != audit.PhaseIntent:
 		c.delta.countFinal(e.Tool, t, e.Status, e.Decision, e.Type, int64(e.Duration))

@@ -256,10 +256,10 @@ func TestUpgradeFromSchema1(t *testing.T) {
 	}
 	defer l.Close()
 	db = rawDB(t, path)
-	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != 2 {
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != 3 {
 		t.Fatalf("user_version after Open = %d, %v", v, err)
 	}
-	for _, ix := range []string{"events_tool_time", "events_principal"} {
+	for _, ix := range []string{"events_tool_time", "events_principal", "events_tool_seq"} {
 		var n int
 		if err := db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, ix).Scan(&n); err != nil || n != 1 {
 			t.Errorf("index %s: %d, %v", ix, n, err)
@@ -322,7 +322,11 @@ func TestQueryPlans(t *testing.T) {
 		args    []any
 	}{
 		{`SELECT * FROM events WHERE tool = ? AND time_ns >= ? ORDER BY seq LIMIT 1000`, "events_tool_time (tool=? AND time_ns>?)", []any{"x", 1}},
-		{`SELECT seq FROM events WHERE tool = ? AND time_ns >= ? ORDER BY seq LIMIT 1000`, "COVERING INDEX events_tool_time (tool=? AND time_ns>?)", []any{"x", 1}},
+		{`SELECT seq FROM events INDEXED BY events_tool_time WHERE tool = ? AND time_ns >= ? ORDER BY seq LIMIT 1000`, "COVERING INDEX events_tool_time (tool=? AND time_ns>?)", []any{"x", 1}},
+		{`SELECT seq FROM events WHERE tool = ? AND time_ns >= ? AND seq >= ? AND seq <= ? ORDER BY seq DESC LIMIT 1000`, "COVERING INDEX events_tool_seq (tool=? AND seq>? AND seq<?)", []any{"x", 1, 1, 9}},
+		{`SELECT seq FROM events WHERE tool = ? ORDER BY seq LIMIT 1000`, "COVERING INDEX events_tool_seq (tool=?)", []any{"x"}},
+		{`SELECT MIN(min_seq) FROM seq_hour WHERE hour >= ? AND hour <= ? AND tool = ?`, "seq_hour USING PRIMARY KEY (tool=? AND hour>? AND hour<?)", []any{1, 2, "x"}},
+		{`SELECT MIN(min_seq) FROM seq_hour WHERE hour >= ? AND hour <= ?`, "seq_hour USING INDEX seq_hour_hour (hour>? AND hour<?)", []any{1, 2}},
 		{`SELECT * FROM events WHERE principal = ? ORDER BY seq DESC LIMIT 50`, "events_principal (principal=?)", []any{"x"}},
 		{`SELECT * FROM events WHERE 1 ORDER BY seq DESC LIMIT 50`, "SCAN events", nil},
 		{`SELECT tool, calls FROM stats_hour WHERE hour >= ? AND hour < ?`, "SEARCH stats_hour USING PRIMARY KEY (hour>? AND hour<?)", []any{1, 2}},
