@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/audittest"
 	"github.com/rigout/rigout/audit/sqlite"
 )
 
@@ -91,7 +92,7 @@ func ledgerQuery(ctx context.Context, b *bench) error {
 			for j := range ledgers {
 				s := ledgers[(i+j)%len(ledgers)]
 				start := time.Now()
-				if err := r.run(s.l, ledgerEnd(s.rows)); err != nil {
+				if err := r.run(s.l, audittest.SyntheticEnd(s.rows)); err != nil {
 					if ctx.Err() != nil {
 						break
 					}
@@ -142,53 +143,9 @@ func millions(n int) string {
 	return fmt.Sprint(n)
 }
 
-// The synthetic ledger: a call (intent and done rows) every ledgerStep
-// from ledgerStart.
-var ledgerStart = time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
-
-const ledgerStep = 500 * time.Millisecond
-
-// ledgerGen names the generator in the cache key; change it when
-// ledgerRow changes.
+// ledgerGen names the generator (audittest.Synthetic) in the cache key;
+// change it when the generator's rows change.
 const ledgerGen = 1
-
-// ledgerEnd is the time of the last call of a ledger of rows rows.
-func ledgerEnd(rows int) time.Time { return ledgerStart.Add(time.Duration(rows/2) * ledgerStep) }
-
-var ledgerTools = []string{"execute_command", "execute_command", "execute_command", "read_file", "write_file", "get_server_activity", "ssh_hosts"}
-
-// ledgerRow is row i of the synthetic ledger: even rows are intents, odd
-// rows the done rows of the same call, with errors (2 in 53), denials (1
-// in 53) and calls left unfinished (1 in 53).
-func ledgerRow(i int, e *audit.Event) {
-	c := i / 2
-	at := ledgerStart.Add(time.Duration(c) * ledgerStep)
-	tool := ledgerTools[c%len(ledgerTools)]
-	if c%1009 == 0 {
-		tool = "rare_tool"
-	}
-	*e = audit.Event{Time: at, Type: audit.TypeToolCall, Phase: audit.PhaseIntent, CallID: fmt.Sprintf("%016x", uint64(c)*0x9e3779b97f4a7c15),
-		Principal: []string{"ci", "ops", "deploy", "observer"}[c%4], Transport: "http", RemoteAddr: "127.0.0.1:54321",
-		Tool: tool, Host: "local", Route: "local", Decision: audit.DecisionAllow, Rule: "default",
-		Status: audit.StatusStarted, ArgsDigest: "0123456789abcdef"}
-	if i%2 == 0 {
-		return
-	}
-	e.Phase, e.Status = audit.PhaseDone, audit.StatusOK
-	e.Time = at.Add(40 * time.Millisecond)
-	e.Duration = time.Duration(1000+(c*7919)%200000) * time.Microsecond / 10
-	code := 0
-	switch c % 53 {
-	case 7:
-		e.Status, e.Decision = audit.StatusDenied, audit.DecisionDeny
-	case 11, 12:
-		code = 1
-		e.Status = audit.StatusError
-	case 13:
-		e.CallID = fmt.Sprintf("unfinished-%d", c) // leaves the intent open
-	}
-	e.ExitCode = &code
-}
 
 // cachedLedger returns the path of the synthetic ledger of rows rows,
 // building it with sqlite.Import unless a complete one is cached, and a
@@ -209,7 +166,7 @@ func cachedLedger(ctx context.Context, rows int) (string, string, error) {
 		if i == rows || ctx.Err() != nil {
 			return false
 		}
-		ledgerRow(i, e)
+		audittest.Synthetic(i, e)
 		i++
 		return true
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/audittest"
 )
 
 // The ledger-size benchmark. BenchmarkBigLedger builds a ledger of
@@ -28,41 +29,11 @@ import (
 
 const bigTxRows = 100000
 
-var bigTools = []string{"execute_command", "execute_command", "execute_command", "read_file", "write_file", "get_server_activity", "ssh_hosts"}
-
-// bigStart is the first row's time; bigStep the time between calls.
-var bigStart = time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
-
-const bigStep = 500 * time.Millisecond
-
+// bigEvent is row i of the synthetic ledger (audittest.Synthetic), which
+// bench scenario 13 builds too.
 func bigEvent(i int) audit.Event {
-	c := i / 2
-	at := bigStart.Add(time.Duration(c) * bigStep)
-	tool := bigTools[c%len(bigTools)]
-	if c%1009 == 0 {
-		tool = "rare_tool"
-	}
-	e := audit.Event{Time: at, Type: audit.TypeToolCall, Phase: audit.PhaseIntent, CallID: fmt.Sprintf("%016x", uint64(c)*0x9e3779b97f4a7c15),
-		Principal: []string{"ci", "ops", "deploy", "observer"}[c%4], Transport: "http", RemoteAddr: "127.0.0.1:54321",
-		Tool: tool, Host: "local", Route: "local", Decision: audit.DecisionAllow, Rule: "default",
-		Status: audit.StatusStarted, ArgsDigest: "0123456789abcdef"}
-	if i%2 == 0 {
-		return e
-	}
-	e.Phase, e.Status = audit.PhaseDone, audit.StatusOK
-	e.Time = at.Add(40 * time.Millisecond)
-	e.Duration = time.Duration(1000+(c*7919)%200000) * time.Microsecond / 10
-	code := 0
-	switch c % 53 {
-	case 7:
-		e.Status, e.Decision = audit.StatusDenied, audit.DecisionDeny
-	case 11, 12:
-		code = 1
-		e.Status = audit.StatusError
-	case 13:
-		e.CallID = fmt.Sprintf("unfinished-%d", c) // leaves the intent open
-	}
-	e.ExitCode = &code
+	var e audit.Event
+	audittest.Synthetic(i, &e)
 	return e
 }
 
@@ -112,7 +83,7 @@ func BenchmarkBigLedger(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	end := bigStart.Add(time.Duration(rows/2) * bigStep)
+	end := audittest.SyntheticEnd(rows)
 	ctx := context.Background()
 	query := func(f audit.Filter, min int) func(b *testing.B) {
 		return func(b *testing.B) {
