@@ -9,7 +9,7 @@
 // dependencies stay out of the rigout module's graph. From the bench
 // directory:
 //
-//	go run .            # full run, under fifteen minutes
+//	go run .            # full run, about 11 minutes here (budgets ≤ 26)
 //	go run . --quick    # smaller counts, under three minutes
 //
 // It builds cmd/rigout (in the rigout module, with rigout's own go.mod) and
