@@ -73,8 +73,7 @@ func sshScenario(ctx context.Context, b *bench) error {
 
 	// rigout serve with the lab's hosts in its configuration file, the
 	// lab's known_hosts and no ssh_config, auth and audit on.
-	srv, err := b.startServe(ctx, "rigout serve (SSH hosts)", true,
-		"--config", lab.configFile, "--known-hosts", lab.knownHosts, "--ssh-config", filepath.Join(lab.dir, "no-ssh-config"))
+	srv, err := b.startServe(ctx, "rigout serve (SSH hosts)", true, lab.serveFlags()...)
 	if err != nil {
 		return err
 	}
@@ -271,6 +270,12 @@ type sshLab struct {
 	configFile string // rigout's configuration file declaring the hosts
 	ports      []int
 	sshds      []*daemon
+}
+
+// serveFlags are the flags of a `rigout serve` that reaches the lab's hosts:
+// its configuration file, its known_hosts and no ssh_config.
+func (l *sshLab) serveFlags() []string {
+	return []string{"--config", l.configFile, "--known-hosts", l.knownHosts, "--ssh-config", filepath.Join(l.dir, "no-ssh-config")}
 }
 
 // daemon is a helper process stopped by its PID.

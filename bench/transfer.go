@@ -58,8 +58,7 @@ func fileTransfer(ctx context.Context, b *bench) error {
 		return err
 	}
 	defer master.stop()
-	srv, err := b.startServe(ctx, "rigout serve (SFTP host)", true,
-		"--config", lab.configFile, "--known-hosts", lab.knownHosts, "--ssh-config", filepath.Join(lab.dir, "no-ssh-config"))
+	srv, err := b.startServe(ctx, "rigout serve (SFTP host)", true, lab.serveFlags()...)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package exec_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,19 +34,7 @@ func TestSandboxReadyFirstCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := (&exec.Local{Sandbox: sb}).Run(context.Background(), exec.Command{Shell: "echo overwritten > " + file})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b, _ := os.ReadFile(file); string(b) != "original\n" || !res.Sandboxed || res.ExitCode == 0 {
-			t.Fatalf("round %d: first command after NewSandbox: sandboxed %v, exit %d, file now %q", i, res.Sandboxed, res.ExitCode, b)
-		}
-		if err := sb.Ready(); err != nil {
-			t.Fatal(err)
-		}
-		if m := sb.Status().Missing; !slices.Contains(m, missing) {
-			t.Fatalf("Status().Missing = %v after Ready, want %s in it", m, missing)
-		}
+		firstCommandConfined(t, sb, file, missing, fmt.Sprintf("round %d", i))
 		if err := sb.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -91,22 +80,30 @@ func TestSandboxBuildLater(t *testing.T) {
 			sb.Start()
 			sb.Start()
 		}
-		res, err := (&exec.Local{Sandbox: sb}).Run(context.Background(), exec.Command{Shell: "echo overwritten > " + file})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b, _ := os.ReadFile(file); string(b) != "original\n" || !res.Sandboxed || res.ExitCode == 0 {
-			t.Fatalf("%s: first command: sandboxed %v, exit %d, file now %q", how, res.Sandboxed, res.ExitCode, b)
-		}
-		if err := sb.Ready(); err != nil {
-			t.Fatal(err)
-		}
-		if m := sb.Status().Missing; !slices.Contains(m, missing) {
-			t.Fatalf("%s: Status().Missing = %v after Ready, want %s in it", how, m, missing)
-		}
+		firstCommandConfined(t, sb, file, missing, how)
 		sb.Start() // after the build: nothing to do
 		if err := sb.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// firstCommandConfined runs a command that tries to overwrite the critical
+// file as sb's first, checks that it ran confined and failed, then that the
+// build, once Ready, reports missing among the missing paths.
+func firstCommandConfined(t *testing.T, sb *exec.Sandbox, file, missing, label string) {
+	t.Helper()
+	res, err := (&exec.Local{Sandbox: sb}).Run(context.Background(), exec.Command{Shell: "echo overwritten > " + file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "original\n" || !res.Sandboxed || res.ExitCode == 0 {
+		t.Fatalf("%s: first command: sandboxed %v, exit %d, file now %q", label, res.Sandboxed, res.ExitCode, b)
+	}
+	if err := sb.Ready(); err != nil {
+		t.Fatal(err)
+	}
+	if m := sb.Status().Missing; !slices.Contains(m, missing) {
+		t.Fatalf("%s: Status().Missing = %v after Ready, want %s in it", label, m, missing)
 	}
 }

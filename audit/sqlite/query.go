@@ -128,16 +128,23 @@ func (l *Ledger) plan(ctx context.Context, f *audit.Filter) (string, []any, erro
 	return q, args, nil
 }
 
-// windowHours returns the hours a row matching f's time window can be in.
-func windowHours(f *audit.Filter) (from, to int64, empty bool) {
-	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+// windowNS returns f's time window [lo, hi) in Unix nanoseconds, unbounded
+// where f sets no bound, and whether it is empty.
+func windowNS(f *audit.Filter) (lo, hi int64, empty bool) {
+	lo, hi = int64(math.MinInt64), int64(math.MaxInt64)
 	if !f.Since.IsZero() {
 		lo = clampNS(f.Since)
 	}
 	if !f.Until.IsZero() {
 		hi = clampNS(f.Until)
 	}
-	if lo >= hi {
+	return lo, hi, lo >= hi
+}
+
+// windowHours returns the hours a row matching f's time window can be in.
+func windowHours(f *audit.Filter) (from, to int64, empty bool) {
+	lo, hi, empty := windowNS(f)
+	if empty {
 		return 0, 0, true
 	}
 	return floorDiv(lo, hourNS), floorDiv(hi-1, hourNS), false

@@ -505,14 +505,8 @@ func qualify(cond string) string {
 // bucketStats answers a tool-and-window filter from stats_hour and the
 // rows of the partial hours at the window's ends.
 func bucketStats(ctx context.Context, tx *sql.Tx, f audit.Filter) (toolAcc, error) {
-	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-	if !f.Since.IsZero() {
-		lo = clampNS(f.Since)
-	}
-	if !f.Until.IsZero() {
-		hi = clampNS(f.Until)
-	}
-	if lo >= hi {
+	lo, hi, empty := windowNS(&f)
+	if empty {
 		return toolAcc{}, nil
 	}
 	// Whole hours [fromH, toH) come from stats_hour.
