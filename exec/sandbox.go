@@ -282,7 +282,8 @@ var ErrSandboxABI = errors.New("exec: sandbox: Landlock ABI too old")
 var ErrSandboxClosed = errors.New("exec: sandbox: closed")
 
 // NewSandbox checks the kernel's Landlock ABI and cfg's paths, and starts
-// building the ruleset for cfg (unless cfg.BuildLater defers that). Without Landlock it returns a Sandbox that
+// building the ruleset for cfg (unless cfg.BuildLater defers that).
+// Without Landlock it returns a Sandbox that
 // enforces nothing and says so in Status, unless cfg.RequireABI asks for
 // more, in which case it returns an error wrapping ErrSandboxABI. A path
 // that cannot be resolved for another reason than not existing is an
