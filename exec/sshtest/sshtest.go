@@ -593,7 +593,18 @@ func (s *Server) start(ch ssh.Channel, sess *session, command string) (*proc, er
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	pg := cmd.Process.Pid
+	s.track(sess, cmd.Process.Pid)
+	s.wg.Go(func() {
+		_, _ = io.Copy(stdin, ch)
+		stdin.Close()
+	})
+	return &proc{cmd: cmd, stdin: stdin}, nil
+}
+
+// track records the started command's process group, pg, as the
+// session's and the server's, and kills it at once if the server closed
+// meanwhile.
+func (s *Server) track(sess *session, pg int) {
 	sess.mu.Lock()
 	sess.pgid = pg
 	sess.mu.Unlock()
@@ -604,11 +615,6 @@ func (s *Server) start(ch ssh.Channel, sess *session, command string) (*proc, er
 	if closed {
 		_ = syscall.Kill(-pg, syscall.SIGKILL)
 	}
-	s.wg.Go(func() {
-		_, _ = io.Copy(stdin, ch)
-		stdin.Close()
-	})
-	return &proc{cmd: cmd, stdin: stdin}, nil
 }
 
 // startPTY starts cmd on a new pseudo-terminal, in a session of its own
@@ -630,17 +636,7 @@ func (s *Server) startPTY(ch ssh.Channel, sess *session, cmd *osexec.Cmd) (*proc
 		_ = master.Close()
 		return nil, err
 	}
-	pg := cmd.Process.Pid
-	sess.mu.Lock()
-	sess.pgid = pg
-	sess.mu.Unlock()
-	s.mu.Lock()
-	s.procs[pg] = true
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		_ = syscall.Kill(-pg, syscall.SIGKILL)
-	}
+	s.track(sess, cmd.Process.Pid)
 	p := &proc{cmd: cmd, stdin: master, master: master, copied: make(chan struct{})}
 	s.wg.Go(func() { _, _ = io.Copy(master, ch) })
 	s.wg.Go(func() {

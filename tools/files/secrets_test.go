@@ -1,10 +1,7 @@
 package files_test
 
 import (
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,40 +20,23 @@ import (
 // mask can hide it.
 const fileSecret = "opal-7Qx2-harbor-91Lk"
 
-func fileSecretForms() []string {
-	b := []byte(fileSecret)
-	return []string{fileSecret, base64.StdEncoding.EncodeToString(b), base64.StdEncoding.EncodeToString(b)[:20],
-		hex.EncodeToString(b), url.QueryEscape(fileSecret), "7Qx2-harbor"}
-}
-
+// fileLeaked returns the form of fileSecret that text holds, or "".
 func fileLeaked(text string) string {
-	for _, f := range fileSecretForms() {
-		if strings.Contains(text, f) {
-			return f
-		}
-	}
-	return ""
+	return gwtest.Leaked(text, gwtest.SecretForms(fileSecret, "7Qx2-harbor"))
 }
 
 // fileStore holds "db" (an owner-only file) for file_operations and
 // search_files on local and sftp1, "shellonly" for execute_command only,
 // and "otherhost" for the file tools on a host no test uses.
 func fileStore(t *testing.T) *credentials.Store {
-	t.Helper()
-	f := filepath.Join(t.TempDir(), "db")
-	if err := os.WriteFile(f, []byte(fileSecret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	ft := []string{"file_operations", "search_files"}
-	s, err := credentials.New(credentials.Config{Aliases: map[string]credentials.Spec{
-		"db":        {File: f, Hosts: []string{"local", "sftp1"}, Tools: ft},
-		"shellonly": {File: f, Hosts: []string{"local", "sftp1"}},
-		"otherhost": {File: f, Hosts: []string{"nowhere"}, Tools: ft},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return gwtest.SecretStore(t, fileSecret, func(f string) map[string]credentials.Spec {
+		return map[string]credentials.Spec{
+			"db":        {File: f, Hosts: []string{"local", "sftp1"}, Tools: ft},
+			"shellonly": {File: f, Hosts: []string{"local", "sftp1"}},
+			"otherhost": {File: f, Hosts: []string{"nowhere"}, Tools: ft},
+		}
+	})
 }
 
 // TestFileSecrets: a templated write puts the value on disk (locally and

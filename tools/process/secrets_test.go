@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"net/url"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -37,38 +35,17 @@ const secretValue = "proc-5e4d3c2b1a0918-SECRET"
 
 var secretSHA = func() string { h := sha256.Sum256([]byte(secretValue)); return hex.EncodeToString(h[:]) }()
 
-func secretForms() []string {
-	b := []byte(secretValue)
-	j, _ := json.Marshal(secretValue)
-	return []string{secretValue, base64.StdEncoding.EncodeToString(b), base64.StdEncoding.EncodeToString(b)[:20],
-		hex.EncodeToString(b), strings.ToUpper(hex.EncodeToString(b)), url.QueryEscape(secretValue),
-		string(j[1 : len(j)-1]), "5e4d3c2b1a0918"}
-}
-
+// leaked returns the form of secretValue that text holds, or "".
 func leaked(text string) string {
-	for _, f := range secretForms() {
-		if strings.Contains(text, f) {
-			return f
-		}
-	}
-	return ""
+	return gwtest.Leaked(text, gwtest.SecretForms(secretValue, "5e4d3c2b1a0918"))
 }
 
 // procStore holds "api" for local, the in-process server's host "far"
 // and execute_command (the tool that starts background processes).
 func procStore(t *testing.T) *credentials.Store {
-	t.Helper()
-	f := filepath.Join(t.TempDir(), "api")
-	if err := os.WriteFile(f, []byte(secretValue+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := credentials.New(credentials.Config{Aliases: map[string]credentials.Spec{
-		"api": {File: f, Hosts: []string{"local", "far"}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return gwtest.SecretStore(t, secretValue, func(f string) map[string]credentials.Spec {
+		return map[string]credentials.Spec{"api": {File: f, Hosts: []string{"local", "far"}}}
+	})
 }
 
 // bgDump waits first, so that it is handed off, then prints the value

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +21,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/credentials"
+	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/shell"
@@ -36,19 +35,9 @@ const secretValue = "tok-9f8e7d6c5b4a-SECRET"
 // that no command line holds the value itself.
 var secretSHA = func() string { h := sha256.Sum256([]byte(secretValue)); return hex.EncodeToString(h[:]) }()
 
-func secretForms() []string {
-	b := []byte(secretValue)
-	return []string{secretValue, base64.StdEncoding.EncodeToString(b), base64.StdEncoding.EncodeToString(b)[:20],
-		hex.EncodeToString(b), url.QueryEscape(secretValue), "9f8e7d6c5b4a"}
-}
-
+// leaked returns the form of secretValue that text holds, or "".
 func leaked(text string) string {
-	for _, f := range secretForms() {
-		if strings.Contains(text, f) {
-			return f
-		}
-	}
-	return ""
+	return gwtest.Leaked(text, gwtest.SecretForms(secretValue, "9f8e7d6c5b4a"))
 }
 
 // syncBuffer is a log destination safe for the gateway's goroutines.
@@ -69,22 +58,13 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// secretStore holds alias "api" (a real owner-only file) for local and
-// the sshd host, and "elsewhere", allowed only on a host no test uses.
 func secretStore(t *testing.T) *credentials.Store {
-	t.Helper()
-	f := filepath.Join(t.TempDir(), "api")
-	if err := os.WriteFile(f, []byte(secretValue+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := credentials.New(credentials.Config{Aliases: map[string]credentials.Spec{
-		"api":       {File: f, Hosts: []string{"local", sshdtest.Host}},
-		"elsewhere": {File: f, Hosts: []string{"nowhere"}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return gwtest.SecretStore(t, secretValue, func(f string) map[string]credentials.Spec {
+		return map[string]credentials.Spec{
+			"api":       {File: f, Hosts: []string{"local", sshdtest.Host}},
+			"elsewhere": {File: f, Hosts: []string{"nowhere"}},
+		}
+	})
 }
 
 // dumpCommand prints the environment every way the issue names, the value

@@ -3,10 +3,8 @@ package terminal_test
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,46 +25,29 @@ const secretValue = "term-7c6b5a49382716-SECRET"
 
 var secretSHA = func() string { h := sha256.Sum256([]byte(secretValue)); return hex.EncodeToString(h[:]) }()
 
-// secretForms are the forms a scan looks for: the value, its base64 and
-// hex (either case), URL and JSON encodings, the \xHH escapes a remote
-// shell is typed, and a distinctive part of it.
+// secretForms are the forms a scan looks for: gwtest.SecretForms, a
+// distinctive part of the value and the \xHH escapes a remote shell is
+// typed.
 func secretForms() []string {
-	b := []byte(secretValue)
 	var esc strings.Builder
-	for _, c := range b[:12] {
+	for _, c := range []byte(secretValue)[:12] {
 		esc.WriteString(`\x` + hex.EncodeToString([]byte{c}))
 	}
-	j, _ := json.Marshal(secretValue)
-	return []string{secretValue, base64.StdEncoding.EncodeToString(b), base64.StdEncoding.EncodeToString(b)[:20],
-		hex.EncodeToString(b), strings.ToUpper(hex.EncodeToString(b)), url.QueryEscape(secretValue), string(j[1 : len(j)-1]),
-		"7c6b5a49382716", esc.String()}
+	return gwtest.SecretForms(secretValue, "7c6b5a49382716", esc.String())
 }
 
-func leaked(text string) string {
-	for _, f := range secretForms() {
-		if strings.Contains(text, f) {
-			return f
-		}
-	}
-	return ""
-}
+// leaked returns the form of secretValue that text holds, or "".
+func leaked(text string) string { return gwtest.Leaked(text, secretForms()) }
 
 // termStore holds "api", allowed to create_terminal_session on local and
 // the sshd host, and "cmdonly", which only execute_command may use.
 func termStore(t *testing.T) *credentials.Store {
-	t.Helper()
-	f := filepath.Join(t.TempDir(), "api")
-	if err := os.WriteFile(f, []byte(secretValue+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := credentials.New(credentials.Config{Aliases: map[string]credentials.Spec{
-		"api":     {File: f, Hosts: []string{"local", sshdtest.Host}, Tools: []string{"create_terminal_session"}},
-		"cmdonly": {File: f, Hosts: []string{"local", sshdtest.Host}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return gwtest.SecretStore(t, secretValue, func(f string) map[string]credentials.Spec {
+		return map[string]credentials.Spec{
+			"api":     {File: f, Hosts: []string{"local", sshdtest.Host}, Tools: []string{"create_terminal_session"}},
+			"cmdonly": {File: f, Hosts: []string{"local", sshdtest.Host}},
+		}
+	})
 }
 
 // dumpCommands print the environment every way the issue names.

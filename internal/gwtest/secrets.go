@@ -1,0 +1,54 @@
+package gwtest
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rigout/rigout/credentials"
+)
+
+// SecretForms returns the forms of value a test scans output for: the
+// value, its base64 (whole, and its first 20 characters, which the
+// encoding of any text that begins with the value holds), its hex in
+// either case, its URL and JSON string encodings, and extra (a
+// distinctive part of the value, an escape the test's path produces).
+func SecretForms(value string, extra ...string) []string {
+	b := []byte(value)
+	j, _ := json.Marshal(value)
+	b64 := base64.StdEncoding.EncodeToString(b)
+	forms := []string{value, b64, b64[:min(20, len(b64))], hex.EncodeToString(b), strings.ToUpper(hex.EncodeToString(b)),
+		url.QueryEscape(value), string(j[1 : len(j)-1])}
+	return append(forms, extra...)
+}
+
+// Leaked returns the first of forms that text contains, or "".
+func Leaked(text string, forms []string) string {
+	for _, f := range forms {
+		if strings.Contains(text, f) {
+			return f
+		}
+	}
+	return ""
+}
+
+// SecretStore writes value to an owner-only file in a temporary directory
+// of t and returns a credentials store of the aliases that aliases(file)
+// declares. It fails the test if the store cannot be made.
+func SecretStore(t testing.TB, value string, aliases func(file string) map[string]credentials.Spec) *credentials.Store {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(f, []byte(value+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := credentials.New(credentials.Config{Aliases: aliases(f)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
