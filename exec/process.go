@@ -23,6 +23,7 @@ var ErrProcessDone = errors.New("exec: process already finished")
 type Process struct {
 	l   *Local
 	c   *osexec.Cmd
+	nc  *nsChild // instead of c, for a command in a view
 	tr  *tracker
 	res Result // filled in by launch, completed by wait
 	// sandboxed and unsandboxed are launch's, for Sandbox: res changes.
@@ -175,6 +176,28 @@ func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File) (*Process
 	}
 
 	start := time.Now()
+	if sandbox != nil {
+		// In the view of the call's principal, when the sandbox has views.
+		nc, err := sandbox.spawnInView(ctx, spawnRequest{
+			path: path, argv: argv, env: env, dir: cmd.Dir, tty: tty,
+			stdin: cmd.Stdin, stdout: stdout, stderr: stderr,
+		})
+		switch {
+		case err == nil:
+			res.Sandboxed, res.Unsandboxed = true, ""
+			p := &Process{
+				l: l, nc: nc, tr: &tracker{pgid: nc.pid, view: true}, res: res, start: start,
+				stdout: stdout, stderr: stderr,
+				exited: make(chan struct{}), done: make(chan struct{}), sandboxed: true,
+			}
+			p.watch.Go(func() {
+				p.why = l.watch(ctx, cmd.Timeout, p.tr, p.exited)
+			})
+			return p, res, nil
+		case !errors.Is(err, errNoViews):
+			return nil, res, fmt.Errorf("exec: start %s: %w", argv[0], err)
+		}
+	}
 	c := newCmd("")
 	cg := l.attach(c)
 	marker := ""
@@ -227,6 +250,9 @@ func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File) (*Process
 
 // wait is Wait's body: Run's second half.
 func (p *Process) wait() (Result, error) {
+	if p.nc != nil {
+		return p.waitView()
+	}
 	res, c, tr := p.res, p.c, p.tr
 	waitExited(c.Process.Pid)
 	p.mu.Lock()
@@ -257,5 +283,31 @@ func (p *Process) wait() (Result, error) {
 		tr.signal(syscall.SIGKILL)
 	}
 	res.Orphans = tr.end(p.l.LeaveDescendants)
+	return res, nil
+}
+
+// waitView is wait for a command in a view. Its leader is the first
+// process of its own PID namespace: when it exits, the kernel has ended
+// every process it left behind before the spawner hears of the exit, so
+// there is nothing left to track.
+func (p *Process) waitView() (Result, error) {
+	res := p.res
+	st := p.nc.wait(p.l.drain())
+	p.mu.Lock()
+	p.reaped = true
+	p.mu.Unlock()
+	res.Duration = time.Since(p.start)
+	close(p.exited)
+	p.watch.Wait()
+	why := p.why
+	res.Stdout, res.Stderr = p.stdout.output(), p.stderr.output()
+	res.TimedOut = why == stopTimeout
+	res.Canceled = why == stopCanceled
+	if st.Signaled() {
+		res.ExitCode = -1
+		res.Signal = signalName(st.Signal())
+	} else {
+		res.ExitCode = st.ExitStatus()
+	}
 	return res, nil
 }

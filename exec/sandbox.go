@@ -66,6 +66,9 @@ type SandboxConfig struct {
 	// rather than have the build compete for the CPU. Paths are still
 	// resolved by NewSandbox, so configuration errors show there.
 	BuildLater bool
+	// Views, if set, runs every command in a view of the machine of its
+	// principal's own, beneath the Landlock ruleset (see ViewConfig).
+	Views *ViewConfig
 }
 
 // Sandbox is a kernel sandbox (Landlock, on Linux) that Local applies to
@@ -216,6 +219,10 @@ type Sandbox struct {
 	// does not wait for a build; nil until the first.
 	missing atomic.Pointer[[]string]
 
+	// views runs commands in per-principal views; nil without
+	// SandboxConfig.Views.
+	views *viewSet
+
 	// launchMu protects the following. Under mu held for reading, next
 	// is confined by the current ruleset; rebuilds and Close dismiss it.
 	launchMu  sync.Mutex
@@ -260,6 +267,11 @@ type SandboxStatus struct {
 	Missing []string
 	// Unenforced lists, in words, what this kernel does not enforce.
 	Unenforced []string
+	// Views reports that commands run in a view of their principal's own
+	// (namespaces, seccomp; see ViewConfig).
+	Views bool
+	// ViewsReason says why Views is false when views were asked for.
+	ViewsReason string
 }
 
 // String returns a one-line summary for health reports.
@@ -268,6 +280,11 @@ func (s SandboxStatus) String() string {
 		return "no kernel sandbox (" + s.Reason + "): only the command policy guards"
 	}
 	msg := fmt.Sprintf("Landlock ABI %d enforced", s.ABI)
+	if s.Views {
+		msg = "per-principal views (user, mount, PID and IPC namespaces, seccomp) beneath " + msg
+	} else if s.ViewsReason != "" {
+		msg += "; no per-principal views (" + s.ViewsReason + ")"
+	}
 	if len(s.Unenforced) > 0 {
 		msg += "; not enforced: " + strings.Join(s.Unenforced, "; ")
 	}
@@ -303,6 +320,9 @@ func NewSandbox(cfg SandboxConfig) (*Sandbox, error) {
 	c.Hidden = slices.Clone(cfg.Hidden)
 	c.ReadOnly = slices.Clone(cfg.ReadOnly)
 	s := &Sandbox{cfg: c, ready: make(chan struct{})}
+	if cfg.Views != nil {
+		s.views = newViewSet(*cfg.Views)
+	}
 	s.abi, s.abiErr = landlockABI()
 	if c.RequireABI > 0 && s.abi < c.RequireABI {
 		why := fmt.Sprintf("have %d, need %d", s.abi, c.RequireABI)
@@ -315,8 +335,10 @@ func NewSandbox(cfg SandboxConfig) (*Sandbox, error) {
 		close(s.ready)
 		return s, nil
 	}
-	if err := protectProcess(); err != nil {
-		return nil, fmt.Errorf("exec: sandbox: make the gateway non-dumpable: %w", err)
+	if s.views == nil {
+		if err := protectProcess(); err != nil {
+			return nil, fmt.Errorf("exec: sandbox: make the gateway non-dumpable: %w", err)
+		}
 	}
 	if _, _, err := planTree(c); err != nil {
 		return nil, err
@@ -372,6 +394,13 @@ func (s *Sandbox) Status() SandboxStatus {
 		return SandboxStatus{Reason: "no sandbox configured"}
 	}
 	st := SandboxStatus{ABI: s.abi}
+	if s.views != nil {
+		if err := s.views.available(); err != nil {
+			st.ViewsReason = err.Error()
+		} else {
+			st.Views = true
+		}
+	}
 	if s.abi == 0 {
 		st.Reason = "no Landlock on this kernel"
 		if s.abiErr != nil {
@@ -393,7 +422,7 @@ func (s *Sandbox) Status() SandboxStatus {
 	if !st.Signals {
 		st.Unenforced = append(st.Unenforced, "signal scoping: commands can signal the gateway (ABI < 6)")
 	}
-	st.NonDumpable = true
+	st.NonDumpable = !st.Views
 	if os.Geteuid() == 0 {
 		st.Unenforced = append(st.Unenforced, "commands run as root: they can read the gateway's /proc/<pid>/environ and keep root's powers beyond files")
 	}
@@ -419,8 +448,15 @@ func (s *Sandbox) Close() error {
 	s.closed = true
 	s.launchMu.Unlock()
 	s.dismissLocked(true)
+	if s.views != nil {
+		s.views.close()
+	}
 	return s.rs.close()
 }
+
+// errNoViews means a command cannot run in a view: the Sandbox has none,
+// or they are unavailable on this machine (SandboxStatus.ViewsReason).
+var errNoViews = errors.New("exec: sandbox: no per-principal views")
 
 // Refresh rebuilds the ruleset now, re-reading the directories it
 // enumerates. Run does this by itself when one of them changed.
@@ -471,7 +507,15 @@ func (s *Sandbox) SetConfig(cfg SandboxConfig) error {
 
 // rebuildLocked plans and builds a new ruleset, then swaps it in.
 func (s *Sandbox) rebuildLocked() error {
-	p, err := planSandbox(s.cfg, handledAccess(s.abi))
+	cfg := s.cfg
+	if s.views != nil && s.views.available() == nil {
+		// Views cover hidden paths with empty mounts; Landlock's way of
+		// hiding (rights taken from every directory on the way) would
+		// also take them from the views' own /proc, /dev and /tmp, whose
+		// mount points it ignores.
+		cfg.Hidden = nil
+	}
+	p, err := planSandbox(cfg, handledAccess(s.abi))
 	if err != nil {
 		return err
 	}
@@ -765,6 +809,12 @@ func (p *sandboxPlan) walk(n *planNode, path string, handled, inherited uint64, 
 		return nil // the grant above covers the whole tree
 	}
 	entries, err := os.ReadDir(path)
+	if errors.Is(err, fs.ErrPermission) {
+		// A directory the gateway cannot list (/root, for a gateway that
+		// is not root) is sealed: its entries keep only its own rights,
+		// and commands of the gateway's user could not reach them anyway.
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("exec: sandbox: %w", err)
 	}

@@ -46,7 +46,7 @@ func (r *ruleset) close() error {
 func buildRuleset(abi int, p *sandboxPlan) (ruleset, error) {
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: handledAccess(abi)}
 	if abi >= 6 {
-		attr.Scoped = unix.LANDLOCK_SCOPE_SIGNAL
+		attr.Scoped = unix.LANDLOCK_SCOPE_SIGNAL | unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
 	}
 	// The kernel reads only as much of the struct as the size says; the
 	// fields after Scoped are for newer kernels than ABI 6's.
@@ -71,8 +71,10 @@ func buildRuleset(abi int, p *sandboxPlan) (ruleset, error) {
 func addPathRule(rsfd int, r sandboxRule) error {
 	fd, err := unix.Open(r.path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return nil // gone since it was listed: nothing to grant
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EACCES) {
+			// Gone since it was listed, or out of the gateway's reach:
+			// nothing to grant, the entry keeps its parent's rights.
+			return nil
 		}
 		return fmt.Errorf("exec: sandbox: open %s: %w", r.path, err)
 	}

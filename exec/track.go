@@ -106,6 +106,9 @@ type tracker struct {
 	pgid   int
 	marker string // callMarkerEnv=value, when there is no cgroup
 	since  uint64 // the leader's start time, in clock ticks since boot
+	// view: the leader is the first process of its own PID namespace,
+	// whose end ends every process of the call.
+	view bool
 }
 
 // signal sends sig to the call's process group and, with a cgroup, to
@@ -128,6 +131,9 @@ func (t *tracker) signal(sig syscall.Signal) {
 // reaped, and reports how many processes that was (with a cgroup; 0
 // without, where they are not counted).
 func (t *tracker) end(leave bool) int {
+	if t.view {
+		return 0
+	}
 	if t.cg == nil {
 		if leave {
 			return 0
