@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	osexec "os/exec"
@@ -34,6 +35,7 @@ const helperEnv = "RIGOUT_SANDBOX_HELPER"
 const requireEnv = "RIGOUT_REQUIRE_SANDBOX"
 
 func TestMain(m *testing.M) {
+	exec.ServeSandboxSpawner()
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(sandboxHelper())
 	}
@@ -65,6 +67,13 @@ type helperRequest struct {
 	Sandbox *exec.SandboxConfig // nil runs unsandboxed
 	Shell   string
 	Dir     string
+	// Stdin is the command's standard input.
+	Stdin string
+	// Principal is who the command runs for, in a sandbox with views.
+	Principal exec.Principal
+	// Marker, if set, makes the helper count the processes still running
+	// after the call whose command line holds it.
+	Marker string
 }
 
 // helperReply is what the helper prints.
@@ -77,6 +86,7 @@ type helperReply struct {
 	Unsandboxed string
 	Status      string
 	HelperPID   int
+	Survivors   int
 }
 
 // sandboxHelper is the gateway side, running as the unprivileged uid: it
@@ -91,6 +101,10 @@ func sandboxHelper() int {
 	rep := helperReply{HelperPID: os.Getpid()}
 	l := &exec.Local{}
 	if req.Sandbox != nil {
+		if v := req.Sandbox.Views; v != nil {
+			p := req.Principal
+			v.Principal = func(context.Context) exec.Principal { return p }
+		}
 		sb, err := exec.NewSandbox(*req.Sandbox)
 		if err != nil {
 			rep.Err = err.Error()
@@ -101,7 +115,14 @@ func sandboxHelper() int {
 		rep.Status = sb.Status().String()
 		l.Sandbox = sb
 	}
-	res, err := l.Run(context.Background(), exec.Command{Shell: req.Shell, Dir: req.Dir, Timeout: 20 * time.Second})
+	var stdin io.Reader
+	if req.Stdin != "" {
+		stdin = strings.NewReader(req.Stdin)
+	}
+	res, err := l.Run(context.Background(), exec.Command{Shell: req.Shell, Dir: req.Dir, Stdin: stdin, Timeout: 20 * time.Second})
+	if req.Marker != "" {
+		rep.Survivors = countMarked(req.Marker)
+	}
 	if err != nil {
 		rep.Err = err.Error()
 	}
@@ -209,6 +230,18 @@ func (c *containment) sentinels(t *testing.T, name string) sentinels {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// countMarked counts the processes whose command line holds marker.
+func countMarked(marker string) int {
+	n := 0
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(marker)) {
+			n++
+		}
+	}
+	return n
 }
 
 func (s sentinels) config() *exec.SandboxConfig {

@@ -155,6 +155,12 @@ func (s *spawnerServer) spawn(m spawnMsg, files []*os.File) {
 		fail(errors.New("spawn: missing descriptors"))
 		return
 	}
+	if m.Dir != "" {
+		if _, err := os.Stat(m.Dir); err != nil {
+			fail(fmt.Errorf("working directory %s is not in this principal's view of the machine (%v)", m.Dir, err))
+			return
+		}
+	}
 	rsfd := -1
 	if m.Rule {
 		rsfd = int(files[3].Fd())
@@ -374,13 +380,32 @@ func setupView(v viewSpec) error {
 			return err
 		}
 	}
-	for _, w := range v.Writable {
+	for _, w := range v.Visible {
 		if _, err := os.Stat(w); err != nil {
 			continue
 		}
 		if under("/tmp", w) {
 			if err := os.MkdirAll(at(w), 0o700); err != nil {
 				return step("mount point for "+w, err)
+			}
+		}
+		if err := mount(w, at(w), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return err
+		}
+		if err := readOnlyTree(at(w)); err != nil {
+			return err
+		}
+	}
+	for _, w := range v.Writable {
+		if _, err := os.Stat(w); err != nil {
+			continue
+		}
+		if under("/tmp", w) {
+			if err := os.MkdirAll(at(w), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+				// Beneath a visible, read-only tree: its mount point exists.
+				if _, serr := os.Stat(at(w)); serr != nil {
+					return step("mount point for "+w, err)
+				}
 			}
 		}
 		if err := mount(w, at(w), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {

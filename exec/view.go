@@ -61,7 +61,7 @@ type ViewConfig struct {
 	TmpDir string
 	// Principal returns the principal a command runs for, from the call's
 	// context. If nil, every command runs for one full principal.
-	Principal func(ctx context.Context) Principal
+	Principal func(ctx context.Context) Principal `json:"-"`
 	// MaxPrincipals bounds the spawners kept at once; beyond it, the
 	// longest idle one is ended (it is started again on its principal's
 	// next command). If zero, 64.
@@ -109,6 +109,7 @@ func (p Principal) key() string {
 // viewSpec is what a spawner needs to build one principal's view: paths
 // are absolute and resolved through symbolic links by the gateway.
 type viewSpec struct {
+	Visible     []string `json:"visible,omitempty"` // bound read-only (work areas a narrower principal may read)
 	Writable    []string `json:"writable,omitempty"`
 	ReadOnly    []string `json:"read_only,omitempty"`
 	Hidden      []string `json:"hidden,omitempty"`

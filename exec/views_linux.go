@@ -96,7 +96,9 @@ func (v *viewSet) spec(p Principal) viewSpec {
 	}
 	switch {
 	case p.ReadOnly:
+		s.Visible = v.cfg.Writable
 	case len(p.Roots) > 0:
+		s.Visible = v.cfg.Writable
 		s.Writable = cleanPaths(p.Roots)
 	default:
 		s.Writable = v.cfg.Writable

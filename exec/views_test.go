@@ -1,0 +1,225 @@
+package exec_test
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rigout/rigout/exec"
+)
+
+// viewConfig is the sandbox of a view case: the root protected as a whole
+// tree (outside the writable work area, so read-only), the critical file
+// and the hidden state directory as in the Landlock suite, the principal's
+// private /tmp kept in the state directory, and sock's sockets hidden.
+func (s sentinels) viewConfig() *exec.SandboxConfig {
+	cfg := s.config()
+	cfg.Views = &exec.ViewConfig{
+		Writable:    []string{s.work},
+		ReadOnly:    []string{s.root},
+		Hidden:      []string{s.hidden},
+		HideSockets: []string{filepath.Join(s.dir, "sock")},
+		TmpDir:      filepath.Join(s.hidden, "tmp"),
+	}
+	return cfg
+}
+
+// viewRun runs shell in s's view as principal p and checks that the view
+// was used.
+func (c *containment) viewRun(t *testing.T, s sentinels, p exec.Principal, shell, stdin string) helperReply {
+	t.Helper()
+	rep := c.run(t, helperRequest{Sandbox: s.viewConfig(), Shell: s.expand(shell), Stdin: s.expand(stdin), Dir: s.work, Principal: p, Marker: "7356812"})
+	if !strings.Contains(rep.Status, "per-principal views") {
+		skipOrFail(t, "no per-principal views: "+rep.Status)
+	}
+	if !rep.Sandboxed {
+		t.Fatalf("not sandboxed: %s", rep.Unsandboxed)
+	}
+	return rep
+}
+
+// TestViewContainment runs, as an unprivileged uid, commands that try to
+// get out of a principal's view: each must leave the sentinels as they
+// were, and its check must hold.
+func TestViewContainment(t *testing.T) {
+	c := newContainment(t)
+	full := exec.Principal{Name: "full"}
+	nothing := func(t *testing.T, s sentinels, rep helperReply) {}
+	tests := []struct {
+		name, shell, stdin string
+		p                  exec.Principal
+		check              func(t *testing.T, s sentinels, rep helperReply)
+	}{
+		{name: "depth-two delete under a protected root", shell: "rm -rf ROOT/sub/deep", check: func(t *testing.T, s sentinels, rep helperReply) {
+			if _, err := os.Stat(filepath.Join(s.root, "sub", "deep", "f.txt")); err != nil {
+				t.Errorf("ROOT/sub/deep/f.txt: %v (%s)", err, rep.Stderr)
+			}
+		}},
+		{name: "rm -rf of a protected root fed on stdin", shell: "bash -s", stdin: "rm -rf ROOT\nrm -rf ROOT/sub/deep\n", check: func(t *testing.T, s sentinels, rep helperReply) {
+			if _, err := os.Stat(filepath.Join(s.root, "sub", "deep", "f.txt")); err != nil {
+				t.Errorf("ROOT/sub/deep/f.txt: %v", err)
+			}
+		}},
+		{name: "find -delete of a protected root", shell: "find ROOT -mindepth 1 -delete", check: nothing},
+		{name: "hidden state directory unreadable", shell: "cat HIDDEN/token; ls -a HIDDEN; grep -r TOKEN HIDDEN", check: func(t *testing.T, _ sentinels, rep helperReply) {
+			if strings.Contains(rep.Stdout, tokenData) || strings.Contains(rep.Stdout, "token") {
+				t.Errorf("the hidden token reached the command: %q", rep.Stdout)
+			}
+		}},
+		{name: "kill -9 -1", shell: "kill -9 -1; echo still", check: nothing},
+		{name: "no survivors", shell: "sleep 7356812 & setsid sleep 7356812 & env -i setsid sh -c 'sleep 7356812 &' ; nohup sleep 7356812 >/dev/null 2>&1 & disown; true", check: func(t *testing.T, _ sentinels, rep helperReply) {
+			if rep.Survivors != 0 {
+				t.Errorf("%d processes outlived the call", rep.Survivors)
+			}
+		}},
+		{name: "no other process visible", shell: "ls /proc | grep -c '^[0-9]'; kill -0 HELPERPID && echo REACHED", check: func(t *testing.T, _ sentinels, rep helperReply) {
+			if strings.Contains(rep.Stdout, "REACHED") {
+				t.Errorf("the gateway's process was reachable: %q", rep.Stdout)
+			}
+			if n, _ := strconv.Atoi(strings.TrimSpace(strings.Split(rep.Stdout, "\n")[0])); n > 4 {
+				t.Errorf("/proc lists %d processes: the call should see only its own", n)
+			}
+		}},
+		{name: "own devpts", shell: "ls /dev/pts; ls /dev", check: func(t *testing.T, _ sentinels, rep helperReply) {
+			for _, f := range strings.Fields(rep.Stdout) {
+				if _, err := strconv.Atoi(f); err == nil {
+					t.Errorf("another terminal is visible in the view's /dev/pts: %q", rep.Stdout)
+				}
+				if strings.HasPrefix(f, "sd") || strings.HasPrefix(f, "vd") || f == "mem" || f == "kmsg" {
+					t.Errorf("host device %s in the view's /dev", f)
+				}
+			}
+		}},
+		{name: "cgroup move refused", shell: "echo $$ > /sys/fs/cgroup/cgroup.procs && echo MOVED; mkdir /sys/fs/cgroup/escape && echo MADE", check: func(t *testing.T, _ sentinels, rep helperReply) {
+			if strings.Contains(rep.Stdout, "MOVED") || strings.Contains(rep.Stdout, "MADE") {
+				t.Errorf("the command changed the cgroup tree: %q", rep.Stdout)
+			}
+		}},
+		{name: "no new namespaces or mounts", shell: "unshare -r true && echo USERNS; unshare -m true && echo MNTNS; mount -t tmpfs x /tmp && echo MOUNTED; umount /tmp && echo UNMOUNTED", check: func(t *testing.T, _ sentinels, rep helperReply) {
+			for _, w := range []string{"USERNS", "MNTNS", "MOUNTED", "UNMOUNTED"} {
+				if strings.Contains(rep.Stdout, w) {
+					t.Errorf("%s: %q", w, rep.Stdout)
+				}
+			}
+		}},
+		{name: "system directories read-only", shell: "touch /etc/rigout-view-probe /usr/rigout-view-probe 2>&1; echo done", check: func(t *testing.T, _ sentinels, rep helperReply) {
+			for _, p := range []string{"/etc/rigout-view-probe", "/usr/rigout-view-probe"} {
+				if _, err := os.Stat(p); err == nil {
+					os.Remove(p)
+					t.Errorf("%s was created through the view", p)
+				}
+			}
+		}},
+		{name: "work area writable", shell: "echo made > WORK/made && cat WORK/made", check: func(t *testing.T, s sentinels, rep helperReply) {
+			if b, err := os.ReadFile(filepath.Join(s.work, "made")); err != nil || string(b) != "made\n" {
+				t.Errorf("WORK/made = %q, %v (%s)", b, err, rep.Stderr)
+			}
+		}},
+		{name: "read-only principal", p: exec.Principal{Name: "ro", ReadOnly: true}, shell: "echo x > WORK/ro-made; echo y > /tmp/ro-tmp && cat /tmp/ro-tmp", check: func(t *testing.T, s sentinels, rep helperReply) {
+			if _, err := os.Stat(filepath.Join(s.work, "ro-made")); err == nil {
+				t.Errorf("a read-only principal wrote WORK/ro-made")
+			}
+			if !strings.Contains(rep.Stdout, "y") {
+				t.Errorf("a read-only principal's private /tmp is not writable: %q %q", rep.Stdout, rep.Stderr)
+			}
+		}},
+		{name: "roots-scoped principal", p: exec.Principal{Name: "rooted", Roots: []string{"WORK/sub"}}, shell: "mkdir -p WORK/sub 2>/dev/null; echo x > WORK/outside; echo y > WORK/sub/inside", check: func(t *testing.T, s sentinels, rep helperReply) {
+			if _, err := os.Stat(filepath.Join(s.work, "outside")); err == nil {
+				t.Errorf("a roots-scoped principal wrote outside its roots")
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := c.sentinels(t, strings.ReplaceAll(tt.name, " ", "_"))
+			p := tt.p
+			if p.Name == "" {
+				p = full
+			}
+			for i, r := range p.Roots {
+				p.Roots[i] = s.expand(r)
+				if err := os.MkdirAll(p.Roots[i], 0o755); err != nil {
+					t.Fatal(err)
+				}
+				_ = os.Chown(p.Roots[i], c.uid, c.uid)
+			}
+			// The test process: a pid outside the call's namespace.
+			shell := strings.ReplaceAll(tt.shell, "HELPERPID", strconv.Itoa(os.Getpid()))
+			rep := c.viewRun(t, s, p, shell, tt.stdin)
+			s.intact(t)
+			if _, err := os.Stat(filepath.Join(s.root, "sub", "deep", "f.txt")); err != nil {
+				t.Errorf("depth-two sentinel: %v", err)
+			}
+			tt.check(t, s, rep)
+		})
+	}
+}
+
+// TestViewPrivateTmp checks that one principal's /tmp is not another's,
+// and lasts across its calls.
+func TestViewPrivateTmp(t *testing.T) {
+	c := newContainment(t)
+	s := c.sentinels(t, "private_tmp")
+	a, b := exec.Principal{Name: "alice"}, exec.Principal{Name: "bob"}
+	c.viewRun(t, s, a, "echo alice-secret > /tmp/a.txt", "")
+	if rep := c.viewRun(t, s, a, "cat /tmp/a.txt", ""); !strings.Contains(rep.Stdout, "alice-secret") {
+		t.Errorf("alice's /tmp did not last across calls: %q %q", rep.Stdout, rep.Stderr)
+	}
+	if rep := c.viewRun(t, s, b, "cat /tmp/a.txt; ls /tmp", ""); strings.Contains(rep.Stdout, "alice") || strings.Contains(rep.Stdout, "a.txt") {
+		t.Errorf("bob sees alice's /tmp: %q", rep.Stdout)
+	}
+}
+
+// TestViewSockets checks that a same-user unix socket under a HideSockets
+// directory, and an abstract socket, are out of a command's reach.
+func TestViewSockets(t *testing.T) {
+	c := newContainment(t)
+	s := c.sentinels(t, "sockets")
+	dir := filepath.Join(s.dir, "sock")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "agent.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_ = os.Chown(path, c.uid, c.uid)
+	abstract := "rigout-view-test-" + strconv.Itoa(os.Getpid())
+	aln, err := net.Listen("unix", "@"+abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer aln.Close()
+	accepted := make(chan struct{}, 2)
+	for _, l := range []net.Listener{ln, aln} {
+		go func() {
+			for {
+				conn, err := l.Accept()
+				if err != nil {
+					return
+				}
+				accepted <- struct{}{}
+				conn.Close()
+			}
+		}()
+	}
+	py := `import socket,sys
+for a in sys.argv[1:]:
+    s=socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(a.replace("@","\0",1)); print("CONNECTED", a)
+    except OSError as e:
+        print("refused", a, e)`
+	rep := c.viewRun(t, s, exec.Principal{Name: "sock"}, "python3 -c '"+py+"' "+path+" @"+abstract, "")
+	if strings.Contains(rep.Stdout, "CONNECTED") || len(accepted) > 0 {
+		t.Errorf("a command reached a socket outside its view: %q %q", rep.Stdout, rep.Stderr)
+	}
+	if !strings.Contains(rep.Stdout, "refused") {
+		t.Errorf("the probe did not run: %q %q", rep.Stdout, rep.Stderr)
+	}
+}
