@@ -25,19 +25,21 @@ func seccompArch() uint32 {
 // events, keyrings, userfaultfd, kernel modules and kexec, file handles
 // (open_by_handle_at reaches files outside the view), swap, reboot,
 // accounting, quotas and the kernel log. They fail with EPERM.
-var deniedSyscalls = [...]uintptr{
-	unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_CHROOT,
-	unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT, unix.SYS_FSPICK,
-	unix.SYS_OPEN_TREE, unix.SYS_MOVE_MOUNT, unix.SYS_MOUNT_SETATTR,
-	unix.SYS_UNSHARE, unix.SYS_SETNS,
-	unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN,
-	unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY,
-	unix.SYS_USERFAULTFD,
-	unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE,
-	unix.SYS_KEXEC_LOAD, unix.SYS_KEXEC_FILE_LOAD,
-	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_NAME_TO_HANDLE_AT,
-	unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_REBOOT, unix.SYS_ACCT,
-	unix.SYS_QUOTACTL, unix.SYS_SYSLOG,
+func deniedSyscalls() []uintptr {
+	return []uintptr{
+		unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_CHROOT,
+		unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT, unix.SYS_FSPICK,
+		unix.SYS_OPEN_TREE, unix.SYS_MOVE_MOUNT, unix.SYS_MOUNT_SETATTR,
+		unix.SYS_UNSHARE, unix.SYS_SETNS,
+		unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN,
+		unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY,
+		unix.SYS_USERFAULTFD,
+		unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE,
+		unix.SYS_KEXEC_LOAD, unix.SYS_KEXEC_FILE_LOAD,
+		unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_NAME_TO_HANDLE_AT,
+		unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_REBOOT, unix.SYS_ACCT,
+		unix.SYS_QUOTACTL, unix.SYS_SYSLOG,
+	}
 }
 
 // namespaceFlags are the clone flags that make a namespace a command could
@@ -85,7 +87,7 @@ func seccompFilter() []unix.SockFilter {
 	if runtime.GOARCH == "amd64" {
 		p = append(p, jump(jge, 0x40000000, 0, 1), stmt(ret, eperm)) // x32
 	}
-	for _, nr := range deniedSyscalls {
+	for _, nr := range deniedSyscalls() {
 		p = append(p, jump(jeq, uint32(nr), 0, 1), stmt(ret, eperm))
 	}
 	p = append(p,

@@ -84,6 +84,12 @@ type spawnerServer struct {
 	procfd int
 	// mounts0 carries requests to the mounter.
 	mounts0 chan mountReq
+
+	// amu protects acks: a command's exit is not reaped until the gateway
+	// acknowledges its start (it reads the command's pid from the pidfd,
+	// which names no process once reaped).
+	amu  sync.Mutex
+	acks map[uint64]chan struct{}
 	// wmu serializes writes to sock.
 	wmu sync.Mutex
 }
@@ -127,6 +133,9 @@ func serveSpawner() int {
 		switch msg.Op {
 		case "spawn":
 			s.spawn(msg, files)
+		case "ack":
+			closeFiles(files)
+			s.ack(msg.ID)
 		default:
 			closeFiles(files)
 			s.send(spawnMsg{Op: "error", ID: msg.ID, Err: "unknown request " + msg.Op})
@@ -242,9 +251,18 @@ func (s *spawnerServer) spawn(m spawnMsg, files []*os.File) {
 		return
 	}
 	pf := os.NewFile(uintptr(pidfd), "pidfd")
+	acked := s.ackChan(m.ID)
 	s.send(spawnMsg{Op: "started", ID: m.ID}, pf)
 	pf.Close()
 	go func() {
+		var info unix.Siginfo
+		for {
+			err := unix.Waitid(unix.P_PID, r.proc.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+			if !errors.Is(err, unix.EINTR) {
+				break
+			}
+		}
+		<-acked
 		var ws unix.WaitStatus
 		for {
 			_, err := unix.Wait4(r.proc.Pid, &ws, 0, nil)
@@ -254,6 +272,28 @@ func (s *spawnerServer) spawn(m spawnMsg, files []*os.File) {
 		}
 		s.send(spawnMsg{Op: "exit", ID: m.ID, Status: uint32(ws)})
 	}()
+}
+
+// ackChan returns the channel closed when the gateway acknowledges the
+// start of command id.
+func (s *spawnerServer) ackChan(id uint64) chan struct{} {
+	s.amu.Lock()
+	defer s.amu.Unlock()
+	if s.acks == nil {
+		s.acks = map[uint64]chan struct{}{}
+	}
+	ch := make(chan struct{})
+	s.acks[id] = ch
+	return ch
+}
+
+func (s *spawnerServer) ack(id uint64) {
+	s.amu.Lock()
+	defer s.amu.Unlock()
+	if ch := s.acks[id]; ch != nil {
+		close(ch)
+		delete(s.acks, id)
+	}
 }
 
 // mountReq asks the mounter to mount the /proc of a new call.

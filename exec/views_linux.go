@@ -502,6 +502,14 @@ func (sp *spawner) spawn(r spawnRequest) (*nsChild, error) {
 	}
 	pid, err := pidfdPid(rep.files[0])
 	closeFiles(rep.files)
+	// The spawner reaps the command only after this: until then the pidfd
+	// names it, exited or not.
+	sp.wmu.Lock()
+	ackErr := sendMsg(sp.sock, spawnMsg{Op: "ack", ID: m.ID})
+	sp.wmu.Unlock()
+	if err == nil {
+		err = ackErr
+	}
 	if err != nil {
 		// Started, but cannot be named: end it through its view.
 		sp.close()

@@ -48,6 +48,10 @@ type fileConfig struct {
 	Families fileFamilies `json:"tool_families"`
 	// Credentials are aliases of credentials kept elsewhere (credentials.go).
 	Credentials map[string]credentials.Spec `json:"credentials"`
+	// WorkAreas are trees, besides the home directory and the working
+	// directory, that commands of a token without a roots scope may
+	// change; everything else is read-only in their view.
+	WorkAreas []string `json:"work_areas"`
 	// Downstream are downstream MCP servers by name (downstream.go).
 	Downstream map[string]fileDownstream `json:"downstream"`
 }

@@ -78,6 +78,8 @@ var commands = []string{"audit", "check", "config", "connect", "doctor", "hosts"
 const defaultMemoryLimit = 64 << 20
 
 func main() {
+	// Started again as a sandbox spawner, it serves that and exits.
+	exec.ServeSandboxSpawner()
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
@@ -153,6 +155,7 @@ type common struct {
 	knownHosts     string
 	noSSH          bool
 	noSandbox      bool
+	noViews        bool
 	sandboxLater   bool          // build the ruleset from the first command or startSandbox on (stdio)
 	early          *earlySandbox // started by sandboxEarly, taken by sandboxFor
 	requireSandbox bool
@@ -182,6 +185,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.knownHosts, "known-hosts", "", "the user's known_hosts, read only (default ~/.ssh/known_hosts); rigout records keys in <state dir>/known_hosts")
 	fs.BoolVar(&c.noSSH, "no-ssh", false, "run commands on this machine only")
 	fs.BoolVar(&c.noSandbox, "unsafe-no-sandbox", false, "run local commands without the kernel sandbox (Landlock): only the command policy guards them")
+	fs.BoolVar(&c.noViews, "unsafe-no-views", false, "run local commands in the Landlock sandbox alone, without a view of the machine per principal (namespaces, seccomp): narrow tokens are then not kept narrow by the kernel")
 	fs.BoolVar(&c.requireSandbox, "require-sandbox", false, "refuse to start unless the kernel enforces the whole sandbox (Landlock ABI 6: files, signals, ptrace)")
 	fs.IntVar(&c.maxCalls, "max-concurrent", rigout.DefaultMaxConcurrent, "tool calls in flight at once; more are refused as busy")
 	fs.IntVar(&c.maxPerTok, "max-concurrent-per-token", rigout.DefaultMaxConcurrentPerPrincipal, "tool calls one token (or the stdio client) may have in flight")

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"sync"
 
+	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/sandboxcfg"
 	"github.com/rigout/rigout/validate"
@@ -31,6 +34,11 @@ func (c *common) sandbox(policy *validate.Policy, logger *slog.Logger) (*exec.Sa
 	cfg, notes := sandboxConfig(policy, c.dir)
 	if c.requireSandbox {
 		cfg.RequireABI = 6
+	}
+	if !c.noViews {
+		views := sandboxcfg.Views(policy, c.dir, c.workAreas(), c.secretFiles())
+		views.Principal = viewPrincipal
+		cfg.Views = views
 	}
 	cfg.BuildLater = c.sandboxLater
 	sb, err := exec.NewSandbox(cfg)
@@ -117,4 +125,49 @@ func (a *afterFirstWrite) Write(p []byte) (int, error) {
 	n, err := a.w.Write(p)
 	a.once.Do(a.fn)
 	return n, err
+}
+
+// viewPrincipal is who a local command runs for, as its view sees it: the
+// token of an HTTP call (its name, roots and read-only scope), else the
+// stdio client, one full principal.
+func viewPrincipal(ctx context.Context) exec.Principal {
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		return exec.Principal{Name: "stdio"}
+	}
+	return exec.Principal{Name: p.Name, Roots: p.Scopes.Roots, ReadOnly: p.Scopes.ReadOnly}
+}
+
+// workAreas are the writable trees of a full principal's view besides the
+// home directory and the working directory: --workdir and the
+// configuration's work_areas.
+func (c *common) workAreas() []string {
+	var w []string
+	if c.workDir != "" {
+		w = append(w, c.workDir)
+	}
+	if c.file != nil {
+		w = append(w, c.file.WorkAreas...)
+	}
+	return w
+}
+
+// secretFiles are files the gateway reads secrets from, which views hide:
+// the configuration file (tokens, client secrets) and the credential
+// aliases' files.
+func (c *common) secretFiles() []string {
+	var files []string
+	if c.configPath != "" {
+		if p, err := filepath.Abs(c.configPath); err == nil {
+			files = append(files, p)
+		}
+	}
+	if c.file != nil {
+		for _, spec := range c.file.Credentials {
+			if spec.File != "" {
+				files = append(files, spec.File)
+			}
+		}
+	}
+	return files
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rigout/rigout/exec"
@@ -188,4 +189,74 @@ func ProgramDir(dir string) bool {
 func within(dir, p string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != "." && !strings.HasPrefix(rel, "..")
+}
+
+// systemTrees are trees a gateway's working directory never makes
+// writable in a view.
+var systemTrees = []string{"/etc", "/usr", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/sys", "/dev", "/run", "/var/lib"}
+
+// ClientConfigFiles are the MCP clients' configuration files `rigout
+// connect --write` may put a token in, relative to the home directory.
+var ClientConfigFiles = []string{
+	".claude.json", ".cursor/mcp.json", ".codex/config.toml",
+	".config/Code/User/mcp.json", ".config/Claude/claude_desktop_config.json",
+}
+
+// Views derives the per-principal views of the rigout binary's local
+// commands (exec.ViewConfig):
+//   - writable, for a principal without a roots scope: the home directory
+//     and the gateway's working directory (unless that is / or lies in a
+//     system tree), plus extraWritable;
+//   - read-only as whole trees inside those: the policy's protected roots;
+//   - hidden: the state directory, the files that hold secrets the gateway
+//     uses or wrote (its configuration file and credential files, passed
+//     as extraHidden; the MCP clients' configuration files; SSH private
+//     keys in ~/.ssh; ~/.pgpass; ~/.gnupg) and the same-user runtime
+//     directory ($XDG_RUNTIME_DIR, /run/user/UID);
+//   - every unix socket under /run (systemd, D-Bus, docker.sock, agents);
+//   - each principal's private /tmp in <state>/sandbox/tmp.
+//
+// Principal is left to the caller, which knows its transport's identities.
+func Views(policy *validate.Policy, stateDir string, extraWritable, extraHidden []string) *exec.ViewConfig {
+	home, _ := os.UserHomeDir()
+	v := &exec.ViewConfig{TmpDir: filepath.Join(stateDir, "sandbox", "tmp"), HideSockets: []string{"/run"}}
+	if home != "" {
+		v.Writable = append(v.Writable, home)
+	}
+	if wd, err := os.Getwd(); err == nil && wd != "/" && !slices.ContainsFunc(systemTrees, func(s string) bool { return wd == s || within(s, wd) }) {
+		v.Writable = append(v.Writable, wd)
+	}
+	v.Writable = append(v.Writable, extraWritable...)
+	roots := validate.DefaultProtectedRoots()
+	if policy != nil && policy.ProtectedRoots != nil {
+		roots = policy.ProtectedRoots
+	}
+	for _, r := range roots {
+		if r == "~" || strings.HasPrefix(r, "~/") {
+			if home == "" {
+				continue
+			}
+			r = filepath.Join(home, r[1:])
+		}
+		v.ReadOnly = append(v.ReadOnly, filepath.Clean(r))
+	}
+	v.Hidden = append(v.Hidden, stateDir)
+	v.Hidden = append(v.Hidden, extraHidden...)
+	if home != "" {
+		for _, f := range ClientConfigFiles {
+			v.Hidden = append(v.Hidden, filepath.Join(home, f))
+		}
+		v.Hidden = append(v.Hidden, filepath.Join(home, ".pgpass"), filepath.Join(home, ".gnupg"))
+		keys, _ := filepath.Glob(filepath.Join(home, ".ssh", "id_*"))
+		for _, k := range keys {
+			if !strings.HasSuffix(k, ".pub") {
+				v.Hidden = append(v.Hidden, k)
+			}
+		}
+	}
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" {
+		v.Hidden = append(v.Hidden, rt)
+	}
+	v.Hidden = append(v.Hidden, filepath.Join("/run/user", strconv.Itoa(os.Getuid())))
+	return v
 }
