@@ -74,6 +74,10 @@ type helperRequest struct {
 	// Marker, if set, makes the helper count the processes still running
 	// after the call whose command line holds it.
 	Marker string
+	// Files are file operations the helper performs in the view instead
+	// of running Shell: "remove PATH", "write PATH", "read PATH",
+	// "rename OLD NEW", "chmod PATH", "mkdir PATH", "list PATH".
+	Files []string
 }
 
 // helperReply is what the helper prints.
@@ -87,6 +91,8 @@ type helperReply struct {
 	Status      string
 	HelperPID   int
 	Survivors   int
+	// FileResults holds, for each of Files, "ok", "ok <data>" or the error.
+	FileResults []string
 }
 
 // sandboxHelper is the gateway side, running as the unprivileged uid: it
@@ -114,6 +120,20 @@ func sandboxHelper() int {
 		defer sb.Close()
 		rep.Status = sb.Status().String()
 		l.Sandbox = sb
+	}
+	if len(req.Files) > 0 {
+		vf, err := l.Sandbox.Files(context.Background())
+		if err != nil {
+			rep.Err = err.Error()
+			_ = json.NewEncoder(os.Stdout).Encode(rep)
+			return 0
+		}
+		for _, op := range req.Files {
+			rep.FileResults = append(rep.FileResults, fileOp(vf, op))
+		}
+		rep.Sandboxed = true
+		_ = json.NewEncoder(os.Stdout).Encode(rep)
+		return 0
 	}
 	var stdin io.Reader
 	if req.Stdin != "" {
@@ -230,6 +250,57 @@ func (c *containment) sentinels(t *testing.T, name string) sentinels {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// fileOp performs one of helperRequest.Files.
+func fileOp(vf *exec.ViewFiles, op string) string {
+	f := strings.Fields(op)
+	result := func(err error) string {
+		if err != nil {
+			return err.Error()
+		}
+		return "ok"
+	}
+	switch f[0] {
+	case "remove":
+		return result(vf.Remove("", f[1]))
+	case "rename":
+		return result(vf.Rename("", f[1], f[2]))
+	case "chmod":
+		return result(vf.Chmod("", f[1], 0o777))
+	case "mkdir":
+		return result(vf.Mkdir("", f[1], 0o755))
+	case "write":
+		w, err := vf.OpenFile("", f[1], os.O_WRONLY|os.O_TRUNC|os.O_CREATE, 0o644)
+		if err != nil {
+			return err.Error()
+		}
+		_, err = w.WriteString("overwritten")
+		w.Close()
+		return result(err)
+	case "read":
+		r, err := vf.OpenFile("", f[1], os.O_RDONLY, 0)
+		if err != nil {
+			return err.Error()
+		}
+		defer r.Close()
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return err.Error()
+		}
+		return "ok " + string(b)
+	case "list":
+		fis, err := vf.ReadDir("", f[1])
+		if err != nil {
+			return err.Error()
+		}
+		var names []string
+		for _, fi := range fis {
+			names = append(names, fi.Name())
+		}
+		return "ok " + strings.Join(names, " ")
+	}
+	return "unknown op " + f[0]
 }
 
 // countMarked counts the processes whose command line holds marker.

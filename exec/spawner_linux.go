@@ -56,6 +56,9 @@ type spawnMsg struct {
 	Status uint32 `json:"status,omitempty"` // exit: the wait status
 	Err    string `json:"err,omitempty"`
 	Large  bool   `json:"large,omitempty"` // the message itself is in the first descriptor (a memfd)
+
+	File      *fileOp    `json:"file,omitempty"`       // file: the operation
+	FileReply *fileReply `json:"file_reply,omitempty"` // file: its result
 }
 
 // ServeSandboxSpawner turns this process into a sandbox spawner, and never
@@ -133,6 +136,13 @@ func serveSpawner() int {
 		switch msg.Op {
 		case "spawn":
 			s.spawn(msg, files)
+		case "file":
+			if msg.File == nil {
+				closeFiles(files)
+				s.send(spawnMsg{Op: "error", ID: msg.ID, Err: "file: no operation"})
+				continue
+			}
+			s.file(msg, files)
 		case "ack":
 			closeFiles(files)
 			s.ack(msg.ID)
@@ -173,14 +183,9 @@ func (s *spawnerServer) spawn(m spawnMsg, files []*os.File) {
 	rsfd := -1
 	if m.Rule {
 		rsfd = int(files[3].Fd())
-		for _, fd := range s.mounts {
-			attr := unix.LandlockPathBeneathAttr{Allowed_access: m.Access, Parent_fd: int32(fd)}
-			_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rsfd), unix.LANDLOCK_RULE_PATH_BENEATH,
-				uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
-			if errno != 0 {
-				fail(fmt.Errorf("landlock_add_rule: %w", errno))
-				return
-			}
+		if err := s.addMountRules(rsfd, m.Access); err != nil {
+			fail(err)
+			return
 		}
 	}
 	type started struct {
@@ -272,6 +277,19 @@ func (s *spawnerServer) spawn(m spawnMsg, files []*os.File) {
 		}
 		s.send(spawnMsg{Op: "exit", ID: m.ID, Status: uint32(ws)})
 	}()
+}
+
+// addMountRules grants access on the view's own mounts in ruleset rsfd.
+func (s *spawnerServer) addMountRules(rsfd int, access uint64) error {
+	for _, fd := range s.mounts {
+		attr := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(fd)}
+		_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rsfd), unix.LANDLOCK_RULE_PATH_BENEATH,
+			uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
+		if errno != 0 {
+			return fmt.Errorf("landlock_add_rule: %w", errno)
+		}
+	}
+	return nil
 }
 
 // ackChan returns the channel closed when the gateway acknowledges the

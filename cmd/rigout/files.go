@@ -11,9 +11,10 @@ import (
 // on this machine and, with SSH on, over SFTP on the router's pooled
 // connections; mutating actions judged by the command policy (g); the
 // state directory out of their reach; with a credential store, secrets
-// by reference (creds may be nil).
-func (c *common) filesFamily(router *exec.Router, g *gate.Gate, creds *credentials.Store) (*files.Family, error) {
-	cfg := files.Config{Router: router, Gate: g, WorkDir: c.workDir, Credentials: creds}
+// by reference (creds may be nil); local operations in the calling
+// principal's view when the sandbox has views.
+func (c *common) filesFamily(router *exec.Router, sb *exec.Sandbox, g *gate.Gate, creds *credentials.Store) (*files.Family, error) {
+	cfg := files.Config{Router: router, Sandbox: sb, Gate: g, WorkDir: c.workDir, Credentials: creds}
 	if c.dir != "" {
 		cfg.Hidden = []string{c.dir}
 	}

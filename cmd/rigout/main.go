@@ -422,7 +422,7 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 		a.Close()
 		return nil, err
 	}
-	ff, err := c.filesFamily(a.router, g, creds)
+	ff, err := c.filesFamily(a.router, a.sandbox, g, creds)
 	if err != nil {
 		a.Close()
 		return nil, err

@@ -36,6 +36,12 @@ type Config struct {
 	// Router, if set, lets the tools reach SSH hosts over SFTP on its
 	// pooled connections (see exec.Router.SFTP). The caller owns it.
 	Router *exec.Router
+	// Sandbox, if it has per-principal views (exec.ViewConfig), runs every
+	// local file operation inside the calling principal's view, so that
+	// the kernel judges a delete as it judges `rm` run by the same
+	// principal. Without views, local operations run in the gateway and
+	// only the policy and the roots guard them. The caller owns it.
+	Sandbox *exec.Sandbox
 	// Gate supplies the command policy whose protected roots and critical
 	// files the mutating actions are judged by, exactly as the commands
 	// that would do the same (rm -r, mv, chmod -R, tee). The policy is
@@ -188,6 +194,13 @@ func (f *Family) open(ctx context.Context, call *rigout.Call, host string) (file
 		var fsys fileSystem = osFS{}
 		if len(roots) > 0 {
 			fsys = newRootFS(roots)
+		}
+		vf, err := f.cfg.Sandbox.Files(ctx)
+		switch {
+		case err == nil:
+			fsys = &viewFS{vf: vf, roots: roots}
+		case !errors.Is(err, exec.ErrNoViews):
+			return nil, err
 		}
 		if len(f.cfg.Hidden) > 0 {
 			fsys = &hiddenFS{fileSystem: fsys, hidden: f.cfg.Hidden}

@@ -11,15 +11,16 @@ import (
 	"github.com/rigout/rigout/exec"
 )
 
-// viewConfig is the sandbox of a view case: the root protected as a whole
-// tree (outside the writable work area, so read-only), the critical file
-// and the hidden state directory as in the Landlock suite, the principal's
-// private /tmp kept in the state directory, and sock's sockets hidden.
+// viewConfig is the sandbox of a view case: the case's directory is the
+// work area, in which the root is read-only as a whole tree and the
+// critical file read-only, the hidden state directory as in the Landlock
+// suite, the principal's private /tmp kept in the state directory, and
+// sock's sockets hidden.
 func (s sentinels) viewConfig() *exec.SandboxConfig {
 	cfg := s.config()
 	cfg.Views = &exec.ViewConfig{
-		Writable:    []string{s.work},
-		ReadOnly:    []string{s.root},
+		Writable:    []string{s.dir},
+		ReadOnly:    []string{s.root, s.crit},
 		Hidden:      []string{s.hidden},
 		HideSockets: []string{filepath.Join(s.dir, "sock")},
 		TmpDir:      filepath.Join(s.hidden, "tmp"),
@@ -126,9 +127,12 @@ func TestViewContainment(t *testing.T) {
 				t.Errorf("a read-only principal's private /tmp is not writable: %q %q", rep.Stdout, rep.Stderr)
 			}
 		}},
-		{name: "roots-scoped principal", p: exec.Principal{Name: "rooted", Roots: []string{"WORK/sub"}}, shell: "mkdir -p WORK/sub 2>/dev/null; echo x > WORK/outside; echo y > WORK/sub/inside", check: func(t *testing.T, s sentinels, rep helperReply) {
+		{name: "roots-scoped principal", p: exec.Principal{Name: "rooted", Roots: []string{"WORK/sub"}}, shell: "echo x > WORK/outside; echo y > WORK/sub/inside", check: func(t *testing.T, s sentinels, rep helperReply) {
 			if _, err := os.Stat(filepath.Join(s.work, "outside")); err == nil {
 				t.Errorf("a roots-scoped principal wrote outside its roots")
+			}
+			if b, err := os.ReadFile(filepath.Join(s.work, "sub", "inside")); err != nil || string(b) != "y\n" {
+				t.Errorf("a roots-scoped principal could not write in its root: %q %v (%s)", b, err, rep.Stderr)
 			}
 		}},
 	}
@@ -221,5 +225,68 @@ for a in sys.argv[1:]:
 	}
 	if !strings.Contains(rep.Stdout, "refused") {
 		t.Errorf("the probe did not run: %q %q", rep.Stdout, rep.Stderr)
+	}
+}
+
+// TestViewFiles performs, as an unprivileged uid, file operations through
+// the view's spawner that the kernel must refuse exactly as it refuses the
+// same through a command, and checks the ones it must allow.
+func TestViewFiles(t *testing.T) {
+	c := newContainment(t)
+	s := c.sentinels(t, "view_files")
+	ops := []struct {
+		op     string
+		refuse bool
+	}{
+		{"remove ROOT/sub/deep/f.txt", true},
+		{"remove ROOT/keep.txt", true},
+		{"write ROOT/keep.txt", true},
+		{"write CRIT", true},
+		{"rename ROOT/keep.txt WORK/moved", true},
+		{"chmod ROOT/keep.txt", true},
+		{"mkdir ROOT/new", true},
+		{"read HIDDEN/token", true},
+		{"list HIDDEN", true},
+		{"write /etc/rigout-view-probe", true},
+		{"write WORK/written", false},
+		{"read ROOT/keep.txt", false},
+		{"mkdir WORK/dir", false},
+		{"remove WORK/scratch", false},
+		{"write /tmp/private", false},
+	}
+	req := helperRequest{Sandbox: s.viewConfig(), Dir: s.work, Principal: exec.Principal{Name: "files"}}
+	for _, o := range ops {
+		req.Files = append(req.Files, s.expand(o.op))
+	}
+	rep := c.run(t, req)
+	if !strings.Contains(rep.Status, "per-principal views") {
+		skipOrFail(t, "no per-principal views: "+rep.Status)
+	}
+	if len(rep.FileResults) != len(ops) {
+		t.Fatalf("got %d results for %d operations", len(rep.FileResults), len(ops))
+	}
+	for i, o := range ops {
+		got := rep.FileResults[i]
+		ok := strings.HasPrefix(got, "ok")
+		if o.refuse && ok {
+			t.Errorf("%s: allowed (%q), want refused", o.op, got)
+		}
+		if !o.refuse && !ok {
+			t.Errorf("%s: %s, want allowed", o.op, got)
+		}
+		if o.op == "read HIDDEN/token" && strings.Contains(got, tokenData) {
+			t.Errorf("the hidden token was read: %q", got)
+		}
+	}
+	s.intact(t)
+	if _, err := os.Stat(filepath.Join(s.root, "sub", "deep", "f.txt")); err != nil {
+		t.Errorf("depth-two sentinel: %v", err)
+	}
+	if _, err := os.Stat("/etc/rigout-view-probe"); err == nil {
+		os.Remove("/etc/rigout-view-probe")
+		t.Errorf("/etc/rigout-view-probe was written through the view")
+	}
+	if b, err := os.ReadFile(filepath.Join(s.work, "written")); err != nil || string(b) != "overwritten" {
+		t.Errorf("WORK/written = %q, %v", b, err)
 	}
 }
