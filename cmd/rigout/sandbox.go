@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -139,10 +140,15 @@ func viewPrincipal(ctx context.Context) exec.Principal {
 }
 
 // workAreas are the writable trees of a full principal's view besides the
-// home directory and the working directory: --workdir and the
-// configuration's work_areas.
+// home directory and the working directory: --workdir, the configuration's
+// work_areas and $RIGOUT_WORK_AREAS (colon-separated).
 func (c *common) workAreas() []string {
 	var w []string
+	for _, p := range filepath.SplitList(os.Getenv("RIGOUT_WORK_AREAS")) {
+		if p != "" {
+			w = append(w, p)
+		}
+	}
 	if c.workDir != "" {
 		w = append(w, c.workDir)
 	}
