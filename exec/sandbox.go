@@ -320,6 +320,7 @@ func NewSandbox(cfg SandboxConfig) (*Sandbox, error) {
 	c.Hidden = slices.Clone(cfg.Hidden)
 	c.ReadOnly = slices.Clone(cfg.ReadOnly)
 	s := &Sandbox{cfg: c, ready: make(chan struct{})}
+	noInheritedDescriptors()
 	if cfg.Views != nil {
 		s.views = newViewSet(*cfg.Views)
 	}

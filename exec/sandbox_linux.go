@@ -461,3 +461,10 @@ func dropPtraceCap() error {
 func protectProcess() error {
 	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 }
+
+// noInheritedDescriptors marks every descriptor above standard error
+// close-on-exec: descriptors the gateway inherited from whatever started
+// it (a shell, a supervisor) never reach a command. The gateway's own are
+// close-on-exec already, and files passed on purpose (os/exec's ExtraFiles)
+// are duplicated into place in the child, which clears the flag.
+func noInheritedDescriptors() { _ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) }

@@ -22,3 +22,5 @@ func protectProcess() error { return nil }
 type launcher struct{}
 
 func (s *Sandbox) dismissLocked(bool) {}
+
+func noInheritedDescriptors() {}

@@ -100,7 +100,9 @@ type spawnerServer struct {
 func serveSpawner() int {
 	runtime.GOMAXPROCS(2)
 	s := &spawnerServer{sock: spawnerFD, filter: seccompFilter()}
-	unix.CloseOnExec(s.sock)
+	// Whatever descriptors the gateway inherited and passed on without
+	// meaning to never reach a command.
+	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	msg, files, err := s.recv()
 	if err != nil || msg.Op != "setup" || msg.View == nil {
 		fmt.Fprintf(os.Stderr, "rigout spawner: no setup request: %v\n", err)

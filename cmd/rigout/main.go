@@ -321,7 +321,11 @@ func (a *assembly) health() map[string]any {
 		m["sandbox"] = "off (--unsafe-no-sandbox)"
 	} else {
 		st := a.sandbox.Status()
-		m["sandbox"] = map[string]any{"enforced": st.Enforced, "abi": st.ABI, "summary": st.String()}
+		sm := map[string]any{"enforced": st.Enforced, "abi": st.ABI, "views": st.Views, "summary": st.String()}
+		if st.ViewsReason != "" {
+			sm["views_unavailable"] = st.ViewsReason
+		}
+		m["sandbox"] = sm
 	}
 	m["descendants"] = string(a.local.Tracking().Mode)
 	if a.downstream != nil {
@@ -377,6 +381,12 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 	}
 	sb, err := c.sandboxFor(policy, logger)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.checkViews(sb, logger); err != nil {
+		if sb != nil {
+			_ = sb.Close()
+		}
 		return nil, err
 	}
 	a := &assembly{sandbox: sb}

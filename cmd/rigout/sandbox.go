@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/rigout/rigout/auth"
@@ -176,4 +178,45 @@ func (c *common) secretFiles() []string {
 		}
 	}
 	return files
+}
+
+// checkViews fails closed: where per-principal views are unavailable, a
+// token confined to roots or to reading would be kept so by the command
+// policy alone, so the gateway refuses to start with one unless the
+// operator said --unsafe-no-views.
+func (c *common) checkViews(sb *exec.Sandbox, logger *slog.Logger) error {
+	if sb == nil || c.noViews {
+		if c.noViews && sb != nil {
+			logger.Warn("sandbox: --unsafe-no-views: commands of every token share the gateway's view of the machine; a token's roots and read-only scopes are kept by the command policy and Landlock, not by a view of its own")
+		}
+		return nil
+	}
+	st := sb.Status()
+	if st.Views {
+		return nil
+	}
+	var narrow []string
+	if c.file != nil {
+		for _, t := range c.file.Tokens {
+			if len(t.Scopes.Roots) > 0 || t.Scopes.ReadOnly {
+				narrow = append(narrow, t.Name)
+			}
+		}
+		if o := c.file.OAuth; o != nil {
+			for _, cl := range o.Clients {
+				if len(cl.Scopes.Roots) > 0 || cl.Scopes.ReadOnly {
+					narrow = append(narrow, "oauth client "+cl.ID)
+				}
+			}
+			if rs := o.RegistrationScopes; o.AllowRegistration && (len(rs.Roots) > 0 || rs.ReadOnly) {
+				narrow = append(narrow, "registration_scopes")
+			}
+		}
+	}
+	if len(narrow) == 0 {
+		logger.Warn("sandbox: no per-principal views ("+st.ViewsReason+"): every command shares the gateway's view of the machine, guarded by the policy and Landlock", "status", st.String())
+		return nil
+	}
+	return fmt.Errorf("per-principal views are unavailable here (%s), and %s %s confined to roots or to reading: without a view of its own the kernel would not hold that; fix the cause (unprivileged user namespaces, kernel 6.18 for the calls' /proc), or start with --unsafe-no-views to keep them by the policy and Landlock alone",
+		st.ViewsReason, strings.Join(narrow, ", "), map[bool]string{true: "is", false: "are"}[len(narrow) == 1])
 }
