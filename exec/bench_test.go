@@ -3,7 +3,9 @@ package exec_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	osexec "os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -148,3 +150,75 @@ func benchSandbox(b *testing.B) *exec.Sandbox {
 	}
 	return sb
 }
+
+// BenchmarkLocalViewPaired runs `true` in a principal's view (spawner
+// warm), in the Landlock sandbox alone and unsandboxed, interleaved, and
+// reports the medians and the ratios to unsandboxed.
+func BenchmarkLocalViewPaired(b *testing.B) {
+	ll := benchSandbox(b)
+	dir := b.TempDir()
+	vsb, err := exec.NewSandbox(exec.SandboxConfig{
+		Protected: []string{"/usr", "/etc"},
+		Critical:  []string{"/etc/passwd"},
+		Views:     &exec.ViewConfig{TmpDir: filepath.Join(dir, "tmp"), Hidden: []string{"/var/lib"}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { vsb.Close() })
+	if st := vsb.Status(); !st.Views {
+		b.Skip("SKIPPED: no per-principal views: " + st.ViewsReason)
+	}
+	view, land, off := &exec.Local{Sandbox: vsb}, &exec.Local{Sandbox: ll}, &exec.Local{}
+	ctx := context.Background()
+	run := func(l *exec.Local) time.Duration {
+		t0 := time.Now()
+		res, err := l.Run(ctx, exec.Command{Argv: []string{"true"}, Dir: "/", Timeout: 30 * time.Second})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.ExitCode != 0 {
+			b.Fatalf("exit %d: %s", res.ExitCode, res.Stderr.Data)
+		}
+		return time.Since(t0)
+	}
+	run(view) // the principal's first call starts its spawner
+	var dView, dLand, dOff []time.Duration
+	for b.Loop() {
+		dView = append(dView, run(view))
+		dLand = append(dLand, run(land))
+		dOff = append(dOff, run(off))
+	}
+	mView, mLand, mOff := median(dView), median(dLand), median(dOff)
+	b.ReportMetric(float64(mView.Microseconds()), "µs-view")
+	b.ReportMetric(float64(mLand.Microseconds()), "µs-landlock")
+	b.ReportMetric(float64(mOff.Microseconds()), "µs-off")
+	b.ReportMetric(float64(mView)/float64(mOff), "view/off")
+	b.ReportMetric(float64(mLand)/float64(mOff), "landlock/off")
+}
+
+// BenchmarkViewFirstCall measures a new principal's first command: its
+// spawner's start and the building of its view, then the command.
+func BenchmarkViewFirstCall(b *testing.B) {
+	dir := b.TempDir()
+	vsb, err := exec.NewSandbox(exec.SandboxConfig{Views: &exec.ViewConfig{TmpDir: filepath.Join(dir, "tmp"), MaxPrincipals: 1,
+		Principal: func(ctx context.Context) exec.Principal { return exec.Principal{Name: ctx.Value(benchKey{}).(string)} }}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { vsb.Close() })
+	if st := vsb.Status(); !st.Views {
+		b.Skip("SKIPPED: no per-principal views: " + st.ViewsReason)
+	}
+	l := &exec.Local{Sandbox: vsb}
+	i := 0
+	for b.Loop() {
+		i++
+		ctx := context.WithValue(context.Background(), benchKey{}, fmt.Sprint("p", i))
+		if _, err := l.Run(ctx, exec.Command{Argv: []string{"true"}, Dir: "/"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+type benchKey struct{}
