@@ -424,7 +424,10 @@ func (s *Sandbox) Status() SandboxStatus {
 		st.Unenforced = append(st.Unenforced, "signal scoping: commands can signal the gateway (ABI < 6)")
 	}
 	st.NonDumpable = !st.Views
-	if os.Geteuid() == 0 {
+	switch {
+	case os.Geteuid() == 0 && st.Views:
+		st.Unenforced = append(st.Unenforced, "commands run as root without capabilities: they own root's files in their writable trees")
+	case os.Geteuid() == 0:
 		st.Unenforced = append(st.Unenforced, "commands run as root: they can read the gateway's /proc/<pid>/environ and keep root's powers beyond files")
 	}
 	// Not under mu: a build holds it while it walks the directories, and

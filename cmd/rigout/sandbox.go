@@ -48,8 +48,16 @@ func (c *common) sandbox(policy *validate.Policy, logger *slog.Logger) (*exec.Sa
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range notes {
-		logger.Warn("sandbox: " + n)
+	if len(notes) > 0 {
+		// The notes say what Landlock cannot hide; a view hides it. Said
+		// once the views' probe is done, off the start-up path.
+		go func() {
+			if st := sb.Status(); !st.Views {
+				for _, n := range notes {
+					logger.Warn("sandbox: " + n)
+				}
+			}
+		}()
 	}
 	logger.Info("sandbox", "status", sb.Status().String())
 	if !c.sandboxLater {
@@ -191,10 +199,6 @@ func (c *common) checkViews(sb *exec.Sandbox, logger *slog.Logger) error {
 		}
 		return nil
 	}
-	st := sb.Status()
-	if st.Views {
-		return nil
-	}
 	var narrow []string
 	if c.file != nil {
 		for _, t := range c.file.Tokens {
@@ -214,7 +218,17 @@ func (c *common) checkViews(sb *exec.Sandbox, logger *slog.Logger) error {
 		}
 	}
 	if len(narrow) == 0 {
-		logger.Warn("sandbox: no per-principal views ("+st.ViewsReason+"): every command shares the gateway's view of the machine, guarded by the policy and Landlock", "status", st.String())
+		// Nothing to refuse: say it once the views' probe is done, off
+		// the start-up path.
+		go func() {
+			if st := sb.Status(); !st.Views {
+				logger.Warn("sandbox: no per-principal views ("+st.ViewsReason+"): every command shares the gateway's view of the machine, guarded by the policy and Landlock", "status", st.String())
+			}
+		}()
+		return nil
+	}
+	st := sb.Status()
+	if st.Views {
 		return nil
 	}
 	return fmt.Errorf("per-principal views are unavailable here (%s), and %s %s confined to roots or to reading: without a view of its own the kernel would not hold that; fix the cause (unprivileged user namespaces, kernel 6.18 for the calls' /proc), or start with --unsafe-no-views to keep them by the policy and Landlock alone",

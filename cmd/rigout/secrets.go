@@ -20,7 +20,7 @@ const secretsFDEnv = "RIGOUT_SECRETS_FD"
 // notSecret are RIGOUT_* variables that configure rather than authenticate.
 var notSecret = []string{
 	"RIGOUT_ADDR", "RIGOUT_CONFIG", "RIGOUT_STATE_DIR", "RIGOUT_PUBLIC_URL",
-	"RIGOUT_LOG_LEVEL", "RIGOUT_HOST_KEYS", secretsFDEnv,
+	"RIGOUT_LOG_LEVEL", "RIGOUT_HOST_KEYS", "RIGOUT_WORK_AREAS", secretsFDEnv,
 }
 
 // secrets are the values the gateway was given through its environment,
