@@ -59,7 +59,7 @@ func (c *common) sandbox(policy *validate.Policy, logger *slog.Logger) (*exec.Sa
 			}
 		}()
 	}
-	go logger.Info("sandbox", "status", sb.Status().String()) // after the views' probe
+	go func() { logger.Info("sandbox", "status", sb.Status().String()) }() // after the views' probe
 	if !c.sandboxLater {
 		startSandbox(sb, logger)
 	}
