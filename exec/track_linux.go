@@ -192,11 +192,32 @@ func (g *callCgroup) pids() []int {
 	return out
 }
 
-// signal sends sig to every process in the cgroup.
+// signal sends sig to every process in the cgroup, never to the gateway
+// itself (see reclaim).
 func (g *callCgroup) signal(sig syscall.Signal) {
+	self := os.Getpid()
 	for _, pid := range g.pids() {
-		_ = syscall.Kill(pid, sig)
+		if pid != self {
+			_ = syscall.Kill(pid, sig)
+		}
 	}
+}
+
+// reclaim moves the gateway back to the cgroup it came from when a
+// command moved it into the call's cgroup (a command with write access to
+// a delegated cgroup tree can): the call's end would otherwise kill the
+// gateway with it. It reports whether the gateway was in the cgroup.
+func (g *callCgroup) reclaim() bool {
+	self := os.Getpid()
+	for _, pid := range g.pids() {
+		if pid == self {
+			// dir is <own cgroup>/rigout.<pid>/call-…: two levels up.
+			home := filepath.Dir(filepath.Dir(g.dir))
+			_ = os.WriteFile(filepath.Join(home, "cgroup.procs"), []byte(strconv.Itoa(self)), 0)
+			return true
+		}
+	}
+	return false
 }
 
 // kill ends every process in the cgroup and waits, up to wait, until it
@@ -204,7 +225,10 @@ func (g *callCgroup) signal(sig syscall.Signal) {
 // processes forked while it runs, else SIGKILL to each member until none
 // is left.
 func (g *callCgroup) kill(wait time.Duration) {
-	haveKill := os.WriteFile(filepath.Join(g.dir, "cgroup.kill"), []byte("1"), 0) == nil
+	// cgroup.kill would end the gateway too if a command moved it here and
+	// it could not be moved back: then each member but the gateway.
+	stuck := g.reclaim() && g.reclaim()
+	haveKill := !stuck && os.WriteFile(filepath.Join(g.dir, "cgroup.kill"), []byte("1"), 0) == nil
 	deadline := time.Now().Add(wait)
 	for delay := 50 * time.Microsecond; g.populated(); delay = min(2*delay, 10*time.Millisecond) {
 		if !haveKill {

@@ -337,3 +337,31 @@ func TestSandboxConfigSeals(t *testing.T) {
 		t.Errorf("a root gateway's read-only paths: %v, want /proc (all of it)", cfg.ReadOnly)
 	}
 }
+
+// TestE2ENonRootGatewayDefaultPolicy runs `rigout stdio` as an
+// unprivileged uid with the default policy, whose protected roots include
+// directories that uid cannot read (/root): commands must run, inside the
+// uid's view of the machine, and the gateway's state must stay out of
+// their sight.
+func TestE2ENonRootGatewayDefaultPolicy(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP: needs root to switch to an unprivileged uid")
+	}
+	uid := freeUID(t)
+	s := startStdioAs(t, uid, "--no-ssh")
+	res := call(t, s.client, "execute_command", map[string]any{"command": "echo ran-$(id -u); ls / >/dev/null && echo listed; ls /root 2>&1 | head -1"})
+	text := resultText(res)
+	if res.IsError || !strings.Contains(text, "ran-") || !strings.Contains(text, "listed") {
+		t.Fatalf("a non-root gateway with the default policy did not run the command:\n%s", text)
+	}
+	// In a view, a command sees its own processes only.
+	res = call(t, s.client, "execute_command", map[string]any{"command": "ls /proc | grep -c '^[0-9]'"})
+	sc, _ := res.StructuredContent.(map[string]any)
+	n, _ := strconv.Atoi(strings.TrimSpace(fmt.Sprint(sc["stdout"])))
+	if n == 0 || n > 5 {
+		if os.Getenv("RIGOUT_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("no per-principal view for a non-root gateway's command (it sees %d processes):\n%s", n, resultText(res))
+		}
+		t.Skipf("SKIP: no per-principal views here (%d processes visible)", n)
+	}
+}
