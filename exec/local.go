@@ -72,7 +72,7 @@ var _ Runner = (*Local)(nil)
 
 // Run runs cmd and waits for it. See Runner for the error contract.
 func (l *Local) Run(ctx context.Context, cmd Command) (Result, error) {
-	p, res, err := l.launch(ctx, cmd, nil)
+	p, res, err := l.launch(ctx, cmd, nil, nil)
 	if err != nil {
 		return res, err
 	}

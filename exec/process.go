@@ -52,7 +52,7 @@ type Process struct {
 // group gets SIGTERM and, Grace later, SIGKILL. Start returns an error
 // only when the command could not start.
 func (l *Local) Start(ctx context.Context, cmd Command) (*Process, error) {
-	p, _, err := l.launch(ctx, cmd, nil)
+	p, _, err := l.launch(ctx, cmd, nil, nil)
 	return p, err
 }
 
@@ -93,7 +93,10 @@ func (p *Process) Wait() (Result, error) {
 // launch starts cmd. On failure it returns the Result Run reports with its
 // error. With tty, the command's standard streams are that terminal, which
 // becomes its controlling terminal in a session of its own (StartPTY).
-func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File) (*Process, Result, error) {
+// With viewPTY, the command runs in a view, on a terminal of that size
+// opened in the view's own devpts (the Process's nc.master), or fails with
+// errNoViews.
+func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File, viewPTY *PTYSize) (*Process, Result, error) {
 	res := Result{Route: "local", ExitCode: -1}
 	if err := cmd.Validate(); err != nil {
 		return nil, res, err
@@ -179,7 +182,7 @@ func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File) (*Process
 	if sandbox != nil {
 		// In the view of the call's principal, when the sandbox has views.
 		nc, err := sandbox.spawnInView(ctx, spawnRequest{
-			path: path, argv: argv, env: env, dir: cmd.Dir, tty: tty,
+			path: path, argv: argv, env: env, dir: cmd.Dir, tty: tty, pty: viewPTY,
 			stdin: cmd.Stdin, stdout: stdout, stderr: stderr,
 		})
 		switch {
@@ -197,6 +200,9 @@ func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File) (*Process
 		case !errors.Is(err, errNoViews):
 			return nil, res, fmt.Errorf("exec: start %s: %w", argv[0], err)
 		}
+	}
+	if viewPTY != nil {
+		return nil, res, errNoViews
 	}
 	c := newCmd("")
 	cg := l.attach(c)

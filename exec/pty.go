@@ -160,16 +160,39 @@ func (l *Local) StartPTY(ctx context.Context, cmd Command, size PTYSize) (*PTY, 
 	if cmd.Stdin != nil {
 		return nil, ErrPTYStdin
 	}
+	if l.Sandbox != nil && !cmd.Sudo {
+		// In a view: the terminal is opened in the view's own devpts, so
+		// that no other session's terminal is in sight.
+		sz := size.orDefault()
+		proc, res, err := l.launch(ctx, cmd, nil, &sz)
+		switch {
+		case err == nil:
+			master, err := nonblockingMaster(proc.nc.master)
+			if err != nil {
+				_ = proc.Signal(syscall.SIGKILL)
+				_, _ = proc.Wait()
+				return nil, err
+			}
+			return l.newLocalPTY(proc, res, master), nil
+		case !errors.Is(err, errNoViews):
+			return nil, err
+		}
+	}
 	master, tty, err := openPTY(size.orDefault())
 	if err != nil {
 		return nil, err
 	}
-	proc, res, err := l.launch(ctx, cmd, tty)
+	proc, res, err := l.launch(ctx, cmd, tty, nil)
 	_ = tty.Close() // the program has its own copies
 	if err != nil {
 		_ = master.Close()
 		return nil, err
 	}
+	return l.newLocalPTY(proc, res, master), nil
+}
+
+// newLocalPTY is the PTY of a local program on master.
+func (l *Local) newLocalPTY(proc *Process, res Result, master *os.File) *PTY {
 	p := &PTY{
 		r: master, w: master, route: "local", pid: proc.Pid(),
 		sandboxed: res.Sandboxed, unsandboxed: res.Unsandboxed,
@@ -183,7 +206,23 @@ func (l *Local) StartPTY(ctx context.Context, cmd Command, size PTYSize) (*PTY, 
 		free:  func() { _ = master.Close() },
 		grace: l.grace(),
 	}
-	return p, nil
+	return p
+}
+
+// nonblockingMaster returns a non-blocking duplicate of a terminal's
+// master, handled by the runtime's poller (so that closing it ends a Read
+// in progress), and closes m.
+func nonblockingMaster(m *os.File) (*os.File, error) {
+	defer m.Close()
+	fd, err := unix.FcntlInt(m.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("exec: pseudo-terminal: %w", err)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		_ = unix.Close(fd)
+		return nil, fmt.Errorf("exec: pseudo-terminal: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "/dev/ptmx"), nil
 }
 
 func ignoreDone(err error) error {

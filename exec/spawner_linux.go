@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
 
@@ -45,7 +46,11 @@ type spawnMsg struct {
 	Argv []string `json:"argv,omitempty"`
 	Env  []string `json:"env,omitempty"`
 	Dir  string   `json:"dir,omitempty"`
-	TTY  bool     `json:"tty,omitempty"`  // the three descriptors are a terminal: a new session, its controlling terminal
+	TTY  bool     `json:"tty,omitempty"` // the three descriptors are a terminal: a new session, its controlling terminal
+	// PTY asks the spawner to open a terminal of this size in the view's
+	// own devpts and start the command on it (no descriptors passed); the
+	// master comes back after the pidfd.
+	PTY  *PTYSize `json:"pty,omitempty"`
 	Rule bool     `json:"rule,omitempty"` // a Landlock ruleset descriptor follows the three
 	// Access is the ruleset's handled file system access: the spawner
 	// grants all of it on the view's own mounts (/proc, /dev, /tmp), which
@@ -170,8 +175,30 @@ func (s *spawnerServer) recv() (spawnMsg, []*os.File, error) { return recvMsg(s.
 // Landlock ruleset. The command is the first process of a new PID
 // namespace.
 func (s *spawnerServer) spawn(m spawnMsg, files []*os.File) {
-	defer closeFiles(files)
 	fail := func(err error) { s.send(spawnMsg{Op: "error", ID: m.ID, Err: err.Error()}) }
+	var master *os.File
+	if m.PTY != nil {
+		// A terminal of the view's own: the slave as the three streams,
+		// the ruleset (if any) after them, as when they are passed.
+		mst, slave, err := pty.Open()
+		if err != nil {
+			closeFiles(files)
+			fail(fmt.Errorf("open a pseudo-terminal: %w", err))
+			return
+		}
+		if err := pty.Setsize(mst, &pty.Winsize{Rows: m.PTY.Rows, Cols: m.PTY.Cols}); err != nil {
+			closeFiles(files)
+			mst.Close()
+			slave.Close()
+			fail(fmt.Errorf("pseudo-terminal size: %w", err))
+			return
+		}
+		master = mst
+		defer master.Close()
+		files = append([]*os.File{slave, slave, slave}, files...)
+		m.TTY = true
+	}
+	defer closeFiles(files)
 	if len(files) < 3 || (m.Rule && len(files) < 4) {
 		fail(errors.New("spawn: missing descriptors"))
 		return
@@ -259,7 +286,11 @@ func (s *spawnerServer) spawn(m spawnMsg, files []*os.File) {
 	}
 	pf := os.NewFile(uintptr(pidfd), "pidfd")
 	acked := s.ackChan(m.ID)
-	s.send(spawnMsg{Op: "started", ID: m.ID}, pf)
+	if master != nil {
+		s.send(spawnMsg{Op: "started", ID: m.ID}, pf, master)
+	} else {
+		s.send(spawnMsg{Op: "started", ID: m.ID}, pf)
+	}
 	pf.Close()
 	go func() {
 		var info unix.Siginfo
@@ -720,6 +751,8 @@ func readAllFile(f *os.File) ([]byte, error) {
 
 func closeFiles(files []*os.File) {
 	for _, f := range files {
-		f.Close()
+		if f != nil {
+			f.Close()
+		}
 	}
 }

@@ -413,6 +413,7 @@ type spawnRequest struct {
 	// stderr are its streams (files passed as they are, other readers and
 	// writers through pipes).
 	tty            *os.File
+	pty            *PTYSize // open a terminal of this size in the view instead of tty
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	ruleset        int    // a Landlock ruleset descriptor spawn closes, or -1
@@ -422,6 +423,7 @@ type spawnRequest struct {
 // nsChild is a command a spawner started: not the gateway's child, so its
 // exit comes over the socket.
 type nsChild struct {
+	master  *os.File       // with spawnRequest.pty: the terminal's master
 	pid     int            // in the gateway's PID namespace
 	exit    chan uint32    // the wait status, once
 	copies  sync.WaitGroup // the output and input copies
@@ -443,9 +445,11 @@ func (sp *spawner) spawn(r spawnRequest) (*nsChild, error) {
 		closeFiles(c.readers)
 		return nil, err
 	}
-	if r.tty != nil {
+	switch {
+	case r.pty != nil:
+	case r.tty != nil:
 		pass = []*os.File{r.tty, r.tty, r.tty}
-	} else {
+	default:
 		in, err := c.input(r.stdin, &closeAfter)
 		if err != nil {
 			return fail(err)
@@ -460,7 +464,7 @@ func (sp *spawner) spawn(r spawnRequest) (*nsChild, error) {
 		}
 		pass = []*os.File{in, out, errw}
 	}
-	m := spawnMsg{Op: "spawn", Path: r.path, Argv: r.argv, Env: r.env, Dir: r.dir, TTY: r.tty != nil}
+	m := spawnMsg{Op: "spawn", Path: r.path, Argv: r.argv, Env: r.env, Dir: r.dir, TTY: r.tty != nil, PTY: r.pty}
 	if rule != nil {
 		m.Rule, m.Access = true, r.access
 		pass = append(pass, rule)
@@ -506,6 +510,13 @@ func (sp *spawner) spawn(r spawnRequest) (*nsChild, error) {
 		return fail(fmt.Errorf("exec: sandbox view: unexpected %q", rep.msg.Op))
 	}
 	pid, err := pidfdPid(rep.files[0])
+	if r.pty != nil && err == nil {
+		if len(rep.files) < 2 {
+			err = errors.New("exec: sandbox view: no terminal came back")
+		} else {
+			c.master, rep.files[1] = rep.files[1], nil
+		}
+	}
 	closeFiles(rep.files)
 	// The spawner reaps the command only after this: until then the pidfd
 	// names it, exited or not.

@@ -27,12 +27,16 @@ type spawnRequest struct {
 	argv, env      []string
 	dir            string
 	tty            *os.File
+	pty            *PTYSize
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	ruleset        int
 }
 
-type nsChild struct{ pid int }
+type nsChild struct {
+	pid    int
+	master *os.File
+}
 
 func (c *nsChild) wait(time.Duration) syscall.WaitStatus { return 0 }
 

@@ -187,8 +187,10 @@ func TestPostgresOutageFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	initialize(t, c, mcp.LATEST_PROTOCOL_VERSION)
+	// Not in the state directory, which commands cannot see.
+	work := t.TempDir()
 	echo := func(marker string) *mcp.CallToolResult {
-		return call(t, c, "execute_command", map[string]any{"argv": []string{"sh", "-c", "echo " + marker + " >> " + filepath.Join(dir, "ran")}})
+		return call(t, c, "execute_command", map[string]any{"argv": []string{"sh", "-c", "echo " + marker + " >> " + filepath.Join(work, "ran")}})
 	}
 	if res := echo("before"); res.IsError {
 		t.Fatalf("before the outage: %s", resultText(res))
@@ -203,7 +205,7 @@ func TestPostgresOutageFailsClosed(t *testing.T) {
 	if res := echo("after"); res.IsError {
 		t.Fatalf("after the outage: %s", resultText(res))
 	}
-	ran, _ := os.ReadFile(filepath.Join(dir, "ran"))
+	ran, _ := os.ReadFile(filepath.Join(work, "ran"))
 	if string(ran) != "before\nafter\n" {
 		t.Fatalf("commands that ran: %q; the one during the outage must not have", ran)
 	}

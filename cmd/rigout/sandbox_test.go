@@ -213,7 +213,7 @@ func TestE2EContainmentAsAnUnprivilegedUser(t *testing.T) {
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf(`{"policy": {"protected_roots": ["/", %q], "critical_files": [%q]}}`, root, crit)
+	cfg := fmt.Sprintf(`{"policy": {"protected_roots": ["/", %q], "critical_files": [%q]}, "work_areas": [%q]}`, root, crit, base)
 	cfgPath := filepath.Join(base, "rigout.json")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -248,10 +248,15 @@ func TestE2EContainmentAsAnUnprivilegedUser(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q intact", f, b, err, content)
 		}
 	}
-	// Work beneath the root stays possible.
-	res := call(t, s.client, "execute_command", map[string]any{"command": "echo x > " + root + "/sub/new && rm " + root + "/sub/new && echo ok"})
+	// In the uid's view the protected root is read-only as a whole tree;
+	// work in the work area around it stays possible.
+	res := call(t, s.client, "execute_command", map[string]any{"command": "echo x > " + root + "/sub/new && echo WROTE"})
+	if strings.Contains(resultText(res), "WROTE") {
+		t.Errorf("a file was created two levels down a protected root: %s", resultText(res))
+	}
+	res = call(t, s.client, "execute_command", map[string]any{"command": "echo x > " + base + "/new && rm " + base + "/new && echo ok"})
 	if !strings.Contains(resultText(res), "stdout:\nok") {
-		t.Errorf("work two levels down: %s", resultText(res))
+		t.Errorf("work in the work area: %s", resultText(res))
 	}
 }
 
