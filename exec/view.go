@@ -42,8 +42,11 @@ type ViewConfig struct {
 	// change (its work areas), such as the home directory. Everything
 	// else is read-only.
 	Writable []string
-	// ReadOnly lists trees that stay read-only even inside a writable
-	// tree, such as protected roots beneath the home directory.
+	// ReadOnly lists trees and files that stay read-only even inside a
+	// writable tree, such as protected roots beneath the home directory
+	// and critical files. List critical files here as well as in
+	// SandboxConfig.Critical: in a view, Landlock's rules on a tree bound
+	// beneath the private /tmp inherit the rights of /tmp itself.
 	ReadOnly []string
 	// Hidden lists files and directories no command can read, in addition
 	// to SandboxConfig.Hidden: files that hold secrets (token files,

@@ -40,6 +40,10 @@ func (c *common) sandbox(policy *validate.Policy, logger *slog.Logger) (*exec.Sa
 	}
 	if !c.noViews {
 		views := sandboxcfg.Views(policy, c.dir, c.workAreas(), c.secretFiles())
+		// Critical files inside a work area are read-only in the view
+		// itself, not only by Landlock's rules (which a writable tree
+		// mounted beneath the private /tmp would inherit past).
+		views.ReadOnly = append(views.ReadOnly, cfg.Critical...)
 		views.Principal = viewPrincipal
 		cfg.Views = views
 	}
