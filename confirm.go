@@ -163,29 +163,18 @@ func (c *Call) confirmDigest(question string) [32]byte {
 
 // clientCanElicit reports whether the calling client can be asked: it
 // declared the elicitation capability per request under protocol
-// 2026-07-28, or at initialize before. A session that never saw an
-// initialize (a --stateless server's per-request session at 2025-11-25)
-// has no record either way; the caller already knows the operator
-// declared the client interactive, so it is asked, on the request's own
-// stream.
+// 2026-07-28, or at initialize before. A --stateless gateway keeps no
+// initialize, so a 2025-11-25 client there cannot be asked (and the
+// answer to elicitation/create would have no session to come back to):
+// the operator decides instead.
 func clientCanElicit(ctx context.Context) bool {
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
 		return info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil
 	}
 	if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
-		if s.GetClientCapabilities().Elicitation != nil {
-			return true
-		}
-		return s.GetClientInfo().Name == "" && !sawInitialize(s)
+		return s.GetClientCapabilities().Elicitation != nil
 	}
 	return false
-}
-
-// sawInitialize reports whether the session recorded a negotiated
-// protocol version, which only an initialize handshake sets.
-func sawInitialize(s server.ClientSession) bool {
-	v, ok := s.(interface{ ProtocolVersion() string })
-	return ok && v.ProtocolVersion() != ""
 }
 
 // errBadAnswer is why an answer did not count; the caller learns only

@@ -124,7 +124,7 @@ func TestConfirmNeedsAClientThatCanAsk(t *testing.T) {
 	pol := &validate.Policy{Rules: map[string]validate.Action{validate.RuleSudo: validate.Confirm}}
 	c := connect(t, newGateway(t, setup{Policy: pol}))
 	res := callTool(t, c, "execute_command", map[string]any{"command": "sudo -V"})
-	if !res.IsError || !strings.Contains(text(res), "cannot ask") {
+	if !res.IsError || !strings.Contains(text(res), "cannot be asked") {
 		t.Errorf("confirm without elicitation: %q", text(res))
 	}
 }
