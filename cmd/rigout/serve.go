@@ -53,6 +53,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	fs.Var(&hosts, "allowed-host", "Host header value to accept besides loopback names, e.g. a tunnel hostname (repeatable)")
 	tunnelName := fs.String("tunnel", "", "reach the gateway from the internet through a tunnel: cloudflare (a cloudflared quick tunnel; cloudflared must be on PATH)")
 	c.observe = newObserver(fs)
+	approvalWait := fs.Duration("approval-wait", rigout.DefaultApprovalWait, "how long a held-back call waits for an operator's `rigout approve` before it is refused")
+	approvalNotify := fs.String("approval-notify", "", "command run (by /bin/sh -c) with each new pending approval as JSON on stdin, to tell an operator")
 	detached := fs.Bool("detached", false, "log only to the activity log (set by rigout start --detach)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -62,6 +64,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	sink := newLogSink(stderr, *detached)
 	defer sink.Close()
 	stderr = sink
+	c.approvals = &rigout.ApprovalConfig{Wait: *approvalWait}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "rigout serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
@@ -73,6 +76,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	logger, err := c.logger(stderr)
 	if err != nil {
 		return fail(2, "%v", err)
+	}
+	if *approvalNotify != "" {
+		c.approvals.Notify = notifyCommand(*approvalNotify, logger)
 	}
 	if *token == "" {
 		*token = sec.getenv("RIGOUT_AUTH_TOKEN")
@@ -211,6 +217,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		ln.Close()
 		return fail(1, "%v", err)
 	}
+	approvals := front.RequireBearer(gw.ApprovalsHandler())
+	routes["GET /approvals"], routes["POST /approvals"] = approvals, approvals
 	h, err := transport.NewHTTP(gw.MCPServer(), transport.HTTPConfig{
 		Name:            gw.Config().Name,
 		Version:         gw.Config().Version,
