@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -122,5 +124,63 @@ func TestE2EOperatorApprovesThroughCLI(t *testing.T) {
 	}
 	if _, err := os.Stat(denied); err == nil {
 		t.Error("a denied command ran")
+	}
+
+	// Through the activity page, signed in with the operator's token.
+	base := strings.TrimSuffix(url, "/mcp")
+	page := func(method, path, cookie, body string) (int, string) {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Origin", base)
+		if cookie != "" {
+			req.Header.Set("Cookie", cookie)
+		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	signIn := func(token string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+"/ui/login", nil)
+		req.Header.Set("Origin", base)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		for _, ck := range resp.Cookies() {
+			return ck.Name + "=" + ck.Value
+		}
+		t.Fatalf("sign-in: %s", resp.Status)
+		return ""
+	}
+	viaPage := filepath.Join(dir, "page")
+	done = run(viaPage)
+	pa = pending()
+	agentCookie := signIn(agentTok)
+	if code, body := page(http.MethodPost, "/ui/api/approvals", agentCookie,
+		`{"id":"`+pa.ID+`","digest":"`+pa.Digest+`","decision":"approve"}`); code != http.StatusForbidden {
+		t.Errorf("the agent approved through the page: %d %s", code, body)
+	}
+	opCookie := signIn(opTok)
+	if code, body := page(http.MethodGet, "/ui/api/approvals", opCookie, ""); code != http.StatusOK || !strings.Contains(body, pa.Digest) {
+		t.Fatalf("page lists: %d %s", code, body)
+	}
+	if code, body := page(http.MethodPost, "/ui/api/approvals", opCookie,
+		`{"id":"`+pa.ID+`","digest":"`+pa.Digest+`","decision":"approve"}`); code != http.StatusOK {
+		t.Fatalf("page approves: %d %s", code, body)
+	}
+	if res := <-done; res.IsError {
+		t.Fatalf("call approved through the page: %s", resultText(res))
+	}
+	if got, err := os.ReadFile(viaPage); err != nil || string(got) != "ran\n" {
+		t.Errorf("the command approved through the page ran %q (%v), want exactly once", got, err)
 	}
 }
