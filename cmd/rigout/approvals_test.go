@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	osexec "os/exec"
@@ -182,5 +183,22 @@ func TestE2EOperatorApprovesThroughCLI(t *testing.T) {
 	}
 	if got, err := os.ReadFile(viaPage); err != nil || string(got) != "ran\n" {
 		t.Errorf("the command approved through the page ran %q (%v), want exactly once", got, err)
+	}
+}
+
+// TestApprovalNotifyCommand: --approval-notify runs its command with the
+// pending approval as JSON on stdin.
+func TestApprovalNotifyCommand(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "notified.json")
+	notify := notifyCommand("cat > "+out, slog.New(slog.DiscardHandler))
+	want := rigout.PendingApproval{ID: "0123456789abcdef", Principal: "agent", Command: "sudo reboot", Digest: strings.Repeat("ab", 16)}
+	notify(context.Background(), want)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got rigout.PendingApproval
+	if err := json.Unmarshal(b, &got); err != nil || got.ID != want.ID || got.Command != want.Command || got.Digest != want.Digest {
+		t.Errorf("notified %s (%v), want %+v", b, err, want)
 	}
 }
