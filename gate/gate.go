@@ -232,10 +232,10 @@ func (g *Gate) CheckJudged(ctx context.Context, call *rigout.Call, cmd Command, 
 		return nil
 	case errors.Is(err, rigout.ErrNoApprovals):
 		if cmd.Bypass {
-			return g.refuse(call, d, fmt.Sprintf("bypass_security was set, but %v, and this gateway has no operator approval queue to ask.", bypassErr))
+			return g.refuse(call, d, fmt.Sprintf("bypass_security was set, but %v, and this gateway has no operator approval queue to ask (it has one when a token holds the approve scope).", bypassErr))
 		}
 		return g.refuse(call, d, "This rule asks for a person's confirmation, and no one can be asked: "+
-			"this gateway has no operator approval queue, and this token's client is not one the operator declared a person's own interactive client, "+
+			"this gateway has no operator approval queue (it has one when a token holds the approve scope), and this token's client is not one the operator declared a person's own interactive client, "+
 			"or it cannot be asked (it declared no elicitation capability, or it uses protocol 2025-11-25 with a --stateless gateway, which keeps no capabilities).")
 	case errors.As(err, &aerr) && aerr.Outcome == rigout.ApprovalDenied:
 		o.Status = audit.StatusDenied

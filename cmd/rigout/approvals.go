@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/internal/runstate"
 	"github.com/rigout/rigout/internal/statedir"
 )
@@ -223,4 +224,26 @@ func notifyCommand(line string, logger *slog.Logger) func(context.Context, rigou
 			logger.Warn("approval notification command failed", "approval", p.ID, "err", err, "output", rigout.FirstLine(string(out), 300))
 		}
 	}
+}
+
+// canApprove reports whether any configured token or OAuth client may
+// decide held-back calls.
+func canApprove(tokens []auth.Token, oc *auth.OAuthConfig) bool {
+	for _, t := range tokens {
+		if t.Scopes.Approve {
+			return true
+		}
+	}
+	if oc == nil {
+		return false
+	}
+	if oc.RegistrationScopes.Approve {
+		return true
+	}
+	for _, cl := range oc.Clients {
+		if cl.Scopes.Approve {
+			return true
+		}
+	}
+	return false
 }

@@ -64,7 +64,6 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	sink := newLogSink(stderr, *detached)
 	defer sink.Close()
 	stderr = sink
-	c.approvals = &rigout.ApprovalConfig{Wait: *approvalWait}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "rigout serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
@@ -76,9 +75,6 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	logger, err := c.logger(stderr)
 	if err != nil {
 		return fail(2, "%v", err)
-	}
-	if *approvalNotify != "" {
-		c.approvals.Notify = notifyCommand(*approvalNotify, logger)
 	}
 	if *token == "" {
 		*token = sec.getenv("RIGOUT_AUTH_TOKEN")
@@ -117,6 +113,17 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	oauthCfg, err := c.file.oauthConfig(sec.getenv)
 	if err != nil {
 		return fail(2, "%v", err)
+	}
+	// The approval queue is on when someone can decide: a token or an
+	// OAuth client with the approve scope. Without one, a held-back call
+	// is refused at once rather than waiting for no one.
+	if canApprove(tokens, oauthCfg) {
+		c.approvals = &rigout.ApprovalConfig{Wait: *approvalWait}
+		if *approvalNotify != "" {
+			c.approvals.Notify = notifyCommand(*approvalNotify, logger)
+		}
+	} else if *approvalNotify != "" {
+		logger.Warn("--approval-notify is ignored: no token or OAuth client has the approve scope, so there is no approval queue")
 	}
 	if *noAuth && (len(tokens) > 0 || oauthCfg != nil) {
 		return fail(2, "--no-auth contradicts the tokens or OAuth server in %s", c.configPath)
