@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/auth"
 )
 
 // TestE2EOperatorApprovesThroughCLI: a command a confirm rule holds back
@@ -200,5 +201,31 @@ func TestApprovalNotifyCommand(t *testing.T) {
 	var got rigout.PendingApproval
 	if err := json.Unmarshal(b, &got); err != nil || got.ID != want.ID || got.Command != want.Command || got.Digest != want.Digest {
 		t.Errorf("notified %s (%v), want %+v", b, err, want)
+	}
+}
+
+// TestCanApprove: the queue is on only when someone holds the approve
+// scope.
+func TestCanApprove(t *testing.T) {
+	approver := auth.Scopes{Approve: true}
+	tests := []struct {
+		name   string
+		tokens []auth.Token
+		oauth  *auth.OAuthConfig
+		want   bool
+	}{
+		{"none", nil, nil, false},
+		{"full-scope default token", []auth.Token{{Name: "default", Scopes: auth.FullScopes()}}, nil, false},
+		{"operator token", []auth.Token{{Name: "default", Scopes: auth.FullScopes()}, {Name: "op", Scopes: approver}}, nil, true},
+		{"oauth client", nil, &auth.OAuthConfig{Clients: []auth.Client{{ID: "c", Scopes: approver}}}, true},
+		{"registration scopes", nil, &auth.OAuthConfig{RegistrationScopes: approver}, true},
+		{"oauth without", nil, &auth.OAuthConfig{Clients: []auth.Client{{ID: "c", Scopes: auth.FullScopes()}}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := canApprove(tt.tokens, tt.oauth); got != tt.want {
+				t.Errorf("canApprove = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
