@@ -103,6 +103,16 @@ type Config struct {
 	// Network transports attach the authenticated principal themselves.
 	Principal *auth.Principal
 
+	// Approvals, if set, is the operator approval queue: a command the
+	// policy holds back (a rule in confirm mode, or a bypass_security from
+	// a token with the ask_bypass scope) waits there for an operator's
+	// decision, made with a token that holds the approve scope and is not
+	// the caller's ([Gateway.ApprovalsHandler], `rigout approve`). If nil,
+	// there is no queue: such a command runs only with the confirmation of
+	// a person at a client the operator declared interactive
+	// (auth.Scopes.InteractiveClient), and is refused otherwise.
+	Approvals *ApprovalConfig
+
 	// Now returns the current time. If nil, time.Now.
 	Now func() time.Time
 }
@@ -155,6 +165,10 @@ func (c Config) clone() Config {
 		p := clonePrincipal(*c.Principal)
 		c.Principal = &p
 	}
+	if c.Approvals != nil {
+		a := *c.Approvals
+		c.Approvals = &a
+	}
 	return c
 }
 
@@ -184,6 +198,9 @@ type Gateway struct {
 	started  time.Time
 	tasks    *taskTable
 	taskOnce sync.Once
+
+	questions *questions     // elicitations asked and not yet answered
+	approvals *approvalQueue // nil without Config.Approvals
 
 	// mu protects the following.
 	mu     sync.RWMutex
@@ -218,6 +235,11 @@ func New(cfg Config) (*Gateway, error) {
 		limit:   newLimiter(c.MaxConcurrent, c.MaxConcurrentPerPrincipal),
 		rate:    newRateLimiter(c.RateLimit, c.Now),
 		tasks:   newTaskTable(),
+
+		questions: newQuestions(),
+	}
+	if c.Approvals != nil {
+		g.approvals = newApprovalQueue(*c.Approvals)
 	}
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(true),

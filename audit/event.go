@@ -21,6 +21,7 @@ const (
 	TypeProcessStart   = "process.start"       // a background process started (sessions.Manager)
 	TypeProcessExit    = "process.exit"        // a background process ended: exit code, signal, bytes
 	TypeHostKeyLearned = "ssh.hostkey.learned" // a host key recorded on first contact
+	TypeApprovalDecide = "approval.decide"     // an operator approved or denied a held-back call
 	TypeServerStart    = "server.start"        // the gateway started serving
 	TypeServerStop     = "server.stop"         // the gateway stopped serving
 	TypeExport         = "audit.export"        // an operator exported rows (written by the ledger)

@@ -40,6 +40,22 @@ type Scopes struct {
 	// counts and latencies by tool, status, rule and host name, never a
 	// command or an argument.
 	Metrics bool `json:"metrics,omitempty"`
+	// Approve allows deciding other principals' held-back calls: listing
+	// the gateway's pending approvals and approving or denying them
+	// (`rigout approve`, the approvals API). A token never decides its own
+	// calls. Off unless granted: FullScopes does not include it.
+	Approve bool `json:"approve,omitempty"`
+	// InteractiveClient is the operator's declaration that this token's
+	// client is a person's own interactive client, so that its answer to a
+	// question the gateway asked (MCP elicitation) counts as that person's
+	// confirmation of a command a rule in confirm mode holds back. Off by
+	// default: then no client's answer counts, and held-back commands wait
+	// for an operator instead. It never lets a client approve a bypass.
+	InteractiveClient bool `json:"interactive_client,omitempty"`
+	// AskBypass lets a token without Bypass set bypass_security: the call
+	// then waits for an operator's approval out of band (never the
+	// client's). Off unless granted.
+	AskBypass bool `json:"ask_bypass,omitempty"`
 }
 
 // FullScopes returns scopes that allow everything: every tool and host, no
@@ -164,9 +180,19 @@ func (s Scopes) RequireRevealSecrets() error {
 	return &ScopeError{Scope: "reveal_secrets", Reason: "revealing a credential's value needs a token with the reveal_secrets scope; this token does not have it (it may still use the credential by reference: secrets on execute_command)"}
 }
 
+// RequireApprove returns a [*ScopeError] naming "approve" when the token
+// may not decide held-back calls, else nil.
+func (s Scopes) RequireApprove() error {
+	if s.Approve {
+		return nil
+	}
+	return &ScopeError{Scope: "approve", Reason: "deciding held-back calls needs a token with the approve scope; this token does not have it"}
+}
+
 // String renders s as an OAuth scope string: space-separated scope tokens
 // "tools:GLOB", "hosts:GLOB", "roots:PATH" (path-escaped), "read_only",
-// "bypass", "terminals", "reveal_secrets" and "metrics". [ParseScopes] reads it
+// "bypass", "terminals", "reveal_secrets", "metrics", "approve",
+// "interactive_client" and "ask_bypass". [ParseScopes] reads it
 // back.
 func (s Scopes) String() string {
 	var parts []string
@@ -194,6 +220,15 @@ func (s Scopes) String() string {
 	if s.Metrics {
 		parts = append(parts, "metrics")
 	}
+	if s.Approve {
+		parts = append(parts, "approve")
+	}
+	if s.InteractiveClient {
+		parts = append(parts, "interactive_client")
+	}
+	if s.AskBypass {
+		parts = append(parts, "ask_bypass")
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -212,6 +247,12 @@ func ParseScopes(v string) (Scopes, error) {
 			s.RevealSecrets = true
 		case f == "metrics":
 			s.Metrics = true
+		case f == "approve":
+			s.Approve = true
+		case f == "interactive_client":
+			s.InteractiveClient = true
+		case f == "ask_bypass":
+			s.AskBypass = true
 		case strings.HasPrefix(f, "tools:"):
 			s.Tools = append(s.Tools, strings.TrimPrefix(f, "tools:"))
 		case strings.HasPrefix(f, "hosts:"):

@@ -91,6 +91,12 @@ func TestScopeErrors(t *testing.T) {
 	if err := narrow.RequireBypass(); !strings.Contains(err.Error(), "bypass_security") {
 		t.Errorf("bypass refusal does not say why: %v", err)
 	}
+	if err := narrow.RequireApprove(); err == nil || !strings.Contains(err.Error(), "approve") {
+		t.Errorf("approve refusal: %v", err)
+	}
+	if full := auth.FullScopes(); full.Approve || full.InteractiveClient || full.AskBypass {
+		t.Errorf("FullScopes grants approvals or trusts the client: %+v", full)
+	}
 	full := auth.FullScopes()
 	for _, err := range []error{full.RequireTool("x"), full.RequireHost("h"), full.RequirePath("/x"), full.RequireWrite(), full.RequireBypass(), full.RequireTerminals()} {
 		if err != nil {
@@ -103,6 +109,8 @@ func TestScopesStringRoundTrip(t *testing.T) {
 	for _, s := range []auth.Scopes{
 		auth.FullScopes(),
 		{Tools: []string{"read_*"}, Hosts: []string{"web-?"}, Roots: []string{"/srv/my app", "/tmp"}, ReadOnly: true},
+		{Approve: true},
+		{Tools: []string{"*"}, InteractiveClient: true, AskBypass: true},
 		{},
 	} {
 		got, err := auth.ParseScopes(s.String())

@@ -7,12 +7,21 @@
 //
 // [Gate.Check] decides, in order: the command policy (package validate)
 // judges the environment the call adds and the command, against its
-// resolved working directory; a refused
-// command runs only when the caller set bypass and its token has the
-// bypass scope, or when the person at the client approves it (a rule in
-// confirm mode, or a bypass the token may not make by itself) through MCP
-// elicitation ([rigout.Call.Confirm]); the decision, the rule and any
-// bypass are recorded on the call's Outcome, so the audit ledger has them.
+// resolved working directory; a refused command runs only when
+//   - the caller set bypass and its token has the bypass scope; or
+//   - a rule in confirm mode holds it back, the operator declared the
+//     token's client a person's own interactive client
+//     (auth.Scopes.InteractiveClient), and that person approves it through
+//     MCP elicitation, answering a question this gateway asked in this
+//     very call ([rigout.Call.Confirm]); or
+//   - an operator approves it out of band, with a token of their own that
+//     holds the approve scope ([rigout.Call.AwaitApproval]): a rule in
+//     confirm mode, or a bypass from a token with the ask_bypass scope.
+//
+// A bypass is never put to the client. A call that carries an approval
+// the gateway did not ask for in this call is refused. The decision, the
+// rule, any bypass and the approver are recorded on the call's Outcome, so
+// the audit ledger has them.
 // A refusal is an error result that names the rule, what was found and
 // what to do instead; nothing runs.
 //
@@ -32,6 +41,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path"
@@ -173,9 +183,17 @@ func (g *Gate) CheckJudged(ctx context.Context, call *rigout.Call, cmd Command, 
 			slog.String("call", call.ID), slog.String("rule", d.Rule), slog.String("principal", p.Name))
 		return nil
 	}
-	// A rule in confirm mode, or a bypass the token may not make by itself,
-	// is put to the person behind the client when the client can ask.
-	if d.Confirm || cmd.Bypass {
+	if !d.Confirm && !cmd.Bypass {
+		if call.CarriesAnswer() {
+			return g.unsolicited(ctx, call, d)
+		}
+		return g.refuse(call, d, "")
+	}
+	// A rule in confirm mode is put to the person behind the client only
+	// when the operator declared the token's client a person's own
+	// interactive client, and only through a question this gateway asked
+	// in this call. A bypass is never put to the client.
+	if d.Confirm && !cmd.Bypass {
 		state, res := call.Confirm(ctx, question(cmd, d))
 		switch state {
 		case rigout.Asking:
@@ -183,7 +201,6 @@ func (g *Gate) CheckJudged(ctx context.Context, call *rigout.Call, cmd Command, 
 			return res
 		case rigout.Approved:
 			o.Decision = audit.DecisionConfirmed
-			o.Bypassed = !d.Confirm // the person overrode a deny rule
 			g.log.LogAttrs(ctx, slog.LevelWarn, "held-back command confirmed by a person",
 				slog.String("call", call.ID), slog.String("rule", d.Rule), slog.String("principal", p.Name))
 			return nil
@@ -191,31 +208,88 @@ func (g *Gate) CheckJudged(ctx context.Context, call *rigout.Call, cmd Command, 
 			o.Status = audit.StatusDenied
 			o.Decision = audit.DecisionDeclined
 			return rigout.ErrorResult("refused by policy rule %s: %s\nA person was asked and did not approve it. Nothing ran.", d.Rule, d.Reason)
+		case rigout.Unsolicited:
+			return g.unsolicited(ctx, call, d)
 		}
+	} else if call.CarriesAnswer() {
+		return g.unsolicited(ctx, call, d)
 	}
-	o.Status = audit.StatusDenied
+	// Out of band: the operator decides.
+	if cmd.Bypass && !p.Scopes.AskBypass {
+		return g.refuse(call, d, fmt.Sprintf("bypass_security was set, but %v, and it may not ask an operator to approve a bypass (no ask_bypass scope).", bypassErr))
+	}
+	a, err := call.AwaitApproval(ctx, rigout.ApprovalRequest{
+		Host: hostOf(cmd), Command: cmd.String(), Dir: cmd.Dir, Rule: d.Rule, Reason: d.Reason, Bypass: cmd.Bypass,
+	})
+	var aerr *rigout.ApprovalError
+	switch {
+	case err == nil:
+		o.Decision = audit.DecisionConfirmed
+		o.Bypassed = !d.Confirm // an operator overrode a deny rule
+		g.log.LogAttrs(ctx, slog.LevelWarn, "held-back command approved by an operator",
+			slog.String("call", call.ID), slog.String("rule", d.Rule), slog.String("principal", p.Name),
+			slog.String("approver", a.Approver), slog.String("approval", a.ID))
+		return nil
+	case errors.Is(err, rigout.ErrNoApprovals):
+		if cmd.Bypass {
+			return g.refuse(call, d, fmt.Sprintf("bypass_security was set, but %v, and this gateway has no operator approval queue to ask (it has one when a token holds the approve scope).", bypassErr))
+		}
+		return g.refuse(call, d, "This rule asks for a person's confirmation, and no one can be asked: "+
+			"this gateway has no operator approval queue (it has one when a token holds the approve scope), and this token's client is not one the operator declared a person's own interactive client, "+
+			"or it cannot be asked (it declared no elicitation capability, or it uses protocol 2025-11-25 with a --stateless gateway, which keeps no capabilities).")
+	case errors.As(err, &aerr) && aerr.Outcome == rigout.ApprovalDenied:
+		o.Status = audit.StatusDenied
+		o.Decision = audit.DecisionDeclined
+		return rigout.ErrorResult("refused by policy rule %s: %s\nOperator %s denied it (approval %s). Nothing ran.", d.Rule, d.Reason, aerr.Approver, aerr.ID)
+	case errors.As(err, &aerr) && aerr.Outcome == rigout.ApprovalExpired:
+		return g.refuse(call, d, fmt.Sprintf("It waited for an operator's approval (approval %s) and no operator decided within %s; do not retry at once: ask the operator to run `rigout approvals`.", aerr.ID, aerr.Wait))
+	}
+	return g.refuse(call, d, fmt.Sprintf("It was not approved: %v.", err))
+}
+
+// refuse records a refusal by the policy and returns its result: the rule,
+// what was found, the hint, then why no one approved it (why, if any).
+func (g *Gate) refuse(call *rigout.Call, d validate.Decision, why string) *mcp.CallToolResult {
+	call.Outcome.Status = audit.StatusDenied
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "refused by policy rule %s: %s", d.Rule, d.Reason)
 	if d.Hint != "" {
 		fmt.Fprintf(&sb, "\nInstead: %s", d.Hint)
 	}
-	switch {
-	case cmd.Bypass:
-		fmt.Fprintf(&sb, "\nbypass_security was set, but %v, and this client cannot ask a person to approve it.", bypassErr)
-	case d.Confirm:
-		sb.WriteString("\nThis rule asks for a person's confirmation, and this client cannot ask (it declared no elicitation capability).")
+	if why != "" {
+		sb.WriteString("\n" + why)
 	}
 	sb.WriteString("\nNothing ran.")
 	return rigout.ErrorResult("%s", sb.String())
 }
 
+// unsolicited refuses a call that carries an approval this gateway did not
+// ask for in this call: none was asked, or it was answered before, or it
+// was altered, expired, or asked about something else.
+func (g *Gate) unsolicited(ctx context.Context, call *rigout.Call, d validate.Decision) *mcp.CallToolResult {
+	call.Outcome.Status = audit.StatusDenied
+	call.Outcome.Decision = audit.DecisionDeny
+	if call.Outcome.Detail == nil {
+		call.Outcome.Detail = map[string]string{}
+	}
+	call.Outcome.Detail["refused"] = "unsolicited approval"
+	g.log.LogAttrs(ctx, slog.LevelWarn, "call carried an approval the gateway did not ask for",
+		slog.String("call", call.ID), slog.String("rule", d.Rule), slog.String("principal", call.Principal().Name))
+	return rigout.ErrorResult("refused by policy rule %s: %s\nThe call carried an approval that answers no question this gateway asked in this call (none was asked, or it was already used, expired, altered, or asked about other arguments). An approval cannot be sent with a call; nothing ran.", d.Rule, d.Reason)
+}
+
+// hostOf is where cmd runs, as a person reads it.
+func hostOf(cmd Command) string {
+	if cmd.Host == "" {
+		return "local"
+	}
+	return cmd.Host
+}
+
 // question is what the person is asked about a held-back command: the
 // whole command (bounded), where, and why it was held back.
 func question(cmd Command, d validate.Decision) string {
-	host := cmd.Host
-	if host == "" {
-		host = "local"
-	}
+	host := hostOf(cmd)
 	text := rigout.SafeBlock(cmd.String(), maxShown)
 	lines := strings.Count(text, "\n") + 1
 	shown := "  " + strings.ReplaceAll(text, "\n", "\n  ")

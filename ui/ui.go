@@ -68,6 +68,15 @@ type Config struct {
 	Processes Processes
 	// Hosts returns the configured host names. Optional.
 	Hosts func() []string
+	// ListApprovals returns the calls waiting for an operator's approval,
+	// as p may see them (rigout.Gateway.PendingApprovals), or an error
+	// when p may not (no approve scope). Optional: without it the page
+	// shows no approvals.
+	ListApprovals func(p auth.Principal) (any, error)
+	// DecideApproval approves (approve true) or denies the pending
+	// approval id, whose digest the page showed, on behalf of p
+	// (rigout.Gateway.DecideApproval). Optional; set with ListApprovals.
+	DecideApproval func(ctx context.Context, p auth.Principal, id, digest string, approve bool) (any, error)
 	// PublicOrigin is the origin people reach the page at when it is not
 	// the listener's own, e.g. "https://rigout.example.com" behind a
 	// tunnel or proxy that ends TLS. Its Origin is accepted, and with
@@ -142,6 +151,8 @@ func New(cfg Config) (*Page, error) {
 	m.Handle("GET /ui/api/state", p.signedIn(p.state))
 	m.Handle("GET /ui/api/verify", p.signedIn(p.verifyChain))
 	m.Handle("GET /ui/api/stream", p.sameOrigin(p.signedIn(p.stream)))
+	m.Handle("GET /ui/api/approvals", p.signedIn(p.approvals))
+	m.Handle("POST /ui/api/approvals", p.sameOrigin(p.signedIn(p.decide)))
 	m.Handle("/ui/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such page")
 	}))
@@ -280,7 +291,57 @@ func (p *Page) logout(w http.ResponseWriter, _ *http.Request, s *session) {
 }
 
 func (p *Page) me(w http.ResponseWriter, _ *http.Request, s *session) {
-	writeJSON(w, map[string]any{"principal": s.principal.Name, "all_calls": s.principal.Scopes.IsFull(), "expires": s.expires.UTC()})
+	writeJSON(w, map[string]any{"principal": s.principal.Name, "all_calls": s.principal.Scopes.IsFull(), "expires": s.expires.UTC(),
+		"approve": s.principal.Scopes.Approve && p.cfg.ListApprovals != nil && p.cfg.DecideApproval != nil})
+}
+
+// approvals lists the calls waiting for an operator, for a principal with
+// the approve scope.
+func (p *Page) approvals(w http.ResponseWriter, _ *http.Request, s *session) {
+	if p.cfg.ListApprovals == nil {
+		writeError(w, http.StatusNotFound, "this gateway has no approval queue")
+		return
+	}
+	if !s.principal.Scopes.Approve {
+		writeError(w, http.StatusForbidden, "listing approvals needs a token with the approve scope")
+		return
+	}
+	list, err := p.cfg.ListApprovals(s.principal)
+	if err != nil {
+		writeError(w, http.StatusForbidden, err.Error())
+		return
+	}
+	writeJSON(w, map[string]any{"approvals": list})
+}
+
+// decide approves or denies one pending approval: {"id", "digest",
+// "decision": "approve"|"deny"}.
+func (p *Page) decide(w http.ResponseWriter, r *http.Request, s *session) {
+	if p.cfg.DecideApproval == nil {
+		writeError(w, http.StatusNotFound, "this gateway has no approval queue")
+		return
+	}
+	if !s.principal.Scopes.Approve {
+		writeError(w, http.StatusForbidden, "deciding approvals needs a token with the approve scope")
+		return
+	}
+	var req struct {
+		ID       string `json:"id"`
+		Digest   string `json:"digest"`
+		Decision string `json:"decision"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil || req.ID == "" || req.Digest == "" || (req.Decision != "approve" && req.Decision != "deny") {
+		writeError(w, http.StatusBadRequest, `want {"id", "digest", "decision": "approve" or "deny"}`)
+		return
+	}
+	res, err := p.cfg.DecideApproval(r.Context(), s.principal, req.ID, req.Digest, req.Decision == "approve")
+	if err != nil {
+		writeError(w, http.StatusConflict, err.Error())
+		return
+	}
+	writeJSON(w, res)
 }
 
 // filter scopes f to what s may see: everything for full scopes, else its

@@ -54,6 +54,8 @@ Usage:
   rigout logs [-n N]       the activity log (secrets redacted); --follow keeps printing
   rigout connect CLIENT    the snippet for claude-code, claude-desktop, cursor, vscode, codex or json; --write merges it
   rigout doctor            check the state directory, ledger, hosts, agent, sandbox; say how to fix each failure
+  rigout approvals         list the calls waiting for an operator's approval (token with the approve scope)
+  rigout approve ID        approve a held-back call; rigout deny ID refuses it
   rigout check 'CMD'       show what the command policy decides about CMD
   rigout config check [F]  validate the configuration file; print the effective configuration, secrets redacted
   rigout audit SUBCOMMAND  verify, tail, query, stats, export or prune the audit ledger
@@ -64,7 +66,7 @@ Run 'rigout COMMAND -h' for a command's flags.
 `
 
 // commands are the words run accepts.
-var commands = []string{"audit", "check", "config", "connect", "doctor", "hosts", "logs", "serve", "start", "status", "stdio", "stop", "url", "version"}
+var commands = []string{"approvals", "approve", "audit", "check", "config", "connect", "doctor", "hosts", "logs", "serve", "start", "status", "stdio", "stop", "url", "version"}
 
 // defaultMemoryLimit is the Go runtime's soft memory limit unless
 // GOMEMLIMIT says otherwise: the gateway holds little (output is capped
@@ -124,6 +126,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sec *secrets)
 		return runConnect(args[1:], stdout, stderr)
 	case "config":
 		return runConfig(args[1:], stdout, stderr)
+	case "approvals", "approve", "deny":
+		return runApprovals(ctx, args[0], args[1:], stdout, stderr)
 	case "check":
 		return runCheck(args[1:], stdout, stderr)
 	case "audit":
@@ -142,6 +146,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, sec *secrets)
 
 // common holds the flags every serving command takes.
 type common struct {
+	approvals      *rigout.ApprovalConfig // the operator approval queue; serve sets it
 	logLevel       string
 	workDir        string
 	timeout        time.Duration
@@ -497,6 +502,7 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 		UnsafeAuditBestEffort:     c.bestEffort || c.file.Audit.UnsafeBestEffort,
 		AuditArgValues:            c.file.Audit.StoreArgs,
 		Principal:                 principal,
+		Approvals:                 c.approvals,
 	}
 	if ledger != nil {
 		cfg.Audit = ledger

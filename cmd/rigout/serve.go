@@ -53,6 +53,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	fs.Var(&hosts, "allowed-host", "Host header value to accept besides loopback names, e.g. a tunnel hostname (repeatable)")
 	tunnelName := fs.String("tunnel", "", "reach the gateway from the internet through a tunnel: cloudflare (a cloudflared quick tunnel; cloudflared must be on PATH)")
 	c.observe = newObserver(fs)
+	approvalWait := fs.Duration("approval-wait", rigout.DefaultApprovalWait, "how long a held-back call waits for an operator's `rigout approve` before it is refused")
+	approvalNotify := fs.String("approval-notify", "", "command run (by /bin/sh -c) with each new pending approval as JSON on stdin, to tell an operator")
 	detached := fs.Bool("detached", false, "log only to the activity log (set by rigout start --detach)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -111,6 +113,17 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	oauthCfg, err := c.file.oauthConfig(sec.getenv)
 	if err != nil {
 		return fail(2, "%v", err)
+	}
+	// The approval queue is on when someone can decide: a token or an
+	// OAuth client with the approve scope. Without one, a held-back call
+	// is refused at once rather than waiting for no one.
+	if canApprove(tokens, oauthCfg) {
+		c.approvals = &rigout.ApprovalConfig{Wait: *approvalWait}
+		if *approvalNotify != "" {
+			c.approvals.Notify = notifyCommand(*approvalNotify, logger)
+		}
+	} else if *approvalNotify != "" {
+		logger.Warn("--approval-notify is ignored: no token or OAuth client has the approve scope, so there is no approval queue")
 	}
 	if *noAuth && (len(tokens) > 0 || oauthCfg != nil) {
 		return fail(2, "--no-auth contradicts the tokens or OAuth server in %s", c.configPath)
@@ -211,6 +224,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		ln.Close()
 		return fail(1, "%v", err)
 	}
+	approvals := front.RequireBearer(gw.ApprovalsHandler())
+	routes["GET /approvals"], routes["POST /approvals"] = approvals, approvals
 	h, err := transport.NewHTTP(gw.MCPServer(), transport.HTTPConfig{
 		Name:            gw.Config().Name,
 		Version:         gw.Config().Version,

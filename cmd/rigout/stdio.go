@@ -14,13 +14,15 @@ import (
 
 // runStdio serves one MCP client on stdin and stdout. The client started
 // the process, so it needs no token: it acts as the principal "stdio" with
-// every scope except policy bypass, which --allow-bypass grants.
+// every scope except policy bypass, which --allow-bypass grants; its
+// answers confirm held-back commands only with --interactive-client.
 func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, sec *secrets) int {
 	fs := flag.NewFlagSet("rigout stdio", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := common{sec: sec}
 	c.register(fs)
 	allowBypass := fs.Bool("allow-bypass", false, "let the client set bypass_security to skip the command policy")
+	interactive := fs.Bool("interactive-client", false, "declare that the client is a person's own interactive client, so that the person's answer to the gateway's question (elicitation) can confirm a command a rule in confirm mode holds back")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -53,6 +55,7 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	p := auth.Principal{Name: "stdio", Transport: auth.TransportStdio, Scopes: auth.FullScopes()}
 	p.Scopes.Bypass = *allowBypass
+	p.Scopes.InteractiveClient = *interactive
 	// server.start is committed while the gateway is assembled and the
 	// client's handshake answered; every later row waits for it.
 	gated := openStartGate(ctx, ledger, audit.Event{Type: audit.TypeServerStart, Time: time.Now().UTC(),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/validate"
 )
 
@@ -59,6 +60,13 @@ func connectWithPerson(t *testing.T, gw *rigout.Gateway, p *person) *client.Clie
 	return c
 }
 
+// interactive is a principal whose client the operator declared a
+// person's own interactive client, without the bypass scope.
+func interactive() *auth.Principal {
+	return &auth.Principal{Name: "person", Transport: "in-process",
+		Scopes: auth.Scopes{Tools: []string{"*"}, Hosts: []string{"*"}, InteractiveClient: true}}
+}
+
 func TestConfirmRuleAsksThePerson(t *testing.T) {
 	dir := t.TempDir()
 	sentinel := filepath.Join(dir, "ran")
@@ -83,7 +91,7 @@ func TestConfirmRuleAsksThePerson(t *testing.T) {
 			os.Remove(sentinel)
 			l := openLedger(t)
 			p := &person{answer: tt.answer, confirm: tt.confirm}
-			c := connectWithPerson(t, newGateway(t, setup{Config: rigout.Config{Audit: l}, Policy: pol}), p)
+			c := connectWithPerson(t, newGateway(t, setup{Config: rigout.Config{Audit: l, Principal: interactive()}, Policy: pol}), p)
 			res := callTool(t, c, "execute_command", args)
 			if p.asked.Load() != 1 || !strings.Contains(p.question.Load().(string), "rule sudo") {
 				t.Fatalf("person asked %d times: %v", p.asked.Load(), p.question.Load())
@@ -116,42 +124,34 @@ func TestConfirmNeedsAClientThatCanAsk(t *testing.T) {
 	pol := &validate.Policy{Rules: map[string]validate.Action{validate.RuleSudo: validate.Confirm}}
 	c := connect(t, newGateway(t, setup{Policy: pol}))
 	res := callTool(t, c, "execute_command", map[string]any{"command": "sudo -V"})
-	if !res.IsError || !strings.Contains(text(res), "cannot ask") {
+	if !res.IsError || !strings.Contains(text(res), "cannot be asked") {
 		t.Errorf("confirm without elicitation: %q", text(res))
 	}
 }
 
-// TestBypassWithoutScopeAsksThePerson: a token without the bypass scope
-// that sets bypass_security gets the person's decision instead.
-func TestBypassWithoutScopeAsksThePerson(t *testing.T) {
+// TestBypassIsNeverPutToTheClient: a token without the bypass scope that
+// sets bypass_security is refused, even when its client is a person's own
+// interactive client that would approve: a bypass is the operator's.
+func TestBypassIsNeverPutToTheClient(t *testing.T) {
 	dir := t.TempDir()
 	sentinel := filepath.Join(dir, "ran")
 	p := &person{answer: mcp.ElicitationResponseActionAccept, confirm: true}
 	l := openLedger(t)
-	c := connectWithPerson(t, newGateway(t, setup{Config: rigout.Config{Audit: l}}), p)
+	c := connectWithPerson(t, newGateway(t, setup{Config: rigout.Config{Audit: l, Principal: interactive()}}), p)
+	// mkfs.ext4 on a file that does not exist fails; the deny rule holds it back.
 	res := callTool(t, c, "execute_command", map[string]any{
-		"command": "mkfs.ext4 -q -F " + sentinel + " >/dev/null 2>&1; touch " + sentinel, "bypass_security": true,
+		"command": "mkfs.ext4 -q -F " + sentinel + ".img >/dev/null 2>&1; touch " + sentinel, "bypass_security": true,
 	})
-	if res.IsError || p.asked.Load() != 1 {
-		t.Fatalf("bypass approved by a person: asked %d, %q", p.asked.Load(), text(res))
+	if !res.IsError || p.asked.Load() != 0 || !strings.Contains(text(res), "ask_bypass") {
+		t.Fatalf("bypass without the scope: asked %d, %q", p.asked.Load(), text(res))
 	}
-	if _, err := os.Stat(sentinel); err != nil {
-		t.Error("approved command did not run")
+	if _, err := os.Stat(sentinel); err == nil {
+		t.Fatal("the bypass ran on the client's word")
 	}
-	var bypassed int
 	for _, e := range events(t, l, audit.Filter{Tool: "execute_command"}) {
-		if e.Phase == audit.PhaseDone && e.Bypassed && e.Decision == "confirmed" {
-			bypassed++
+		if e.Phase == audit.PhaseDone && (e.Status != audit.StatusDenied || e.Bypassed) {
+			t.Errorf("done row %s/%s bypassed=%v, want denied", e.Decision, e.Status, e.Bypassed)
 		}
-	}
-	if bypassed != 1 {
-		t.Errorf("bypassed+confirmed done rows = %d, want 1", bypassed)
-	}
-	// Without bypass_security nothing is asked: the deny rule refuses.
-	p.asked.Store(0)
-	res = callTool(t, c, "execute_command", map[string]any{"command": "mkfs.ext4 " + sentinel})
-	if !res.IsError || p.asked.Load() != 0 {
-		t.Errorf("deny rule without bypass_security: asked %d, %q", p.asked.Load(), text(res))
 	}
 }
 
@@ -162,7 +162,7 @@ func TestConfirmOverModernHTTP(t *testing.T) {
 	dir := t.TempDir()
 	sentinel := filepath.Join(dir, "ran")
 	pol := &validate.Policy{Rules: map[string]validate.Action{validate.RuleSudo: validate.Confirm}}
-	gw := newGateway(t, setup{Policy: pol})
+	gw := newGateway(t, setup{Policy: pol, Config: rigout.Config{Principal: interactive()}})
 	url := serveHTTP(t, gw)
 	ctx := context.Background()
 

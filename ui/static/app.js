@@ -4,6 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 let source = null;
+let approvalTimer = null;
 const durations = new Map(); // tool -> [ms]
 
 function el(tag, text, cls) {
@@ -26,6 +27,8 @@ async function api(path, opts) {
 
 function showSignin(msg) {
   if (source) { source.close(); source = null; }
+  if (approvalTimer) { clearInterval(approvalTimer); approvalTimer = null; }
+  $("approvals").hidden = true;
   $("app").hidden = true;
   $("logout").hidden = true;
   $("signin").hidden = false;
@@ -64,6 +67,11 @@ async function start() {
   durations.clear();
   refreshState();
   verify();
+  $("approvals").hidden = !me.approve;
+  if (me.approve) {
+    refreshApprovals();
+    approvalTimer = setInterval(refreshApprovals, 2000);
+  }
   source = new EventSource("api/stream");
   source.onopen = () => { $("live").textContent = "live"; $("live").classList.add("on"); };
   source.onerror = () => { $("live").textContent = "reconnecting"; $("live").classList.remove("on"); };
@@ -173,6 +181,40 @@ async function refreshState() {
   list("hosts", s.hosts, (x) => x);
   list("processes", s.processes, (p) => p.id + " " + (p.running ? "running" : "exited " + p.exit_code) + ": " + p.command);
   list("terminals", s.terminals, (t) => t.session_id + " on " + t.host + (t.running ? " (running " + t.command + ")" : ""));
+}
+
+async function refreshApprovals() {
+  let res;
+  try { res = await api("api/approvals"); } catch (e) { return; }
+  const ul = $("pending");
+  ul.replaceChildren();
+  const items = res.approvals || [];
+  if (items.length === 0) { ul.appendChild(el("li", "none")); return; }
+  for (const a of items) {
+    const li = el("li", null, "pending");
+    li.appendChild(el("div", a.principal + " asks to run on " + a.host + " (" + a.tool + ", rule " + a.rule +
+      (a.bypass ? ", bypass_security" : "") + "), expires " + new Date(a.expires).toLocaleTimeString() + ":"));
+    li.appendChild(el("pre", a.command + (a.dir ? "\n  in " + a.dir : "")));
+    li.appendChild(el("div", "held back: " + a.reason + " · digest " + a.digest, "hint"));
+    const yes = el("button", "Approve");
+    const no = el("button", "Deny");
+    const out = el("span", "", "error");
+    const decide = async (decision) => {
+      yes.disabled = no.disabled = true;
+      try {
+        await api("api/approvals", { method: "POST", headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ id: a.id, digest: a.digest, decision: decision }) });
+        refreshApprovals();
+      } catch (e) {
+        out.textContent = e.message;
+        yes.disabled = no.disabled = false;
+      }
+    };
+    yes.addEventListener("click", () => decide("approve"));
+    no.addEventListener("click", () => decide("deny"));
+    li.append(yes, no, out);
+    ul.appendChild(li);
+  }
 }
 
 async function verify() {

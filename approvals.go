@@ -1,0 +1,427 @@
+package rigout
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/auth"
+)
+
+// Defaults of [ApprovalConfig].
+const (
+	DefaultApprovalWait           = 2 * time.Minute
+	DefaultMaxPendingApprovals    = 64
+	DefaultMaxPendingPerPrincipal = 4
+)
+
+// ApprovalConfig configures the operator approval queue: a command the
+// policy holds back (a rule in confirm mode, or a bypass a token may ask
+// for) waits there until an operator approves or denies it out of band,
+// with a token that has the approve scope and is not the caller's own.
+type ApprovalConfig struct {
+	// Wait is how long a held-back call waits for a decision; the call's
+	// own context may end it sooner. An approval not decided by then is
+	// expired: the call is refused, nothing runs. If zero,
+	// DefaultApprovalWait (2 minutes).
+	Wait time.Duration
+	// MaxPending caps the pending approvals, gateway-wide. If zero,
+	// DefaultMaxPendingApprovals (64).
+	MaxPending int
+	// MaxPendingPerPrincipal caps one principal's pending approvals, so no
+	// principal fills the queue for all. If zero,
+	// DefaultMaxPendingPerPrincipal (4).
+	MaxPendingPerPrincipal int
+	// Notify, if set, is called on its own goroutine with each new
+	// pending approval (to page an operator, say). Its context ends when
+	// the approval is decided or expires. It must not block forever.
+	Notify func(ctx context.Context, p PendingApproval)
+}
+
+func (c *ApprovalConfig) setDefaults() {
+	if c.Wait <= 0 {
+		c.Wait = DefaultApprovalWait
+	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = DefaultMaxPendingApprovals
+	}
+	if c.MaxPendingPerPrincipal <= 0 {
+		c.MaxPendingPerPrincipal = DefaultMaxPendingPerPrincipal
+	}
+}
+
+// ApprovalRequest is what a held-back call asks an operator to approve.
+type ApprovalRequest struct {
+	// Host is where the command runs, as the operator should read it.
+	Host string
+	// Command is the exact command, as the caller gave it.
+	Command string
+	// Dir is the resolved working directory, if any.
+	Dir string
+	// Rule and Reason are why the policy held it back.
+	Rule, Reason string
+	// Bypass is set when the caller asked to skip the policy.
+	Bypass bool
+}
+
+// PendingApproval is a held-back call waiting for an operator.
+type PendingApproval struct {
+	ID        string `json:"id"`
+	Call      string `json:"call"`
+	Principal string `json:"principal"`
+	Tool      string `json:"tool"`
+	Host      string `json:"host"`
+	Command   string `json:"command"`
+	Dir       string `json:"dir,omitempty"`
+	Rule      string `json:"rule"`
+	Reason    string `json:"reason"`
+	Bypass    bool   `json:"bypass,omitempty"`
+	// Digest binds the approval to exactly this command, these arguments
+	// and this caller (a keyed digest: it reveals nothing of them). The
+	// approver sends it back, and the call checks it again before it runs.
+	Digest    string    `json:"digest"`
+	Requested time.Time `json:"requested"`
+	Expires   time.Time `json:"expires"`
+}
+
+// Approval is an operator's approval of one held-back call.
+type Approval struct {
+	// ID is the approval's ID, Approver the deciding token's name and
+	// Digest the approved command's digest.
+	ID, Approver, Digest string
+}
+
+// ApprovalOutcome is why a held-back call was not approved.
+type ApprovalOutcome string
+
+// Outcomes of [ApprovalError].
+const (
+	ApprovalDenied    ApprovalOutcome = "denied"     // an operator denied it
+	ApprovalExpired   ApprovalOutcome = "expired"    // no operator decided in time
+	ApprovalQueueFull ApprovalOutcome = "queue-full" // too many pending approvals
+	ApprovalCanceled  ApprovalOutcome = "canceled"   // the call ended while it waited
+)
+
+// ApprovalError reports a held-back call that was not approved.
+type ApprovalError struct {
+	ID       string
+	Outcome  ApprovalOutcome
+	Approver string        // who denied it (ApprovalDenied)
+	Wait     time.Duration // how long it waited (ApprovalExpired)
+}
+
+// Error implements error.
+func (e *ApprovalError) Error() string {
+	switch e.Outcome {
+	case ApprovalDenied:
+		return fmt.Sprintf("rigout: approval %s: denied by %s", e.ID, e.Approver)
+	case ApprovalExpired:
+		return fmt.Sprintf("rigout: approval %s: no operator decided within %s", e.ID, e.Wait)
+	case ApprovalQueueFull:
+		return "rigout: the approval queue is full (too many pending approvals for this token or in all)"
+	}
+	return fmt.Sprintf("rigout: approval %s: the call ended while it waited", e.ID)
+}
+
+// Errors of the approval queue.
+var (
+	// ErrNoApprovals means the gateway has no approval queue
+	// (Config.Approvals is nil).
+	ErrNoApprovals = errors.New("rigout: no operator approval queue")
+	// ErrApprovalNotFound means no pending approval has that ID: it never
+	// existed, or it was decided or expired.
+	ErrApprovalNotFound = errors.New("rigout: no such pending approval (unknown, already decided, or expired)")
+	// ErrSelfApproval means a token tried to decide its own call.
+	ErrSelfApproval = errors.New("rigout: a token cannot decide its own call")
+	// ErrApprovalDigest means the digest sent with a decision is not the
+	// pending command's.
+	ErrApprovalDigest = errors.New("rigout: the digest does not match the pending command")
+)
+
+// approvalQueue holds the pending approvals. It is safe for concurrent use.
+type approvalQueue struct {
+	cfg ApprovalConfig
+	key []byte // digest key
+
+	// mu protects the following.
+	mu      sync.Mutex
+	pending map[string]*pendingEntry
+	per     map[string]int // principal → pending
+}
+
+type pendingEntry struct {
+	p      PendingApproval
+	answer chan decision // buffered 1; sent once, under mu
+}
+
+type decision struct {
+	approve  bool
+	approver string
+}
+
+func newApprovalQueue(cfg ApprovalConfig) *approvalQueue {
+	cfg.setDefaults()
+	key := make([]byte, 32)
+	_, _ = rand.Read(key) // crypto/rand.Read does not fail
+	return &approvalQueue{cfg: cfg, key: key, pending: map[string]*pendingEntry{}, per: map[string]int{}}
+}
+
+// approvalDigest is the keyed digest of exactly what is approved.
+func (q *approvalQueue) digest(c *Call, r ApprovalRequest) string {
+	args, _ := json.Marshal(c.Args)
+	m := hmac.New(sha256.New, q.key)
+	for _, part := range []string{"rigout.approval/1", c.principal.Name, c.principal.GrantID, c.Tool.Name, string(args),
+		r.Host, r.Dir, r.Command, r.Rule, fmt.Sprint(r.Bypass)} {
+		fmt.Fprintf(m, "%d:%s", len(part), part)
+	}
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+// AwaitApproval puts the call in the gateway's approval queue and waits
+// until an operator approves or denies it, the queue's wait ends, or ctx
+// does. It returns the approval, or an error: [ErrNoApprovals] when the
+// gateway has no queue, an [*ApprovalError] otherwise. An approval is for
+// this call alone and for exactly r: the caller runs what it asked about
+// and nothing else. The decision and the approver are recorded on the
+// call's Outcome.Detail.
+func (c *Call) AwaitApproval(ctx context.Context, r ApprovalRequest) (Approval, error) {
+	q := c.gw.approvals
+	if q == nil {
+		return Approval{}, ErrNoApprovals
+	}
+	now := c.gw.cfg.Now()
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	e := &pendingEntry{
+		p: PendingApproval{
+			ID: hex.EncodeToString(id[:]), Call: c.ID, Principal: c.principal.Name, Tool: c.Tool.Name,
+			Host: r.Host, Command: r.Command, Dir: r.Dir, Rule: r.Rule, Reason: r.Reason, Bypass: r.Bypass,
+			Digest: q.digest(c, r), Requested: now, Expires: now.Add(q.cfg.Wait),
+		},
+		answer: make(chan decision, 1),
+	}
+	q.mu.Lock()
+	if len(q.pending) >= q.cfg.MaxPending || q.per[e.p.Principal] >= q.cfg.MaxPendingPerPrincipal {
+		q.mu.Unlock()
+		return Approval{}, &ApprovalError{Outcome: ApprovalQueueFull}
+	}
+	q.pending[e.p.ID] = e
+	q.per[e.p.Principal]++
+	q.mu.Unlock()
+	c.setDetail("approval", e.p.ID)
+	c.setDetail("approval_digest", e.p.Digest)
+
+	waitCtx, cancel := context.WithTimeout(ctx, q.cfg.Wait)
+	defer cancel()
+	if q.cfg.Notify != nil {
+		go q.cfg.Notify(waitCtx, e.p)
+	}
+	c.gw.log.LogAttrs(ctx, slog.LevelWarn, "held-back call waits for an operator",
+		slog.String("approval", e.p.ID), slog.String("call", c.ID), slog.String("principal", e.p.Principal), slog.String("rule", r.Rule))
+
+	var d decision
+	select {
+	case d = <-e.answer:
+	case <-waitCtx.Done():
+		q.mu.Lock()
+		if _, still := q.pending[e.p.ID]; still {
+			q.removeLocked(e)
+			q.mu.Unlock()
+			if ctx.Err() != nil {
+				return Approval{}, &ApprovalError{ID: e.p.ID, Outcome: ApprovalCanceled}
+			}
+			return Approval{}, &ApprovalError{ID: e.p.ID, Outcome: ApprovalExpired, Wait: q.cfg.Wait}
+		}
+		q.mu.Unlock()
+		d = <-e.answer // decided just as the wait ended: the decision stands
+	}
+	if !d.approve {
+		c.setDetail("denied_by", d.approver)
+		return Approval{}, &ApprovalError{ID: e.p.ID, Outcome: ApprovalDenied, Approver: d.approver}
+	}
+	// The approval is for exactly what was asked: check it again against
+	// what this call holds now.
+	if q.digest(c, r) != e.p.Digest {
+		return Approval{}, ErrApprovalDigest
+	}
+	c.setDetail("approved_by", d.approver)
+	return Approval{ID: e.p.ID, Approver: d.approver, Digest: e.p.Digest}, nil
+}
+
+func (q *approvalQueue) removeLocked(e *pendingEntry) {
+	delete(q.pending, e.p.ID)
+	if q.per[e.p.Principal]--; q.per[e.p.Principal] <= 0 {
+		delete(q.per, e.p.Principal)
+	}
+}
+
+// setDetail adds a fact to the call's ledger detail.
+func (c *Call) setDetail(k, v string) {
+	if c.Outcome.Detail == nil {
+		c.Outcome.Detail = map[string]string{}
+	}
+	c.Outcome.Detail[k] = v
+}
+
+// PendingApprovals returns the calls waiting for an operator, oldest
+// first, for approver, who must hold the approve scope. Its own calls are
+// listed too (marked by Principal), though it cannot decide them.
+func (g *Gateway) PendingApprovals(approver auth.Principal) ([]PendingApproval, error) {
+	if err := approver.Scopes.RequireApprove(); err != nil {
+		return nil, err
+	}
+	q := g.approvals
+	if q == nil {
+		return nil, ErrNoApprovals
+	}
+	now := g.cfg.Now()
+	q.mu.Lock()
+	out := make([]PendingApproval, 0, len(q.pending))
+	for _, e := range q.pending {
+		if now.Before(e.p.Expires) {
+			out = append(out, e.p)
+		}
+	}
+	q.mu.Unlock()
+	slices.SortFunc(out, func(a, b PendingApproval) int { return a.Requested.Compare(b.Requested) })
+	return out, nil
+}
+
+// DecideApproval approves (approve true) or denies the pending approval
+// id on behalf of approver, which must hold the approve scope and must not
+// be the caller whose call waits. digest must be the pending approval's
+// Digest, as the approver was shown it. A decision is taken once: the
+// approval then leaves the queue. It is recorded in the ledger
+// (approval.decide: the approver, the decision, the digest), and returns
+// the approval decided.
+func (g *Gateway) DecideApproval(ctx context.Context, approver auth.Principal, id, digest string, approve bool) (PendingApproval, error) {
+	if err := approver.Scopes.RequireApprove(); err != nil {
+		return PendingApproval{}, err
+	}
+	q := g.approvals
+	if q == nil {
+		return PendingApproval{}, ErrNoApprovals
+	}
+	q.mu.Lock()
+	e, ok := q.pending[id]
+	switch {
+	case !ok || !g.cfg.Now().Before(e.p.Expires):
+		q.mu.Unlock()
+		return PendingApproval{}, ErrApprovalNotFound
+	case approver.Name == e.p.Principal:
+		q.mu.Unlock()
+		return PendingApproval{}, ErrSelfApproval
+	case !hmac.Equal([]byte(strings.ToLower(digest)), []byte(e.p.Digest)):
+		q.mu.Unlock()
+		return PendingApproval{}, ErrApprovalDigest
+	}
+	q.removeLocked(e)
+	e.answer <- decision{approve: approve, approver: approver.Name}
+	q.mu.Unlock()
+
+	dec := audit.DecisionDeclined
+	if approve {
+		dec = audit.DecisionConfirmed
+	}
+	g.log.LogAttrs(ctx, slog.LevelWarn, "held-back call decided by an operator",
+		slog.String("approval", id), slog.String("call", e.p.Call), slog.String("approver", approver.Name), slog.String("decision", string(dec)))
+	_ = g.RecordEvent(ctx, audit.Event{
+		Type: audit.TypeApprovalDecide, Principal: approver.Name, Transport: approver.Transport, RemoteAddr: approver.RemoteAddr,
+		Tool: e.p.Tool, Host: e.p.Host, Decision: dec, Rule: e.p.Rule, Bypassed: e.p.Bypass && approve, Status: audit.StatusOK,
+		Detail: DetailJSON(map[string]string{"approval": id, "call": e.p.Call, "for": e.p.Principal, "digest": e.p.Digest}),
+	})
+	return e.p, nil
+}
+
+// ApprovalsHandler serves the approvals API to operators. Wrap it in the
+// bearer check (auth.Front.RequireBearer), which puts the principal in the
+// request's context; the principal must hold the approve scope.
+//
+//	GET  → {"approvals": [PendingApproval…]}
+//	POST {"id": ID, "decision": "approve"|"deny", "digest": DIGEST} → the PendingApproval decided
+//
+// Errors are {"error": text} with 403 (scope, own call), 404 (no such
+// pending approval), 409 (digest mismatch), 400 (bad request) or 503 (no
+// queue).
+func (g *Gateway) ApprovalsHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, ok := auth.FromContext(r.Context())
+		if !ok {
+			approvalJSON(w, http.StatusUnauthorized, map[string]string{"error": "no authenticated principal"})
+			return
+		}
+		switch r.Method {
+		case http.MethodGet:
+			list, err := g.PendingApprovals(p)
+			if err != nil {
+				approvalError(w, err)
+				return
+			}
+			approvalJSON(w, http.StatusOK, map[string]any{"approvals": list})
+		case http.MethodPost:
+			var req struct {
+				ID       string `json:"id"`
+				Decision string `json:"decision"`
+				Digest   string `json:"digest"`
+			}
+			dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&req); err != nil {
+				approvalJSON(w, http.StatusBadRequest, map[string]string{"error": "body: " + err.Error()})
+				return
+			}
+			if req.Decision != "approve" && req.Decision != "deny" {
+				approvalJSON(w, http.StatusBadRequest, map[string]string{"error": `decision must be "approve" or "deny"`})
+				return
+			}
+			if req.ID == "" || req.Digest == "" {
+				approvalJSON(w, http.StatusBadRequest, map[string]string{"error": "id and digest are required"})
+				return
+			}
+			pa, err := g.DecideApproval(r.Context(), p, req.ID, req.Digest, req.Decision == "approve")
+			if err != nil {
+				approvalError(w, err)
+				return
+			}
+			approvalJSON(w, http.StatusOK, pa)
+		default:
+			w.Header().Set("Allow", "GET, POST")
+			approvalJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "GET or POST"})
+		}
+	})
+}
+
+func approvalError(w http.ResponseWriter, err error) {
+	var scopeErr *auth.ScopeError
+	code := http.StatusInternalServerError
+	switch {
+	case errors.As(err, &scopeErr), errors.Is(err, ErrSelfApproval):
+		code = http.StatusForbidden
+	case errors.Is(err, ErrApprovalNotFound):
+		code = http.StatusNotFound
+	case errors.Is(err, ErrApprovalDigest):
+		code = http.StatusConflict
+	case errors.Is(err, ErrNoApprovals):
+		code = http.StatusServiceUnavailable
+	}
+	approvalJSON(w, code, map[string]string{"error": err.Error()})
+}
+
+func approvalJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
