@@ -22,7 +22,9 @@ import (
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/runstate"
+	"github.com/rigout/rigout/internal/sandboxcfg"
 	"github.com/rigout/rigout/internal/statedir"
+	"github.com/rigout/rigout/validate"
 )
 
 const doctorUsage = `usage: rigout doctor [flags]
@@ -406,4 +408,32 @@ func (d *doctor) sandbox() {
 	for _, n := range notes {
 		d.add("kernel sandbox", "warn", n, "rigout start --state-dir /var/lib/rigout")
 	}
+	d.views(p, cfg)
+}
+
+// views checks that per-principal views work here, as rigout serve and
+// stdio build them: a spawner started in new namespaces, its view built.
+func (d *doctor) views(p *validate.Policy, cfg exec.SandboxConfig) {
+	tmp, err := os.MkdirTemp("", "rigout-doctor-views-")
+	if err != nil {
+		d.add("per-principal views", "fail", err.Error(), "")
+		return
+	}
+	defer os.RemoveAll(tmp)
+	v := sandboxcfg.Views(p, tmp, nil, nil)
+	v.TmpDir = filepath.Join(tmp, "tmp")
+	cfg.Views = v
+	sb, err := exec.NewSandbox(cfg)
+	if err != nil {
+		d.add("per-principal views", "fail", err.Error(), "")
+		return
+	}
+	defer sb.Close()
+	st := sb.Status()
+	if st.Views {
+		d.add("per-principal views", "ok", "each token's commands and file operations run in a view of the machine of its own (user, mount, PID and IPC namespaces, seccomp)", "")
+		return
+	}
+	d.add("per-principal views", "warn", "unavailable: "+st.ViewsReason+": commands of every token share the gateway's view; tokens confined to roots or to reading are refused at start unless --unsafe-no-views",
+		"allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu, kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for rigout), run on Linux 6.18 or newer")
 }
