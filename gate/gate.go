@@ -97,6 +97,10 @@ type Command struct {
 	// what runs without the command showing it (BASH_ENV, LD_PRELOAD, a
 	// PATH that puts other directories first, …) are judged too.
 	Env map[string]string
+	// Stdin is the standard input the call gives the command, if any: the
+	// policy judges it as code when the command reads its program from
+	// stdin (bash -s, python3 -, … | sh).
+	Stdin *string
 	// Sudo is set when the call asked for sudo.
 	Sudo bool
 	// Bypass is set when the caller asked to skip the policy
@@ -129,7 +133,7 @@ func (g *Gate) Judge(cmd Command) validate.Decision {
 			return d
 		}
 	}
-	opts := validate.Options{AllowSudo: cmd.Sudo}
+	opts := validate.Options{AllowSudo: cmd.Sudo, Stdin: cmd.Stdin}
 	if path.IsAbs(cmd.Dir) {
 		opts.Dir = cmd.Dir
 	}

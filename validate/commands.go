@@ -150,6 +150,7 @@ var commandTable = map[string]handler{
 	"read": (*walker).readVars, "mapfile": (*walker).readVars, "readarray": (*walker).readVars,
 	"getopts": (*walker).readVars, "printf": (*walker).readVars,
 	"unset": (*walker).unset, "shift": (*walker).shift, "set": (*walker).set,
+	"test": (*walker).testCmd, "[": (*walker).testCmd, "wait": (*walker).nameOperands,
 	"hash": (*walker).hash, "unalias": (*walker).unalias, "mount": (*walker).mount,
 }
 

@@ -117,6 +117,7 @@
 //	recursive-chmod-root   chmod, chown, chgrp, chattr, setfacl -R of a protected root, or of all its entries
 //	move-root              mv of a protected root or of all its entries
 //	remote-script          downloaded or decoded code run by a shell or interpreter: curl|sh, bash <(curl …), base64 -d|sh
+//	hidden-code            a name or arithmetic bash evaluates, or a program's code, that the checker cannot see: test -v "$n", $((y)) after read y, ${!ref}, ${x@P}
 //	fork-bomb              a function that calls itself (by name or $FUNCNAME) in a background job or pipeline; fork in an endless loop
 //	power-state            shutdown, reboot, halt, poweroff, init 0/6, systemctl poweroff, kill 1, kill -1, pkill -u root, sysrq, /sys/power
 //	environment            (CheckEnv) BASH_ENV, LD_PRELOAD, NODE_OPTIONS, exported functions, a PATH that shadows the system's, …

@@ -164,6 +164,13 @@ type Options struct {
 	// refused); when empty, relative paths are never taken for protected
 	// roots.
 	Dir string
+
+	// Stdin is the standard input the command receives, when the caller
+	// gives it (execute_command's stdin argument). A program that reads its
+	// code from standard input (bash -s, sh, python3 -, perl, … | sh,
+	// xargs, make -f -) is judged as running it; for every other program
+	// it is data. Nil means the command gets no input.
+	Stdin *string
 }
 
 // Decision is the outcome of a check.

@@ -364,13 +364,17 @@ func (w *walker) command(cmd syntax.Command, in *source, net bool) {
 	case *syntax.FuncDecl:
 		w.funcDecl(c)
 	case *syntax.ArithmCmd:
+		w.arithLeaves(c.X, "arithmetic command ((…))")
 		w.scan(c.X, nil)
 	case *syntax.TestClause:
+		w.testExpr(c.X)
 		w.scan(c.X, nil)
 	case *syntax.DeclClause:
+		w.declArgs(c)
 		w.declClause(c)
 	case *syntax.LetClause:
 		for _, e := range c.Exprs {
+			w.arithLeaves(e, "let expression")
 			w.scan(e, nil)
 		}
 	case *syntax.TimeClause:
@@ -445,6 +449,7 @@ func (w *walker) forClause(c *syntax.ForClause, in *source) {
 	case *syntax.CStyleLoop:
 		for _, x := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
 			if x != nil {
+				w.arithLeaves(x, "for ((…)) expression")
 				w.scan(x, nil)
 			}
 		}
@@ -503,10 +508,17 @@ func (w *walker) scanAssign(a *syntax.Assign) {
 		w.scan(a.Value, nil)
 	}
 	if a.Index != nil {
+		if a.Name != nil {
+			w.arithLeaves(a.Index, "index of the assignment to "+a.Name.Value+"[…]")
+		}
 		w.scan(a.Index, nil)
 	}
 	if a.Array != nil {
 		for _, e := range a.Array.Elems {
+			if e.Index != nil {
+				w.arithLeaves(e.Index, "index of an element of an array assignment")
+				w.scan(e.Index, nil)
+			}
 			if e.Value != nil {
 				w.scan(e.Value, nil)
 			}
@@ -622,6 +634,10 @@ func (w *walker) scan(node syntax.Node, out *source) {
 			w.stmts(n.Stmts, nil)
 			w.spawn = spawn
 			return false
+		case *syntax.ArithmExp:
+			w.arithLeaves(n.X, "arithmetic expansion $((…))")
+		case *syntax.ParamExp:
+			w.paramCode(n)
 		case *syntax.ProcSubst:
 			var in *source
 			if n.Op == syntax.CmdOut {
