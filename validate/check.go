@@ -39,6 +39,7 @@ func (p *Policy) Check(cmd string, opts Options) (d Decision) {
 	w := newWalker(cfg, opts, res)
 	w.stmts(file.Stmts, stdinSource(opts))
 	w.finish()
+	w.judgeStartup()
 	d = res.decision()
 	d.ReadOnly = d.Allowed && readOnlyFile(file, opts.Dir)
 	if d.Allowed {
@@ -85,6 +86,7 @@ func (p *Policy) CheckArgv(argv []string, opts Options) (d Decision) {
 	w.where = " in argv"
 	w.invoke(&invocation{argv: fields, stdin: stdinSource(opts)})
 	w.finish()
+	w.judgeStartup()
 	d = res.decision()
 	d.ReadOnly = d.Allowed && !inDev(opts.Dir) && observesArgv(argv)
 	return d

@@ -196,6 +196,7 @@ func (w *walker) kernelWrite(inv *invocation, t target, how string, pos syntax.P
 
 // writeTarget checks a file that a command writes.
 func (w *walker) writeTarget(inv *invocation, f field, how string) {
+	w.noteStartup(f, how)
 	t := w.target(f)
 	if t.none() {
 		return

@@ -40,6 +40,7 @@ type result struct {
 	eval     int               // nesting of static $(…) evaluations
 	expanded int               // bytes produced by expansions
 	taints   map[*syntax.Stmt]taint
+	startup  map[string]*startupWrite // start-up file → the writes to it
 }
 
 // walker checks one shell program. Nested payloads get a child walker that
@@ -285,6 +286,7 @@ func (w *walker) recordFile(f, content field, appendTo bool) {
 		return
 	}
 	key := w.fileKey(f.s)
+	w.noteStartupContent(f)
 	if content.exact() {
 		if what, ok := accountContent(key, content.s); ok {
 			w.report(nil, RuleAccountTamper, "writing "+what+" to "+showPath(key))
