@@ -581,3 +581,35 @@ func (w *walker) declValue(v field, variant string, nameref, integer, array bool
 		}
 	}
 }
+
+// promptVar judges an assignment to a variable an interactive shell runs
+// or expands before each prompt: PROMPT_COMMAND is a command, PS0, PS1,
+// PS2 and PS4 are expanded like ${x@P}, running their substitutions. In a
+// terminal session the next prompt runs them, after the line was judged.
+func (w *walker) promptVar(a *syntax.Assign) {
+	name := a.Name.Value
+	if name != "PROMPT_COMMAND" && name != "PS0" && name != "PS1" && name != "PS2" && name != "PS4" {
+		return
+	}
+	var vals []field
+	switch {
+	case a.Array != nil:
+		for _, e := range a.Array.Elems {
+			if e.Value != nil {
+				vals = append(vals, w.expandString(e.Value))
+			}
+		}
+	case a.Value != nil:
+		vals = append(vals, w.expandString(a.Value))
+	}
+	for _, v := range vals {
+		switch {
+		case !v.exact():
+			w.report(nil, RuleHiddenCode, "the "+name+" assignment"+at(a.Pos())+" sets code an interactive shell runs before each prompt, and its value "+v.show()+" is only known at run time")
+		case name == "PROMPT_COMMAND":
+			w.payload(&invocation{argv: []field{{s: name}}}, v, "PROMPT_COMMAND", nil, false)
+		case strings.ContainsAny(v.s, "$`"):
+			w.promptCode(v, name+" prompt")
+		}
+	}
+}

@@ -61,7 +61,16 @@ var nameCases = []checkCase{
 	{cmd: `echo ${PS9@P}`, rule: rHidden},
 	{cmd: `read v; declare -i y="$v"`, rule: rHidden},
 	{cmd: `read v; declare -n r="$v"`, rule: rHidden},
+	// Code an interactive shell runs before each prompt.
+	{cmd: `PROMPT_COMMAND='rm -rf /'`, rule: rDel},
+	{cmd: `export PROMPT_COMMAND='rm -rf /'`, rule: rDel},
+	{cmd: `PS1='$(rm -rf /)> '`, rule: rDel},
+	{cmd: "PS4='`rm -rf /`'", rule: rDel},
+	{cmd: `read p; PROMPT_COMMAND="$p"`, rule: rHidden},
 	// Near misses: literal names, numbers and known values.
+	{cmd: `PROMPT_COMMAND='history -a'`},
+	{cmd: `PS1='\u@\h:\w\$ '`},
+	{cmd: `PS1='$(date +%H:%M)> '`},
 	{cmd: "test -v HOME"},
 	{cmd: "[ -v PATH ]"},
 	{cmd: "[[ -v 'x[1]' ]]"},

@@ -559,6 +559,7 @@ func (w *walker) assign(a *syntax.Assign) {
 	if a.Name == nil {
 		return
 	}
+	w.promptVar(a)
 	if a.Index != nil {
 		w.assignElem(a)
 		return
