@@ -79,6 +79,17 @@
 // that forks in an endless loop is a fork bomb. That search is best
 // effort: it sees literals, not computed values.
 //
+// Names and arithmetic that bash evaluates are judged as code: a subscript
+// in a name that test -v, read, printf -v, declare, unset and their
+// relatives take, or in arithmetic ($((…)), let, [[ a -eq b ]], indices),
+// runs its command substitutions, and the value of a variable named in
+// arithmetic is evaluated in turn; what cannot be resolved is refused with
+// hidden-code. [Options].Stdin is judged as the code of a program that
+// reads its program from standard input, and writes to shell, cron,
+// systemd and SSH start-up files are judged by their content, like a
+// crontab. docs/POLICY.md in the repository lists what is modelled and
+// what is not.
+//
 // The environment of a command is checked apart, by [Policy.CheckEnv]:
 // variables such as BASH_ENV, LD_PRELOAD or NODE_OPTIONS change what runs
 // without the command text showing it.
