@@ -34,6 +34,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path"
 	"strings"
 
@@ -101,6 +102,10 @@ type Command struct {
 	// policy judges it as code when the command reads its program from
 	// stdin (bash -s, python3 -, … | sh).
 	Stdin *string
+	// Local is set when the command runs on this machine: the paths it
+	// deletes, writes or changes into are resolved through the symbolic
+	// links that exist here (validate.Options.Readlink).
+	Local bool
 	// Sudo is set when the call asked for sudo.
 	Sudo bool
 	// Bypass is set when the caller asked to skip the policy
@@ -134,6 +139,9 @@ func (g *Gate) Judge(cmd Command) validate.Decision {
 		}
 	}
 	opts := validate.Options{AllowSudo: cmd.Sudo, Stdin: cmd.Stdin}
+	if cmd.Local {
+		opts.Readlink = os.Readlink
+	}
 	if path.IsAbs(cmd.Dir) {
 		opts.Dir = cmd.Dir
 	}

@@ -39,7 +39,7 @@ func (w *walker) evalName(inv *invocation, f field, what string) {
 	if j := strings.LastIndexByte(sub, ']'); j >= 0 {
 		sub = sub[:j]
 	}
-	w.subscript(inv, sub, f.pos, what+" name "+f.s, 0)
+	w.subscript(inv, sub, f.pos, what+" name "+f.s[:i]+"[…]", 0)
 }
 
 // subscript judges the text of a subscript: bash expands it like a word in
@@ -54,7 +54,7 @@ func (w *walker) subscript(inv *invocation, sub string, pos syntax.Pos, what str
 	if strings.ContainsAny(sub, "$`\\'\"") {
 		wd, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(sub))
 		if err != nil {
-			w.report(inv, RuleHiddenCode, "the subscript ["+sub+"] of the "+what+at(pos)+" is evaluated as code by bash and does not parse: "+err.Error())
+			w.report(inv, RuleHiddenCode, "the subscript of the "+what+at(pos)+" is evaluated as code by bash and does not parse: "+err.Error())
 			return
 		}
 		if w.depth+1 > maxDepth {
@@ -65,7 +65,7 @@ func (w *walker) subscript(inv *invocation, sub string, pos syntax.Pos, what str
 		c.scan(wd, nil)
 		c.finish()
 		if w.dataIn(wd) {
-			w.report(inv, RuleHiddenCode, "the subscript ["+sub+"] of the "+what+at(pos)+" evaluates, as arithmetic, a value the checker cannot see; a subscript in it would run as code")
+			w.report(inv, RuleHiddenCode, "the subscript of the "+what+at(pos)+" evaluates, as arithmetic, a value the checker cannot see (a command's output or input read); a subscript in it would run as code")
 			return
 		}
 		f := w.expandString(wd)
@@ -125,7 +125,7 @@ func (w *walker) arithText(inv *invocation, s string, pos syntax.Pos, what strin
 			if j < len(s) && s[j] == '[' {
 				end := matchBracket(s, j)
 				if end < 0 {
-					w.report(inv, RuleHiddenCode, "the arithmetic "+quoteText(s)+" of the "+what+at(pos)+" has an unclosed subscript")
+					w.report(inv, RuleHiddenCode, "the arithmetic of the "+what+at(pos)+" has an unclosed subscript")
 					return
 				}
 				w.subscript(inv, s[j+1:end], pos, what, depth)
@@ -159,13 +159,6 @@ func matchBracket(s string, i int) int {
 		}
 	}
 	return -1
-}
-
-func quoteText(s string) string {
-	if len(s) > 60 {
-		s = s[:57] + "…"
-	}
-	return "'" + s + "'"
 }
 
 // arithVar judges a variable that arithmetic evaluates: its value is
@@ -335,18 +328,12 @@ func (w *walker) arithLeaves(x syntax.ArithmExpr, what string) {
 			}
 		}
 		if w.dataIn(x) {
-			w.report(nil, RuleHiddenCode, "the "+what+at(x.Pos())+" evaluates "+describeWord(x)+" as arithmetic, a value the checker cannot see; bash runs a subscript in it (x[$(…)]) as code")
+			w.report(nil, RuleHiddenCode, "the "+what+at(x.Pos())+" evaluates as arithmetic a value the checker cannot see (a command's output or input read); bash runs a subscript in it (x[$(…)]) as code")
 			return
 		}
 		f := w.expandString(x)
 		w.arithText(nil, literalOf(f), x.Pos(), what, 0)
 	}
-}
-
-func describeWord(wd *syntax.Word) string {
-	var b strings.Builder
-	syntax.NewPrinter().Print(&b, wd)
-	return quoteText(b.String())
 }
 
 // paramCode judges the parts of a parameter expansion that bash evaluates:
@@ -400,7 +387,7 @@ func paramName(pe *syntax.ParamExp) string {
 func (w *walker) promptCode(v field, label string) {
 	wd, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(v.s))
 	if err != nil {
-		w.report(nil, RuleHiddenCode, "the "+label+at(v.pos)+" expands "+quoteText(v.s)+", which does not parse: "+err.Error())
+		w.report(nil, RuleHiddenCode, "the "+label+at(v.pos)+" expands text that does not parse: "+err.Error())
 		return
 	}
 	if w.depth+1 > maxDepth {
@@ -572,7 +559,7 @@ func (w *walker) declValue(v field, variant string, nameref, integer, array bool
 		if strings.HasPrefix(v.s, "(") {
 			file, err := parse("__rigout_a=" + v.s)
 			if err != nil {
-				w.report(nil, RuleHiddenCode, "the "+variant+" compound value "+quoteText(v.s)+at(v.pos)+" is parsed by bash as an assignment and does not parse: "+err.Error())
+				w.report(nil, RuleHiddenCode, "the "+variant+" compound value"+at(v.pos)+" is parsed by bash as an assignment and does not parse: "+err.Error())
 				return
 			}
 			c := w.child(variant+" compound value", v.pos, nil, nil)

@@ -171,6 +171,16 @@ type Options struct {
 	// xargs, make -f -) is judged as running it; for every other program
 	// it is data. Nil means the command gets no input.
 	Stdin *string
+
+	// Readlink, when set, reads a symbolic link of the machine the
+	// command runs on (os.Readlink for this one). Every path a command
+	// deletes, writes or changes into is then resolved through the links
+	// that already exist (plink/ after an earlier ln -s / plink), not
+	// only those made earlier in the line. Nil: the filesystem is not
+	// consulted. /proc/self/cwd is the command's working directory
+	// either way, and /proc/self/fd/N, which the checker cannot follow,
+	// is taken for /.
+	Readlink func(name string) (string, error)
 }
 
 // Decision is the outcome of a check.

@@ -186,7 +186,7 @@ func (w *walker) judgeStartupFile(p string, sw *startupWrite) {
 		switch sw.kind {
 		case startupShell:
 			if n, to, ok := shadows(content.s); ok {
-				w.report(inv, RuleHiddenCode, sw.how+" redefines "+n+" in the "+label+", so every later login runs "+to+" in its place, code the checker cannot see")
+				w.report(inv, RuleHiddenCode, sw.how+" redefines "+n+" in the "+label+" (as "+to+"), so every later login runs something else in its place, code the checker cannot see")
 			}
 			w.payload(inv, content, label, nil, false)
 		case startupCron, startupUserCron:

@@ -403,7 +403,7 @@ func (f *Family) executeIn(ctx context.Context, call *rigout.Call) (*mcp.CallToo
 				return nil, err
 			}
 		}
-		check := gate.Command{Host: in.Host, Shell: a.Command, Dir: in.Cwd, Sudo: a.UseSudo, Bypass: a.BypassSecurity}
+		check := gate.Command{Host: in.Host, Shell: a.Command, Dir: in.Cwd, Sudo: a.UseSudo, Bypass: a.BypassSecurity, Local: in.Route == "local"}
 		d := f.cfg.Gate.Judge(check)
 		defs := definitionsOf(a.Command)
 		if prior := f.defs.get(p.Name, t.ID()); d.Allowed && prior != "" {
