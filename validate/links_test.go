@@ -41,6 +41,7 @@ func TestCheckExistingLinks(t *testing.T) {
 		rule string
 	}{
 		{name: "link with slash", cmd: "rm -rf plink/", opts: fsOpts, rule: rDel},
+		{name: "link itself, at its most dangerous reading", cmd: "rm -rf plink", opts: fsOpts, rule: rDel},
 		{name: "cd into link", cmd: "cd plink && rm -rf *", opts: fsOpts, rule: rDel},
 		{name: "glob below link", cmd: "rm -rf plink/*", opts: fsOpts, rule: rDel},
 		{name: "link to link", cmd: "rm -rf rlink/", opts: fsOpts, rule: rDel},
