@@ -499,6 +499,13 @@ func (w *walker) declArgs(c *syntax.DeclClause) {
 	}
 	nameref, integer, array := variant == "nameref", false, false
 	for _, a := range c.Args {
+		if a.Naked && a.Name != nil && a.Value == nil {
+			// declare -i n: a plain name.
+			if integer {
+				w.markInt(a.Name.Value)
+			}
+			continue
+		}
 		if !a.Naked || a.Value == nil {
 			continue
 		}
@@ -522,6 +529,9 @@ func (w *walker) declArgs(c *syntax.DeclClause) {
 			nameF, valF, hasVal = field{s: p[:k], pos: f.pos}, unknownField(0), true
 		}
 		w.evalName(nil, nameF, variant)
+		if integer && nameF.exact() && isAssignment(nameF.s+"=") {
+			w.markInt(nameF.s)
+		}
 		if hasVal {
 			w.declValue(valF, variant, nameref, integer, array)
 		}
@@ -532,6 +542,9 @@ func (w *walker) declArgs(c *syntax.DeclClause) {
 		}
 		if a.Index != nil {
 			w.arithLeaves(a.Index, "index of "+a.Name.Value+"[…] in "+variant)
+		}
+		if integer {
+			w.markInt(a.Name.Value)
 		}
 		if a.Value != nil {
 			w.declValue(w.expandString(a.Value), variant, nameref, integer, array)
@@ -598,5 +611,16 @@ func (w *walker) promptVar(a *syntax.Assign) {
 		case strings.ContainsAny(v.s, "$`"):
 			w.promptCode(v, name+" prompt")
 		}
+	}
+}
+
+// markInt records that a variable has the integer attribute: every later
+// assignment to it is evaluated as arithmetic.
+func (w *walker) markInt(name string) {
+	if w.ints == nil {
+		w.ints = make(map[string]bool)
+	}
+	if len(w.ints) < 64 {
+		w.ints[name] = true
 	}
 }

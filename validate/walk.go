@@ -55,6 +55,7 @@ type walker struct {
 	funcs   map[string]*funcInfo
 	aliases map[string]rebind // alias NAME=VALUE defined earlier in the line
 	hashed  map[string]rebind // hash -p PATH NAME
+	ints    map[string]bool   // declare -i NAME: assignments to it are arithmetic
 	cwd     string
 	oldcwd  string   // for cd -
 	dirs    []string // the pushd stack
@@ -560,6 +561,13 @@ func (w *walker) assign(a *syntax.Assign) {
 		return
 	}
 	w.promptVar(a)
+	if w.ints[a.Name.Value] && a.Value != nil && a.Index == nil {
+		// declare -i: the value is evaluated as arithmetic when assigned,
+		// and the variable then holds a number.
+		w.declValue(w.expandString(a.Value), "integer variable "+a.Name.Value, false, true, false)
+		w.setVar(a.Name.Value, value{f: unknownField(unkNumber | unkNonEmpty | unkNoFlag)})
+		return
+	}
 	if a.Index != nil {
 		w.assignElem(a)
 		return
