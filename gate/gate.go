@@ -44,6 +44,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path"
 	"strings"
 
@@ -107,6 +108,14 @@ type Command struct {
 	// what runs without the command showing it (BASH_ENV, LD_PRELOAD, a
 	// PATH that puts other directories first, …) are judged too.
 	Env map[string]string
+	// Stdin is the standard input the call gives the command, if any: the
+	// policy judges it as code when the command reads its program from
+	// stdin (bash -s, python3 -, … | sh).
+	Stdin *string
+	// Local is set when the command runs on this machine: the paths it
+	// deletes, writes or changes into are resolved through the symbolic
+	// links that exist here (validate.Options.Readlink).
+	Local bool
 	// Sudo is set when the call asked for sudo.
 	Sudo bool
 	// Bypass is set when the caller asked to skip the policy
@@ -139,7 +148,10 @@ func (g *Gate) Judge(cmd Command) validate.Decision {
 			return d
 		}
 	}
-	opts := validate.Options{AllowSudo: cmd.Sudo}
+	opts := validate.Options{AllowSudo: cmd.Sudo, Stdin: cmd.Stdin}
+	if cmd.Local {
+		opts.Readlink = os.Readlink
+	}
 	if path.IsAbs(cmd.Dir) {
 		opts.Dir = cmd.Dir
 	}

@@ -131,6 +131,7 @@ func (w *walker) unalias(inv *invocation, name string) {
 }
 
 func (w *walker) readVars(inv *invocation, name string) {
+	w.nameOperands(inv, name)
 	args := inv.args()
 	switch name {
 	case "printf":
@@ -225,6 +226,7 @@ func (w *walker) readVars(inv *invocation, name string) {
 // unset forgets variables; unset -f (or unset NAME without a variable of
 // that name) removes a function, so the command of its name runs again.
 func (w *walker) unset(inv *invocation, name string) {
+	w.nameOperands(inv, name)
 	onlyVars := false
 	for _, a := range inv.args() {
 		if a.exact() && a.s == "-v" {

@@ -6,9 +6,10 @@ import "github.com/rigout/rigout/validate"
 // and BenchmarkCheck.
 type checkCase struct {
 	cmd    string
-	rule   string // "" means allowed
-	sudo   bool   // Options.AllowSudo
-	dir    string // Options.Dir
+	rule   string  // "" means allowed
+	sudo   bool    // Options.AllowSudo
+	dir    string  // Options.Dir
+	stdin  *string // Options.Stdin
 	policy *validate.Policy
 }
 

@@ -25,7 +25,11 @@ func (p *Policy) Check(cmd string, opts Options) (d Decision) {
 	if i := strings.IndexByte(cmd, 0); i >= 0 {
 		return refuse(RuleParseError, "the command holds a NUL byte at offset "+strconv.Itoa(i), cfg.action(RuleParseError) == Confirm)
 	}
-	if len(cmd) > maxInput {
+	if opts.Stdin != nil && strings.IndexByte(*opts.Stdin, 0) >= 0 {
+		// A NUL ends what a shell reads; judged as text, the rest is hidden.
+		return refuse(RuleParseError, "the stdin argument holds a NUL byte", cfg.action(RuleParseError) == Confirm)
+	}
+	if len(cmd)+stdinLen(opts) > maxInput {
 		return refuse(RuleTooComplex, "the command is longer than "+strconv.Itoa(maxInput)+" bytes", cfg.action(RuleTooComplex) == Confirm)
 	}
 	file, err := parse(cmd)
@@ -33,8 +37,9 @@ func (p *Policy) Check(cmd string, opts Options) (d Decision) {
 		return refuse(RuleParseError, "the shell parser rejects the command: "+err.Error(), cfg.action(RuleParseError) == Confirm)
 	}
 	w := newWalker(cfg, opts, res)
-	w.stmts(file.Stmts, nil)
+	w.stmts(file.Stmts, stdinSource(opts))
 	w.finish()
+	w.judgeStartup()
 	d = res.decision()
 	d.ReadOnly = d.Allowed && readOnlyFile(file, opts.Dir)
 	if d.Allowed {
@@ -71,16 +76,36 @@ func (p *Policy) CheckArgv(argv []string, opts Options) (d Decision) {
 		size += len(a)
 		fields[i] = field{s: a}
 	}
-	if size > maxInput {
+	if opts.Stdin != nil && strings.IndexByte(*opts.Stdin, 0) >= 0 {
+		return refuse(RuleParseError, "the stdin argument holds a NUL byte", cfg.action(RuleParseError) == Confirm)
+	}
+	if size+stdinLen(opts) > maxInput {
 		return refuse(RuleTooComplex, "the arguments are longer than "+strconv.Itoa(maxInput)+" bytes", cfg.action(RuleTooComplex) == Confirm)
 	}
 	w := newWalker(cfg, opts, res)
 	w.where = " in argv"
-	w.invoke(&invocation{argv: fields})
+	w.invoke(&invocation{argv: fields, stdin: stdinSource(opts)})
 	w.finish()
+	w.judgeStartup()
 	d = res.decision()
 	d.ReadOnly = d.Allowed && !inDev(opts.Dir) && observesArgv(argv)
 	return d
+}
+
+// stdinSource is the caller's stdin argument as the source the command
+// reads: the code of a program that reads its program from stdin.
+func stdinSource(opts Options) *source {
+	if opts.Stdin == nil {
+		return nil
+	}
+	return &source{text: exactField(*opts.Stdin), has: true, desc: "the stdin argument"}
+}
+
+func stdinLen(opts Options) int {
+	if opts.Stdin == nil {
+		return 0
+	}
+	return len(*opts.Stdin)
 }
 
 func parse(src string) (*syntax.File, error) {

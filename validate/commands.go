@@ -88,7 +88,7 @@ var commandTable = map[string]handler{
 	"cat": (*walker).reader, "tac": (*walker).reader, "head": (*walker).reader, "tail": (*walker).reader,
 	"od": (*walker).reader, "xxd": (*walker).outputs, "hexdump": (*walker).reader, "hd": (*walker).reader,
 	"strings": (*walker).reader, "base64": (*walker).reader, "base32": (*walker).reader,
-	"less": (*walker).reader, "more": (*walker).reader, "nl": (*walker).reader,
+	"less": (*walker).pager, "more": (*walker).pager, "nl": (*walker).reader,
 
 	// Programs that write or delete through options or operands (outSpecs).
 	"sort": (*walker).outputs, "uniq": (*walker).outputs, "split": (*walker).outputs, "csplit": (*walker).outputs,
@@ -102,7 +102,7 @@ var commandTable = map[string]handler{
 	"pigz": (*walker).outputs, "unpigz": (*walker).outputs, "pbzip2": (*walker).outputs, "compress": (*walker).outputs,
 	"uncompress": (*walker).outputs, "zstd": (*walker).outputs, "unzstd": (*walker).outputs, "lz4": (*walker).outputs,
 	"brotli": (*walker).outputs, "lzop": (*walker).outputs,
-	"zip": (*walker).archiver, "7z": (*walker).archiver, "7za": (*walker).archiver, "7zr": (*walker).archiver, "rar": (*walker).archiver,
+	"zip": (*walker).zipRunner, "7z": (*walker).archiver, "7za": (*walker).archiver, "7zr": (*walker).archiver, "rar": (*walker).archiver,
 	"rename": (*walker).rename, "prename": (*walker).rename, "file-rename": (*walker).rename, "perl-rename": (*walker).rename,
 	"wipe": (*walker).rm, "srm": (*walker).rm,
 
@@ -131,7 +131,7 @@ var commandTable = map[string]handler{
 	"time": (*walker).wrapper, "stdbuf": (*walker).wrapper, "ionice": (*walker).wrapper, "chrt": (*walker).wrapper,
 	"taskset": (*walker).wrapper, "chroot": (*walker).wrapper, "nsenter": (*walker).wrapper, "unshare": (*walker).wrapper,
 	"setpriv": (*walker).wrapper, "numactl": (*walker).wrapper, "prlimit": (*walker).wrapper, "cgexec": (*walker).wrapper,
-	"fakeroot": (*walker).wrapper, "faketime": (*walker).wrapper, "strace": (*walker).wrapper, "ltrace": (*walker).wrapper,
+	"fakeroot": (*walker).wrapper, "faketime": (*walker).wrapper, "strace": (*walker).strace, "ltrace": (*walker).wrapper,
 	"valgrind": (*walker).wrapper, "catchsegv": (*walker).wrapper, "unbuffer": (*walker).wrapper, "torsocks": (*walker).wrapper,
 	"proxychains": (*walker).wrapper, "proxychains4": (*walker).wrapper, "systemd-run": (*walker).wrapper,
 	"xvfb-run": (*walker).wrapper, "dbus-run-session": (*walker).wrapper, "gosu": (*walker).wrapper,
@@ -150,6 +150,15 @@ var commandTable = map[string]handler{
 	"read": (*walker).readVars, "mapfile": (*walker).readVars, "readarray": (*walker).readVars,
 	"getopts": (*walker).readVars, "printf": (*walker).readVars,
 	"unset": (*walker).unset, "shift": (*walker).shift, "set": (*walker).set,
+	// Programs that run, write or delete through an option (runners.go).
+	"gcc": (*walker).compiler, "cc": (*walker).compiler, "g++": (*walker).compiler, "c++": (*walker).compiler,
+	"clang": (*walker).compiler, "clang++": (*walker).compiler, "cpp": (*walker).compiler, "tcc": (*walker).compiler,
+	"npx": (*walker).npx, "npm": (*walker).npx, "gio": (*walker).trash, "trash-put": (*walker).trash,
+	"trash": (*walker).trash, "gvfs-trash": (*walker).trash, "gvfs-rm": (*walker).trash,
+	"sdiff": (*walker).outputs, "pod2man": (*walker).outputs, "pod2text": (*walker).outputs,
+	"run-parts": (*walker).runParts, "pip": (*walker).pip, "pip3": (*walker).pip, "go": (*walker).goTool,
+
+	"test": (*walker).testCmd, "[": (*walker).testCmd, "wait": (*walker).nameOperands,
 	"hash": (*walker).hash, "unalias": (*walker).unalias, "mount": (*walker).mount,
 }
 

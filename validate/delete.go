@@ -248,6 +248,7 @@ func (w *walker) mv(inv *invocation, name string) {
 // destination checks the target of cp, mv, install and ln, both as a file
 // and as a directory that receives the sources.
 func (w *walker) destination(inv *invocation, cmd string, srcs []field, dest field, device bool) {
+	w.startupDest(dest, srcs, cmd)
 	t := w.target(dest)
 	if t.none() {
 		return

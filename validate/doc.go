@@ -79,6 +79,17 @@
 // that forks in an endless loop is a fork bomb. That search is best
 // effort: it sees literals, not computed values.
 //
+// Names and arithmetic that bash evaluates are judged as code: a subscript
+// in a name that test -v, read, printf -v, declare, unset and their
+// relatives take, or in arithmetic ($((…)), let, [[ a -eq b ]], indices),
+// runs its command substitutions, and the value of a variable named in
+// arithmetic is evaluated in turn; what cannot be resolved is refused with
+// hidden-code. [Options].Stdin is judged as the code of a program that
+// reads its program from standard input, and writes to shell, cron,
+// systemd and SSH start-up files are judged by their content, like a
+// crontab. docs/POLICY.md in the repository lists what is modelled and
+// what is not.
+//
 // The environment of a command is checked apart, by [Policy.CheckEnv]:
 // variables such as BASH_ENV, LD_PRELOAD or NODE_OPTIONS change what runs
 // without the command text showing it.
@@ -117,6 +128,7 @@
 //	recursive-chmod-root   chmod, chown, chgrp, chattr, setfacl -R of a protected root, or of all its entries
 //	move-root              mv of a protected root or of all its entries
 //	remote-script          downloaded or decoded code run by a shell or interpreter: curl|sh, bash <(curl …), base64 -d|sh
+//	hidden-code            a name or arithmetic bash evaluates, or a program's code, that the checker cannot see: test -v "$n", $((y)) after read y, ${!ref}, ${x@P}
 //	fork-bomb              a function that calls itself (by name or $FUNCNAME) in a background job or pipeline; fork in an endless loop
 //	power-state            shutdown, reboot, halt, poweroff, init 0/6, systemctl poweroff, kill 1, kill -1, pkill -u root, sysrq, /sys/power
 //	environment            (CheckEnv) BASH_ENV, LD_PRELOAD, NODE_OPTIONS, exported functions, a PATH that shadows the system's, …

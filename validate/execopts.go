@@ -28,6 +28,7 @@ func (w *walker) tar(inv *invocation, name string) {
 	if f, ok := p.val('f', "file"); ok && creates {
 		w.writeTarget(inv, f, "tar -f")
 	}
+	w.tarExtract(inv, p)
 	if p.hasLong("remove-files", 4) {
 		dir := ""
 		if d, ok := p.val('C', "directory"); ok && d.exact() {
@@ -52,6 +53,8 @@ var gitShellKeys = []string{"core.pager", "core.editor", "core.sshcommand", "cor
 // commands, and --upload-pack, --receive-pack and --exec.
 func (w *walker) git(inv *invocation, name string) {
 	args := inv.args()
+	dir := w.cwd
+	defer func() { w.gitSub(inv, args, dir) }()
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !a.exact() {
@@ -63,6 +66,13 @@ func (w *walker) git(inv *invocation, name string) {
 		case s == "-c" && i+1 < len(args) && args[i+1].exact():
 			i++
 			kv = args[i].s
+		case s == "-c" && i+1 < len(args):
+			// -c KEY="$VALUE": the key is known, the value is not.
+			i++
+			if k, _, ok := strings.Cut(args[i].prefix(), "="); ok {
+				w.gitValue(inv, k, args[i])
+			}
+			continue
 		case strings.HasPrefix(s, "-c") && len(s) > 2:
 			kv = s[2:]
 		case strings.HasPrefix(s, "--upload-pack=") || strings.HasPrefix(s, "--receive-pack=") || strings.HasPrefix(s, "--exec="):
@@ -72,6 +82,23 @@ func (w *walker) git(inv *invocation, name string) {
 		case (s == "--upload-pack" || s == "--receive-pack" || s == "--exec" || s == "-u") && i+1 < len(args):
 			i++
 			w.payload(inv, args[i], "git "+s+" command", nil, true)
+			continue
+		case s == "-C" && i+1 < len(args):
+			i++
+			if d := args[i]; d.exact() && strings.HasPrefix(d.s, "/") {
+				dir = cleanPath(d.s)
+			} else if d.exact() && dir != "" {
+				dir = cleanPath(dir + "/" + d.s)
+			} else {
+				dir = ""
+			}
+			continue
+		case s == "--config-env" && i+1 < len(args) && args[i+1].exact():
+			i++
+			w.gitConfigEnv(inv, args[i])
+			continue
+		case strings.HasPrefix(s, "--config-env="):
+			w.gitConfigEnv(inv, field{s: s[len("--config-env="):], pos: a.pos})
 			continue
 		case s == "config" && i+2 < len(args):
 			// git config [--global] KEY VALUE
@@ -94,15 +121,19 @@ func (w *walker) git(inv *invocation, name string) {
 
 func (w *walker) gitValue(inv *invocation, key string, v field) {
 	key = strings.ToLower(key)
-	for _, k := range gitShellKeys {
-		if key == k || strings.HasSuffix(k, ".") && strings.HasPrefix(key, k) {
-			if v.exact() {
-				v.s = strings.TrimPrefix(v.s, "!")
-			}
-			w.payload(inv, v, "git "+key+" command", nil, true)
-			return
-		}
+	if !gitRunsKey(key) {
+		return
 	}
+	if !v.exact() {
+		w.report(inv, RuleHiddenCode, "git "+key+" is a command git runs, and its value "+v.show()+at(v.pos)+" is only known at run time")
+		return
+	}
+	if key == "core.hookspath" {
+		w.report(inv, RuleHiddenCode, "git core.hooksPath="+v.s+at(v.pos)+" runs the hooks of that directory, code the checker cannot see")
+		return
+	}
+	v.s = strings.TrimPrefix(v.s, "!")
+	w.payload(inv, v, "git "+key+" command", nil, true)
 }
 
 // sshOpts checks -o ProxyCommand=… and LocalCommand, which ssh, scp and
@@ -293,4 +324,37 @@ func (w *walker) docker(inv *invocation, name string) {
 	sub2.stdin = nil
 	w.invoke(sub2)
 	w.res.links = saved
+}
+
+// tarExtract refuses extracting over a protected root with --overwrite,
+// --unlink-first or --recursive-unlink, or into / itself: the archive then
+// replaces any file there, /etc/passwd and the boot loader included.
+func (w *walker) tarExtract(inv *invocation, p parsedArgs) {
+	extract := p.has("x", "extract", "get")
+	if a := inv.args(); len(a) > 0 && a[0].exact() && !strings.HasPrefix(a[0].s, "-") && strings.ContainsRune(a[0].s, 'x') {
+		extract = true
+	}
+	if !extract {
+		return
+	}
+	dir := w.cwd
+	if d, ok := p.val('C', "directory"); ok {
+		dir = ""
+		if d.exact() && strings.HasPrefix(d.s, "/") {
+			dir = cleanPath(d.s)
+		} else if d.exact() && w.cwd != "" {
+			dir = cleanPath(w.cwd + "/" + d.s)
+		}
+	}
+	if dir == "" {
+		return
+	}
+	h, ok := w.protectedHit(target{lit: w.resolveLinks(dir)})
+	if !ok || h.all {
+		return
+	}
+	overwrite := p.has("U", "overwrite", "unlink-first", "recursive-unlink")
+	if overwrite || h.root == "/" {
+		w.report(inv, RuleCriticalFileWrite, "tar extracts over the protected root "+showPath(h.root)+at(inv.argv[0].pos)+", replacing whatever the archive holds there, critical files included")
+	}
 }

@@ -582,7 +582,11 @@ func (w *walker) addParts(b *builder, parts []syntax.WordPart, quoted, tilde boo
 			} else {
 				prev := b.label
 				b.label = "$(" + describeStmts(p.Stmts) + ")"
-				b.addUnknown(0, quoted)
+				var flags uint8
+				if numericProducer(p.Stmts) {
+					flags = unkNumber
+				}
+				b.addUnknown(flags, quoted)
 				b.label = prev
 			}
 		case *syntax.ArithmExp:
@@ -591,7 +595,7 @@ func (w *walker) addParts(b *builder, parts []syntax.WordPart, quoted, tilde boo
 			} else {
 				prev := b.label
 				b.label = "$((…))"
-				b.addUnknown(unkNonEmpty, quoted)
+				b.addUnknown(unkNonEmpty|unkNumber, quoted)
 				b.label = prev
 			}
 		case *syntax.ProcSubst:
@@ -888,6 +892,11 @@ func (w *walker) expandParam(b *builder, pe *syntax.ParamExp, quoted bool) {
 	name := pe.Param.Value
 	if pe.Excl {
 		// ${!ref}: the variable that ref names.
+		if pe.Index != nil && (arithLit(pe.Index) == "@" || arithLit(pe.Index) == "*") {
+			// ${!a[@]}: the indices of an array.
+			b.addUnknown(unkNumber, quoted)
+			return
+		}
 		ref, ok := w.lookupScalar(name)
 		if !ok || !ref.exact() || pe.Index != nil || !isAssignment(ref.s+"=") {
 			b.addUnknown(0, quoted)
@@ -896,7 +905,7 @@ func (w *walker) expandParam(b *builder, pe *syntax.ParamExp, quoted bool) {
 		name = ref.s
 	}
 	if pe.Length {
-		b.addUnknown(unkNonEmpty|unkNoFlag, quoted)
+		b.addUnknown(unkNonEmpty|unkNoFlag|unkNumber, quoted)
 		return
 	}
 	ifs := w.ifs()
@@ -998,7 +1007,7 @@ func (w *walker) scalarParam(name string) (field, bool) {
 		if v, ok := w.lookupScalar(name); ok {
 			return v, true
 		}
-		return unknownField(unkNonEmpty | unkNoFlag), false
+		return unknownField(unkNonEmpty | unkNoFlag | unkNumber), false
 	case "HOME":
 		return w.homeValue(), true
 	case "PWD":

@@ -404,7 +404,7 @@ var stateCases = []checkCase{
 
 // groupCases returns every table of this file.
 func groupCases() [][]checkCase {
-	return [][]checkCase{stateCases, writerCases, interpCases, accountCases, powerCases, kernelCases, forkCases}
+	return [][]checkCase{stateCases, writerCases, interpCases, accountCases, powerCases, kernelCases, forkCases, nameCases, stdinCases, runnerCases, reachCases}
 }
 
 func TestCheckGroups(t *testing.T) {

@@ -16,6 +16,8 @@ type inlineFind struct {
 	writes  []string // files written
 	moves   []string // files or directories renamed away
 	bomb    bool     // a process forks in an endless loop
+	kills   []string // pids signalled: 1 (init) or -1 (every process)
+	hidden  []string // code handed to a program the checker cannot see
 }
 
 type itok struct {
@@ -79,7 +81,7 @@ func scanInline(code, lang string) inlineFind {
 		return scanTcl(code, 0)
 	}
 	var out inlineFind
-	toks := tokenizeInline(code, lang)
+	toks := propagate(tokenizeInline(code, lang), lang)
 	out.bomb = forkLoop(toks)
 	for k := 0; k < len(toks); k++ {
 		t := toks[k]
@@ -93,6 +95,13 @@ func scanInline(code, lang string) inlineFind {
 				if k+2 < len(toks) && toks[k+1].text == "|" && toks[k+2].text == "getline" ||
 					k > 0 && toks[k-1].text == "|" {
 					out.shell = append(out.shell, t.text)
+					if k > 0 && toks[k-1].text == "|" && readsCode(t.text) {
+						out.hidden = append(out.hidden, "awk prints into "+strings.TrimSpace(t.text)+", which runs what it reads as code")
+					}
+				}
+				if k > 0 && toks[k-1].text == ">" {
+					// print > "file", print >> "file"
+					out.writes = append(out.writes, t.text)
 				}
 			}
 			continue
@@ -117,6 +126,10 @@ func scanInline(code, lang string) inlineFind {
 				}
 			}
 			k += 5
+			continue
+		}
+		if name == "kill" || name == "killpg" || name == "posix_kill" {
+			out.kills = append(out.kills, killedPids(toks[k+1:], lang)...)
 			continue
 		}
 		if lang == "perl" && name == "open" {
@@ -523,4 +536,98 @@ func openFlagsWrite(toks []itok) bool {
 		}
 	}
 	return false
+}
+
+// killedPids returns the pids 1 and -1 among those a kill call signals:
+// os.kill(pid, sig), process.kill(pid), posix_kill(pid, sig) take the pid
+// first; Ruby's Process.kill(sig, *pids) and Perl's kill(sig, @pids) after
+// the signal.
+func killedPids(toks []itok, lang string) []string {
+	var args []string
+	cur := ""
+	for _, t := range callArgs(toks) {
+		switch {
+		case t.text == "(":
+		case t.text == ",":
+			args = append(args, cur)
+			cur = ""
+		default:
+			cur += t.text
+		}
+	}
+	args = append(args, cur)
+	pids := args[:1]
+	if lang == "perl" || lang == "ruby" {
+		pids = args[1:]
+	}
+	var out []string
+	for _, p := range pids {
+		if p == "1" || p == "-1" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// readsCode reports whether a command line is a shell or interpreter
+// alone, which runs what it reads on stdin as code.
+func readsCode(cmd string) bool {
+	f := strings.Fields(cmd)
+	if len(f) == 0 {
+		return false
+	}
+	for _, a := range f[1:] {
+		if !strings.HasPrefix(a, "-") || a == "-c" || a == "-e" {
+			return false
+		}
+	}
+	base := f[0][strings.LastIndexByte(f[0], '/')+1:]
+	return oneOf(base, "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "python", "python3", "perl", "ruby", "node", "php")
+}
+
+// propagate is the simple data flow of inline code: a name assigned a
+// string literal or a number (d = "/etc", my $d = "/etc", const d =
+// "/etc", p = Path("/etc")) stands for that literal where it is later
+// passed as an argument, and Python f-strings and JavaScript template
+// strings have such names substituted ({d}, ${d}).
+func propagate(toks []itok, lang string) []itok {
+	vals := map[string]itok{}
+	out := make([]itok, 0, len(toks))
+	for k := 0; k < len(toks); k++ {
+		t := toks[k]
+		if t.kind == 'i' && k+2 < len(toks) && toks[k+1].text == "=" && toks[k+2].text != "=" && (k == 0 || toks[k-1].text != "=" && toks[k-1].text != "!" && toks[k-1].text != "<" && toks[k-1].text != ">") {
+			v := toks[k+2]
+			end := k + 3
+			if v.kind == 'i' && isPathCtor(v.text[strings.LastIndexAny(v.text, ".:")+1:]) && k+5 < len(toks) && toks[k+3].text == "(" && toks[k+4].kind == 's' && toks[k+5].text == ")" {
+				v, end = toks[k+4], k+6
+			}
+			literal := v.kind == 's' || v.kind == 'i' && isDigits(strings.TrimPrefix(v.text, "-"))
+			if literal && (end >= len(toks) || oneOf(toks[end].text, ";", ",", ")", "}") || toks[end].kind == 'i') {
+				vals[t.text] = itok{kind: v.kind, text: v.text}
+			} else {
+				delete(vals, t.text)
+			}
+			out = append(out, t)
+			continue
+		}
+		switch t.kind {
+		case 'i':
+			if v, ok := vals[t.text]; ok && k > 0 && oneOf(toks[k-1].text, "(", ",", "[") && (k+1 >= len(toks) || toks[k+1].text != "(" && toks[k+1].text != "=") {
+				t = v
+			}
+		case 's':
+			if (lang == "python" || lang == "node") && strings.Contains(t.text, "{") && len(vals) > 0 {
+				s := t.text
+				for name, v := range vals {
+					if v.kind == 's' || v.kind == 'i' {
+						s = strings.ReplaceAll(s, "${"+name+"}", v.text)
+						s = strings.ReplaceAll(s, "{"+name+"}", v.text)
+					}
+				}
+				t = itok{kind: 's', text: s}
+			}
+		}
+		out = append(out, t)
+	}
+	return out
 }

@@ -50,6 +50,9 @@ func withOut(s outSpec, short string, long ...string) outSpec {
 var outSpecs = map[string]outSpec{
 	"sort":        {syn: optSyntax{argShort: "kotST", argLong: []string{"key", "output", "field-separator", "buffer-size", "temporary-directory", "compress-program", "files0-from", "parallel", "batch-size", "random-source"}}, outShort: "o", outLong: []string{"output"}, filter: []string{"compress-program"}},
 	"uniq":        {syn: optSyntax{argShort: "fsw", argLong: []string{"skip-fields", "skip-chars", "check-chars"}}, opOut: 2},
+	"sdiff":       {syn: optSyntax{argShort: "oIw", argLong: []string{"output", "ignore-matching-lines", "width", "diff-program", "tabsize"}}, outShort: "o", outLong: []string{"output"}, filter: []string{"diff-program"}},
+	"pod2man":     {syn: optSyntax{argShort: "cdenqrsu", argLong: []string{"center", "date", "errors", "fixed", "fixedbold", "fixeditalic", "fixedbolditalic", "name", "quotes", "release", "section"}}, opOut: 2},
+	"pod2text":    {syn: optSyntax{argShort: "iw", argLong: []string{"indent", "width", "errors", "margin", "quotes"}}, opOut: 2},
 	"split":       {syn: optSyntax{argShort: "abClnt", argLong: []string{"suffix-length", "bytes", "line-bytes", "lines", "number", "separator", "additional-suffix", "filter"}}, prefixOut: 2, filter: []string{"filter"}},
 	"csplit":      {syn: optSyntax{argShort: "bfn", argLong: []string{"suffix-format", "prefix", "digits"}}, prefixOpt: "f"},
 	"iconv":       {syn: optSyntax{argShort: "fto", argLong: []string{"from-code", "to-code", "output"}}, outShort: "o", outLong: []string{"output"}},

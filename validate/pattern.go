@@ -26,6 +26,7 @@ const (
 const (
 	unkNonEmpty uint8 = 1 << iota // ${X:?}, $RANDOM: never empty
 	unkNoFlag                     // a number or similar: never starts with '-'
+	unkNumber                     // a number: $((…)), $#, $(wc -l …); safe to evaluate as arithmetic
 )
 
 type ptok struct {

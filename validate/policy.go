@@ -164,6 +164,23 @@ type Options struct {
 	// refused); when empty, relative paths are never taken for protected
 	// roots.
 	Dir string
+
+	// Stdin is the standard input the command receives, when the caller
+	// gives it (execute_command's stdin argument). A program that reads its
+	// code from standard input (bash -s, sh, python3 -, perl, … | sh,
+	// xargs, make -f -) is judged as running it; for every other program
+	// it is data. Nil means the command gets no input.
+	Stdin *string
+
+	// Readlink, when set, reads a symbolic link of the machine the
+	// command runs on (os.Readlink for this one). Every path a command
+	// deletes, writes or changes into is then resolved through the links
+	// that already exist (plink/ after an earlier ln -s / plink), not
+	// only those made earlier in the line. Nil: the filesystem is not
+	// consulted. /proc/self/cwd is the command's working directory
+	// either way, and /proc/self/fd/N, which the checker cannot follow,
+	// is taken for /.
+	Readlink func(name string) (string, error)
 }
 
 // Decision is the outcome of a check.

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"regexp"
 	"strings"
 )
 
@@ -173,6 +174,9 @@ func (w *walker) killByName(inv *invocation, name string, refuse func(string)) {
 		case oneOf(o.s, "init", "systemd", "launchd"):
 			refuse(name + " " + o.s + " kills the init process, which halts the machine")
 			return
+		case killsService(name, o.s, p.has("r", "regexp")):
+			refuse(name + " " + o.s + " kills the SSH server or the gateway, which cuts the machine off")
+			return
 		case o.s == "-1":
 			refuse(name + " -1 signals every process")
 			return
@@ -184,4 +188,25 @@ func (w *walker) killByName(inv *invocation, name string, refuse func(string)) {
 	if len(p.ops) == 0 && rootUser {
 		refuse(name + " with only a user selection signals every process of root")
 	}
+}
+
+// keepAlive are the processes that keep the machine reachable: the SSH
+// servers and the gateway itself.
+var keepAlive = [...]string{"sshd", "dropbear", "rigout"}
+
+// killsService reports whether a pkill pattern (a regular expression, or
+// with killall an exact name unless -r) matches a keepAlive process.
+func killsService(name, pat string, regex bool) bool {
+	for _, k := range keepAlive {
+		if name == "killall" && !regex {
+			if pat == k {
+				return true
+			}
+			continue
+		}
+		if re, err := regexp.Compile(pat); err == nil && re.MatchString(k) {
+			return true
+		}
+	}
+	return false
 }

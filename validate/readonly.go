@@ -84,7 +84,7 @@ var observers = map[string]observer{
 	"file": fileArgs, "find": findArgs, "sort": sortArgs, "uniq": uniqArgs,
 	// Text the shell itself prints, and tests.
 	"echo": anyArgs, "printf": printfArgs, "true": anyArgs, "false": anyArgs,
-	"test": anyArgs, "[": anyArgs, "which": anyArgs, "type": anyArgs,
+	"test": testArgs, "[": testArgs, "which": anyArgs, "type": anyArgs,
 	// The system and its processes.
 	"ps": anyArgs, "uname": anyArgs, "id": anyArgs, "whoami": anyArgs, "groups": anyArgs,
 	"who": anyArgs, "w": anyArgs, "uptime": anyArgs, "nproc": anyArgs, "free": anyArgs,
@@ -99,6 +99,24 @@ var observers = map[string]observer{
 func printfArgs(args []string) bool {
 	return len(args) == 0 || args[0] != "-v"
 }
+
+// testArgs accepts test and [ with unary file tests and comparisons of
+// literal words; -v and -R take a variable name, whose subscript bash
+// evaluates as code (test -v 'x[$(…)]').
+func testArgs(args []string) bool {
+	for _, a := range args {
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		if !strings.Contains(testOps, " "+a+" ") {
+			return false
+		}
+	}
+	return true
+}
+
+// testOps are the operators of test that only look at files and words.
+const testOps = " -a -b -c -d -e -f -g -h -k -L -n -N -O -G -p -r -s -S -t -u -w -x -z -o -eq -ne -lt -le -gt -ge -nt -ot -ef "
 
 func dateArgs(args []string) bool {
 	for _, a := range args {

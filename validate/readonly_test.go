@@ -18,11 +18,15 @@ var readOnlyCases = []string{
 	"cat < go.mod", "grep x <<< 'text'", "cat <<'EOF'\n$(rm x)\nEOF\n", "cat <<EOF\nplain text\nEOF\n",
 	"ls 2>&1", "ls >&2", "ls 2>/dev/null", "ls &>/dev/null", "{ ls; cat x; }", "(ls; ps)",
 	"/bin/ls -l", "/usr/bin/git status", `grep "a b" x`, "echo hello", "ls ~",
+	"test -f go.mod", "test a = b", "test 3 -eq 4", "test -e x -a -r x",
 }
 
 // notReadOnlyCases are near-misses: each writes, deletes, runs another
 // program, or hides what it runs behind an expansion.
 var notReadOnlyCases = []string{
+	// test and [ with a variable name: bash evaluates its subscript.
+	"test -v 'x[$(touch p)]'", "[ -v 'x[$(touch p)]' ]", "test -v HOME", "[ -R x ]",
+	"[[ -v 'x[1]' ]]", "[[ 'x[1]' -eq 0 ]]",
 	// Writing programs and options.
 	"tee x", "echo hi | tee out", "sed -i s/a/b/ x", "sed -n p x", "sed 's/a/b/w out' x",
 	"awk 'BEGIN{system(\"x\")}'", "awk '{print > \"f\"}' x", "awk '{print}' x",

@@ -14,6 +14,7 @@ const (
 	RuleRecursiveChmodRoot  = "recursive-chmod-root"
 	RuleMoveRoot            = "move-root"
 	RuleRemoteScript        = "remote-script"
+	RuleHiddenCode          = "hidden-code"
 	RuleForkBomb            = "fork-bomb"
 	RulePowerState          = "power-state"
 	RuleEnvironment         = "environment"
@@ -54,6 +55,8 @@ var ruleTable = [...]Rule{
 		"move a specific file or subdirectory"},
 	{RuleRemoteScript, "downloaded or decoded code run by a shell or interpreter: curl|sh, bash <(curl …), base64 -d|sh, sh -c \"$(curl …)\"",
 		"download to a file, read it, then run it as a separate step"},
+	{RuleHiddenCode, "code the checker cannot see: a name or arithmetic bash evaluates built from a value known only at run time (test -v \"$n\", $((y)) after read y, ${!ref}, ${x@P}), a program that reads its code from an input the call does not show",
+		"use literal variable names and numbers; give a script as text (bash -c '…' or the stdin argument) so it can be checked"},
 	{RuleForkBomb, "a function that calls itself in a background or pipeline (:(){ :|:& };:)",
 		"bound the recursion or the number of processes"},
 	{RulePowerState, "shutting down, rebooting, halting or suspending the machine: shutdown, reboot, halt, poweroff, init 0/6, systemctl poweroff, kill 1, sysrq",

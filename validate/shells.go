@@ -424,6 +424,16 @@ func (w *walker) inlineCode(inv *invocation, lang string, f field, label string)
 	if found.bomb {
 		w.report(inv, RuleForkBomb, "the "+label+at(f.pos)+" forks in an endless loop, so processes multiply until the machine stalls")
 	}
+	for _, pid := range found.kills {
+		if pid == "1" {
+			w.report(inv, RulePowerState, "the "+label+at(f.pos)+" signals pid 1, init, which halts the machine")
+		} else {
+			w.report(inv, RulePowerState, "the "+label+at(f.pos)+" signals pid -1, every process")
+		}
+	}
+	for _, h := range found.hidden {
+		w.report(inv, RuleHiddenCode, "the "+label+at(f.pos)+": "+h)
+	}
 	for _, s := range found.shell {
 		w.payload(inv, field{s: s, pos: f.pos}, "shell command in the "+label, nil, true)
 	}

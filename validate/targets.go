@@ -62,10 +62,10 @@ func (w *walker) target(f field) target {
 		joined := append(litToks(w.cwd+"/"), f.toks...)
 		t.pats = append(t.pats, cleanToks(joined)...)
 	}
+	for i, v := range t.pats {
+		t.pats[i] = w.resolvePatLinks(v)
+	}
 	if len(w.res.links) > 0 {
-		for i, v := range t.pats {
-			t.pats[i] = w.resolvePatLinks(v)
-		}
 		if !abs && w.cwd == "" {
 			// A relative pattern under a link made here: x/* after ln -s / x.
 			for _, v := range cleanToks(f.toks) {
@@ -196,6 +196,7 @@ func (w *walker) kernelWrite(inv *invocation, t target, how string, pos syntax.P
 
 // writeTarget checks a file that a command writes.
 func (w *walker) writeTarget(inv *invocation, f field, how string) {
+	w.noteStartup(f, how)
 	t := w.target(f)
 	if t.none() {
 		return
@@ -252,15 +253,21 @@ func (w *walker) deleteTarget(inv *invocation, cmd string, f field, rec, strict 
 // resolveLinks replaces symbolic links that this program created (ln -s)
 // and /proc/PID/root, which is the root directory, in a cleaned path.
 func (w *walker) resolveLinks(p string) string {
-	for n := 0; n < 8; n++ {
+	for n := 0; n < 40; n++ {
 		changed := false
 		if rest, ok := strings.CutPrefix(p, "/proc/"); ok {
 			if i := strings.IndexByte(rest, '/'); i > 0 {
 				if after, ok := strings.CutPrefix(rest[i:], "/root"); ok && (after == "" || after[0] == '/') {
 					p = cleanPath("/" + after)
 					changed = true
+				} else if r, ok := w.procLink(rest[:i], rest[i+1:]); ok {
+					p = r
+					changed = true
 				}
 			}
+		}
+		if !changed && w.opts.Readlink != nil && !strings.HasPrefix(p, "/proc/") {
+			p, changed = w.resolveFS(p)
 		}
 		best := ""
 		for link := range w.res.links {
@@ -655,4 +662,68 @@ func (w *walker) resolvePatLinks(v []ptok) []ptok {
 		out = out[:0]
 	}
 	return append(out, v[end:]...)
+}
+
+// procLink resolves /proc/PID/cwd and /proc/PID/fd/N (after is the part
+// after PID/). The command's own (self, thread-self, $$) working directory
+// is the checker's; its descriptors cannot be followed, so they are taken
+// for / (the most dangerous reading); another process's are read from the
+// machine when Options.Readlink is set, and taken for / otherwise.
+func (w *walker) procLink(pid, after string) (string, bool) {
+	name, rest, _ := strings.Cut(after, "/")
+	if name == "task" {
+		// /proc/PID/task/TID/cwd is the thread's.
+		_, r, ok := strings.Cut(rest, "/")
+		if !ok {
+			return "", false
+		}
+		name, rest, _ = strings.Cut(r, "/")
+	}
+	switch name {
+	case "cwd":
+	case "fd":
+		n, r, _ := strings.Cut(rest, "/")
+		if n == "" || !isDigits(n) {
+			return "", false
+		}
+		name, rest = "fd/"+n, r
+	default:
+		return "", false
+	}
+	self := pid == "self" || pid == "thread-self"
+	base := ""
+	switch {
+	case self && name == "cwd":
+		base = w.cwd
+	case !self && isDigits(pid) && w.opts.Readlink != nil:
+		if t, err := w.opts.Readlink("/proc/" + pid + "/" + name); err == nil && strings.HasPrefix(t, "/") {
+			base = t
+		}
+	}
+	if base == "" {
+		base = "/"
+	}
+	return cleanPath(base + "/" + rest), true
+}
+
+// resolveFS follows the first symbolic link of the machine on a cleaned
+// absolute path, through Options.Readlink, and reports whether it found
+// one.
+func (w *walker) resolveFS(p string) (string, bool) {
+	if !strings.HasPrefix(p, "/") || p == "/" {
+		return p, false
+	}
+	comps := strings.Split(p[1:], "/")
+	dir := ""
+	for i, c := range comps {
+		next := dir + "/" + c
+		if t, err := w.opts.Readlink(next); err == nil && t != "" {
+			if !strings.HasPrefix(t, "/") {
+				t = dir + "/" + t
+			}
+			return cleanPath(t + "/" + strings.Join(comps[i+1:], "/")), true
+		}
+		dir = next
+	}
+	return p, false
 }

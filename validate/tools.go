@@ -94,7 +94,7 @@ func (w *walker) make(inv *invocation, name string) {
 		switch {
 		case v.name == "f" || len(v.name) > 1 && (strings.HasPrefix("file", v.name) || strings.HasPrefix("makefile", v.name)):
 			files = true
-			if v.val.exact() && v.val.s == "-" {
+			if v.val.exact() && isStdinPath(v.val.s) {
 				if src := inv.stdin; src != nil && src.has {
 					texts = append(texts, src.text)
 				}

@@ -9,7 +9,7 @@ import (
 )
 
 func (c checkCase) options() validate.Options {
-	return validate.Options{AllowSudo: c.sudo, Dir: c.dir}
+	return validate.Options{AllowSudo: c.sudo, Dir: c.dir, Stdin: c.stdin}
 }
 
 func (c checkCase) name() string {
@@ -22,6 +22,9 @@ func (c checkCase) name() string {
 	}
 	if c.dir != "" {
 		b.WriteString("dir=" + c.dir + "/")
+	}
+	if c.stdin != nil {
+		b.WriteString("stdin=" + *c.stdin + "/")
 	}
 	b.WriteString(c.cmd)
 	return b.String()

@@ -40,6 +40,7 @@ type result struct {
 	eval     int               // nesting of static $(…) evaluations
 	expanded int               // bytes produced by expansions
 	taints   map[*syntax.Stmt]taint
+	startup  map[string]*startupWrite // start-up file → the writes to it
 }
 
 // walker checks one shell program. Nested payloads get a child walker that
@@ -54,6 +55,7 @@ type walker struct {
 	funcs   map[string]*funcInfo
 	aliases map[string]rebind // alias NAME=VALUE defined earlier in the line
 	hashed  map[string]rebind // hash -p PATH NAME
+	ints    map[string]bool   // declare -i NAME: assignments to it are arithmetic
 	cwd     string
 	oldcwd  string   // for cd -
 	dirs    []string // the pushd stack
@@ -285,6 +287,7 @@ func (w *walker) recordFile(f, content field, appendTo bool) {
 		return
 	}
 	key := w.fileKey(f.s)
+	w.noteStartupContent(f)
 	if content.exact() {
 		if what, ok := accountContent(key, content.s); ok {
 			w.report(nil, RuleAccountTamper, "writing "+what+" to "+showPath(key))
@@ -364,13 +367,17 @@ func (w *walker) command(cmd syntax.Command, in *source, net bool) {
 	case *syntax.FuncDecl:
 		w.funcDecl(c)
 	case *syntax.ArithmCmd:
+		w.arithLeaves(c.X, "arithmetic command ((…))")
 		w.scan(c.X, nil)
 	case *syntax.TestClause:
+		w.testExpr(c.X)
 		w.scan(c.X, nil)
 	case *syntax.DeclClause:
+		w.declArgs(c)
 		w.declClause(c)
 	case *syntax.LetClause:
 		for _, e := range c.Exprs {
+			w.arithLeaves(e, "let expression")
 			w.scan(e, nil)
 		}
 	case *syntax.TimeClause:
@@ -445,6 +452,7 @@ func (w *walker) forClause(c *syntax.ForClause, in *source) {
 	case *syntax.CStyleLoop:
 		for _, x := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
 			if x != nil {
+				w.arithLeaves(x, "for ((…)) expression")
 				w.scan(x, nil)
 			}
 		}
@@ -503,10 +511,17 @@ func (w *walker) scanAssign(a *syntax.Assign) {
 		w.scan(a.Value, nil)
 	}
 	if a.Index != nil {
+		if a.Name != nil {
+			w.arithLeaves(a.Index, "index of the assignment to "+a.Name.Value+"[…]")
+		}
 		w.scan(a.Index, nil)
 	}
 	if a.Array != nil {
 		for _, e := range a.Array.Elems {
+			if e.Index != nil {
+				w.arithLeaves(e.Index, "index of an element of an array assignment")
+				w.scan(e.Index, nil)
+			}
 			if e.Value != nil {
 				w.scan(e.Value, nil)
 			}
@@ -543,6 +558,14 @@ func (w *walker) assignValue(a *syntax.Assign) (value, bool) {
 
 func (w *walker) assign(a *syntax.Assign) {
 	if a.Name == nil {
+		return
+	}
+	w.promptVar(a)
+	if w.ints[a.Name.Value] && a.Value != nil && a.Index == nil {
+		// declare -i: the value is evaluated as arithmetic when assigned,
+		// and the variable then holds a number.
+		w.declValue(w.expandString(a.Value), "integer variable "+a.Name.Value, false, true, false)
+		w.setVar(a.Name.Value, value{f: unknownField(unkNumber | unkNonEmpty | unkNoFlag)})
 		return
 	}
 	if a.Index != nil {
@@ -622,6 +645,10 @@ func (w *walker) scan(node syntax.Node, out *source) {
 			w.stmts(n.Stmts, nil)
 			w.spawn = spawn
 			return false
+		case *syntax.ArithmExp:
+			w.arithLeaves(n.X, "arithmetic expansion $((…))")
+		case *syntax.ParamExp:
+			w.paramCode(n)
 		case *syntax.ProcSubst:
 			var in *source
 			if n.Op == syntax.CmdOut {

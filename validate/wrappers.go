@@ -326,7 +326,7 @@ func (w *walker) xargs(inv *invocation, name string) {
 	var items []field
 	known, rec := false, false
 	src := inv.stdin
-	if f, ok := p.val('a', "arg-file"); ok {
+	if f, ok := p.val('a', "arg-file"); ok && !(f.exact() && isStdinPath(f.s) && f.s != "-") {
 		src = w.fileSource(f)
 	}
 	if src != nil {

@@ -131,6 +131,9 @@ func (w *walker) sed(inv *invocation, name string) {
 		scripts = append(scripts, p.ops[0])
 	}
 	for _, sc := range scripts {
+		if sc.exact() && sedSubstExec(sc.s) {
+			w.report(inv, RuleHiddenCode, "sed's s///e"+at(sc.pos)+" runs each line it substitutes as a shell command, and the lines are only known at run time")
+		}
 		if sc.exact() {
 			for _, cmd := range sedExecs(sc.s) {
 				w.payload(inv, field{s: cmd, pos: sc.pos}, "sed e command", nil, true)
@@ -321,4 +324,42 @@ func sedWrites(script string) []string {
 		}
 	}
 	return out
+}
+
+// sedSubstExec reports whether a sed script has an s command with the e
+// flag (GNU sed: run the pattern space as a command).
+func sedSubstExec(script string) bool {
+	for _, part := range strings.FieldsFunc(script, func(r rune) bool { return r == ';' || r == '\n' || r == '{' || r == '}' }) {
+		part = strings.TrimLeft(part, " \t0123456789$,!~")
+		if strings.HasPrefix(part, "/") {
+			if end := strings.IndexByte(part[1:], '/'); end >= 0 {
+				part = strings.TrimLeft(part[end+2:], " \t,!")
+			}
+		}
+		if len(part) < 2 || part[0] != 's' {
+			continue
+		}
+		delim, n, i := part[1], 0, 2
+		for ; i < len(part) && n < 2; i++ {
+			switch part[i] {
+			case '\\':
+				i++
+			case delim:
+				n++
+			}
+		}
+		if n < 2 {
+			continue
+		}
+		for ; i < len(part); i++ {
+			c := part[i]
+			if c == 'e' {
+				return true
+			}
+			if c == 'w' || c == ' ' || c == '\t' {
+				break
+			}
+		}
+	}
+	return false
 }

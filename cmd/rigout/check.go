@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/rigout/rigout/validate"
@@ -41,6 +42,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	argv := fs.Bool("argv", false, "check the arguments as an exact argument vector, run without a shell")
 	dir := fs.String("dir", "", "absolute working directory the command would run in")
 	listRules := fs.Bool("rules", false, "list the rules and exit")
+	configPath := fs.String("config", "", "judge with the policy of this configuration file (protected roots, devices, critical files, mode, allow list, rules); --mode, --allow and --rule given too override it")
+	stdinPath := fs.String("stdin", "", "a file holding the standard input the command would get (execute_command's stdin argument; - reads rigout check's own stdin): judged as code when the command reads its program from stdin")
 
 	var pos []string
 	rest := args
@@ -77,11 +80,52 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	p := validate.Policy{Mode: mode, Allow: allow, Rules: rules}
+	if *configPath != "" {
+		fp, err := checkConfigPolicy(*configPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "rigout check: %v\n", err)
+			return 2
+		}
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if set["mode"] {
+			fp.Mode = mode
+		}
+		if set["allow"] {
+			fp.Allow = allow
+		}
+		if len(rules) > 0 {
+			merged := make(map[string]validate.Action, len(fp.Rules)+len(rules))
+			for k, v := range fp.Rules {
+				merged[k] = v
+			}
+			for k, v := range rules {
+				merged[k] = v
+			}
+			fp.Rules = merged
+		}
+		p = *fp
+	}
 	if err := p.Validate(); err != nil {
 		fmt.Fprintf(stderr, "rigout check: %v\n", err)
 		return 2
 	}
 	opts := validate.Options{AllowSudo: *allowSudo, Dir: *dir}
+	if *stdinPath != "" {
+		var b []byte
+		var err error
+		if *stdinPath == "-" {
+			b, err = io.ReadAll(os.Stdin)
+		} else {
+			b, err = os.ReadFile(*stdinPath)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "rigout check: --stdin: %v\n", err)
+			return 2
+		}
+		s := string(b)
+		opts.Stdin = &s
+	}
 	var d validate.Decision
 	switch {
 	case *argv:
@@ -114,6 +158,23 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	return 1
+}
+
+// checkConfigPolicy is the command policy of a configuration file, read as
+// serve reads it; a file without a policy section gives the default.
+func checkConfigPolicy(path string) (*validate.Policy, error) {
+	f, err := loadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	p, err := f.policy()
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		p = &validate.Policy{}
+	}
+	return p, nil
 }
 
 func checkPrint(w io.Writer, d validate.Decision) {

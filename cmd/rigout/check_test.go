@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -95,5 +98,62 @@ func TestRunCheckJSON(t *testing.T) {
 		if strings.Count(stdout.String(), "\n") != 1 {
 			t.Errorf("JSON output is not one line: %q", stdout.String())
 		}
+	}
+}
+
+// TestRunCheckConfig checks that --config judges with the configuration
+// file's policy, protected roots included, and that flags given beside it
+// override it.
+func TestRunCheckConfig(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "precious")
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	roots := write("roots.json", `{"policy": {"protected_roots": ["/", `+strconv.Quote(root)+`]}}`)
+	allowGit := write("allow.json", `{"policy": {"mode": "allow", "allow": ["git"], "rules": {"power-state": "confirm"}}}`)
+	empty := write("empty.json", `{}`)
+	bad := write("bad.json", `{"policy": {"rules": {"no-such-rule": "off"}}}`)
+	script := write("script.sh", "rm -rf /etc\n")
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		out, err string
+	}{
+		{"configured root refused", []string{"--config", roots, "rm -rf " + root}, 1, "refused: recursive-delete-root", ""},
+		{"configured root without config", []string{"rm -rf " + root}, 0, "allowed", ""},
+		{"configured roots replace defaults", []string{"--config", roots, "rm -rf /etc"}, 0, "allowed", ""},
+		{"allow mode from config", []string{"--config", allowGit, "ls"}, 1, "refused: not-allowlisted", ""},
+		{"allow mode lists git", []string{"--config", allowGit, "git status"}, 0, "allowed", ""},
+		{"git cannot run what is not listed", []string{"--config", allowGit, "git -c core.pager=ls log"}, 1, "refused: not-allowlisted", ""},
+		{"rule from config", []string{"--config", allowGit, "--allow", "reboot", "reboot"}, 1, "needs confirmation: power-state", ""},
+		{"flag overrides config", []string{"--config", allowGit, "--mode", "deny", "ls"}, 0, "allowed", ""},
+		{"rule flag merges", []string{"--config", allowGit, "--allow", "reboot", "--rule", "power-state=off", "reboot"}, 0, "allowed", ""},
+		{"no policy section is the default", []string{"--config", empty, "rm -rf /"}, 1, "refused: recursive-delete-root", ""},
+		{"bad policy", []string{"--config", bad, "ls"}, 2, "", "no-such-rule"},
+		{"missing file", []string{"--config", filepath.Join(dir, "nope.json"), "ls"}, 2, "", "config"},
+		{"stdin judged as code", []string{"--stdin", script, "bash -s"}, 1, "refused: recursive-delete-root", ""},
+		{"stdin is data", []string{"--stdin", script, "cat"}, 0, "allowed", ""},
+		{"stdin missing", []string{"--stdin", filepath.Join(dir, "nope"), "cat"}, 2, "", "--stdin"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := runCheck(tt.args, &stdout, &stderr)
+			if code != tt.code {
+				t.Errorf("runCheck(%q) = %d; want %d\nstdout: %s\nstderr: %s", tt.args, code, tt.code, stdout.String(), stderr.String())
+			}
+			if !strings.Contains(stdout.String(), tt.out) {
+				t.Errorf("stdout %q lacks %q", stdout.String(), tt.out)
+			}
+			if !strings.Contains(stderr.String(), tt.err) {
+				t.Errorf("stderr %q lacks %q", stderr.String(), tt.err)
+			}
+		})
 	}
 }

@@ -188,7 +188,7 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	if a.Stdin != nil {
 		cmd.Stdin = strings.NewReader(*a.Stdin)
 	}
-	check := gate.Command{Shell: a.Command, Argv: a.Argv, Env: a.Environment, Sudo: a.UseSudo, Bypass: a.BypassSecurity}
+	check := gate.Command{Shell: a.Command, Argv: a.Argv, Env: a.Environment, Stdin: a.Stdin, Sudo: a.UseSudo, Bypass: a.BypassSecurity}
 	if res := f.injectSecrets(ctx, call, a.Secrets, a.Environment, &cmd, &check.Env); res != nil {
 		return res, nil
 	}
@@ -226,7 +226,7 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 		}
 	}
 	cmd.Dir = dir
-	check.Host, check.Dir = host, dir
+	check.Host, check.Dir, check.Local = host, dir, target.Local
 	refusal, d := f.gateCheck(ctx, call, check)
 	if refusal != nil {
 		return refusal, nil
@@ -443,7 +443,7 @@ func (f *Family) observes(ctx context.Context, call *rigout.Call) bool {
 			return false
 		}
 	}
-	check := gate.Command{Host: hosts[0], Shell: a.Command, Argv: a.Argv, Dir: dir}
+	check := gate.Command{Host: hosts[0], Shell: a.Command, Argv: a.Argv, Dir: dir, Stdin: a.Stdin, Local: target.Local}
 	j := &judged{check: check, d: f.cfg.Gate.Judge(check)}
 	call.State = j
 	return j.d.Allowed && j.d.ReadOnly
@@ -469,6 +469,7 @@ func (f *Family) gateCheck(ctx context.Context, call *rigout.Call, check gate.Co
 }
 
 func sameCommand(a, b gate.Command) bool {
-	return a.Host == b.Host && a.Shell == b.Shell && a.Dir == b.Dir && a.Sudo == b.Sudo &&
-		a.Bypass == b.Bypass && len(a.Env) == 0 && len(b.Env) == 0 && slices.Equal(a.Argv, b.Argv)
+	return a.Host == b.Host && a.Shell == b.Shell && a.Dir == b.Dir && a.Sudo == b.Sudo && a.Local == b.Local &&
+		a.Bypass == b.Bypass && len(a.Env) == 0 && len(b.Env) == 0 && slices.Equal(a.Argv, b.Argv) &&
+		(a.Stdin == nil) == (b.Stdin == nil) && (a.Stdin == nil || *a.Stdin == *b.Stdin)
 }

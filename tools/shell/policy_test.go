@@ -56,6 +56,11 @@ func TestPolicyRefusalRunsNothing(t *testing.T) {
 		{"relative to the working directory", map[string]any{"command": "touch " + marker + "; rm -rf .", "working_directory": root}, "recursive-delete-root"},
 		{"working directory through a symlink", map[string]any{"command": "touch " + marker + "; rm -rf *", "working_directory": link}, "recursive-delete-root"},
 		{"working directory through /proc/self/root", map[string]any{"command": "touch " + marker + "; rm -rf ./*", "working_directory": "/proc/self/root" + root}, "recursive-delete-root"},
+		{"script on stdin", map[string]any{"command": "bash -s", "stdin": "touch " + marker + "; rm -rf " + root}, "recursive-delete-root"},
+		{"python on stdin", map[string]any{"command": "python3 -", "stdin": "import shutil; shutil.rmtree('" + root + "')"}, "recursive-delete-root"},
+		{"link made by an earlier call", map[string]any{"command": "touch " + marker + "; rm -rf " + link + "/"}, "recursive-delete-root"},
+		{"cd into a link made earlier", map[string]any{"command": "touch " + marker + "; cd link && rm -rf *", "working_directory": dir}, "recursive-delete-root"},
+		{"evaluated subscript", map[string]any{"command": "test -v 'x[$(touch " + marker + "; rm -rf " + root + ")]'"}, "recursive-delete-root"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -103,7 +103,8 @@ type Config struct {
 
 // Family is the terminal tool family. It is safe for concurrent use.
 type Family struct {
-	cfg Config
+	cfg  Config
+	defs definitions
 }
 
 // New builds the family from cfg, which is copied.
@@ -197,6 +198,7 @@ func (f *Family) create() rigout.Tool {
 		Risk:        rigout.Exec,
 		Hosts:       []rigout.HostArg{{Name: "host"}},
 		DefaultHost: "local",
+		Needs:       []rigout.Need{{Capability: rigout.Terminals}},
 		Handler:     f.createSession,
 	}
 }
@@ -401,9 +403,29 @@ func (f *Family) executeIn(ctx context.Context, call *rigout.Call) (*mcp.CallToo
 				return nil, err
 			}
 		}
-		check := gate.Command{Host: in.Host, Shell: a.Command, Dir: in.Cwd, Sudo: a.UseSudo, Bypass: a.BypassSecurity}
-		if res := f.cfg.Gate.Check(ctx, call, check); res != nil {
+		check := gate.Command{Host: in.Host, Shell: a.Command, Dir: in.Cwd, Sudo: a.UseSudo, Bypass: a.BypassSecurity, Local: in.Route == "local"}
+		d := f.cfg.Gate.Judge(check)
+		defs := definitionsOf(a.Command)
+		if prior := f.defs.get(p.Name, t.ID()); d.Allowed && prior != "" {
+			// Judged after what earlier commands of the session defined.
+			with := check
+			with.Shell = prior + a.Command
+			if dw := f.cfg.Gate.Judge(with); !dw.Allowed {
+				d = dw
+				d.Reason += " (after the aliases, functions, traps and variables that earlier commands of this session defined)"
+			}
+		}
+		if d.Allowed && !f.defs.fits(p.Name, t.ID(), defs) {
+			call.Outcome.Status = audit.StatusDenied
+			return rigout.ErrorResult("session %s holds more definitions (aliases, functions, traps, variables) than the policy tracks: open a new session. Nothing ran.", t.ID()), nil
+		}
+		if res := f.cfg.Gate.CheckJudged(ctx, call, check, d); res != nil {
 			return res, nil
+		}
+		if call.Outcome.Decision == audit.DecisionAllow {
+			// Definitions made by a bypassed or confirmed command are not
+			// kept: they would hold back every later command.
+			f.defs.add(f.cfg.Manager, p.Name, t.ID(), defs)
 		}
 		req.Command = a.Command
 		if a.UseSudo {
@@ -582,6 +604,7 @@ func (f *Family) closeSession(_ context.Context, call *rigout.Call) (*mcp.CallTo
 	if err != nil {
 		return noSuchSession(call, a.SessionID, err)
 	}
+	f.defs.forget(call.Principal().Name, in.ID)
 	call.Outcome.Route = in.Route
 	text := fmt.Sprintf("session %s closed after %d commands: its shell and everything running in it ended\n", in.ID, in.Commands)
 	if in.Route != "local" {

@@ -19,6 +19,7 @@ import (
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/sessions"
@@ -44,13 +45,14 @@ type env struct {
 	ledger *sqlite.Ledger
 	dir    string
 	creds  *credentials.Store
+	gate   *gate.Gate
 }
 
 // connect builds a gateway with the terminal family for principal (full
 // scopes unless scopes is given) and connects to it.
 func (e *env) connect(t *testing.T, principal string, scopes *auth.Scopes) *client.Client {
 	t.Helper()
-	tf, err := terminal.New(terminal.Config{Manager: e.m, Router: e.router, WorkDir: e.dir, DefaultTimeout: 5 * time.Second, Credentials: e.creds})
+	tf, err := terminal.New(terminal.Config{Manager: e.m, Router: e.router, WorkDir: e.dir, DefaultTimeout: 5 * time.Second, Credentials: e.creds, Gate: e.gate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,10 +198,15 @@ func TestTerminalToolsOtherPrincipal(t *testing.T) {
 func TestTerminalToolsGate(t *testing.T) {
 	l := gwtest.OpenLedger(t)
 	e := &env{m: newManager(t, l), dir: t.TempDir(), ledger: l}
-	narrow := auth.Scopes{Tools: []string{"*"}, Hosts: []string{"*"}}
+	none := auth.Scopes{Tools: []string{"*"}, Hosts: []string{"*"}}
+	res, text, _ := call(t, e.connect(t, "alice", &none), "create_terminal_session", nil)
+	if !res.IsError || !strings.Contains(text, "terminals") {
+		t.Fatalf("create_terminal_session without the terminals capability: %s", text)
+	}
+	narrow := auth.Scopes{Tools: []string{"*"}, Hosts: []string{"*"}, Terminals: true}
 	c := e.connect(t, "alice", &narrow)
 	id := create(t, c, nil)
-	res, text, _ := call(t, c, "execute_in_terminal", map[string]any{"session_id": id,
+	res, text, _ = call(t, c, "execute_in_terminal", map[string]any{"session_id": id,
 		"command": "echo ZWNobyBoaQ== | base64 -d | sh; touch ran"})
 	if !res.IsError || !strings.Contains(text, "refused by policy rule remote-script") {
 		t.Errorf("refused command: %s", text)
@@ -208,10 +215,6 @@ func TestTerminalToolsGate(t *testing.T) {
 		"command": "echo ZWNobyBoaQ== | base64 -d | sh; touch ran", "bypass_security": true})
 	if !res.IsError || !strings.Contains(text, "refused by policy") {
 		t.Errorf("bypass without the scope: %s", text)
-	}
-	res, text, _ = call(t, c, "execute_in_terminal", map[string]any{"session_id": id, "command": "touch ran\n", "send_keys": true})
-	if !res.IsError || !strings.Contains(text, "terminals") {
-		t.Errorf("send_keys without the terminals capability: %s", text)
 	}
 	if _, err := os.Stat(filepath.Join(e.dir, "ran")); err == nil {
 		t.Fatal("a refused command reached the shell")
@@ -232,7 +235,7 @@ func TestTerminalToolsGate(t *testing.T) {
 			kinds = append(kinds, ev.Type)
 		}
 	}
-	if got := strings.Join(kinds, " "); got != "session.open denied denied tool.denied session.command ok" {
+	if got := strings.Join(kinds, " "); got != "session.open denied denied session.command ok" {
 		t.Errorf("ledger: %s", got)
 	}
 	_, text, _ = call(t, c, "get_server_activity", nil)
