@@ -35,6 +35,9 @@ func TestBashDifferential(t *testing.T) {
 	}
 	tracer, err := exec.LookPath("strace")
 	if err != nil {
+		if os.Getenv("RIGOUT_REQUIRE_STRACE") == "1" {
+			t.Fatal("RIGOUT_REQUIRE_STRACE=1 and strace is not installed: the checker was not compared with bash")
+		}
 		t.Skip("SKIPPED: strace is not installed, so the checker was not compared with bash (install strace in CI)")
 	}
 	bash, err := exec.LookPath("bash")
