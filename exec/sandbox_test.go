@@ -78,6 +78,9 @@ type helperRequest struct {
 	// of running Shell: "remove PATH", "write PATH", "read PATH",
 	// "rename OLD NEW", "chmod PATH", "mkdir PATH", "list PATH".
 	Files []string
+	// Term, if set, starts Shell, sends it SIGTERM after 300ms and reports
+	// how it ended.
+	Term bool
 }
 
 // helperReply is what the helper prints.
@@ -91,6 +94,8 @@ type helperReply struct {
 	Status      string
 	HelperPID   int
 	Survivors   int
+	Signal      string
+	WaitedMS    int64
 	// FileResults holds, for each of Files, "ok", "ok <data>" or the error.
 	FileResults []string
 }
@@ -132,6 +137,21 @@ func sandboxHelper() int {
 			rep.FileResults = append(rep.FileResults, fileOp(vf, op))
 		}
 		rep.Sandboxed = true
+		_ = json.NewEncoder(os.Stdout).Encode(rep)
+		return 0
+	}
+	if req.Term {
+		p, err := l.Start(context.Background(), exec.Command{Shell: req.Shell, Dir: req.Dir, Timeout: 60 * time.Second})
+		if err != nil {
+			rep.Err = err.Error()
+		} else {
+			time.Sleep(300 * time.Millisecond)
+			t0 := time.Now()
+			_ = p.Signal(syscall.SIGTERM)
+			res, _ := p.Wait()
+			rep.WaitedMS = time.Since(t0).Milliseconds()
+			rep.Signal, rep.ExitCode, rep.Sandboxed = res.Signal, res.ExitCode, res.Sandboxed
+		}
 		_ = json.NewEncoder(os.Stdout).Encode(rep)
 		return 0
 	}

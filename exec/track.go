@@ -115,6 +115,12 @@ type tracker struct {
 // every process in it.
 func (t *tracker) signal(sig syscall.Signal) {
 	_ = syscall.Kill(-t.pgid, sig)
+	if t.view && terminates(sig) && !catches(t.pgid, sig) {
+		// The leader is the first process of its PID namespace, which
+		// the kernel spares every signal it has no handler for: do what
+		// the signal would have done to any other process.
+		_ = syscall.Kill(t.pgid, syscall.SIGKILL)
+	}
 	switch {
 	case t.cg != nil && sig == syscall.SIGKILL:
 		t.cg.kill(0)
@@ -170,4 +176,14 @@ func (t *tracker) end(leave bool) int {
 	t.cg.kill(5 * time.Second)
 	_ = t.cg.close()
 	return n
+}
+
+// terminates reports whether sig's default action ends a process.
+func terminates(sig syscall.Signal) bool {
+	switch sig {
+	case syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGUSR1,
+		syscall.SIGUSR2, syscall.SIGPIPE, syscall.SIGALRM, syscall.SIGABRT:
+		return true
+	}
+	return false
 }

@@ -317,3 +317,19 @@ func procStart(pid int) (start uint64, ok bool) {
 	n, err := strconv.ParseUint(f[19], 10, 64)
 	return n, err == nil
 }
+
+// catches reports whether process pid has a handler for sig (SigCgt in
+// its /proc status); false when that cannot be read.
+func catches(pid int, sig syscall.Signal) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && mask&(1<<(uint(sig)-1)) != 0
+		}
+	}
+	return false
+}

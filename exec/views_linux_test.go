@@ -290,3 +290,18 @@ func TestViewFiles(t *testing.T) {
 		t.Errorf("WORK/written = %q, %v", b, err)
 	}
 }
+
+// TestViewTerminate checks that SIGTERM ends a command in a view that has
+// no handler for it, although the command is the first process of its PID
+// namespace (which the kernel spares signals it does not handle).
+func TestViewTerminate(t *testing.T) {
+	c := newContainment(t)
+	s := c.sentinels(t, "terminate")
+	rep := c.run(t, helperRequest{Sandbox: s.viewConfig(), Shell: "exec sleep 30", Dir: s.work, Principal: exec.Principal{Name: "term"}, Term: true})
+	if !strings.Contains(rep.Status, "per-principal views") {
+		skipOrFail(t, "no per-principal views: "+rep.Status)
+	}
+	if rep.Signal == "" || rep.WaitedMS > 3000 {
+		t.Errorf("SIGTERM did not end the command: signal %q, exit %d, %d ms", rep.Signal, rep.ExitCode, rep.WaitedMS)
+	}
+}
