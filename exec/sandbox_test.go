@@ -81,6 +81,9 @@ type helperRequest struct {
 	// Term, if set, starts Shell, sends it SIGTERM after 300ms and reports
 	// how it ended.
 	Term bool
+	// PTY, if set, runs Shell in a bash session on a terminal and reports
+	// what the terminal showed.
+	PTY bool
 }
 
 // helperReply is what the helper prints.
@@ -137,6 +140,21 @@ func sandboxHelper() int {
 			rep.FileResults = append(rep.FileResults, fileOp(vf, op))
 		}
 		rep.Sandboxed = true
+		_ = json.NewEncoder(os.Stdout).Encode(rep)
+		return 0
+	}
+	if req.PTY {
+		p, err := l.StartPTY(context.Background(), exec.Command{Argv: []string{"bash", "--norc", "-i"}, Dir: req.Dir, Timeout: 30 * time.Second}, exec.PTYSize{})
+		if err != nil {
+			rep.Err = err.Error()
+			_ = json.NewEncoder(os.Stdout).Encode(rep)
+			return 0
+		}
+		_, _ = p.Write([]byte(req.Shell + "\nexit\n"))
+		out, _ := io.ReadAll(p)
+		res, _ := p.Wait()
+		_ = p.Close()
+		rep.Stdout, rep.ExitCode, rep.Sandboxed = string(out), res.ExitCode, res.Sandboxed
 		_ = json.NewEncoder(os.Stdout).Encode(rep)
 		return 0
 	}

@@ -305,3 +305,41 @@ func TestViewTerminate(t *testing.T) {
 		t.Errorf("SIGTERM did not end the command: signal %q, exit %d, %d ms", rep.Signal, rep.ExitCode, rep.WaitedMS)
 	}
 }
+
+// TestViewTerminal runs, in a terminal session in a view, what must not
+// get out of it: a delete two levels down a protected root, a read of the
+// hidden state and of a hidden key file, and a look at other terminals.
+func TestViewTerminal(t *testing.T) {
+	c := newContainment(t)
+	s := c.sentinels(t, "terminal")
+	key := filepath.Join(s.dir, "id_ed25519")
+	if err := os.WriteFile(key, []byte("PRIVATE-KEY-d41d8cd9"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chown(key, c.uid, c.uid)
+	cfg := s.viewConfig()
+	cfg.Views.Hidden = append(cfg.Views.Hidden, key)
+	shell := s.expand("rm -rf ROOT/sub/deep; cat HIDDEN/token; cat " + key + "; echo pts:$(ls /dev/pts | tr '\\n' ,); tty")
+	rep := c.run(t, helperRequest{Sandbox: cfg, Shell: shell, Dir: s.work, Principal: exec.Principal{Name: "pty"}, PTY: true})
+	if !strings.Contains(rep.Status, "per-principal views") {
+		skipOrFail(t, "no per-principal views: "+rep.Status)
+	}
+	if !rep.Sandboxed {
+		t.Fatalf("the terminal ran outside the sandbox: %q", rep.Stdout)
+	}
+	s.intact(t)
+	if _, err := os.Stat(filepath.Join(s.root, "sub", "deep", "f.txt")); err != nil {
+		t.Errorf("depth-two sentinel: %v", err)
+	}
+	for _, secret := range []string{tokenData, "PRIVATE-KEY"} {
+		if strings.Contains(rep.Stdout, secret) {
+			t.Errorf("the terminal showed %q:\n%s", secret, rep.Stdout)
+		}
+	}
+	if !strings.Contains(rep.Stdout, "pts:0,ptmx,") && !strings.Contains(rep.Stdout, "pts:0,") {
+		t.Errorf("the terminal's own devpts should hold its terminal alone:\n%s", rep.Stdout)
+	}
+	if !strings.Contains(rep.Stdout, "/dev/pts/0") {
+		t.Errorf("tty does not name the session's terminal in the view:\n%s", rep.Stdout)
+	}
+}
