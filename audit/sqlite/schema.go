@@ -98,6 +98,14 @@ var migrations = [...]string{
 		PRIMARY KEY (tool, hour)
 	) WITHOUT ROWID;
 	CREATE INDEX seq_hour_hour ON seq_hour(hour);`,
+
+	// 3 → 4: the keyed chain. No table changes: rows from here on are
+	// hashed with audit.KeyedRowHash under the chain key and the head file
+	// is keyed (version 2 slots). The writer that migrates appends an
+	// audit.chain_key event, from which the chain is keyed; the rows
+	// before it keep their unkeyed hashes and verify as before. The version
+	// bump keeps older builds, which cannot check keyed rows, away.
+	`-- keyed chain: see audit.KeyedRowHash and the audit.chain_key event`,
 }
 
 // postMigrate runs after migrations[i], in the same transaction, what SQL

@@ -298,10 +298,21 @@ func auditVerify(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout io
 	if rep.Pruned > 0 {
 		fmt.Fprintf(stdout, "pruned:    seq 1-%d, by a recorded prune\n", rep.Pruned)
 	}
-	if rep.HeadSeq > 0 {
-		fmt.Fprintf(stdout, "head:      seq %d %s\n", rep.HeadSeq, rep.HeadHash)
-	} else {
-		fmt.Fprintln(stdout, "head:      missing")
+	switch {
+	case rep.KeyID == "":
+		fmt.Fprintln(stdout, "key:       not available (the ledger's key file is missing or unreadable): keyed rows cannot be checked")
+	case rep.KeyedFrom > 0:
+		fmt.Fprintf(stdout, "key:       id %s, rows from seq %d chained under it\n", rep.KeyID, rep.KeyedFrom)
+	default:
+		fmt.Fprintf(stdout, "key:       id %s, no row chained under it\n", rep.KeyID)
+	}
+	switch {
+	case rep.HeadSeq > 0 && rep.HeadKeyed:
+		fmt.Fprintf(stdout, "head:      seq %d %s (keyed)\n", rep.HeadSeq, rep.HeadHash)
+	case rep.HeadSeq > 0:
+		fmt.Fprintf(stdout, "head:      seq %d %s (not checked: no key)\n", rep.HeadSeq, rep.HeadHash)
+	default:
+		fmt.Fprintln(stdout, "head:      missing or not keyed with the ledger's key")
 	}
 	if rep.LastHash != "" {
 		fmt.Fprintf(stdout, "last hash: %s (keep it elsewhere to detect a rewrite later)\n", rep.LastHash)

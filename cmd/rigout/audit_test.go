@@ -93,8 +93,22 @@ func TestAuditUsage(t *testing.T) {
 func TestAuditVerify(t *testing.T) {
 	dir := auditFixture(t)
 	code, out, stderr := runAuditT(t, "verify", "--state-dir", dir)
-	if code != 0 || !strings.HasPrefix(out, "ok: the chain is intact") || !strings.Contains(out, "rows:      7 (seq 1-7)") {
+	if code != 0 || !strings.HasPrefix(out, "ok: the chain is intact") || !strings.Contains(out, "rows:      7 (seq 1-7)") ||
+		!strings.Contains(out, "rows from seq 1 chained under it") || !strings.Contains(out, "(keyed)") {
 		t.Fatalf("verify: exit %d\n%s%s", code, out, stderr)
+	}
+	// Without the key (a user who cannot read it), the keyed chain cannot
+	// be checked, and verify says so.
+	key := filepath.Join(dir, "audit.db.key")
+	if err := os.Rename(key, key+".away"); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runAuditT(t, "verify", "--state-dir", dir)
+	if code != 1 || !strings.HasPrefix(out, "FAILED at seq 1: key-unknown:") || !strings.Contains(out, "key:       not available") {
+		t.Fatalf("verify without the key: exit %d\n%s", code, out)
+	}
+	if err := os.Rename(key+".away", key); err != nil {
+		t.Fatal(err)
 	}
 	// RIGOUT_STATE_DIR and --audit-db find it too.
 	t.Setenv("RIGOUT_STATE_DIR", dir)
