@@ -69,6 +69,14 @@ var migrations = [...]string{
 		seq     bigint NOT NULL,
 		hash    bytea  NOT NULL
 	);`,
+
+	// 1 → 2: the keyed chain. Links from the audit.chain_key row a writer
+	// appends on migrating (or from seq 1 in a new ledger) are keyed with
+	// the chain key (see keyedLink); the row hashes stay audit.RowHash. A
+	// head's mac is HMAC-SHA256 under the chain key of the gateway, seq,
+	// hash and link it records, so a head updated by hand does not verify.
+	`ALTER TABLE rigout_audit_heads ADD COLUMN link bytea NOT NULL DEFAULT ''::bytea;
+	ALTER TABLE rigout_audit_heads ADD COLUMN mac bytea NOT NULL DEFAULT ''::bytea;`,
 }
 
 // SchemaVersion is the schema version this build writes and reads.

@@ -185,7 +185,20 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "rigout audit %s: no audit ledger at %s (see --state-dir, --audit-db)\n", cmd, path)
 		return 1
 	}
-	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, ReadOnly: !writes})
+	// The chain key, when the configuration gives it rather than the key
+	// file beside the ledger.
+	var key []byte
+	if f.configPath != "" && f.auditDB == "" {
+		file, err := loadConfig(f.configPath)
+		if err == nil {
+			key, err = chainKey(file.Audit, os.Getenv)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
+			return 1
+		}
+	}
+	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, ReadOnly: !writes, ChainKey: key})
 	if err != nil {
 		fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
 		return 1

@@ -57,6 +57,9 @@ func rigoutBinary(t testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
+	// The chain key the PostgreSQL tests' configurations name in
+	// audit.key_env; the rigout processes they start inherit it.
+	os.Setenv(testChainKeyEnv, strings.Repeat("5a", 32))
 	code := m.Run()
 	if binary.path != "" {
 		os.RemoveAll(filepath.Dir(binary.path))

@@ -58,9 +58,9 @@ func TestTwoGatewaysShareOAuthOnPostgres(t *testing.T) {
 	for _, gw := range []string{"gw-a", "gw-b"} {
 		dir = t.TempDir()
 		cfg = filepath.Join(dir, "rigout.json")
-		body := fmt.Sprintf(`{"audit": {"postgres": %q, "gateway": %q},
+		body := fmt.Sprintf(`{"audit": {"postgres": %q, "gateway": %q, "key_env": %q},
 			"oauth": {"insecure_auto_approve": true, "clients": [{"id": "cli", "redirect_uris": ["http://127.0.0.1/callback"],
-				"scopes": {"tools": ["*"], "hosts": ["*"]}}]}}`, dsn, gw)
+				"scopes": {"tools": ["*"], "hosts": ["*"]}}]}}`, dsn, gw, testChainKeyEnv)
 		if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
