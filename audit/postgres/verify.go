@@ -25,8 +25,8 @@ type VerifyReport struct {
 	Heads    map[string]int64 `json:"heads"`               // each gateway's last committed seq, from rigout_audit_heads
 	KeyID    string           `json:"key_id,omitempty"`    // the chain key Verify checked with; "" when it holds none
 	// KeyedFrom is the first row linked under that key; 0 when none is.
-	KeyedFrom int64 `json:"keyed_from,omitempty"`
-	Problem  *TamperError     `json:"problem,omitempty"`
+	KeyedFrom int64        `json:"keyed_from,omitempty"`
+	Problem   *TamperError `json:"problem,omitempty"`
 }
 
 // OK reports whether the chain verified.
