@@ -361,3 +361,57 @@ func TestKeyedRowsAndHead(t *testing.T) {
 		t.Fatalf("Verify with a forged head MAC = %v", err)
 	}
 }
+
+// TestAnchorDetectsDeletedLedger deletes the whole ledger (database, its
+// WAL, the head file and, in one case, the key) and lets the gateway start
+// a new one, as someone who can write the state directory could. Without
+// an anchor the new ledger verifies; with an anchor outside the state
+// directory, the gateway records the loss and Verify fails.
+func TestAnchorDetectsDeletedLedger(t *testing.T) {
+	tests := []struct {
+		name      string
+		anchor    bool
+		deleteKey bool
+		wantKind  sqlite.TamperKind // "" when the deletion goes unseen
+	}{
+		{"no anchor", false, false, ""},
+		{"anchor", true, false, sqlite.TamperTruncated},
+		{"anchor, key deleted too", true, true, sqlite.TamperTruncated},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			anchor := ""
+			if tt.anchor {
+				anchor = t.TempDir() + "/audit.anchor"
+			}
+			l, cfg := openLedger(t, func(c *sqlite.Config) { c.AnchorPath = anchor })
+			record(t, l, 5)
+			if rep, err := l.Verify(context.Background()); err != nil || tt.anchor && rep.AnchorSeq != 10 {
+				t.Fatalf("Verify before = %+v, %v", rep, err)
+			}
+			l.Close()
+			for _, suffix := range []string{"", "-wal", "-shm", ".head"} {
+				os.Remove(cfg.Path + suffix)
+			}
+			if tt.deleteKey {
+				os.Remove(cfg.Path + ".key")
+			}
+			l, err := sqlite.Open(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			record(t, l, 1)
+			l.Close()
+			te := verifyRO(t, cfg)
+			switch {
+			case tt.wantKind == "" && te != nil:
+				t.Fatalf("Verify = %v, want the deletion unseen (no anchor)", te)
+			case tt.wantKind == "":
+			case te == nil:
+				t.Fatal("Verify passed a ledger deleted and started again")
+			case te.Kind != tt.wantKind || te.Seq != 1:
+				t.Errorf("Verify = seq %d %s (%s), want seq 1 %s", te.Seq, te.Kind, te.Detail, tt.wantKind)
+			}
+		})
+	}
+}

@@ -63,6 +63,15 @@ type Config struct {
 	// then cannot check the older rows without RetiredChainKeys.
 	ChainKey []byte
 
+	// AnchorPath is a second head file, kept where deleting the state
+	// directory does not reach (another disk, a directory the commands the
+	// gateway runs cannot write). It is written after every commit as the
+	// head is, keyed the same way. With it, a writer that finds the ledger
+	// shorter than the anchor records it ([audit.TypeHeadMismatch]) and
+	// [Ledger.Verify] reports it, even when the database and its head file
+	// were deleted together. If empty, there is no anchor.
+	AnchorPath string
+
 	// RetiredChainKeys are earlier chain keys, which [Ledger.Verify] uses
 	// to check the rows chained under them before a key change. The
 	// writer never chains with them.
@@ -117,6 +126,7 @@ type Ledger struct {
 	path       string
 	headPath   string
 	secretPath string
+	anchorPath string
 	readOnly   bool
 	storeArgs  bool
 	maxBatch   int
@@ -137,12 +147,13 @@ type Ledger struct {
 
 	// wmu serialises write transactions (the group commits' batches and
 	// Prune) and protects the following.
-	wmu   sync.Mutex
-	wconn *sql.Conn  // the one write connection, kept for the Ledger's life
-	ins   *sql.Stmt  // insertSQL prepared on wconn
-	tail  *sql.Stmt  // tailSQL prepared on wconn
-	st    statsStmts // the statistics' statements, prepared on wconn
-	head  *headFile
+	wmu    sync.Mutex
+	wconn  *sql.Conn  // the one write connection, kept for the Ledger's life
+	ins    *sql.Stmt  // insertSQL prepared on wconn
+	tail   *sql.Stmt  // tailSQL prepared on wconn
+	st     statsStmts // the statistics' statements, prepared on wconn
+	head   *headFile
+	anchor *headFile // nil without Config.AnchorPath
 	// last is the chain tail this process last committed or checked against
 	// the head. When a transaction finds the same tail, no other writer
 	// and no truncation intervened, and the head check is skipped.
@@ -210,6 +221,7 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		path:       path,
 		headPath:   c.HeadPath,
 		secretPath: c.SecretPath,
+		anchorPath: c.AnchorPath,
 		readOnly:   c.ReadOnly,
 		storeArgs:  c.StoreArgs,
 		maxBatch:   c.MaxBatch,
@@ -362,6 +374,11 @@ func (l *Ledger) openReadWrite(ctx context.Context, c Config) error {
 	l.head, err = openHeadFile(c.HeadPath)
 	if err != nil {
 		return err
+	}
+	if c.AnchorPath != "" {
+		if l.anchor, err = openHeadFile(c.AnchorPath); err != nil {
+			return fmt.Errorf("sqlite: anchor: %w", err)
+		}
 	}
 	l.rdb, err = openDB(l.path, url.Values{"mode": {"ro"}, "_busy_timeout": {msString(c.BusyTimeout)}})
 	if err != nil {
@@ -615,6 +632,13 @@ func (l *Ledger) writeLocked(ctx context.Context, fn func(*chainWriter) error) e
 		l.setHealth(&WriteError{Path: l.headPath, Op: "write head", Err: err})
 		return nil
 	}
+	if l.anchor != nil {
+		if err := l.anchor.write(headRecord{Seq: c.seq, Hash: c.hash}, l.chainKey, time.Now(), false); err != nil {
+			l.log.LogAttrs(ctx, slog.LevelError, "audit anchor not updated", slog.String("path", l.anchorPath), slog.Any("err", err))
+			l.setHealth(&WriteError{Path: l.anchorPath, Op: "write anchor", Err: err})
+			return nil
+		}
+	}
 	l.setHealth(nil)
 	return nil
 }
@@ -753,6 +777,11 @@ func (l *Ledger) checkHead(ctx context.Context, c *chainWriter) (mm, marker *aud
 				Description: fmt.Sprintf("row %d differs from the head's record of it: the chain was rewritten", h.Seq)}
 		}
 	}
+	if m.Found == "" && l.anchor != nil {
+		if m, err = l.checkAnchor(ctx, c); err != nil {
+			return nil, nil, err
+		}
+	}
 	if m.Found != "" {
 		d, _ := json.Marshal(m)
 		mm = &audit.Event{Type: audit.TypeHeadMismatch, Status: audit.StatusError, Error: m.Description, Detail: string(d)}
@@ -769,6 +798,41 @@ func (l *Ledger) checkHead(ctx context.Context, c *chainWriter) (mm, marker *aud
 		marker = &audit.Event{Type: audit.TypeChainKey, Status: audit.StatusOK, Detail: string(d)}
 	}
 	return mm, marker, nil
+}
+
+// checkAnchor compares the anchor file with the chain. An anchor beyond
+// the chain's end means rows were cut or the whole ledger deleted, whatever
+// key the anchor is keyed with; an anchor keyed with the chain key must
+// also name a row that is present and unchanged, or pruned.
+func (l *Ledger) checkAnchor(ctx context.Context, c *chainWriter) (headMismatch, error) {
+	a, st, err := l.anchor.read(l.chainKey)
+	if err != nil || st == headNone {
+		return headMismatch{}, err
+	}
+	if a.Seq > c.seq {
+		m := headMismatch{Found: TamperTruncated, HeadSeq: a.Seq, HeadHash: hexHash(a.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+			Description: fmt.Sprintf("the anchor %s records seq %d but the ledger ends at seq %d: rows %d-%d were removed, or the whole ledger was deleted", l.anchorPath, a.Seq, c.seq, c.seq+1, a.Seq)}
+		c.seq, c.hash = a.Seq, a.Hash
+		return m, nil
+	}
+	if st != headKeyed {
+		return headMismatch{}, nil
+	}
+	var stored []byte
+	switch err := c.q.QueryRowContext(ctx, `SELECT row_hash FROM events WHERE seq = ?`, a.Seq).Scan(&stored); {
+	case errors.Is(err, sql.ErrNoRows):
+		if ok, err := prunedThrough(ctx, c.q, a.Seq); err != nil || ok {
+			return headMismatch{}, err
+		}
+		return headMismatch{Found: TamperDeleted, HeadSeq: a.Seq, HeadHash: hexHash(a.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+			Description: fmt.Sprintf("the anchor %s records seq %d, which is missing from the ledger and was not pruned", l.anchorPath, a.Seq)}, nil
+	case err != nil:
+		return headMismatch{}, err
+	case !bytes.Equal(stored, a.Hash[:]):
+		return headMismatch{Found: TamperEdited, HeadSeq: a.Seq, HeadHash: hexHash(a.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+			Description: fmt.Sprintf("row %d differs from the anchor's record of it: the chain was rewritten", a.Seq)}, nil
+	}
+	return headMismatch{}, nil
 }
 
 // prunedThrough reports whether a recorded prune removed seq.
@@ -870,6 +934,9 @@ func (l *Ledger) closeHandles() error {
 	}
 	if l.wdb != nil {
 		errs = append(errs, l.wdb.Close())
+	}
+	if l.anchor != nil {
+		errs = append(errs, l.anchor.close())
 	}
 	if l.head != nil {
 		errs = append(errs, l.head.close())

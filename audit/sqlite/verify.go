@@ -30,6 +30,9 @@ type VerifyReport struct {
 	KeyID string `json:"key_id,omitempty"`
 	// KeyedFrom is the first row chained under that key; 0 when none is.
 	KeyedFrom int64 `json:"keyed_from,omitempty"`
+	// AnchorSeq is what the anchor file ([Config.AnchorPath]) records; 0
+	// without one.
+	AnchorSeq int64 `json:"anchor_seq,omitempty"`
 	// HeadKeyed reports that the head file's MAC verified under the key.
 	HeadKeyed bool         `json:"head_keyed"`
 	Problem   *TamperError `json:"problem,omitempty"` // the first bad row; nil if the chain is intact
@@ -117,6 +120,23 @@ func (l *Ledger) Verify(ctx context.Context) (VerifyReport, error) {
 	if headFound {
 		rep.HeadSeq, rep.HeadHash = head.Seq, hexHash(head.Hash)
 	}
+	var anchor headRecord
+	anchorSt := headNone
+	if l.anchorPath != "" {
+		if anchor, anchorSt, err = readHeadFile(l.anchorPath, l.chainKey); err != nil {
+			return rep, err
+		}
+		switch anchorSt {
+		case headKeyed, headNoKey:
+			rep.AnchorSeq = anchor.Seq
+		case headNone:
+		case headOtherKey:
+			v.report(0, TamperKeyUnknown, fmt.Sprintf("the anchor %s is keyed with key id %s, not with the ledger's key (id %s)", l.anchorPath, anchor.KeyID, rep.KeyID))
+		default:
+			v.report(0, TamperUnkeyed, fmt.Sprintf("the anchor %s does not verify under the ledger's key (id %s): it was written by someone without the key", l.anchorPath, rep.KeyID))
+		}
+	}
+	anchorFound := rep.AnchorSeq > 0
 	rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM events ORDER BY seq`)
 	if err != nil {
 		return rep, fmt.Errorf("sqlite: verify: %w", err)
@@ -152,6 +172,9 @@ func (l *Ledger) Verify(ctx context.Context) (VerifyReport, error) {
 		}
 		if selfOK {
 			v.noteEvent(&r)
+		}
+		if anchorFound && r.Seq == anchor.Seq && !bytes.Equal(r.hash, anchor.Hash[:]) {
+			v.report(r.Seq, TamperEdited, fmt.Sprintf("row %d differs from the anchor's record of it: the chain was rewritten from here", r.Seq))
 		}
 		if headFound && r.Seq == head.Seq {
 			headChecked = true
@@ -202,6 +225,16 @@ func (l *Ledger) Verify(ctx context.Context) (VerifyReport, error) {
 		}
 	case !headChecked:
 		// The row is in a gap, which is already reported.
+	}
+	switch {
+	case l.anchorPath == "":
+	case anchorSt == headNone && rep.Rows > 0:
+		v.report(0, TamperHeadMissing, fmt.Sprintf("the anchor %s is missing or unreadable: the ledger may have been deleted and started again", l.anchorPath))
+	case !anchorFound:
+	case anchor.Seq > rep.LastSeq:
+		v.report(rep.LastSeq+1, TamperTruncated, fmt.Sprintf("the anchor %s records seq %d but the ledger ends at seq %d: rows %s were removed, or the whole ledger was deleted", l.anchorPath, anchor.Seq, rep.LastSeq, seqRange(rep.LastSeq+1, anchor.Seq)))
+	case anchor.Seq < rep.FirstSeq && !v.prunedThrough(anchor.Seq):
+		v.report(anchor.Seq, TamperDeleted, fmt.Sprintf("row %d, recorded in the anchor %s, is missing and no prune records its removal", anchor.Seq, l.anchorPath))
 	}
 	rep.Problem = v.problem
 	if v.problem != nil {

@@ -187,18 +187,22 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	// The chain key, when the configuration gives it rather than the key
 	// file beside the ledger.
-	var key []byte
+	var (
+		key    []byte
+		anchor string
+	)
 	if f.configPath != "" && f.auditDB == "" {
 		file, err := loadConfig(f.configPath)
 		if err == nil {
 			key, err = chainKey(file.Audit, os.Getenv)
+			anchor = file.Audit.AnchorFile
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
 			return 1
 		}
 	}
-	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, ReadOnly: !writes, ChainKey: key})
+	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, ReadOnly: !writes, ChainKey: key, AnchorPath: anchor})
 	if err != nil {
 		fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
 		return 1
@@ -326,6 +330,9 @@ func auditVerify(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout io
 		fmt.Fprintf(stdout, "head:      seq %d %s (not checked: no key)\n", rep.HeadSeq, rep.HeadHash)
 	default:
 		fmt.Fprintln(stdout, "head:      missing or not keyed with the ledger's key")
+	}
+	if rep.AnchorSeq > 0 {
+		fmt.Fprintf(stdout, "anchor:    seq %d\n", rep.AnchorSeq)
 	}
 	if rep.LastHash != "" {
 		fmt.Fprintf(stdout, "last hash: %s (keep it elsewhere to detect a rewrite later)\n", rep.LastHash)

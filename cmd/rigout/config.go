@@ -192,6 +192,9 @@ type fileAudit struct {
 	// the same on every gateway; with SQLite it replaces the key derived
 	// from <state dir>/audit.db.key.
 	KeyEnv string `json:"key_env"`
+	// AnchorFile is a second copy of the SQLite ledger's head, kept out of
+	// the state directory, so that deleting the whole ledger is detected.
+	AnchorFile string `json:"anchor_file"`
 	// UnsafeChainKeyInDatabase keys a PostgreSQL ledger without KeyEnv,
 	// with a key derived from one the database itself holds: whoever can
 	// read the database can then rewrite the ledger undetected.

@@ -291,7 +291,7 @@ func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger
 		return nil, err
 	}
 	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, Logger: logger, StoreArgs: c.file.Audit.StoreArgs,
-		UnsafeSyncNormal: c.file.Audit.UnsafeSyncNormal, ChainKey: key})
+		UnsafeSyncNormal: c.file.Audit.UnsafeSyncNormal, ChainKey: key, AnchorPath: c.file.Audit.AnchorFile})
 	if err != nil {
 		return nil, fmt.Errorf("audit ledger %s: %w", path, err)
 	}
