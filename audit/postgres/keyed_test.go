@@ -205,3 +205,60 @@ func TestChainKeyRequired(t *testing.T) {
 		t.Fatalf("Verify with a head MAC set by hand = %v", err)
 	}
 }
+
+// TestOpenKeysOnlyWhatPredatesKeying: a gateway that opens a ledger of
+// schema version 1 (unkeyed links) keys it from an audit.chain_key row and
+// the older rows still verify; one that opens a keyed ledger rewritten
+// without the key records the forgery instead of keying the forged chain.
+func TestOpenKeysOnlyWhatPredatesKeying(t *testing.T) {
+	srv := pgtest.Start(t)
+	ctx := context.Background()
+	for _, legacy := range []bool{true, false} {
+		name := map[bool]string{true: "schema 1", false: "forged"}[legacy]
+		t.Run(name, func(t *testing.T) {
+			db := map[bool]string{true: "legacy", false: "forgedopen"}[legacy]
+			dsn := srv.CreateDB(db)
+			gw := open(t, dsn, "gw-a", nil)
+			for _, id := range []string{"a", "b", "c", "d"} {
+				e := call(id)
+				e.Principal = "alice"
+				if id == "c" {
+					e.Principal = "mallory"
+				}
+				if err := gw.Record(ctx, e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			gw.Close()
+			principal := "mallory"
+			if legacy {
+				// As version 1 wrote it: unkeyed links, heads without a MAC.
+				principal = "nobody"
+			}
+			forgeWithoutKey(t, dsn, principal, unkeyedLink)
+			if legacy {
+				srv.Psql(db, `ALTER TABLE rigout_audit_heads DROP COLUMN link; ALTER TABLE rigout_audit_heads DROP COLUMN mac;
+					UPDATE rigout_meta SET value = '1' WHERE key = 'schema_version'`)
+			}
+			l := open(t, dsn, "gw-b", nil)
+			if err := l.Record(ctx, call("after")); err != nil {
+				t.Fatal(err)
+			}
+			ck, _ := l.QueryRows(ctx, audit.Filter{Type: audit.TypeChainKey}, "")
+			mm, _ := l.QueryRows(ctx, audit.Filter{Type: audit.TypeHeadMismatch}, "")
+			rep, err := l.Verify(ctx)
+			if legacy {
+				if len(ck) != 1 || ck[0].Seq != 5 || len(mm) != 0 || err != nil || rep.KeyedFrom != 5 {
+					t.Fatalf("legacy ledger: chain key rows %d, mismatches %d, verify %+v, %v", len(ck), len(mm), rep, err)
+				}
+				return
+			}
+			if len(ck) != 0 || len(mm) != 1 || !strings.Contains(mm[0].Detail, `"found":"unkeyed"`) {
+				t.Fatalf("forged ledger: %d chain key rows, mismatches %+v", len(ck), mm)
+			}
+			if te, ok := err.(*postgres.TamperError); !ok || te.Seq != 1 || te.Kind != postgres.TamperUnkeyed {
+				t.Fatalf("Verify of the forged ledger after a gateway opened it = %v", err)
+			}
+		})
+	}
+}

@@ -130,6 +130,9 @@ type Ledger struct {
 	// opened is set once Open has keyed the chain: from then on a tail not
 	// linked under the key is a forgery, never a migration.
 	opened bool
+	// unkeyedBefore is set when Open migrated the database from a schema
+	// without keyed links: only then may its unkeyed tail be kept.
+	unkeyedBefore bool
 
 	healthMu sync.Mutex
 	writeErr error
@@ -240,7 +243,7 @@ func (l *Ledger) open(ctx context.Context) error {
 		l.setKeyID()
 		return nil
 	}
-	key, err := migrate(ctx, tx, l.label)
+	key, from, err := migrate(ctx, tx, l.label)
 	var sv *SchemaVersionError
 	if errors.As(err, &sv) {
 		return err
@@ -252,6 +255,7 @@ func (l *Ledger) open(ctx context.Context) error {
 		return &WriteError{DB: l.label, Op: "commit migration", Err: err}
 	}
 	l.key = key
+	l.unkeyedBefore = from < keyedSchema
 	l.setKeyID()
 	// An empty commit keys the chain now: it appends the audit.chain_key
 	// row to a ledger whose tail is not linked under the key.
@@ -443,9 +447,12 @@ type chainKeyDetail struct {
 
 // checkTail checks the tail's link (row seq, with hash, link and
 // gateway gw) against the chain key. A tail linked under it needs
-// nothing. Otherwise, while Open keys the chain, it returns the
-// [audit.TypeChainKey] event to append; later it returns an
+// nothing. Otherwise, while Open keys a ledger it migrated from a schema
+// without keyed links (and no head verifies under the key), it returns the
+// [audit.TypeChainKey] event to append; in every other case it returns an
 // [audit.TypeHeadMismatch] event: someone without the key wrote the tail.
+// (A new chain key for a keyed ledger is therefore recorded as a
+// mismatch: this ledger has no key rotation.)
 func (l *Ledger) checkTail(ctx context.Context, tx pgx.Tx, seq int64, hash, link [sha256.Size]byte, gw string) (*audit.Event, error) {
 	var prevLink [sha256.Size]byte
 	if seq > 1 {
@@ -466,7 +473,7 @@ func (l *Ledger) checkTail(ctx context.Context, tx pgx.Tx, seq int64, hash, link
 	if err != nil {
 		return nil, err
 	}
-	if !l.opened && !keyedBefore {
+	if !l.opened && !keyedBefore && l.unkeyedBefore {
 		d := chainKeyDetail{KeyID: l.keyID, PreviousKeyID: "unknown"}
 		if unkeyed {
 			d.PreviousKeyID = ""

@@ -145,7 +145,7 @@ func importRows(ctx context.Context, path string, storeArgs bool, key []byte, no
 		return headRecord{}, &WriteError{Path: path, Op: "open", Err: err}
 	}
 	defer conn.Close()
-	if err := migrate(ctx, conn, path); err != nil {
+	if _, err := migrate(ctx, conn, path); err != nil {
 		return headRecord{}, err
 	}
 	exec := func(q string, args ...any) error {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/rigout/rigout/audit"
@@ -230,27 +231,59 @@ func TestRewriteWithoutKeyFailsVerify(t *testing.T) {
 	}
 }
 
-// TestRewriteWithoutKeyAtOpen: a gateway that opens a ledger rewritten
-// without the key records the forgery rather than starting a keyed chain
-// from it.
+// TestRewriteWithoutKeyAtOpen: a gateway that starts on a ledger
+// rewritten without the key does not adopt the forged chain, whatever head
+// the rewrite left: it records the forgery, or (for a head naming another
+// key) records a key change that Verify cannot vouch for. Either way Verify
+// fails after the gateway has written on.
 func TestRewriteWithoutKeyAtOpen(t *testing.T) {
-	l, cfg := openLedger(t, nil)
-	principalLedger(t, l, false)
-	l.Close()
-	a := attacker{cfg: cfg}
-	a.deleteRechained(t, "mallory", audit.RowHash)
-	// The attacker leaves the genuine head, whose row is now different.
-	l, err := sqlite.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name        string
+		fixHead     func(t *testing.T, a attacker, seq int64, h [32]byte)
+		wantMarker  bool              // a key change is recorded instead of a mismatch
+		wantFound   sqlite.TamperKind // the mismatch recorded otherwise
+		wantVerify  sqlite.TamperKind
+		wantVerifyN int64
+	}{
+		{"genuine head left", func(*testing.T, attacker, int64, [32]byte) {}, false, sqlite.TamperUnkeyed, sqlite.TamperUnkeyed, 1},
+		{"unkeyed head", func(t *testing.T, a attacker, seq int64, h [32]byte) { a.headV1(t, seq, h) }, false, sqlite.TamperUnkeyed, sqlite.TamperUnkeyed, 1},
+		{"head removed", func(t *testing.T, a attacker, _ int64, _ [32]byte) { os.Remove(a.cfg.Path + ".head") },
+			false, sqlite.TamperHeadMissing, sqlite.TamperUnkeyed, 1},
+		{"head naming another key", func(t *testing.T, a attacker, seq int64, h [32]byte) { a.headV2(t, seq, h, audit.ChainKeyID(a.key)) },
+			true, "", sqlite.TamperKeyUnknown, 1},
 	}
-	defer l.Close()
-	mm, err := l.Query(context.Background(), audit.Filter{Type: audit.TypeHeadMismatch})
-	if err != nil || len(mm) != 1 || !bytes.Contains([]byte(mm[0].Detail), []byte(`"found":"unkeyed"`)) {
-		t.Fatalf("mismatch events at open = %+v, %v; want one finding the tail unkeyed", mm, err)
-	}
-	if ck, _ := l.Query(context.Background(), audit.Filter{Type: audit.TypeChainKey}); len(ck) != 0 {
-		t.Fatalf("the forged chain was adopted with a chain key event at seq %d", ck[0].Seq)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, cfg := openLedger(t, nil)
+			principalLedger(t, l, false)
+			l.Close()
+			a := attacker{cfg: cfg, key: bytes.Repeat([]byte("attacker"), 4)}
+			seq, h := a.deleteRechained(t, "mallory", audit.RowHash)
+			tt.fixHead(t, a, seq, h)
+			l, err := sqlite.Open(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			record(t, l, 1)
+			mm, _ := l.Query(context.Background(), audit.Filter{Type: audit.TypeHeadMismatch})
+			ck, _ := l.Query(context.Background(), audit.Filter{Type: audit.TypeChainKey})
+			l.Close()
+			switch {
+			case tt.wantMarker && (len(ck) != 1 || len(mm) != 0):
+				t.Fatalf("%d chain key events, %d mismatches; want a key change only", len(ck), len(mm))
+			case !tt.wantMarker && (len(ck) != 0 || len(mm) != 1):
+				t.Fatalf("%d chain key events, %d mismatches; want one mismatch and no key change", len(ck), len(mm))
+			case !tt.wantMarker && !strings.Contains(mm[0].Detail, `"found":"`+string(tt.wantFound)+`"`):
+				t.Fatalf("mismatch recorded: %s", mm[0].Detail)
+			}
+			te := verifyRO(t, cfg)
+			if te == nil {
+				t.Fatal("Verify passed a forged chain once a gateway had opened it")
+			}
+			if te.Kind != tt.wantVerify || te.Seq != tt.wantVerifyN {
+				t.Errorf("Verify = seq %d %s (%s), want seq %d %s", te.Seq, te.Kind, te.Detail, tt.wantVerifyN, tt.wantVerify)
+			}
+		})
 	}
 }
 

@@ -163,6 +163,9 @@ type Ledger struct {
 	// then on a tail not chained under the key is a forgery, never a
 	// migration or a key change.
 	opened bool
+	// unkeyedBefore is set when Open migrated the database from a schema
+	// without keyed rows: only then may its unkeyed tail be kept.
+	unkeyedBefore bool
 
 	// healthMu protects the following.
 	healthMu sync.Mutex
@@ -357,9 +360,11 @@ func (l *Ledger) openReadWrite(ctx context.Context, c Config) error {
 	if mode != "wal" || syncLevel != wantSync {
 		return fmt.Errorf("sqlite: %s: journal_mode=%s synchronous=%d, want wal and %d (%s)", l.path, mode, syncLevel, wantSync, sync)
 	}
-	if err := migrate(ctx, l.wconn, l.path); err != nil {
+	from, err := migrate(ctx, l.wconn, l.path)
+	if err != nil {
 		return err
 	}
+	l.unkeyedBefore = from < keyedSchema
 	l.ins, err = l.wconn.PrepareContext(ctx, insertSQL)
 	if err != nil {
 		return &WriteError{Path: l.path, Op: "prepare", Err: err}
@@ -662,17 +667,12 @@ type headMismatch struct {
 
 // chainKeyDetail is the Detail of an [audit.TypeChainKey] event: the row
 // holding it and every later one are chained under the key KeyID names,
-// the rows before it under PreviousKeyID's.
+// the rows before it under PreviousKeyID's ("" when they were unkeyed,
+// written before keying).
 type chainKeyDetail struct {
-	KeyID string `json:"key_id"`
-	// PreviousKeyID is "" when the rows before were unkeyed (written
-	// before keying), keyUnknown when the writer could not tell.
+	KeyID         string `json:"key_id"`
 	PreviousKeyID string `json:"previous_key_id"`
 }
-
-// keyUnknown is chainKeyDetail.PreviousKeyID when the previous key is not
-// known.
-const keyUnknown = "unknown"
 
 // tailState says how the chain's last row is hashed.
 type tailState int
@@ -680,30 +680,37 @@ type tailState int
 const (
 	tailEmpty   tailState = iota // no rows
 	tailKeyed                    // under the chain key
+	tailRetired                  // under one of Config.RetiredChainKeys
 	tailUnkeyed                  // with the unkeyed audit.RowHash
 	tailOther                    // neither: another key, or an edited row
 )
 
-// tailState reads the last row and tells how it is hashed.
-func (l *Ledger) tailState(ctx context.Context, c *chainWriter) (tailState, error) {
+// tailState reads the last row and tells how it is hashed; for
+// tailRetired, it also returns the retired key's ID.
+func (l *Ledger) tailState(ctx context.Context, c *chainWriter) (tailState, string, error) {
 	if c.seq == 0 {
-		return tailEmpty, nil
+		return tailEmpty, "", nil
 	}
 	r, err := scanEvent(c.q.QueryRowContext(ctx, `SELECT `+columns+` FROM events WHERE seq = ?`, c.seq))
 	if err != nil {
-		return tailEmpty, err
+		return tailEmpty, "", err
 	}
 	if len(r.prev) != sha256.Size {
-		return tailOther, nil
+		return tailOther, "", nil
 	}
 	prev := [sha256.Size]byte(r.prev)
 	if h := audit.KeyedRowHash(l.chainKey, &r.Event, prev); bytes.Equal(h[:], r.hash) {
-		return tailKeyed, nil
+		return tailKeyed, "", nil
+	}
+	for _, k := range l.retired {
+		if h := audit.KeyedRowHash(k, &r.Event, prev); bytes.Equal(h[:], r.hash) {
+			return tailRetired, audit.ChainKeyID(k), nil
+		}
 	}
 	if h := audit.RowHash(&r.Event, prev); bytes.Equal(h[:], r.hash) {
-		return tailUnkeyed, nil
+		return tailUnkeyed, "", nil
 	}
-	return tailOther, nil
+	return tailOther, "", nil
 }
 
 // checkHead compares the head file and the chain's last row with the chain
@@ -718,7 +725,7 @@ func (l *Ledger) tailState(ctx context.Context, c *chainWriter) (tailState, erro
 // which the chain is keyed. Later, a tail not chained under the key is
 // always a forgery: this process chains only under it.
 func (l *Ledger) checkHead(ctx context.Context, c *chainWriter) (mm, marker *audit.Event, err error) {
-	tail, err := l.tailState(ctx, c)
+	tail, retiredID, err := l.tailState(ctx, c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -777,6 +784,26 @@ func (l *Ledger) checkHead(ctx context.Context, c *chainWriter) (mm, marker *aud
 				Description: fmt.Sprintf("row %d differs from the head's record of it: the chain was rewritten", h.Seq)}
 		}
 	}
+	// At open, a tail not chained under the key is kept, from an
+	// audit.chain_key row on, only when it is accounted for: the ledger
+	// predates keying (Open migrated it), the tail is under a retired key
+	// the operator gave, or the head names the key it was written with
+	// (a replaced key: Verify cannot check the rows before the change
+	// without it). Otherwise it was written without the key.
+	var k *chainKeyDetail
+	if !l.opened && tail != tailEmpty && tail != tailKeyed && m.Found != TamperUnkeyed {
+		switch {
+		case tail == tailRetired:
+			k = &chainKeyDetail{KeyID: keyID, PreviousKeyID: retiredID}
+		case l.unkeyedBefore:
+			k = &chainKeyDetail{KeyID: keyID, PreviousKeyID: ""}
+		case st == headOtherKey:
+			k = &chainKeyDetail{KeyID: keyID, PreviousKeyID: h.KeyID}
+		case m.Found == "":
+			m = headMismatch{Found: TamperUnkeyed, HeadSeq: h.Seq, HeadHash: hexHash(h.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+				Description: fmt.Sprintf("row %d, the last row, is not chained under the ledger's key (id %s), which chained it before: rows were written or re-chained by someone without the key", c.seq, keyID)}
+		}
+	}
 	if m.Found == "" && l.anchor != nil {
 		if m, err = l.checkAnchor(ctx, c); err != nil {
 			return nil, nil, err
@@ -786,14 +813,7 @@ func (l *Ledger) checkHead(ctx context.Context, c *chainWriter) (mm, marker *aud
 		d, _ := json.Marshal(m)
 		mm = &audit.Event{Type: audit.TypeHeadMismatch, Status: audit.StatusError, Error: m.Description, Detail: string(d)}
 	}
-	if !l.opened && tail != tailEmpty && tail != tailKeyed && m.Found != TamperUnkeyed {
-		k := chainKeyDetail{KeyID: keyID, PreviousKeyID: keyUnknown}
-		switch {
-		case st == headOtherKey || st == headNoKey:
-			k.PreviousKeyID = h.KeyID
-		case st == headUnkeyed || tail == tailUnkeyed:
-			k.PreviousKeyID = ""
-		}
+	if k != nil {
 		d, _ := json.Marshal(k)
 		marker = &audit.Event{Type: audit.TypeChainKey, Status: audit.StatusOK, Detail: string(d)}
 	}

@@ -140,39 +140,43 @@ const insertSQL = `INSERT INTO events (` + columns + `) VALUES
 	(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // migrate brings the database to schemaVersion inside one write
-// transaction. A database newer than this build is refused untouched.
-func migrate(ctx context.Context, db *sql.Conn, path string) error {
+// transaction and returns the version it found. A database newer than this
+// build is refused untouched.
+func migrate(ctx context.Context, db *sql.Conn, path string) (int, error) {
 	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the writer pool sets _txlock
 	if err != nil {
-		return &WriteError{Path: path, Op: "begin migration", Err: err}
+		return 0, &WriteError{Path: path, Op: "begin migration", Err: err}
 	}
 	defer tx.Rollback()
 	var v int
 	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		return fmt.Errorf("sqlite: read schema version of %s: %w", path, err)
+		return 0, fmt.Errorf("sqlite: read schema version of %s: %w", path, err)
 	}
 	if v > schemaVersion {
-		return &SchemaVersionError{Path: path, Found: v, Max: schemaVersion}
+		return v, &SchemaVersionError{Path: path, Found: v, Max: schemaVersion}
 	}
 	if v == schemaVersion {
-		return nil
+		return v, nil
 	}
 	for i := v; i < schemaVersion; i++ {
 		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
-			return &WriteError{Path: path, Op: fmt.Sprintf("migrate schema %d→%d", i, i+1), Err: err}
+			return v, &WriteError{Path: path, Op: fmt.Sprintf("migrate schema %d→%d", i, i+1), Err: err}
 		}
 		if err := postMigrate(ctx, tx, i); err != nil {
-			return &WriteError{Path: path, Op: fmt.Sprintf("migrate schema %d→%d", i, i+1), Err: err}
+			return v, &WriteError{Path: path, Op: fmt.Sprintf("migrate schema %d→%d", i, i+1), Err: err}
 		}
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
-		return &WriteError{Path: path, Op: "set schema version", Err: err}
+		return v, &WriteError{Path: path, Op: "set schema version", Err: err}
 	}
 	if err := tx.Commit(); err != nil {
-		return &WriteError{Path: path, Op: "commit migration", Err: err}
+		return v, &WriteError{Path: path, Op: "commit migration", Err: err}
 	}
-	return nil
+	return v, nil
 }
+
+// keyedSchema is the first schema version whose rows are keyed.
+const keyedSchema = 4
 
 // scanner is *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }

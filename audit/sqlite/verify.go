@@ -346,7 +346,7 @@ func (v *verifier) check(r *storedRow) bool {
 		if !v.reportedSeg[g.start] {
 			v.reportedSeg[g.start] = true
 			id := g.keyID
-			if id == "" || id == keyUnknown {
+			if id == "" {
 				id = "unknown"
 			}
 			v.report(g.start, TamperKeyUnknown, fmt.Sprintf("rows from seq %d are chained under key id %s, which verify does not hold (a lost or retired key): they cannot be checked", g.start, id))
