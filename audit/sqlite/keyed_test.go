@@ -250,7 +250,7 @@ func TestRewriteWithoutKeyAtOpen(t *testing.T) {
 		{"head removed", func(t *testing.T, a attacker, _ int64, _ [32]byte) { os.Remove(a.cfg.Path + ".head") },
 			false, sqlite.TamperHeadMissing, sqlite.TamperUnkeyed, 1},
 		{"head naming another key", func(t *testing.T, a attacker, seq int64, h [32]byte) { a.headV2(t, seq, h, audit.ChainKeyID(a.key)) },
-			true, "", sqlite.TamperKeyUnknown, 1},
+			true, "", sqlite.TamperUnkeyed, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -93,7 +93,14 @@ func (l *Ledger) Verify(ctx context.Context) (VerifyReport, error) {
 	for _, k := range l.retired {
 		v.keys[audit.ChainKeyID(k)] = k
 	}
-	if err := v.loadSegments(rep.KeyID); err != nil {
+	// Without an audit.chain_key row the chain is keyed from seq 1 with
+	// the key the head names: Verify's own, or, when the head names
+	// another, a key it may not hold.
+	leadID := rep.KeyID
+	if headSt == headOtherKey {
+		leadID = head.KeyID
+	}
+	if err := v.loadSegments(leadID); err != nil {
 		return rep, fmt.Errorf("sqlite: verify: %w", err)
 	}
 	rep.KeyedFrom = v.keyedFrom(rep.KeyID)
@@ -265,7 +272,8 @@ type segment struct {
 }
 
 // loadSegments reads the audit.TypeChainKey rows and splits the chain into
-// segments. A marker whose key Verify holds counts only if it verifies
+// segments; without any, the chain is one segment keyed with the key
+// keyID names. A marker whose key Verify holds counts only if it verifies
 // under that key; a forged one is then checked, and fails, as a row of the
 // segment before it.
 func (v *verifier) loadSegments(keyID string) error {
@@ -343,6 +351,12 @@ func (v *verifier) check(r *storedRow) bool {
 	case g.unkeyed:
 		return bytes.Equal(v.rehash(r, r.Seq), r.hash)
 	case g.key == nil:
+		// A row that matches the unkeyed hash in a segment said to be
+		// keyed was not written under any key.
+		if u := audit.RowHash(&r.Event, [sha256.Size]byte(r.prev)); bytes.Equal(u[:], r.hash) {
+			v.report(r.Seq, TamperUnkeyed, fmt.Sprintf("row %d is chained with the unkeyed hash where the ledger is keyed (key id %s): it was written or re-chained by someone without the key", r.Seq, g.keyID))
+			return true
+		}
 		if !v.reportedSeg[g.start] {
 			v.reportedSeg[g.start] = true
 			id := g.keyID

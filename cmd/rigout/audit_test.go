@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -321,5 +322,33 @@ func TestParseAuditTime(t *testing.T) {
 		if _, err := parseAuditTime(bad, now); err == nil {
 			t.Errorf("parseAuditTime(%q) succeeded", bad)
 		}
+	}
+}
+
+// With audit.key_env in the configuration, rigout audit verify checks the
+// chain with that key (the gateway's), and without the configuration it
+// cannot: the key derived from the key file is another.
+func TestAuditVerifyChainKeyFromConfig(t *testing.T) {
+	dir := t.TempDir()
+	key := strings.Repeat("7c", 32)
+	t.Setenv("RIGOUT_TEST_AUDIT_KEY", key)
+	raw, _ := hex.DecodeString(key)
+	l, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(dir, "audit.db"), ChainKey: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Record(context.Background(), audit.Event{Type: audit.TypeServerStart, Status: audit.StatusOK}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	cfg := filepath.Join(dir, "rigout.json")
+	if err := os.WriteFile(cfg, []byte(`{"audit": {"key_env": "RIGOUT_TEST_AUDIT_KEY"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runAuditT(t, "verify", "--state-dir", dir, "--config", cfg); code != 0 || !strings.Contains(out, "rows from seq 1 chained under it") {
+		t.Fatalf("verify with key_env: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := runAuditT(t, "verify", "--state-dir", dir); code != 1 || !strings.Contains(out, "key-unknown") {
+		t.Fatalf("verify without the configured key: exit %d\n%s", code, out)
 	}
 }

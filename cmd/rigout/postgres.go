@@ -213,6 +213,14 @@ func auditVerifyPostgres(ctx context.Context, l *postgres.Ledger, f *auditFlags,
 	} else {
 		fmt.Fprintf(stdout, "rows:      %d (seq %d-%d)\n", rep.Rows, rep.FirstSeq, rep.LastSeq)
 	}
+	switch {
+	case rep.KeyID == "":
+		fmt.Fprintln(stdout, "key:       not given (audit.key_env): keyed rows cannot be checked")
+	case rep.KeyedFrom > 0:
+		fmt.Fprintf(stdout, "key:       id %s, rows from seq %d linked under it\n", rep.KeyID, rep.KeyedFrom)
+	default:
+		fmt.Fprintf(stdout, "key:       id %s, no row linked under it\n", rep.KeyID)
+	}
 	names := slices.Sorted(maps.Keys(rep.Gateways))
 	for _, g := range names {
 		fmt.Fprintf(stdout, "gateway:   %s: %d rows, head at seq %d\n", g, rep.Gateways[g], rep.Heads[g])

@@ -133,7 +133,8 @@ func TestTwoGatewaysSharePostgresLedger(t *testing.T) {
 	}
 
 	code, out, errOut := runAuditT(t, "verify", "--config", cfgs[1])
-	if code != 0 || !strings.Contains(out, "ok: the chain is intact") || !strings.Contains(out, "gateway:   gw-a") || !strings.Contains(out, "gateway:   gw-b") {
+	if code != 0 || !strings.Contains(out, "ok: the chain is intact") || !strings.Contains(out, "gateway:   gw-a") || !strings.Contains(out, "gateway:   gw-b") ||
+		!strings.Contains(out, "rows from seq 1 linked under it") {
 		t.Fatalf("audit verify: %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = runAuditT(t, "query", "--config", cfgs[1], "--tool", "execute_command", "--limit", "3", "--json")
