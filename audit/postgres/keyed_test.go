@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"os"
 	"strings"
 	"testing"
 
@@ -258,6 +259,50 @@ func TestOpenKeysOnlyWhatPredatesKeying(t *testing.T) {
 			}
 			if te, ok := err.(*postgres.TamperError); !ok || te.Seq != 1 || te.Kind != postgres.TamperUnkeyed {
 				t.Fatalf("Verify of the forged ledger after a gateway opened it = %v", err)
+			}
+		})
+	}
+}
+
+// A password pgx would find on its own (PGPASSWORD, a password file) is
+// refused: the commands the gateway runs could read it too. One given in
+// Config.Password is used, and UnsafeAmbientCredentials lets the ambient
+// one through.
+func TestAmbientCredentialsRefused(t *testing.T) {
+	srv := pgtest.Start(t)
+	dsn := srv.CreateDB("ambient")
+	ctx := context.Background()
+	passfile := t.TempDir() + "/pgpass"
+	if err := os.WriteFile(passfile, []byte("*:*:*:*:from-the-passfile\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		env     [2]string
+		mod     func(*postgres.Config)
+		refused bool
+	}{
+		{"PGPASSWORD", [2]string{"PGPASSWORD", "from-the-environment"}, nil, true},
+		{"password file", [2]string{"PGPASSFILE", passfile}, nil, true},
+		{"password file, password given", [2]string{"PGPASSFILE", passfile}, func(c *postgres.Config) { c.Password = "given" }, false},
+		{"PGPASSWORD, unsafe", [2]string{"PGPASSWORD", "from-the-environment"}, func(c *postgres.Config) { c.UnsafeAmbientCredentials = true }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(tt.env[0], tt.env[1])
+			cfg := postgres.Config{DSN: dsn, Gateway: "gw", ChainKey: testChainKey}
+			if tt.mod != nil {
+				tt.mod(&cfg)
+			}
+			l, err := postgres.Open(ctx, cfg)
+			if err == nil {
+				l.Close()
+			}
+			switch {
+			case !tt.refused && err != nil:
+				t.Fatalf("Open = %v", err)
+			case tt.refused && (err == nil || !strings.Contains(err.Error(), "PGPASSWORD, a password file")):
+				t.Fatalf("Open = %v, want the ambient password refused", err)
 			}
 		})
 	}

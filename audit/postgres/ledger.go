@@ -20,6 +20,7 @@ import (
 
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/internal/groupcommit"
+	"github.com/rigout/rigout/internal/pgcred"
 )
 
 const (
@@ -61,6 +62,13 @@ type Config struct {
 	// undetected: use it only where nothing but the gateways can reach the
 	// database.
 	UnsafeChainKeyInDatabase bool
+
+	// UnsafeAmbientCredentials lets the connection use a password pgx
+	// finds on its own: PGPASSWORD, a password file (~/.pgpass,
+	// PGPASSFILE) or a service file. The commands a gateway runs can
+	// usually read those too and would reach the ledger with them; without
+	// this, Open refuses such a password: give it in Password.
+	UnsafeAmbientCredentials bool
 
 	// Gateway names the gateway instance that writes through this ledger,
 	// stored in every row it writes. If empty, the host name is used.
@@ -159,6 +167,11 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 	pc, err := pgxpool.ParseConfig(cfg.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: DSN: %w", err)
+	}
+	if !cfg.UnsafeAmbientCredentials {
+		if err := pgcred.Check(cfg.DSN, cfg.Password, pc.ConnConfig.Password); err != nil {
+			return nil, fmt.Errorf("postgres: %w; give the password in Config.Password, or set UnsafeAmbientCredentials", err)
+		}
 	}
 	if cfg.Password != "" {
 		pc.ConnConfig.Password = cfg.Password

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/internal/pgcred"
 )
 
 const (
@@ -110,6 +111,12 @@ type Config struct {
 	// then mint tokens: use it only where nothing but the gateways can
 	// reach the database.
 	UnsafeSecretInDatabase bool
+	// UnsafeAmbientCredentials lets the connection use a password pgx
+	// finds on its own: PGPASSWORD, a password file (~/.pgpass,
+	// PGPASSFILE) or a service file, which the commands a gateway runs can
+	// usually read too. Without it, Open and Inspect refuse such a
+	// password: give it in Password.
+	UnsafeAmbientCredentials bool
 	// Gateway names this gateway instance; grants record where they were
 	// issued. If empty, "".
 	Gateway string
@@ -165,6 +172,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	pc, err := pgxpool.ParseConfig(cfg.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: DSN: %w", err)
+	}
+	if !cfg.UnsafeAmbientCredentials {
+		if err := pgcred.Check(cfg.DSN, cfg.Password, pc.ConnConfig.Password); err != nil {
+			return nil, fmt.Errorf("pgstore: %w; give the password in Config.Password, or set UnsafeAmbientCredentials", err)
+		}
 	}
 	if cfg.Password != "" {
 		pc.ConnConfig.Password = cfg.Password
@@ -668,6 +680,11 @@ func Inspect(ctx context.Context, cfg Config) (version int, label string, err er
 	pc, err := pgx.ParseConfig(cfg.DSN)
 	if err != nil {
 		return 0, "", fmt.Errorf("pgstore: DSN: %w", err)
+	}
+	if !cfg.UnsafeAmbientCredentials {
+		if err := pgcred.Check(cfg.DSN, cfg.Password, pc.Password); err != nil {
+			return 0, "", fmt.Errorf("pgstore: %w; give the password in Config.Password, or set UnsafeAmbientCredentials", err)
+		}
 	}
 	if cfg.Password != "" {
 		pc.Password = cfg.Password

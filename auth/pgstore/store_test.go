@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -212,4 +213,24 @@ func TestHandInsertedRowsDoNotAuthenticate(t *testing.T) {
 	if _, _, ok, err := other.Access(ctx, fresh.Access); ok || err != nil {
 		t.Fatalf("a store with another secret accepted the token: %v %v", ok, err)
 	}
+}
+
+// A password pgx would find on its own (PGPASSWORD) is refused by Open and
+// Inspect, unless given explicitly or allowed as unsafe.
+func TestAmbientCredentialsRefused(t *testing.T) {
+	srv := pgtest.Start(t)
+	dsn := srv.CreateDB("ambient")
+	ctx := context.Background()
+	t.Setenv("PGPASSWORD", "from-the-environment")
+	if _, err := pgstore.Open(ctx, pgstore.Config{DSN: dsn, Secret: testSecret}); err == nil || !strings.Contains(err.Error(), "PGPASSWORD") {
+		t.Fatalf("Open with PGPASSWORD = %v", err)
+	}
+	if _, _, err := pgstore.Inspect(ctx, pgstore.Config{DSN: dsn}); err == nil || !strings.Contains(err.Error(), "PGPASSWORD") {
+		t.Fatalf("Inspect with PGPASSWORD = %v", err)
+	}
+	s, err := pgstore.Open(ctx, pgstore.Config{DSN: dsn, Secret: testSecret, UnsafeAmbientCredentials: true})
+	if err != nil {
+		t.Fatalf("Open with UnsafeAmbientCredentials = %v", err)
+	}
+	s.Close()
 }

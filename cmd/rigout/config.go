@@ -192,6 +192,9 @@ type fileAudit struct {
 	// the same on every gateway; with SQLite it replaces the key derived
 	// from <state dir>/audit.db.key.
 	KeyEnv string `json:"key_env"`
+	// UnsafeAmbientCredentials lets the PostgreSQL connection use a
+	// password from PGPASSWORD or ~/.pgpass, which commands can read too.
+	UnsafeAmbientCredentials bool `json:"unsafe_ambient_credentials"`
 	// AnchorFile is a second copy of the SQLite ledger's head, kept out of
 	// the state directory, so that deleting the whole ledger is detected.
 	AnchorFile string `json:"anchor_file"`

@@ -34,7 +34,8 @@ func (c *common) attachOAuthStore(ctx context.Context, o *auth.OAuthConfig, logg
 		secret = m.Sum(nil)
 	}
 	s, err := pgstore.Open(ctx, pgstore.Config{DSN: pc.DSN, Password: pc.Password, Gateway: pc.Gateway, Logger: logger,
-		Secret: secret, UnsafeSecretInDatabase: secret == nil && pc.UnsafeChainKeyInDatabase})
+		Secret: secret, UnsafeSecretInDatabase: secret == nil && pc.UnsafeChainKeyInDatabase,
+		UnsafeAmbientCredentials: pc.UnsafeAmbientCredentials})
 	if err != nil {
 		return nil, fmt.Errorf("OAuth store: %w", err)
 	}
@@ -55,7 +56,7 @@ func (d *doctor) oauthStoreCheck(ctx context.Context) {
 		d.add("OAuth state", "fail", err.Error(), "rigout config check")
 		return
 	}
-	v, label, err := pgstore.Inspect(ctx, pgstore.Config{DSN: pc.DSN, Password: pc.Password})
+	v, label, err := pgstore.Inspect(ctx, pgstore.Config{DSN: pc.DSN, Password: pc.Password, UnsafeAmbientCredentials: pc.UnsafeAmbientCredentials})
 	switch {
 	case err != nil:
 		d.add("OAuth state", "fail", err.Error(), "check audit.postgres and audit.password_env; run a rigout of the schema's version")
