@@ -59,8 +59,10 @@ type Config struct {
 	// the key is derived from the secret at SecretPath
 	// ([audit.DeriveChainKey]), which is then as safe as that file. A
 	// ledger opened with another key than its rows were chained with
-	// records the change (an [audit.TypeChainKey] event); [Ledger.Verify]
-	// then cannot check the older rows without RetiredChainKeys.
+	// records the change (an [audit.TypeChainKey] event) when its tail is
+	// chained under one of RetiredChainKeys or its head names the key it
+	// was written with, and otherwise records the tail as forged;
+	// [Ledger.Verify] cannot check the rows under a key it is not given.
 	ChainKey []byte
 
 	// AnchorPath is a second head file, kept where deleting the state
@@ -72,9 +74,10 @@ type Config struct {
 	// were deleted together. If empty, there is no anchor.
 	AnchorPath string
 
-	// RetiredChainKeys are earlier chain keys, which [Ledger.Verify] uses
-	// to check the rows chained under them before a key change. The
-	// writer never chains with them.
+	// RetiredChainKeys are earlier chain keys: [Ledger.Verify] checks the
+	// rows chained under them before a key change, and a writer accepts a
+	// tail chained under one as a key change. The writer never chains
+	// with them.
 	RetiredChainKeys [][]byte
 
 	// ReadOnly opens an existing ledger for Query, Stats and Verify only:
