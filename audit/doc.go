@@ -32,7 +32,10 @@
 //   - assigns Seq, 1, 2, 3, … in commit order, and sets a zero Time;
 //   - stores, for each row, [RowHash] of the row and the previous row's
 //     hash, so that a chain written by one backend verifies the same way as
-//     any other's and an export can be checked offline.
+//     any other's and an export can be checked offline, and keys the chain
+//     with a secret commands cannot read: the SQLite ledger stores
+//     [KeyedRowHash] instead, the PostgreSQL ledger keys a second chained
+//     hash; both record an [TypeChainKey] event where keying starts.
 //
 // # Usage
 //

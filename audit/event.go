@@ -27,6 +27,7 @@ const (
 	TypeExport         = "audit.export"        // an operator exported rows (written by the ledger)
 	TypePrune          = "audit.prune"         // an operator deleted old rows (written by the ledger)
 	TypeHeadMismatch   = "audit.head.mismatch" // the ledger found rows missing or rewritten when it opened or wrote
+	TypeChainKey       = "audit.chain_key"     // the chain is keyed with a new key (see [KeyedRowHash]) from this row on (written by the ledger)
 )
 
 const (

@@ -33,6 +33,49 @@ const hashDomain = "rigout.audit.row.v1\x00"
 // A backend hashes the event as it stores it: after [Event.Sanitize], with
 // Seq assigned and Time in the precision it keeps (nanoseconds).
 func RowHash(e *Event, prev [sha256.Size]byte) [sha256.Size]byte {
+	return sha256.Sum256(encodeRow(hashDomain, e, prev))
+}
+
+// keyedHashDomain starts the encoding a keyed row hash covers, so a keyed
+// hash is never equal to an unkeyed one of the same row.
+const keyedHashDomain = "rigout.audit.keyed-row.v1\x00"
+
+// KeyedRowHash is [RowHash] keyed with a secret: HMAC-SHA256 under key of
+// the same canonical encoding, started by "rigout.audit.keyed-row.v1" and
+// a zero byte instead of the unkeyed domain. Someone who can write a
+// ledger but not read its key cannot compute it, so a row they insert,
+// edit or re-chain fails verification. Ledgers chain with it from the
+// point recorded by an [TypeChainKey] event, or from their first row.
+func KeyedRowHash(key []byte, e *Event, prev [sha256.Size]byte) [sha256.Size]byte {
+	m := hmac.New(sha256.New, key)
+	m.Write(encodeRow(keyedHashDomain, e, prev))
+	var sum [sha256.Size]byte
+	m.Sum(sum[:0])
+	return sum
+}
+
+// ChainKeyID names a chain key without revealing it: the first 16 hex
+// digits of HMAC-SHA256 under key of "rigout.audit.chain-key-id". It is
+// what [TypeChainKey] events and head files record, so that a verifier
+// holding another key can say so.
+func ChainKeyID(key []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("rigout.audit.chain-key-id"))
+	return hex.EncodeToString(m.Sum(nil))[:16]
+}
+
+// DeriveChainKey returns the chain key a ledger derives from its
+// per-install secret when it is given none: HMAC-SHA256 under secret of
+// "rigout.audit.chain-key.v1".
+func DeriveChainKey(secret []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("rigout.audit.chain-key.v1"))
+	return m.Sum(nil)
+}
+
+// encodeRow is the canonical encoding [RowHash] documents, started by
+// domain.
+func encodeRow(domain string, e *Event, prev [sha256.Size]byte) []byte {
 	// One allocation for most rows: the fields that can be long, and room for the rest.
 	b := make([]byte, 0, 512+len(e.Route)+len(e.Error)+len(e.Args)+len(e.Detail))
 	u64 := func(v int64) { b = binary.BigEndian.AppendUint64(b, uint64(v)) }
@@ -47,7 +90,7 @@ func RowHash(e *Event, prev [sha256.Size]byte) [sha256.Size]byte {
 			b = append(b, 0)
 		}
 	}
-	b = append(b, hashDomain...)
+	b = append(b, domain...)
 	u64(e.Seq)
 	u64(e.Time.UnixNano())
 	str(e.Type)
@@ -80,7 +123,7 @@ func RowHash(e *Event, prev [sha256.Size]byte) [sha256.Size]byte {
 	str(e.Args)
 	str(e.Detail)
 	b = append(b, prev[:]...)
-	return sha256.Sum256(b)
+	return b
 }
 
 // KeyedDigest is the argument digest both ledgers store in

@@ -55,7 +55,9 @@ func TestOAuthSuitePostgres(t *testing.T) {
 // openPG opens a pgstore on dsn, closed when t ends.
 func openPG(t testing.TB, dsn string) *pgstore.Store {
 	t.Helper()
-	s, err := pgstore.Open(context.Background(), pgstore.Config{DSN: dsn, Gateway: t.Name(), Logger: testLogger()})
+	s, err := pgstore.Open(context.Background(), pgstore.Config{DSN: dsn, Gateway: t.Name(), Logger: testLogger(),
+		Secret: []byte("rigout auth test store secret..."), // the same for every gateway of a test
+	})
 	if err != nil {
 		t.Fatalf("pgstore.Open: %v", err)
 	}

@@ -28,7 +28,7 @@ func BenchmarkAuditedCall(b *testing.B) {
 	srv := pgtest.StartDurable(b)
 	dsn := srv.CreateDB("bench")
 	ctx := context.Background()
-	pg, err := postgres.Open(ctx, postgres.Config{DSN: dsn, Gateway: "bench"})
+	pg, err := postgres.Open(ctx, postgres.Config{DSN: dsn, Gateway: "bench", ChainKey: make([]byte, 32)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,8 +2,8 @@
 // that must answer "who ran what, where, and was it allowed" in one place.
 // It implements [audit.Recorder] and [audit.Querier] like the SQLite ledger
 // (package audit/sqlite), with the same events, the same intent-before-
-// execute and fail-closed contract and the same [audit.RowHash] chain, and
-// needs no cgo (it uses github.com/jackc/pgx/v5).
+// execute and fail-closed contract and the same [audit.RowHash] row hashes,
+// and needs no cgo (it uses github.com/jackc/pgx/v5).
 //
 // # One chain, serialised by an advisory lock
 //
@@ -18,11 +18,16 @@
 // (group commit), as on SQLite.
 //
 // Each row names the gateway instance that wrote it ([Config.Gateway]). The
-// row hashes are exactly [audit.RowHash], so an export verifies offline as
-// a SQLite one does; a second chained hash, the link, covers the gateway
-// names too. Each gateway's last committed row is kept in a heads table,
-// and a gateway that finds its own rows gone from the end records an
-// [audit.TypeHeadMismatch] event, so truncation is found by Verify.
+// row hashes are exactly [audit.RowHash], so an export's hashes verify
+// offline; a second chained hash, the link, covers the gateway names too
+// and is keyed: HMAC-SHA256 under [Config.ChainKey], which every gateway
+// shares and commands cannot read, so someone who can write the database
+// but not read the key cannot rewrite the chain undetected. Each gateway's
+// last committed row is kept in a heads table with a MAC under the same
+// key, and a gateway that finds its own rows gone from the end, or a tail
+// not linked under the key, records an [audit.TypeHeadMismatch] event, so
+// Verify finds both. A ledger written before keying is keyed from an
+// [audit.TypeChainKey] row.
 //
 // # Fail closed
 //

@@ -53,6 +53,12 @@ const (
 	TamperEdited    TamperKind = "edited"    // a row no longer matches its hash or link, or the chain was rewritten
 	TamperDeleted   TamperKind = "deleted"   // rows are missing from the start or the middle
 	TamperTruncated TamperKind = "truncated" // rows a gateway committed are missing from the end
+	// TamperUnkeyed: a row's link or a gateway's head is not keyed with the
+	// chain key: it was written by someone without the key.
+	TamperUnkeyed TamperKind = "unkeyed"
+	// TamperKeyUnknown: rows are linked under a key Verify does not hold,
+	// so they cannot be checked.
+	TamperKeyUnknown TamperKind = "key-unknown"
 )
 
 // TamperError names the first row at which the chain fails.

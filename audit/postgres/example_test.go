@@ -9,13 +9,15 @@ import (
 	"github.com/rigout/rigout/audit/postgres"
 )
 
-// Two gateways share one ledger: each names itself, the password comes from
-// the environment, and intent rows are committed before the command runs.
+// Two gateways share one ledger: each names itself, the password and the
+// chain key come from the gateway's environment (never the commands'), and
+// intent rows are committed before the command runs.
 func Example() {
 	ctx := context.Background()
 	l, err := postgres.Open(ctx, postgres.Config{
 		DSN:      "postgres://rigout@db.internal:5432/rigout?sslmode=verify-full",
 		Password: os.Getenv("RIGOUT_AUDIT_PASSWORD"),
+		ChainKey: []byte(os.Getenv("RIGOUT_AUDIT_KEY")),
 		Gateway:  "gw-eu-1",
 	})
 	if err != nil {

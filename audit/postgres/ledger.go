@@ -1,8 +1,11 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,6 +20,7 @@ import (
 
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/internal/groupcommit"
+	"github.com/rigout/rigout/internal/pgcred"
 )
 
 const (
@@ -25,6 +29,9 @@ const (
 	batchWindow         = 5 * time.Millisecond   // a batch stops collecting this long after its first request
 	batchLinger         = 500 * time.Microsecond // longest wait for expected callers, see groupcommit
 	linkDomain          = "rigout.audit.pg.link.v1\x00"
+	keyedLinkDomain     = "rigout.audit.pg.keyed-link.v1\x00"
+	headMACDomain       = "rigout.audit.pg.head.v1\x00"
+	minChainKey         = 32
 )
 
 // Config configures a [Ledger]. DSN is required; every other field has a
@@ -38,6 +45,30 @@ type Config struct {
 	// any in DSN. The caller reads it from the environment or a credential
 	// store; it is never written to a file.
 	Password string
+
+	// ChainKey keys the chain: each row's link is HMAC-SHA256 under it
+	// (see [Ledger.Verify]) and so is each gateway's head, so that someone
+	// who can write the database but not read the key cannot rewrite the
+	// ledger undetected. Every gateway sharing the database must be given
+	// the same key, from a place the commands they run cannot reach (an OS
+	// keyring, the gateway's own environment); at least 32 bytes. Required
+	// to write, unless UnsafeChainKeyInDatabase is set. A read-only ledger
+	// without it reports the keyed rows as [TamperKeyUnknown].
+	ChainKey []byte
+
+	// UnsafeChainKeyInDatabase derives the chain key from the digest key
+	// kept in the database itself, when ChainKey is nil. Anyone who can
+	// read the database can then compute it and rewrite the chain
+	// undetected: use it only where nothing but the gateways can reach the
+	// database.
+	UnsafeChainKeyInDatabase bool
+
+	// UnsafeAmbientCredentials lets the connection use a password pgx
+	// finds on its own: PGPASSWORD, a password file (~/.pgpass,
+	// PGPASSFILE) or a service file. The commands a gateway runs can
+	// usually read those too and would reach the ledger with them; without
+	// this, Open refuses such a password: give it in Password.
+	UnsafeAmbientCredentials bool
 
 	// Gateway names the gateway instance that writes through this ledger,
 	// stored in every row it writes. If empty, the host name is used.
@@ -91,7 +122,10 @@ type Ledger struct {
 	timeout   time.Duration
 	log       *slog.Logger
 	now       func() time.Time
-	key       []byte
+	key       []byte // the digest key, from the database
+	chainKey  []byte // nil when read-only without a key
+	keyID     string // audit.ChainKeyID of chainKey
+	unsafeKey bool
 	pool      *pgxpool.Pool
 	commits   *groupcommit.Committer[audit.Event] // nil when read-only
 
@@ -99,7 +133,14 @@ type Ledger struct {
 	closed bool
 
 	// Owned by the group commit's leader (commits never run concurrently).
-	lastSeq int64 // the highest seq this ledger committed or saw at its tail
+	lastSeq  int64             // the highest seq this ledger committed or saw at its tail
+	lastLink [sha256.Size]byte // the link of lastSeq's row
+	// opened is set once Open has keyed the chain: from then on a tail not
+	// linked under the key is a forgery, never a migration.
+	opened bool
+	// unkeyedBefore is set when Open migrated the database from a schema
+	// without keyed links: only then may its unkeyed tail be kept.
+	unkeyedBefore bool
 
 	healthMu sync.Mutex
 	writeErr error
@@ -117,9 +158,20 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 	if cfg.DSN == "" {
 		return nil, errors.New("postgres: Config.DSN is required")
 	}
+	if cfg.ChainKey != nil && len(cfg.ChainKey) < minChainKey {
+		return nil, fmt.Errorf("postgres: a chain key must be at least %d bytes, not %d", minChainKey, len(cfg.ChainKey))
+	}
+	if cfg.ChainKey == nil && !cfg.UnsafeChainKeyInDatabase && !cfg.ReadOnly {
+		return nil, errors.New("postgres: Config.ChainKey is required to write (the same key on every gateway, kept where commands cannot read it), or set UnsafeChainKeyInDatabase")
+	}
 	pc, err := pgxpool.ParseConfig(cfg.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: DSN: %w", err)
+	}
+	if !cfg.UnsafeAmbientCredentials {
+		if err := pgcred.Check(cfg.DSN, cfg.Password, pc.ConnConfig.Password); err != nil {
+			return nil, fmt.Errorf("postgres: %w; give the password in Config.Password, or set UnsafeAmbientCredentials", err)
+		}
 	}
 	if cfg.Password != "" {
 		pc.ConnConfig.Password = cfg.Password
@@ -141,6 +193,8 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		timeout:   cfg.WriteTimeout,
 		log:       cfg.Logger,
 		now:       cfg.Now,
+		chainKey:  bytes.Clone(cfg.ChainKey),
+		unsafeKey: cfg.UnsafeChainKeyInDatabase,
 	}
 	if l.gateway == "" {
 		l.gateway, _ = os.Hostname()
@@ -199,9 +253,10 @@ func (l *Ledger) open(ctx context.Context) error {
 		if l.key, err = readKey(ctx, tx); err != nil {
 			return fmt.Errorf("postgres: %s: %w", l.label, err)
 		}
+		l.setKeyID()
 		return nil
 	}
-	key, err := migrate(ctx, tx, l.label)
+	key, from, err := migrate(ctx, tx, l.label)
 	var sv *SchemaVersionError
 	if errors.As(err, &sv) {
 		return err
@@ -213,7 +268,26 @@ func (l *Ledger) open(ctx context.Context) error {
 		return &WriteError{DB: l.label, Op: "commit migration", Err: err}
 	}
 	l.key = key
+	l.unkeyedBefore = from < keyedSchema
+	l.setKeyID()
+	// An empty commit keys the chain now: it appends the audit.chain_key
+	// row to a ledger whose tail is not linked under the key.
+	if err := l.commitOnce(nil); err != nil {
+		return err
+	}
+	l.opened = true
 	return nil
+}
+
+// setKeyID derives the chain key from the digest key when asked to, and
+// names it.
+func (l *Ledger) setKeyID() {
+	if l.chainKey == nil && l.unsafeKey && l.key != nil {
+		l.chainKey = audit.DeriveChainKey(l.key)
+	}
+	if l.chainKey != nil {
+		l.keyID = audit.ChainKeyID(l.chainKey)
+	}
 }
 
 // Gateway returns the gateway instance name stored in the rows this ledger
@@ -301,8 +375,9 @@ func (l *Ledger) commitOnce(evs []*audit.Event) error {
 		seq        int64
 		hash, link [sha256.Size]byte
 		h, k       []byte
+		gw         string
 	)
-	switch err := tx.QueryRow(ctx, `SELECT seq, row_hash, link FROM rigout_audit_events ORDER BY seq DESC LIMIT 1`).Scan(&seq, &h, &k); {
+	switch err := tx.QueryRow(ctx, `SELECT seq, row_hash, link, gateway FROM rigout_audit_events ORDER BY seq DESC LIMIT 1`).Scan(&seq, &h, &k, &gw); {
 	case errors.Is(err, pgx.ErrNoRows):
 	case err != nil:
 		return &WriteError{DB: l.label, Op: "read tail", Err: err}
@@ -310,12 +385,19 @@ func (l *Ledger) commitOnce(evs []*audit.Event) error {
 		copy(hash[:], h)
 		copy(link[:], k)
 	}
+	var check *audit.Event // what the tail's link says, see checkTail
+	if seq > 0 && !(l.opened && seq == l.lastSeq && link == l.lastLink) {
+		var err error
+		if check, err = l.checkTail(ctx, tx, seq, hash, link, gw); err != nil {
+			return &WriteError{DB: l.label, Op: "read tail", Err: err}
+		}
+	}
 	rows := make([][]any, 0, len(evs)+1)
 	add := func(e *audit.Event) {
 		seq++
 		e.Seq = seq
 		row := audit.RowHash(e, hash)
-		lk := chainLink(link, row, l.gateway)
+		lk := keyedLink(l.chainKey, link, row, l.gateway)
 		prev := hash // copies: the slices must not alias the loop's variables
 		rows = append(rows, copyValues(e, l.gateway, prev[:], row[:], lk[:]))
 		e.PrevHash, e.Hash = hex.EncodeToString(hash[:]), hex.EncodeToString(row[:])
@@ -326,6 +408,12 @@ func (l *Ledger) commitOnce(evs []*audit.Event) error {
 		mm := truncation(l.lastSeq, seq)
 		add(&mm)
 		l.log.LogAttrs(ctx, slog.LevelError, "audit ledger lost rows from its end", slog.String("db", l.label), slog.String("detail", mm.Error))
+	}
+	if check != nil {
+		add(check)
+		if check.Type == audit.TypeHeadMismatch {
+			l.log.LogAttrs(ctx, slog.LevelError, "audit ledger tail not linked under the chain key", slog.String("db", l.label), slog.String("detail", check.Error))
+		}
 	}
 	saved := make([]audit.Event, len(evs))
 	for i, e := range evs {
@@ -341,9 +429,15 @@ func (l *Ledger) commitOnce(evs []*audit.Event) error {
 		restore()
 		return &WriteError{DB: l.label, Op: "insert", Err: err}
 	}
-	tip := hash
-	if _, err := tx.Exec(ctx, `INSERT INTO rigout_audit_heads (gateway, seq, hash) VALUES ($1, $2, $3)
-		ON CONFLICT (gateway) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash`, l.gateway, seq, tip[:]); err != nil {
+	if len(rows) == 0 {
+		l.lastSeq, l.lastLink = seq, link
+		return nil
+	}
+	tip, tipLink := hash, link
+	mac := headMAC(l.chainKey, l.gateway, seq, tip, tipLink)
+	if _, err := tx.Exec(ctx, `INSERT INTO rigout_audit_heads (gateway, seq, hash, link, mac) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (gateway) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, link = EXCLUDED.link, mac = EXCLUDED.mac`,
+		l.gateway, seq, tip[:], tipLink[:], mac); err != nil {
 		restore()
 		return &WriteError{DB: l.label, Op: "update head", Err: err}
 	}
@@ -351,8 +445,112 @@ func (l *Ledger) commitOnce(evs []*audit.Event) error {
 		restore()
 		return &WriteError{DB: l.label, Op: "commit", Err: err}
 	}
-	l.lastSeq = seq
+	l.lastSeq, l.lastLink = seq, link
 	return nil
+}
+
+// chainKeyDetail is the Detail of an [audit.TypeChainKey] event: its row
+// and the rows after it are linked under the key KeyID names, the rows
+// before it under PreviousKeyID's ("" for unkeyed links, "unknown" when
+// the writer could not tell).
+type chainKeyDetail struct {
+	KeyID         string `json:"key_id"`
+	PreviousKeyID string `json:"previous_key_id"`
+}
+
+// checkTail checks the tail's link (row seq, with hash, link and
+// gateway gw) against the chain key. A tail linked under it needs
+// nothing. Otherwise, while Open keys a ledger it migrated from a schema
+// without keyed links (and no head verifies under the key), it returns the
+// [audit.TypeChainKey] event to append; in every other case it returns an
+// [audit.TypeHeadMismatch] event: someone without the key wrote the tail.
+// (A new chain key for a keyed ledger is therefore recorded as a
+// mismatch: this ledger has no key rotation.)
+func (l *Ledger) checkTail(ctx context.Context, tx pgx.Tx, seq int64, hash, link [sha256.Size]byte, gw string) (*audit.Event, error) {
+	var prevLink [sha256.Size]byte
+	if seq > 1 {
+		var p []byte
+		switch err := tx.QueryRow(ctx, `SELECT link FROM rigout_audit_events WHERE seq = $1`, seq-1).Scan(&p); {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return nil, err
+		default:
+			copy(prevLink[:], p)
+		}
+	}
+	if keyedLink(l.chainKey, prevLink, hash, gw) == link {
+		return nil, nil
+	}
+	unkeyed := chainLink(prevLink, hash, gw) == link
+	keyedBefore, err := l.keyedHeads(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	if !l.opened && !keyedBefore && l.unkeyedBefore {
+		d := chainKeyDetail{KeyID: l.keyID, PreviousKeyID: "unknown"}
+		if unkeyed {
+			d.PreviousKeyID = ""
+		}
+		b, _ := json.Marshal(d)
+		return &audit.Event{Type: audit.TypeChainKey, Status: audit.StatusOK, Detail: string(b), Time: time.Now().UTC()}, nil
+	}
+	mm := struct {
+		Found       TamperKind `json:"found"`
+		LastSeq     int64      `json:"last_seq"`
+		Description string     `json:"description"`
+	}{TamperUnkeyed, seq, fmt.Sprintf("row %d, the last row, is not linked under the chain key (id %s): rows were written or re-chained by someone without the key", seq, l.keyID)}
+	d, _ := json.Marshal(mm)
+	return &audit.Event{Type: audit.TypeHeadMismatch, Status: audit.StatusError, Error: mm.Description, Detail: string(d), Time: time.Now().UTC()}, nil
+}
+
+// keyedHeads reports whether a gateway's head verifies under the chain
+// key: the chain was keyed with it before.
+func (l *Ledger) keyedHeads(ctx context.Context, tx pgx.Tx) (bool, error) {
+	rows, err := tx.Query(ctx, `SELECT gateway, seq, hash, link, mac FROM rigout_audit_heads`)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var g string
+		var seq int64
+		var h, k, mac []byte
+		if err := rows.Scan(&g, &seq, &h, &k, &mac); err != nil {
+			return false, err
+		}
+		if hmac.Equal(mac, headMAC(l.chainKey, g, seq, toHash(h), toHash(k))) {
+			return true, nil
+		}
+	}
+	return false, rows.Err()
+}
+
+// keyedLink is a row's link in the keyed chain: HMAC-SHA256 under the
+// chain key of a domain string, the previous row's link, this row's
+// [audit.RowHash] and the gateway name.
+func keyedLink(key []byte, prev, row [sha256.Size]byte, gateway string) [sha256.Size]byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(keyedLinkDomain))
+	m.Write(prev[:])
+	m.Write(row[:])
+	m.Write([]byte(gateway))
+	var sum [sha256.Size]byte
+	m.Sum(sum[:0])
+	return sum
+}
+
+// headMAC is the MAC of a gateway's head: HMAC-SHA256 under the chain key
+// of a domain string, the gateway name and a zero byte, the seq (8 bytes
+// big-endian), the row hash and the link.
+func headMAC(key []byte, gateway string, seq int64, hash, link [sha256.Size]byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(headMACDomain))
+	m.Write([]byte(gateway))
+	m.Write([]byte{0})
+	m.Write(binary.BigEndian.AppendUint64(nil, uint64(seq)))
+	m.Write(hash[:])
+	m.Write(link[:])
+	return m.Sum(nil)
 }
 
 // truncation is the event recorded when the tail is below a seq this

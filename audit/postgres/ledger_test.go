@@ -18,9 +18,12 @@ import (
 	"github.com/rigout/rigout/audit/postgres/pgtest"
 )
 
+// testChainKey is the chain key every gateway of these tests shares.
+var testChainKey = []byte("rigout postgres test chain key..")
+
 func open(t *testing.T, dsn, gateway string, mod func(*postgres.Config)) *postgres.Ledger {
 	t.Helper()
-	cfg := postgres.Config{DSN: dsn, Gateway: gateway, WriteTimeout: 3 * time.Second}
+	cfg := postgres.Config{DSN: dsn, Gateway: gateway, WriteTimeout: 3 * time.Second, ChainKey: testChainKey}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -263,7 +266,7 @@ func TestChildWriter(t *testing.T) {
 	if dsn == "" {
 		t.Skip("helper process of TestKill9LosesNothingAcknowledged")
 	}
-	l, err := postgres.Open(context.Background(), postgres.Config{DSN: dsn, Gateway: "gw-child"})
+	l, err := postgres.Open(context.Background(), postgres.Config{DSN: dsn, Gateway: "gw-child", ChainKey: testChainKey})
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)

@@ -69,6 +69,14 @@ var migrations = [...]string{
 		seq     bigint NOT NULL,
 		hash    bytea  NOT NULL
 	);`,
+
+	// 1 → 2: the keyed chain. Links from the audit.chain_key row a writer
+	// appends on migrating (or from seq 1 in a new ledger) are keyed with
+	// the chain key (see keyedLink); the row hashes stay audit.RowHash. A
+	// head's mac is HMAC-SHA256 under the chain key of the gateway, seq,
+	// hash and link it records, so a head updated by hand does not verify.
+	`ALTER TABLE rigout_audit_heads ADD COLUMN link bytea NOT NULL DEFAULT ''::bytea;
+	ALTER TABLE rigout_audit_heads ADD COLUMN mac bytea NOT NULL DEFAULT ''::bytea;`,
 }
 
 // SchemaVersion is the schema version this build writes and reads.
@@ -88,45 +96,49 @@ const columns = `seq, time_ns, type, call_id, phase, principal, transport, remot
 // migrate creates rigout_meta if needed and brings the schema to
 // SchemaVersion in one transaction, under an advisory lock so that
 // gateways starting together do not race. It returns the digest key,
-// creating it on first use. A database newer than this build is refused.
-func migrate(ctx context.Context, tx pgx.Tx, label string) ([]byte, error) {
+// creating it on first use, and the version it found. A database newer
+// than this build is refused.
+func migrate(ctx context.Context, tx pgx.Tx, label string) ([]byte, int, error) {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLockKey); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS rigout_meta (key text PRIMARY KEY, value text NOT NULL)`); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	v, err := readVersion(ctx, tx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if v > SchemaVersion {
-		return nil, &SchemaVersionError{DB: label, Found: v, Max: SchemaVersion}
+		return nil, v, &SchemaVersionError{DB: label, Found: v, Max: SchemaVersion}
 	}
 	for i := v; i < SchemaVersion; i++ {
 		if _, err := tx.Exec(ctx, migrations[i]); err != nil {
-			return nil, fmt.Errorf("migrate schema %d→%d: %w", i, i+1, err)
+			return nil, v, fmt.Errorf("migrate schema %d→%d: %w", i, i+1, err)
 		}
 	}
 	if v != SchemaVersion {
 		if _, err := tx.Exec(ctx, `INSERT INTO rigout_meta (key, value) VALUES ('schema_version', $1)
 			ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`, strconv.Itoa(SchemaVersion)); err != nil {
-			return nil, err
+			return nil, v, err
 		}
 	}
 	key, err := readKey(ctx, tx)
 	if err != nil || key != nil {
-		return key, err
+		return key, v, err
 	}
 	key = make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
-		return nil, err
+		return nil, v, err
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO rigout_meta (key, value) VALUES ('digest_key', $1)`, hex.EncodeToString(key)); err != nil {
-		return nil, err
+		return nil, v, err
 	}
-	return key, nil
+	return key, v, nil
 }
+
+// keyedSchema is the first schema version whose links are keyed.
+const keyedSchema = 2
 
 // readVersion returns the schema version, 0 for a database without one.
 func readVersion(ctx context.Context, q pgx.Tx) (int, error) {

@@ -1,7 +1,7 @@
 // Package sqlite is rigout's tamper-evident audit ledger: an append-only
 // SQLite table of [audit.Event] rows, each chained to the previous one by a
-// SHA-256 hash ([audit.RowHash]), written so that an acknowledged record
-// survives a crash. It uses github.com/mattn/go-sqlite3 and so needs cgo;
+// keyed hash ([audit.KeyedRowHash], HMAC-SHA256 under a chain key), written
+// so that an acknowledged record survives a crash. It uses github.com/mattn/go-sqlite3 and so needs cgo;
 // the events and interfaces it implements are in package audit, which does
 // not.
 //
@@ -24,10 +24,14 @@
 // endpoint. Writes ignore the caller's context cancellation.
 //
 // Tamper evidence. Every row stores prev_hash, the row_hash of the row
-// before it (zero for seq 1), and row_hash, [audit.RowHash] of all its
-// fields and prev_hash. A head file beside the database records the seq
-// and hash of the last committed row; it is rewritten after every commit
-// and fsynced at most once a second. [Ledger.Verify] recomputes the chain
+// before it (zero for seq 1), and row_hash, [audit.KeyedRowHash] of all its
+// fields and prev_hash under the chain key ([Config.ChainKey], or derived
+// from the per-install secret). A head file beside the database records the
+// seq and hash of the last committed row with a MAC under the same key; it
+// is rewritten after every commit and fsynced at most once a second.
+// Rows a ledger held before it was keyed keep their unkeyed [audit.RowHash]
+// hashes: the chain is keyed from an [audit.TypeChainKey] row, which a
+// writer also appends when it is given another key. [Ledger.Verify] recomputes the chain
 // and names the first row that was edited, deleted, moved to another seq,
 // or cut from the end (the head names a row that is gone). A writer
 // compares the head with the database when it opens it and whenever the
@@ -35,12 +39,17 @@
 // different, it appends an [audit.TypeHeadMismatch] event before anything
 // else, so the damage stays on record after the head moves on.
 //
-// What the chain does not prove: anyone who can write the database can
-// append rows with valid hashes, and someone who can rewrite both the
-// database and the head can rewrite history. The head may lag the database
-// by the last batch after a crash, and by up to a second of commits after a
-// power loss; truncating those rows goes unseen. An operator who needs more
-// keeps [VerifyReport.LastHash] somewhere else from time to time.
+// Someone who can write the database and the head but cannot read the key
+// cannot produce a row or a head that verifies: a rewrite fails
+// [Ledger.Verify] at its first forged row ([TamperUnkeyed]), and a writer
+// that finds a tail or head not keyed under its key records an
+// [audit.TypeHeadMismatch] event rather than adopting it. What the chain
+// does not prove: someone who can read the key can rewrite history;
+// deleting the database with its head goes unseen without
+// [Config.AnchorPath], a second head kept elsewhere. The head may lag the
+// database by the last batch after a crash, and by up to a second of
+// commits after a power loss; truncating those rows goes unseen. See
+// docs/LEDGER.md in the repository.
 //
 // Retention. The ledger never deletes rows on its own. [Ledger.Prune]
 // removes the oldest rows and [Ledger.Export] copies rows out; each records
@@ -66,7 +75,8 @@
 // argument values are kept as well.
 //
 // Files. Beside the database (audit.db and its -wal and -shm files) the
-// ledger keeps audit.db.key, the HMAC secret, and audit.db.head, the head.
+// ledger keeps audit.db.key, the HMAC secret (from which the chain key is
+// derived unless one is given), and audit.db.head, the head.
 // All are created owner-only. Deleting the database without its head file
 // makes the next writer record a mismatch.
 //

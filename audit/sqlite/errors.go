@@ -55,6 +55,8 @@ const (
 	TamperReordered   TamperKind = "reordered"    // a row intact in content sits at another sequence number
 	TamperTruncated   TamperKind = "truncated"    // rows at the end are missing: the head records a later row
 	TamperHeadMissing TamperKind = "head-missing" // the head file is absent, so truncation cannot be ruled out
+	TamperUnkeyed     TamperKind = "unkeyed"      // a row or the head is not keyed with the chain key: written by someone without the key
+	TamperKeyUnknown  TamperKind = "key-unknown"  // rows are chained under a key Verify does not hold (lost, retired, or not readable), so they cannot be checked
 )
 
 // TamperError names the first row at which the hash chain fails.

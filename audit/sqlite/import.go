@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -87,7 +88,23 @@ func Import(ctx context.Context, cfg Config, next func(e *audit.Event) bool) (Im
 	if err := createOwnerOnly(ctx, slog.New(slog.DiscardHandler), path); err != nil {
 		return rep, err
 	}
-	last, err := importRows(ctx, path, cfg.StoreArgs, now, next, &rep)
+	// The chain key, as Open finds or makes it.
+	kl := &Ledger{}
+	secretPath := cfg.SecretPath
+	if secretPath == "" {
+		secretPath = path + ".key"
+	}
+	rnd := cfg.Rand
+	if rnd == nil {
+		rnd = rand.Reader
+	}
+	if kl.secret, err = loadSecret(secretPath, rnd, true); err != nil {
+		return rep, err
+	}
+	if err := kl.setChainKey(cfg); err != nil {
+		return rep, err
+	}
+	last, err := importRows(ctx, path, cfg.StoreArgs, kl.chainKey, now, next, &rep)
 	if err != nil {
 		return ImportReport{}, err
 	}
@@ -95,7 +112,7 @@ func Import(ctx context.Context, cfg Config, next func(e *audit.Event) bool) (Im
 	if err != nil {
 		return ImportReport{}, err
 	}
-	err = h.write(last, time.Now(), true)
+	err = h.write(last, kl.chainKey, time.Now(), true)
 	if cerr := h.close(); err == nil {
 		err = cerr
 	}
@@ -115,7 +132,7 @@ func Import(ctx context.Context, cfg Config, next func(e *audit.Event) bool) (Im
 }
 
 // importRows writes the database of Import and returns its tail.
-func importRows(ctx context.Context, path string, storeArgs bool, now func() time.Time, next func(*audit.Event) bool, rep *ImportReport) (headRecord, error) {
+func importRows(ctx context.Context, path string, storeArgs bool, key []byte, now func() time.Time, next func(*audit.Event) bool, rep *ImportReport) (headRecord, error) {
 	// No journal: a failed import is removed, not rolled back.
 	db, err := openDB(path, url.Values{"_journal_mode": {"OFF"}, "_synchronous": {"OFF"}})
 	if err != nil {
@@ -128,7 +145,7 @@ func importRows(ctx context.Context, path string, storeArgs bool, now func() tim
 		return headRecord{}, &WriteError{Path: path, Op: "open", Err: err}
 	}
 	defer conn.Close()
-	if err := migrate(ctx, conn, path); err != nil {
+	if _, err := migrate(ctx, conn, path); err != nil {
 		return headRecord{}, err
 	}
 	exec := func(q string, args ...any) error {
@@ -186,7 +203,7 @@ func importRows(ctx context.Context, path string, storeArgs bool, now func() tim
 	// The chain and the statistics as chainWriter.append and note keep
 	// them, the statistics in memory, written once at the end. A goroutine
 	// prepares the batches while this one inserts them.
-	c := &chainWriter{ctx: ctx, q: conn, ins: ins, now: now, delta: statsDelta{}, seqs: seqDelta{}}
+	c := &chainWriter{ctx: ctx, q: conn, ins: ins, now: now, key: key, delta: statsDelta{}, seqs: seqDelta{}}
 	// The intents no later done row finished, by call ID; at the end each
 	// is checked against the done rows before it, as note does.
 	pending := map[string][]openCall{}
@@ -208,7 +225,7 @@ func importRows(ctx context.Context, path string, storeArgs bool, now func() tim
 			e.Seq = c.seq + 1
 			e.Time = e.Time.UTC()
 			prev := c.hash
-			row := audit.RowHash(&e, prev)
+			row := audit.KeyedRowHash(key, &e, prev)
 			args = append(args, insertArgs(&e, prev[:], row[:])...)
 			c.seq, c.hash = e.Seq, row
 			c.added++

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -101,7 +102,9 @@ func TestImportMatchesRecord(t *testing.T) {
 	evs := importEvents(2000)
 	dir := t.TempDir()
 	recorded := filepath.Join(dir, "recorded.db")
-	l, err := Open(ctx, Config{Path: recorded})
+	// One chain key, so that both chains hash alike.
+	key := bytes.Repeat([]byte{7}, 32)
+	l, err := Open(ctx, Config{Path: recorded, ChainKey: key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +126,7 @@ func TestImportMatchesRecord(t *testing.T) {
 		i++
 		return true
 	}
-	rep, err := Import(ctx, Config{Path: imported}, next)
+	rep, err := Import(ctx, Config{Path: imported, ChainKey: key}, next)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +142,7 @@ func TestImportMatchesRecord(t *testing.T) {
 			t.Errorf("%s differs: recorded %d rows, imported %d", table, len(a[table]), len(b[table]))
 		}
 	}
-	m, err := Open(ctx, Config{Path: imported, ReadOnly: true})
+	m, err := Open(ctx, Config{Path: imported, ReadOnly: true, ChainKey: key})
 	if err != nil {
 		t.Fatal(err)
 	}

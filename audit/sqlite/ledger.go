@@ -51,6 +51,35 @@ type Config struct {
 	// is used.
 	HeadPath string
 
+	// ChainKey keys the row hashes ([audit.KeyedRowHash]) and the head
+	// file (HMAC-SHA256), so that someone who can write the ledger but
+	// cannot read the key cannot rewrite it undetected. Give it from a
+	// place the commands the gateway runs cannot reach (an OS keyring, the
+	// gateway's own environment); it must be at least 32 bytes. If nil,
+	// the key is derived from the secret at SecretPath
+	// ([audit.DeriveChainKey]), which is then as safe as that file. A
+	// ledger opened with another key than its rows were chained with
+	// records the change (an [audit.TypeChainKey] event) when its tail is
+	// chained under one of RetiredChainKeys or its head names the key it
+	// was written with, and otherwise records the tail as forged;
+	// [Ledger.Verify] cannot check the rows under a key it is not given.
+	ChainKey []byte
+
+	// AnchorPath is a second head file, kept where deleting the state
+	// directory does not reach (another disk, a directory the commands the
+	// gateway runs cannot write). It is written after every commit as the
+	// head is, keyed the same way. With it, a writer that finds the ledger
+	// shorter than the anchor records it ([audit.TypeHeadMismatch]) and
+	// [Ledger.Verify] reports it, even when the database and its head file
+	// were deleted together. If empty, there is no anchor.
+	AnchorPath string
+
+	// RetiredChainKeys are earlier chain keys: [Ledger.Verify] checks the
+	// rows chained under them before a key change, and a writer accepts a
+	// tail chained under one as a key change. The writer never chains
+	// with them.
+	RetiredChainKeys [][]byte
+
 	// ReadOnly opens an existing ledger for Query, Stats and Verify only:
 	// nothing is created, migrated or written, and the write methods
 	// return [ErrReadOnly]. Open fails with [ErrNoLedger] if Path does not
@@ -97,18 +126,22 @@ type Config struct {
 // and their writes serialise on SQLite's lock. Close waits for the writes
 // in progress; it must be called once the Ledger is no longer needed.
 type Ledger struct {
-	path      string
-	headPath  string
-	readOnly  bool
-	storeArgs bool
-	maxBatch  int
-	log       *slog.Logger
-	now       func() time.Time
-	secret    []byte // nil when read-only and no key exists yet
-	rdb       *sql.DB
-	wdb       *sql.DB                             // nil when read-only
-	commits   *groupcommit.Committer[audit.Event] // nil when read-only
-	bg        context.Context                     // the writer's context; never cancelled
+	path       string
+	headPath   string
+	secretPath string
+	anchorPath string
+	readOnly   bool
+	storeArgs  bool
+	maxBatch   int
+	log        *slog.Logger
+	now        func() time.Time
+	secret     []byte // nil when read-only and no key exists yet
+	chainKey   []byte // nil when read-only and no key exists yet
+	retired    [][]byte
+	rdb        *sql.DB
+	wdb        *sql.DB                             // nil when read-only
+	commits    *groupcommit.Committer[audit.Event] // nil when read-only
+	bg         context.Context                     // the writer's context; never cancelled
 
 	// mu protects the following. Methods hold it for reading while they use
 	// the databases; Close holds it for writing.
@@ -117,17 +150,25 @@ type Ledger struct {
 
 	// wmu serialises write transactions (the group commits' batches and
 	// Prune) and protects the following.
-	wmu   sync.Mutex
-	wconn *sql.Conn  // the one write connection, kept for the Ledger's life
-	ins   *sql.Stmt  // insertSQL prepared on wconn
-	tail  *sql.Stmt  // tailSQL prepared on wconn
-	st    statsStmts // the statistics' statements, prepared on wconn
-	head  *headFile
+	wmu    sync.Mutex
+	wconn  *sql.Conn  // the one write connection, kept for the Ledger's life
+	ins    *sql.Stmt  // insertSQL prepared on wconn
+	tail   *sql.Stmt  // tailSQL prepared on wconn
+	st     statsStmts // the statistics' statements, prepared on wconn
+	head   *headFile
+	anchor *headFile // nil without Config.AnchorPath
 	// last is the chain tail this process last committed or checked against
 	// the head. When a transaction finds the same tail, no other writer
 	// and no truncation intervened, and the head check is skipped.
 	last      headRecord
 	lastKnown bool
+	// opened is set once Open's first transaction has committed: from
+	// then on a tail not chained under the key is a forgery, never a
+	// migration or a key change.
+	opened bool
+	// unkeyedBefore is set when Open migrated the database from a schema
+	// without keyed rows: only then may its unkeyed tail be kept.
+	unkeyedBefore bool
 
 	// healthMu protects the following.
 	healthMu sync.Mutex
@@ -183,14 +224,16 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		c.Rand = rand.Reader
 	}
 	l := &Ledger{
-		path:      path,
-		headPath:  c.HeadPath,
-		readOnly:  c.ReadOnly,
-		storeArgs: c.StoreArgs,
-		maxBatch:  c.MaxBatch,
-		log:       c.Logger,
-		now:       c.Now,
-		bg:        context.Background(), // for the commits, which outlive their callers' contexts
+		path:       path,
+		headPath:   c.HeadPath,
+		secretPath: c.SecretPath,
+		anchorPath: c.AnchorPath,
+		readOnly:   c.ReadOnly,
+		storeArgs:  c.StoreArgs,
+		maxBatch:   c.MaxBatch,
+		log:        c.Logger,
+		now:        c.Now,
+		bg:         context.Background(), // for the commits, which outlive their callers' contexts
 	}
 	if c.ReadOnly {
 		if err := l.openReadOnly(ctx, c); err != nil {
@@ -231,6 +274,9 @@ func (l *Ledger) openReadOnly(ctx context.Context, c Config) error {
 	}
 	if key, err := loadSecret(c.SecretPath, nil, false); err == nil {
 		l.secret = key
+	}
+	if err := l.setChainKey(c); err != nil {
+		return err
 	}
 	l.rdb, err = openDB(l.path, url.Values{"mode": {"ro"}, "_busy_timeout": {msString(c.BusyTimeout)}})
 	if err != nil {
@@ -279,6 +325,9 @@ func (l *Ledger) openReadWrite(ctx context.Context, c Config) error {
 		return err
 	}
 	l.secret = key
+	if err := l.setChainKey(c); err != nil {
+		return err
+	}
 
 	sync, wantSync := "FULL", 2
 	if c.UnsafeSyncNormal {
@@ -314,9 +363,11 @@ func (l *Ledger) openReadWrite(ctx context.Context, c Config) error {
 	if mode != "wal" || syncLevel != wantSync {
 		return fmt.Errorf("sqlite: %s: journal_mode=%s synchronous=%d, want wal and %d (%s)", l.path, mode, syncLevel, wantSync, sync)
 	}
-	if err := migrate(ctx, l.wconn, l.path); err != nil {
+	from, err := migrate(ctx, l.wconn, l.path)
+	if err != nil {
 		return err
 	}
+	l.unkeyedBefore = from < keyedSchema
 	l.ins, err = l.wconn.PrepareContext(ctx, insertSQL)
 	if err != nil {
 		return &WriteError{Path: l.path, Op: "prepare", Err: err}
@@ -332,6 +383,11 @@ func (l *Ledger) openReadWrite(ctx context.Context, c Config) error {
 	if err != nil {
 		return err
 	}
+	if c.AnchorPath != "" {
+		if l.anchor, err = openHeadFile(c.AnchorPath); err != nil {
+			return fmt.Errorf("sqlite: anchor: %w", err)
+		}
+	}
 	l.rdb, err = openDB(l.path, url.Values{"mode": {"ro"}, "_busy_timeout": {msString(c.BusyTimeout)}})
 	if err != nil {
 		return err
@@ -341,6 +397,29 @@ func (l *Ledger) openReadWrite(ctx context.Context, c Config) error {
 	// records a mismatch now rather than at the first call.
 	if err := l.write(func(*chainWriter) error { return nil }); err != nil {
 		return err
+	}
+	l.opened = true
+	return nil
+}
+
+// minChainKey is the shortest [Config.ChainKey] accepted.
+const minChainKey = 32
+
+// setChainKey sets the chain key from c, or derives it from the secret.
+func (l *Ledger) setChainKey(c Config) error {
+	for _, k := range append([][]byte{c.ChainKey}, c.RetiredChainKeys...) {
+		if k != nil && len(k) < minChainKey {
+			return fmt.Errorf("sqlite: a chain key must be at least %d bytes, not %d", minChainKey, len(k))
+		}
+	}
+	switch {
+	case c.ChainKey != nil:
+		l.chainKey = bytes.Clone(c.ChainKey)
+	case l.secret != nil:
+		l.chainKey = audit.DeriveChainKey(l.secret)
+	}
+	for _, k := range c.RetiredChainKeys {
+		l.retired = append(l.retired, bytes.Clone(k))
 	}
 	return nil
 }
@@ -447,6 +526,7 @@ type chainWriter struct {
 	q     querier // the write connection, inside BEGIN IMMEDIATE
 	ins   *sql.Stmt
 	now   func() time.Time
+	key   []byte            // the chain key
 	seq   int64             // last seq in the chain
 	hash  [sha256.Size]byte // its row hash
 	added int
@@ -462,7 +542,7 @@ func (c *chainWriter) append(e *audit.Event) error {
 	}
 	e.Time = e.Time.UTC()
 	prev := c.hash
-	row := audit.RowHash(e, prev)
+	row := audit.KeyedRowHash(c.key, e, prev)
 	if _, err := c.ins.ExecContext(c.ctx, insertArgs(e, prev[:], row[:])...); err != nil {
 		return err
 	}
@@ -504,7 +584,7 @@ func (l *Ledger) writeLocked(ctx context.Context, fn func(*chainWriter) error) e
 			l.wconn.ExecContext(ctx, `ROLLBACK`)
 		}
 	}()
-	c := &chainWriter{ctx: ctx, q: l.wconn, ins: l.ins, now: l.now, st: &l.st, delta: statsDelta{}, seqs: seqDelta{}}
+	c := &chainWriter{ctx: ctx, q: l.wconn, ins: l.ins, now: l.now, key: l.chainKey, st: &l.st, delta: statsDelta{}, seqs: seqDelta{}}
 	var last []byte
 	switch err := l.tail.QueryRowContext(ctx).Scan(&c.seq, &last); {
 	case errors.Is(err, sql.ErrNoRows):
@@ -515,14 +595,23 @@ func (l *Ledger) writeLocked(ctx context.Context, fn func(*chainWriter) error) e
 	}
 	if l.lastKnown && c.seq == l.last.Seq && c.hash == l.last.Hash {
 		// The tail is the one this process left: nothing to check.
-	} else if mm, err := l.checkHead(ctx, c); err != nil {
+	} else if mm, marker, err := l.checkHead(ctx, c); err != nil {
 		return l.setHealth(&WriteError{Path: l.path, Op: "check head", Err: err})
-	} else if mm != nil {
-		if err := c.append(mm); err != nil {
-			return l.setHealth(&WriteError{Path: l.path, Op: "insert", Err: err})
+	} else {
+		if mm != nil {
+			if err := c.append(mm); err != nil {
+				return l.setHealth(&WriteError{Path: l.path, Op: "insert", Err: err})
+			}
+			l.log.LogAttrs(ctx, slog.LevelError, "audit ledger does not match its head: rows were truncated or rewritten",
+				slog.String("path", l.path), slog.String("detail", mm.Detail), slog.Int64("seq", mm.Seq))
 		}
-		l.log.LogAttrs(ctx, slog.LevelError, "audit ledger does not match its head: rows were truncated or rewritten",
-			slog.String("path", l.path), slog.String("detail", mm.Detail), slog.Int64("seq", mm.Seq))
+		if marker != nil {
+			if err := c.append(marker); err != nil {
+				return l.setHealth(&WriteError{Path: l.path, Op: "insert", Err: err})
+			}
+			l.log.LogAttrs(ctx, slog.LevelInfo, "audit ledger chained under a new key",
+				slog.String("path", l.path), slog.String("detail", marker.Detail), slog.Int64("seq", marker.Seq))
+		}
 	}
 	if err := fn(c); err != nil {
 		return l.setHealth(&WriteError{Path: l.path, Op: "insert", Err: err})
@@ -544,12 +633,19 @@ func (l *Ledger) writeLocked(ctx context.Context, fn func(*chainWriter) error) e
 	}
 	committed = true
 	l.last, l.lastKnown = headRecord{Seq: c.seq, Hash: c.hash}, true
-	if err := l.head.write(headRecord{Seq: c.seq, Hash: c.hash}, time.Now(), false); err != nil {
+	if err := l.head.write(headRecord{Seq: c.seq, Hash: c.hash}, l.chainKey, time.Now(), false); err != nil {
 		// The rows are committed, so their callers get nil; health reports
 		// that truncation after this point would go unseen.
 		l.log.LogAttrs(ctx, slog.LevelError, "audit head not updated", slog.String("path", l.headPath), slog.Any("err", err))
 		l.setHealth(&WriteError{Path: l.headPath, Op: "write head", Err: err})
 		return nil
+	}
+	if l.anchor != nil {
+		if err := l.anchor.write(headRecord{Seq: c.seq, Hash: c.hash}, l.chainKey, time.Now(), false); err != nil {
+			l.log.LogAttrs(ctx, slog.LevelError, "audit anchor not updated", slog.String("path", l.anchorPath), slog.Any("err", err))
+			l.setHealth(&WriteError{Path: l.anchorPath, Op: "write anchor", Err: err})
+			return nil
+		}
 	}
 	l.setHealth(nil)
 	return nil
@@ -572,34 +668,104 @@ type headMismatch struct {
 	Description string     `json:"description"`
 }
 
-// checkHead compares the head file with the chain as tx sees it. When the
-// chain lacks the rows the head records, it returns the event to append
-// first. On truncation it moves c to continue from the head, so the gap
-// stays visible to Verify and sequence numbers are never reused.
-func (l *Ledger) checkHead(ctx context.Context, c *chainWriter) (*audit.Event, error) {
-	h, found, err := l.head.read()
+// chainKeyDetail is the Detail of an [audit.TypeChainKey] event: the row
+// holding it and every later one are chained under the key KeyID names,
+// the rows before it under PreviousKeyID's ("" when they were unkeyed,
+// written before keying).
+type chainKeyDetail struct {
+	KeyID         string `json:"key_id"`
+	PreviousKeyID string `json:"previous_key_id"`
+}
+
+// tailState says how the chain's last row is hashed.
+type tailState int
+
+const (
+	tailEmpty   tailState = iota // no rows
+	tailKeyed                    // under the chain key
+	tailRetired                  // under one of Config.RetiredChainKeys
+	tailUnkeyed                  // with the unkeyed audit.RowHash
+	tailOther                    // neither: another key, or an edited row
+)
+
+// tailState reads the last row and tells how it is hashed; for
+// tailRetired, it also returns the retired key's ID.
+func (l *Ledger) tailState(ctx context.Context, c *chainWriter) (tailState, string, error) {
+	if c.seq == 0 {
+		return tailEmpty, "", nil
+	}
+	r, err := scanEvent(c.q.QueryRowContext(ctx, `SELECT `+columns+` FROM events WHERE seq = ?`, c.seq))
 	if err != nil {
-		return nil, err
+		return tailEmpty, "", err
+	}
+	if len(r.prev) != sha256.Size {
+		return tailOther, "", nil
+	}
+	prev := [sha256.Size]byte(r.prev)
+	if h := audit.KeyedRowHash(l.chainKey, &r.Event, prev); bytes.Equal(h[:], r.hash) {
+		return tailKeyed, "", nil
+	}
+	for _, k := range l.retired {
+		if h := audit.KeyedRowHash(k, &r.Event, prev); bytes.Equal(h[:], r.hash) {
+			return tailRetired, audit.ChainKeyID(k), nil
+		}
+	}
+	if h := audit.RowHash(&r.Event, prev); bytes.Equal(h[:], r.hash) {
+		return tailUnkeyed, "", nil
+	}
+	return tailOther, "", nil
+}
+
+// checkHead compares the head file and the chain's last row with the chain
+// as the transaction sees it. When they show rows missing, rewritten or
+// written without the chain key, it returns the event to append first, mm.
+// On truncation it moves c to continue from the head, so the gap stays
+// visible to Verify and sequence numbers are never reused.
+//
+// When Open finds rows chained otherwise than under the key (a ledger
+// written before keying, or under a key since replaced) and nothing
+// suggests forgery, it returns marker, the [audit.TypeChainKey] event from
+// which the chain is keyed. Later, a tail not chained under the key is
+// always a forgery: this process chains only under it.
+func (l *Ledger) checkHead(ctx context.Context, c *chainWriter) (mm, marker *audit.Event, err error) {
+	tail, retiredID, err := l.tailState(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, st, err := l.head.read(l.chainKey)
+	if err != nil {
+		return nil, nil, err
 	}
 	// Another process sharing the ledger commits its first rows, then
 	// writes the head: for that moment the head is empty while rows exist.
 	// Give it a moment before calling the head missing (this transaction
 	// holds the write lock, so the rows cannot grow meanwhile).
-	for wait := 0; !found && c.seq > 0 && wait < 40; wait++ {
+	for wait := 0; st == headNone && c.seq > 0 && wait < 40; wait++ {
 		time.Sleep(5 * time.Millisecond)
-		if h, found, err = l.head.read(); err != nil {
-			return nil, err
+		if h, st, err = l.head.read(l.chainKey); err != nil {
+			return nil, nil, err
 		}
 	}
-	var mm headMismatch
+	keyID := audit.ChainKeyID(l.chainKey)
+	found := st != headNone
+	var m headMismatch
 	switch {
+	case tail != tailEmpty && tail != tailKeyed && (l.opened || st == headKeyed):
+		m = headMismatch{Found: TamperUnkeyed, HeadSeq: h.Seq, HeadHash: hexHash(h.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+			Description: fmt.Sprintf("row %d, the last row, is not chained under the ledger's key (id %s): rows were written or re-chained by someone without the key", c.seq, keyID)}
+	case st == headForged:
+		m = headMismatch{Found: TamperUnkeyed, HeadSeq: h.Seq, HeadHash: hexHash(h.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+			Description: fmt.Sprintf("the head file %s does not verify under the ledger's key (id %s): it was written by someone without the key", l.headPath, keyID)}
+	case tail == tailKeyed && (st == headUnkeyed || st == headOtherKey):
+		m = headMismatch{Found: TamperUnkeyed, HeadSeq: h.Seq, HeadHash: hexHash(h.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+			Description: fmt.Sprintf("the head file %s is not keyed with the key the rows are chained under (id %s): it was written by someone without the key", l.headPath, keyID)}
 	case !found && c.seq == 0:
-		return nil, nil // a new ledger
+		// a new ledger
 	case !found:
-		mm = headMismatch{Found: TamperHeadMissing, LastSeq: c.seq, LastHash: hexHash(c.hash),
+		m = headMismatch{Found: TamperHeadMissing, LastSeq: c.seq, LastHash: hexHash(c.hash),
 			Description: fmt.Sprintf("the head file %s is missing or unreadable while the ledger holds rows up to seq %d; rows after it may have been removed", l.headPath, c.seq)}
 	case h.Seq > c.seq:
-		mm = headMismatch{Found: TamperTruncated, HeadSeq: h.Seq, HeadHash: hexHash(h.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+		m = headMismatch{Found: TamperTruncated, HeadSeq: h.Seq, HeadHash: hexHash(h.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
 			Description: fmt.Sprintf("the head records seq %d but the ledger ends at seq %d: rows %d-%d were removed", h.Seq, c.seq, c.seq+1, h.Seq)}
 		c.seq, c.hash = h.Seq, h.Hash
 	default:
@@ -607,22 +773,89 @@ func (l *Ledger) checkHead(ctx context.Context, c *chainWriter) (*audit.Event, e
 		err := c.q.QueryRowContext(ctx, `SELECT row_hash FROM events WHERE seq = ?`, h.Seq).Scan(&stored)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			if ok, err := prunedThrough(ctx, c.q, h.Seq); err != nil || ok {
-				return nil, err
+			if ok, err := prunedThrough(ctx, c.q, h.Seq); err != nil {
+				return nil, nil, err
+			} else if !ok {
+				m = headMismatch{Found: TamperDeleted, HeadSeq: h.Seq, HeadHash: hexHash(h.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+					Description: fmt.Sprintf("the head records seq %d, which is missing from the ledger and was not pruned", h.Seq)}
 			}
-			mm = headMismatch{Found: TamperDeleted, HeadSeq: h.Seq, HeadHash: hexHash(h.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
-				Description: fmt.Sprintf("the head records seq %d, which is missing from the ledger and was not pruned", h.Seq)}
 		case err != nil:
-			return nil, err
+			return nil, nil, err
 		case bytes.Equal(stored, h.Hash[:]):
-			return nil, nil
 		default:
-			mm = headMismatch{Found: TamperEdited, HeadSeq: h.Seq, HeadHash: hexHash(h.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+			m = headMismatch{Found: TamperEdited, HeadSeq: h.Seq, HeadHash: hexHash(h.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
 				Description: fmt.Sprintf("row %d differs from the head's record of it: the chain was rewritten", h.Seq)}
 		}
 	}
-	d, _ := json.Marshal(mm)
-	return &audit.Event{Type: audit.TypeHeadMismatch, Status: audit.StatusError, Error: mm.Description, Detail: string(d)}, nil
+	// At open, a tail not chained under the key is kept, from an
+	// audit.chain_key row on, only when it is accounted for: the ledger
+	// predates keying (Open migrated it), the tail is under a retired key
+	// the operator gave, or the head names the key it was written with
+	// (a replaced key: Verify cannot check the rows before the change
+	// without it). Otherwise it was written without the key.
+	var k *chainKeyDetail
+	if !l.opened && tail != tailEmpty && tail != tailKeyed && m.Found != TamperUnkeyed {
+		switch {
+		case tail == tailRetired:
+			k = &chainKeyDetail{KeyID: keyID, PreviousKeyID: retiredID}
+		case l.unkeyedBefore:
+			k = &chainKeyDetail{KeyID: keyID, PreviousKeyID: ""}
+		case st == headOtherKey:
+			k = &chainKeyDetail{KeyID: keyID, PreviousKeyID: h.KeyID}
+		case m.Found == "":
+			m = headMismatch{Found: TamperUnkeyed, HeadSeq: h.Seq, HeadHash: hexHash(h.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+				Description: fmt.Sprintf("row %d, the last row, is not chained under the ledger's key (id %s), which chained it before: rows were written or re-chained by someone without the key", c.seq, keyID)}
+		}
+	}
+	if m.Found == "" && l.anchor != nil {
+		if m, err = l.checkAnchor(ctx, c); err != nil {
+			return nil, nil, err
+		}
+	}
+	if m.Found != "" {
+		d, _ := json.Marshal(m)
+		mm = &audit.Event{Type: audit.TypeHeadMismatch, Status: audit.StatusError, Error: m.Description, Detail: string(d)}
+	}
+	if k != nil {
+		d, _ := json.Marshal(k)
+		marker = &audit.Event{Type: audit.TypeChainKey, Status: audit.StatusOK, Detail: string(d)}
+	}
+	return mm, marker, nil
+}
+
+// checkAnchor compares the anchor file with the chain. An anchor beyond
+// the chain's end means rows were cut or the whole ledger deleted, whatever
+// key the anchor is keyed with; an anchor keyed with the chain key must
+// also name a row that is present and unchanged, or pruned.
+func (l *Ledger) checkAnchor(ctx context.Context, c *chainWriter) (headMismatch, error) {
+	a, st, err := l.anchor.read(l.chainKey)
+	if err != nil || st == headNone {
+		return headMismatch{}, err
+	}
+	if a.Seq > c.seq {
+		m := headMismatch{Found: TamperTruncated, HeadSeq: a.Seq, HeadHash: hexHash(a.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+			Description: fmt.Sprintf("the anchor %s records seq %d but the ledger ends at seq %d: rows %d-%d were removed, or the whole ledger was deleted", l.anchorPath, a.Seq, c.seq, c.seq+1, a.Seq)}
+		c.seq, c.hash = a.Seq, a.Hash
+		return m, nil
+	}
+	if st != headKeyed {
+		return headMismatch{}, nil
+	}
+	var stored []byte
+	switch err := c.q.QueryRowContext(ctx, `SELECT row_hash FROM events WHERE seq = ?`, a.Seq).Scan(&stored); {
+	case errors.Is(err, sql.ErrNoRows):
+		if ok, err := prunedThrough(ctx, c.q, a.Seq); err != nil || ok {
+			return headMismatch{}, err
+		}
+		return headMismatch{Found: TamperDeleted, HeadSeq: a.Seq, HeadHash: hexHash(a.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+			Description: fmt.Sprintf("the anchor %s records seq %d, which is missing from the ledger and was not pruned", l.anchorPath, a.Seq)}, nil
+	case err != nil:
+		return headMismatch{}, err
+	case !bytes.Equal(stored, a.Hash[:]):
+		return headMismatch{Found: TamperEdited, HeadSeq: a.Seq, HeadHash: hexHash(a.Hash), LastSeq: c.seq, LastHash: hexHash(c.hash),
+			Description: fmt.Sprintf("row %d differs from the anchor's record of it: the chain was rewritten", a.Seq)}, nil
+	}
+	return headMismatch{}, nil
 }
 
 // prunedThrough reports whether a recorded prune removed seq.
@@ -724,6 +957,9 @@ func (l *Ledger) closeHandles() error {
 	}
 	if l.wdb != nil {
 		errs = append(errs, l.wdb.Close())
+	}
+	if l.anchor != nil {
+		errs = append(errs, l.anchor.close())
 	}
 	if l.head != nil {
 		errs = append(errs, l.head.close())

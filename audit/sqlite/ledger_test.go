@@ -208,7 +208,7 @@ func TestSchemaVersion(t *testing.T) {
 	l.Close()
 	db := rawDB(t, cfg.Path)
 	var v int
-	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != 3 {
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != 4 {
 		t.Fatalf("user_version = %d, %v", v, err)
 	}
 	mustExec(t, db, `PRAGMA user_version = 99`)

@@ -98,6 +98,14 @@ var migrations = [...]string{
 		PRIMARY KEY (tool, hour)
 	) WITHOUT ROWID;
 	CREATE INDEX seq_hour_hour ON seq_hour(hour);`,
+
+	// 3 → 4: the keyed chain. No table changes: rows from here on are
+	// hashed with audit.KeyedRowHash under the chain key and the head file
+	// is keyed (version 2 slots). The writer that migrates appends an
+	// audit.chain_key event, from which the chain is keyed; the rows
+	// before it keep their unkeyed hashes and verify as before. The version
+	// bump keeps older builds, which cannot check keyed rows, away.
+	`-- keyed chain: see audit.KeyedRowHash and the audit.chain_key event`,
 }
 
 // postMigrate runs after migrations[i], in the same transaction, what SQL
@@ -132,39 +140,43 @@ const insertSQL = `INSERT INTO events (` + columns + `) VALUES
 	(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // migrate brings the database to schemaVersion inside one write
-// transaction. A database newer than this build is refused untouched.
-func migrate(ctx context.Context, db *sql.Conn, path string) error {
+// transaction and returns the version it found. A database newer than this
+// build is refused untouched.
+func migrate(ctx context.Context, db *sql.Conn, path string) (int, error) {
 	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the writer pool sets _txlock
 	if err != nil {
-		return &WriteError{Path: path, Op: "begin migration", Err: err}
+		return 0, &WriteError{Path: path, Op: "begin migration", Err: err}
 	}
 	defer tx.Rollback()
 	var v int
 	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v); err != nil {
-		return fmt.Errorf("sqlite: read schema version of %s: %w", path, err)
+		return 0, fmt.Errorf("sqlite: read schema version of %s: %w", path, err)
 	}
 	if v > schemaVersion {
-		return &SchemaVersionError{Path: path, Found: v, Max: schemaVersion}
+		return v, &SchemaVersionError{Path: path, Found: v, Max: schemaVersion}
 	}
 	if v == schemaVersion {
-		return nil
+		return v, nil
 	}
 	for i := v; i < schemaVersion; i++ {
 		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
-			return &WriteError{Path: path, Op: fmt.Sprintf("migrate schema %d→%d", i, i+1), Err: err}
+			return v, &WriteError{Path: path, Op: fmt.Sprintf("migrate schema %d→%d", i, i+1), Err: err}
 		}
 		if err := postMigrate(ctx, tx, i); err != nil {
-			return &WriteError{Path: path, Op: fmt.Sprintf("migrate schema %d→%d", i, i+1), Err: err}
+			return v, &WriteError{Path: path, Op: fmt.Sprintf("migrate schema %d→%d", i, i+1), Err: err}
 		}
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
-		return &WriteError{Path: path, Op: "set schema version", Err: err}
+		return v, &WriteError{Path: path, Op: "set schema version", Err: err}
 	}
 	if err := tx.Commit(); err != nil {
-		return &WriteError{Path: path, Op: "commit migration", Err: err}
+		return v, &WriteError{Path: path, Op: "commit migration", Err: err}
 	}
-	return nil
+	return v, nil
 }
+
+// keyedSchema is the first schema version whose rows are keyed.
+const keyedSchema = 4
 
 // scanner is *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }

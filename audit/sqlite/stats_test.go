@@ -256,7 +256,7 @@ func TestUpgradeFromSchema1(t *testing.T) {
 	}
 	defer l.Close()
 	db = rawDB(t, path)
-	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != 3 {
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v != sqlite.SchemaVersion {
 		t.Fatalf("user_version after Open = %d, %v", v, err)
 	}
 	for _, ix := range []string{"events_tool_time", "events_principal", "events_tool_seq"} {
@@ -269,9 +269,14 @@ func TestUpgradeFromSchema1(t *testing.T) {
 	if err := db.QueryRow(`SELECT COUNT(*) FROM stats_hour`).Scan(&buckets); err != nil || buckets < 6 {
 		t.Errorf("stats_hour rows = %d, %v; want one per tool and hour", buckets, err)
 	}
+	// The 239 unkeyed rows stay as they were; the chain is keyed from
+	// the audit.chain_key row the upgrade appended.
 	rep, err := l.Verify(context.Background())
-	if err != nil || !rep.OK() || rep.Rows != 239 {
+	if err != nil || !rep.OK() || rep.Rows != 240 || rep.KeyedFrom != 240 || !rep.HeadKeyed {
 		t.Fatalf("Verify after the upgrade = %+v, %v", rep, err)
+	}
+	if ck, err := l.Query(context.Background(), audit.Filter{Type: audit.TypeChainKey}); err != nil || len(ck) != 1 || ck[0].Seq != 240 {
+		t.Fatalf("chain key events after the upgrade = %+v, %v", ck, err)
 	}
 	// The old code's answer over the fixture, computed the slow way, and
 	// a figure read off the file by hand: 120 calls, 3 tools.

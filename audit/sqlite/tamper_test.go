@@ -98,8 +98,8 @@ func TestVerifyDetectsTampering(t *testing.T) {
 		{"edit the stored hash", func(t *testing.T, c sqlite.Config) {
 			mustExec(t, rawDB(t, c.Path), `UPDATE events SET row_hash = zeroblob(32) WHERE seq = 9`)
 		}, 9, sqlite.TamperEdited},
-		{"edit and rehash a row", func(t *testing.T, c sqlite.Config) { forgeRow(t, c, 7) }, 7, sqlite.TamperEdited},
-		{"edit and rehash the last row", func(t *testing.T, c sqlite.Config) { forgeRow(t, c, 20) }, 20, sqlite.TamperEdited},
+		{"edit and rehash a row", func(t *testing.T, c sqlite.Config) { forgeRow(t, c, 7) }, 7, sqlite.TamperUnkeyed},
+		{"edit and rehash the last row", func(t *testing.T, c sqlite.Config) { forgeRow(t, c, 20) }, 20, sqlite.TamperUnkeyed},
 		{"delete a row", func(t *testing.T, c sqlite.Config) {
 			mustExec(t, rawDB(t, c.Path), `DELETE FROM events WHERE seq = 7`)
 		}, 7, sqlite.TamperDeleted},
@@ -181,7 +181,7 @@ func TestTruncationSurvivesReopen(t *testing.T) {
 		{"head removed", func(t *testing.T, c sqlite.Config) {
 			os.Remove(c.Path + ".head")
 		}, 21, sqlite.TamperHeadMissing},
-		{"tail rewritten", func(t *testing.T, c sqlite.Config) { forgeRow(t, c, 20) }, 20, sqlite.TamperEdited},
+		{"tail rewritten", func(t *testing.T, c sqlite.Config) { forgeRow(t, c, 20) }, 20, sqlite.TamperUnkeyed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -316,7 +316,7 @@ func TestLaggingHeadIsAccepted(t *testing.T) {
 	tear := func(slots ...int) {
 		b := append([]byte(nil), good...)
 		for _, s := range slots {
-			for i := s * 128; i < s*128+40; i++ {
+			for i := s * 256; i < s*256+40; i++ {
 				b[i] = 0
 			}
 		}

@@ -18,14 +18,24 @@ const reorderWindow = 256
 
 // VerifyReport is the outcome of [Ledger.Verify].
 type VerifyReport struct {
-	Rows     int64        `json:"rows"`                // rows checked
-	FirstSeq int64        `json:"first_seq,omitempty"` // first row present
-	LastSeq  int64        `json:"last_seq,omitempty"`  // last row present
-	LastHash string       `json:"last_hash,omitempty"` // hash of the last row: the value to keep off-box
-	Pruned   int64        `json:"pruned,omitempty"`    // rows before FirstSeq removed by a recorded prune
-	HeadSeq  int64        `json:"head_seq,omitempty"`  // what the head file records; 0 if it is missing
-	HeadHash string       `json:"head_hash,omitempty"`
-	Problem  *TamperError `json:"problem,omitempty"` // the first bad row; nil if the chain is intact
+	Rows     int64  `json:"rows"`                // rows checked
+	FirstSeq int64  `json:"first_seq,omitempty"` // first row present
+	LastSeq  int64  `json:"last_seq,omitempty"`  // last row present
+	LastHash string `json:"last_hash,omitempty"` // hash of the last row: the value to keep off-box
+	Pruned   int64  `json:"pruned,omitempty"`    // rows before FirstSeq removed by a recorded prune
+	HeadSeq  int64  `json:"head_seq,omitempty"`  // what the head file records; 0 if it is missing
+	HeadHash string `json:"head_hash,omitempty"`
+	// KeyID names the chain key Verify checked with ([audit.ChainKeyID]);
+	// "" when it holds none (the key file is missing or unreadable).
+	KeyID string `json:"key_id,omitempty"`
+	// KeyedFrom is the first row chained under that key; 0 when none is.
+	KeyedFrom int64 `json:"keyed_from,omitempty"`
+	// AnchorSeq is what the anchor file ([Config.AnchorPath]) records; 0
+	// without one.
+	AnchorSeq int64 `json:"anchor_seq,omitempty"`
+	// HeadKeyed reports that the head file's MAC verified under the key.
+	HeadKeyed bool         `json:"head_keyed"`
+	Problem   *TamperError `json:"problem,omitempty"` // the first bad row; nil if the chain is intact
 }
 
 // OK reports whether the chain verified.
@@ -43,11 +53,16 @@ type pruneDetail struct {
 }
 
 // Verify walks the whole chain in one snapshot and checks that every row
-// matches its hash, links to its predecessor, and follows it in sequence;
+// matches its hash (keyed with the chain key from the row that
+// [audit.TypeChainKey] records, or from the first row), links to its
+// predecessor, and follows it in sequence;
 // that the first row starts the chain or follows rows removed by a recorded
 // [Ledger.Prune]; and that the row recorded in the head file is present and
-// unchanged. It also reports the damage recorded by any [audit.TypeHeadMismatch]
-// event.
+// unchanged and keyed with the chain key. It also reports the damage
+// recorded by any [audit.TypeHeadMismatch] event. Rows chained under a key
+// it does not hold (a lost or replaced key not given in
+// [Config.RetiredChainKeys], or no key at all when the key file cannot be
+// read) are reported as [TamperKeyUnknown]: they cannot be checked.
 //
 // It returns the report and, if the chain is broken, a [*TamperError]
 // naming the first bad row (also in report.Problem). Other errors mean the
@@ -61,19 +76,74 @@ func (l *Ledger) Verify(ctx context.Context) (VerifyReport, error) {
 	}
 	// The head is read before the snapshot starts: it is written after the
 	// commit it names, so the snapshot contains that row.
-	head, headFound, err := readHeadFile(l.headPath)
+	head, headSt, err := readHeadFile(l.headPath, l.chainKey)
 	if err != nil {
 		return rep, err
-	}
-	if headFound {
-		rep.HeadSeq, rep.HeadHash = head.Seq, hexHash(head.Hash)
 	}
 	tx, err := l.rdb.BeginTx(ctx, nil)
 	if err != nil {
 		return rep, fmt.Errorf("sqlite: verify: %w", err)
 	}
 	defer tx.Rollback()
-	v := verifier{ctx: ctx, tx: tx, anchors: map[int64][]byte{}}
+	v := verifier{ctx: ctx, tx: tx, anchors: map[int64][]byte{}, keys: map[string][]byte{}, reportedSeg: map[int64]bool{}}
+	if l.chainKey != nil {
+		rep.KeyID = audit.ChainKeyID(l.chainKey)
+		v.keys[rep.KeyID] = l.chainKey
+	}
+	for _, k := range l.retired {
+		v.keys[audit.ChainKeyID(k)] = k
+	}
+	// Without an audit.chain_key row the chain is keyed from seq 1 with
+	// the key the head names: Verify's own, or, when the head names
+	// another, a key it may not hold.
+	leadID := rep.KeyID
+	if headSt == headOtherKey {
+		leadID = head.KeyID
+	}
+	if err := v.loadSegments(leadID); err != nil {
+		return rep, fmt.Errorf("sqlite: verify: %w", err)
+	}
+	rep.KeyedFrom = v.keyedFrom(rep.KeyID)
+	lastSeg := v.segmentOf(1 << 62)
+	headFound := false
+	switch headSt {
+	case headKeyed:
+		headFound, rep.HeadKeyed = true, true
+	case headNoKey:
+		headFound = true
+	case headUnkeyed:
+		headFound = lastSeg.unkeyed
+		if !headFound {
+			v.report(0, TamperUnkeyed, fmt.Sprintf("the head file %s is not keyed while the ledger is: it was written by someone without the key", l.headPath))
+		}
+	case headForged:
+		v.report(0, TamperUnkeyed, fmt.Sprintf("the head file %s does not verify under the ledger's key (id %s): it was written by someone without the key", l.headPath, rep.KeyID))
+	case headOtherKey:
+		v.report(0, TamperKeyUnknown, fmt.Sprintf("the head file %s is keyed with key id %s, not with the ledger's key (id %s): it is stale, from another ledger, or forged", l.headPath, head.KeyID, rep.KeyID))
+	}
+	if headSt == headNoKey || l.chainKey == nil && !lastSeg.unkeyed {
+		v.report(0, TamperKeyUnknown, fmt.Sprintf("the chain key is not available (the key file %s is missing or unreadable, and none was given): keyed rows and the head cannot be checked", l.secretPath))
+	}
+	if headFound {
+		rep.HeadSeq, rep.HeadHash = head.Seq, hexHash(head.Hash)
+	}
+	var anchor headRecord
+	anchorSt := headNone
+	if l.anchorPath != "" {
+		if anchor, anchorSt, err = readHeadFile(l.anchorPath, l.chainKey); err != nil {
+			return rep, err
+		}
+		switch anchorSt {
+		case headKeyed, headNoKey:
+			rep.AnchorSeq = anchor.Seq
+		case headNone:
+		case headOtherKey:
+			v.report(0, TamperKeyUnknown, fmt.Sprintf("the anchor %s is keyed with key id %s, not with the ledger's key (id %s)", l.anchorPath, anchor.KeyID, rep.KeyID))
+		default:
+			v.report(0, TamperUnkeyed, fmt.Sprintf("the anchor %s does not verify under the ledger's key (id %s): it was written by someone without the key", l.anchorPath, rep.KeyID))
+		}
+	}
+	anchorFound := rep.AnchorSeq > 0
 	rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM events ORDER BY seq`)
 	if err != nil {
 		return rep, fmt.Errorf("sqlite: verify: %w", err)
@@ -90,7 +160,7 @@ func (l *Ledger) Verify(ctx context.Context) (VerifyReport, error) {
 			rows.Close()
 			return rep, fmt.Errorf("sqlite: verify: %w", err)
 		}
-		selfOK := len(r.prev) == sha256.Size && len(r.hash) == sha256.Size && bytes.Equal(v.rehash(&r, r.Seq), r.hash)
+		selfOK := v.check(&r)
 		switch {
 		case rep.Rows == 0:
 			rep.FirstSeq, firstPrev = r.Seq, r.prev
@@ -109,6 +179,9 @@ func (l *Ledger) Verify(ctx context.Context) (VerifyReport, error) {
 		}
 		if selfOK {
 			v.noteEvent(&r)
+		}
+		if anchorFound && r.Seq == anchor.Seq && !bytes.Equal(r.hash, anchor.Hash[:]) {
+			v.report(r.Seq, TamperEdited, fmt.Sprintf("row %d differs from the anchor's record of it: the chain was rewritten from here", r.Seq))
 		}
 		if headFound && r.Seq == head.Seq {
 			headChecked = true
@@ -160,6 +233,16 @@ func (l *Ledger) Verify(ctx context.Context) (VerifyReport, error) {
 	case !headChecked:
 		// The row is in a gap, which is already reported.
 	}
+	switch {
+	case l.anchorPath == "":
+	case anchorSt == headNone && rep.Rows > 0:
+		v.report(0, TamperHeadMissing, fmt.Sprintf("the anchor %s is missing or unreadable: the ledger may have been deleted and started again", l.anchorPath))
+	case !anchorFound:
+	case anchor.Seq > rep.LastSeq:
+		v.report(rep.LastSeq+1, TamperTruncated, fmt.Sprintf("the anchor %s records seq %d but the ledger ends at seq %d: rows %s were removed, or the whole ledger was deleted", l.anchorPath, anchor.Seq, rep.LastSeq, seqRange(rep.LastSeq+1, anchor.Seq)))
+	case anchor.Seq < rep.FirstSeq && !v.prunedThrough(anchor.Seq):
+		v.report(anchor.Seq, TamperDeleted, fmt.Sprintf("row %d, recorded in the anchor %s, is missing and no prune records its removal", anchor.Seq, l.anchorPath))
+	}
 	rep.Problem = v.problem
 	if v.problem != nil {
 		return rep, v.problem
@@ -169,11 +252,137 @@ func (l *Ledger) Verify(ctx context.Context) (VerifyReport, error) {
 
 // verifier holds Verify's state.
 type verifier struct {
-	ctx     context.Context
-	tx      *sql.Tx
-	anchors map[int64][]byte // seq → expected prev_hash, from prune events
-	pruned  []int64          // LastSeq of each prune that removed rows
-	problem *TamperError
+	ctx         context.Context
+	tx          *sql.Tx
+	anchors     map[int64][]byte  // seq → expected prev_hash, from prune events
+	pruned      []int64           // LastSeq of each prune that removed rows
+	keys        map[string][]byte // the chain keys Verify holds, by ID
+	segs        []segment         // the chain's key segments, by start
+	reportedSeg map[int64]bool    // segments reported as under an unknown key
+	problem     *TamperError
+}
+
+// segment is a run of rows chained the same way: from start (1 for the
+// first) to the next segment's start.
+type segment struct {
+	start   int64
+	unkeyed bool   // audit.RowHash
+	keyID   string // otherwise, the key's ID
+	key     []byte // nil when Verify does not hold it
+}
+
+// loadSegments reads the audit.TypeChainKey rows and splits the chain into
+// segments; without any, the chain is one segment keyed with the key
+// keyID names. A marker whose key Verify holds counts only if it verifies
+// under that key; a forged one is then checked, and fails, as a row of the
+// segment before it.
+func (v *verifier) loadSegments(keyID string) error {
+	rows, err := v.tx.QueryContext(v.ctx, `SELECT `+columns+` FROM events WHERE type = ? ORDER BY seq`, audit.TypeChainKey)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var first *chainKeyDetail
+	for rows.Next() {
+		r, err := scanEvent(rows)
+		if err != nil {
+			return err
+		}
+		var d chainKeyDetail
+		if json.Unmarshal([]byte(r.Detail), &d) != nil || d.KeyID == "" {
+			continue
+		}
+		key, held := v.keys[d.KeyID]
+		if held && !bytes.Equal(keyedHash(key, &r, r.Seq), r.hash) {
+			continue
+		}
+		if first == nil {
+			first = &d
+		}
+		v.segs = append(v.segs, segment{start: r.Seq, keyID: d.KeyID, key: key})
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	lead := segment{start: 1, keyID: keyID, key: v.keys[keyID]}
+	if first != nil {
+		lead = segment{start: 1, unkeyed: first.PreviousKeyID == "", keyID: first.PreviousKeyID, key: v.keys[first.PreviousKeyID]}
+	}
+	if len(v.segs) == 0 || v.segs[0].start > 1 {
+		v.segs = append([]segment{lead}, v.segs...)
+	}
+	return nil
+}
+
+// segmentOf returns the segment holding seq.
+func (v *verifier) segmentOf(seq int64) segment {
+	s := v.segs[0]
+	for _, g := range v.segs[1:] {
+		if g.start > seq {
+			break
+		}
+		s = g
+	}
+	return s
+}
+
+// keyedFrom returns the first row of the first segment chained under the
+// key keyID names, or 0.
+func (v *verifier) keyedFrom(keyID string) int64 {
+	for _, g := range v.segs {
+		if keyID != "" && !g.unkeyed && g.keyID == keyID {
+			return g.start
+		}
+	}
+	return 0
+}
+
+// check reports whether r matches its hash as its segment computes it. A
+// row of a segment whose key Verify lacks cannot be checked: its segment
+// is reported once, and the row counts as matching so that the links
+// around it are still checked. An unkeyed row in a keyed segment is
+// reported as such.
+func (v *verifier) check(r *storedRow) bool {
+	if len(r.prev) != sha256.Size || len(r.hash) != sha256.Size {
+		return false
+	}
+	g := v.segmentOf(r.Seq)
+	switch {
+	case g.unkeyed:
+		return bytes.Equal(v.rehash(r, r.Seq), r.hash)
+	case g.key == nil:
+		// A row that matches the unkeyed hash in a segment said to be
+		// keyed was not written under any key.
+		if u := audit.RowHash(&r.Event, [sha256.Size]byte(r.prev)); bytes.Equal(u[:], r.hash) {
+			v.report(r.Seq, TamperUnkeyed, fmt.Sprintf("row %d is chained with the unkeyed hash where the ledger is keyed (key id %s): it was written or re-chained by someone without the key", r.Seq, g.keyID))
+			return true
+		}
+		if !v.reportedSeg[g.start] {
+			v.reportedSeg[g.start] = true
+			id := g.keyID
+			if id == "" {
+				id = "unknown"
+			}
+			v.report(g.start, TamperKeyUnknown, fmt.Sprintf("rows from seq %d are chained under key id %s, which verify does not hold (a lost or retired key): they cannot be checked", g.start, id))
+		}
+		return true
+	case bytes.Equal(v.rehash(r, r.Seq), r.hash):
+		return true
+	}
+	prev := [sha256.Size]byte(r.prev)
+	if h := audit.RowHash(&r.Event, prev); bytes.Equal(h[:], r.hash) && v.wants(r.Seq) {
+		v.report(r.Seq, TamperUnkeyed, fmt.Sprintf("row %d is chained with the unkeyed hash where the ledger is keyed (key id %s): it was written or re-chained by someone without the key", r.Seq, g.keyID))
+	}
+	return false
+}
+
+// keyedHash is r's keyed hash under key as if written at seq.
+func keyedHash(key []byte, r *storedRow, seq int64) []byte {
+	prev := [sha256.Size]byte(r.prev)
+	e := r.Event
+	e.Seq = seq
+	sum := audit.KeyedRowHash(key, &e, prev)
+	return sum[:]
 }
 
 // report keeps the problem with the lowest seq; a problem with no seq ranks
@@ -188,7 +397,12 @@ func (v *verifier) wants(seq int64) bool {
 	return v.problem == nil || seq != 0 && (v.problem.Seq == 0 || seq < v.problem.Seq)
 }
 
+// rehash is r's hash as its segment computes it, as if written at seq.
 func (v *verifier) rehash(r *storedRow, seq int64) []byte {
+	g := v.segmentOf(r.Seq)
+	if !g.unkeyed && g.key != nil {
+		return keyedHash(g.key, r, seq)
+	}
 	var prev [sha256.Size]byte
 	copy(prev[:], r.prev)
 	e := r.Event

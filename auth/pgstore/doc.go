@@ -6,8 +6,12 @@
 //
 // [Store] implements [auth.OAuthStore]. It stores registered clients,
 // pending authorization codes and consent pages, grants, and access and
-// refresh tokens by their SHA-256 digest only: the database never holds a
-// token, code or client secret.
+// refresh tokens by a keyed digest only (HMAC-SHA256 under
+// [Config.Secret] of the token's SHA-256 digest): the database never holds
+// a token, code or client secret, and a token row inserted by hand, by
+// someone without the secret, matches no token. Every grant carries a MAC
+// of its client, scopes and resource under the same secret; a grant
+// inserted or changed by hand authenticates nothing.
 //
 // Everything that is consumed is consumed in one statement or one
 // transaction, so it happens exactly once across gateways: a code is

@@ -16,6 +16,7 @@ func Example() {
 	store, err := pgstore.Open(ctx, pgstore.Config{
 		DSN:      "postgres://rigout@db.internal:5432/rigout?sslmode=verify-full",
 		Password: os.Getenv("RIGOUT_AUDIT_PASSWORD"),
+		Secret:   []byte(os.Getenv("RIGOUT_OAUTH_SECRET")), // the same on every gateway
 		Gateway:  "web-eu-1",
 	})
 	if err != nil {

@@ -1,7 +1,12 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/internal/pgcred"
 )
 
 const (
@@ -68,6 +74,18 @@ var migrations = [...]string{
 		used       boolean NOT NULL DEFAULT false
 	);
 	CREATE INDEX rigout_oauth_tokens_grant ON rigout_oauth_tokens(grant_id);`,
+
+	// 1 → 2: keyed digests and signed grants. Every digest stored from
+	// here on is HMAC-SHA256 under the server secret of the token's
+	// SHA-256 digest (see Store.key), and every grant carries a MAC of its
+	// fields (see Store.grantMAC), so a row inserted by hand is neither a
+	// token nor a grant. The rows of version 1 hold plain digests and no
+	// MAC: they are dropped, and every client signs in again once.
+	`ALTER TABLE rigout_oauth_grants ADD COLUMN mac bytea NOT NULL DEFAULT ''::bytea;
+	DELETE FROM rigout_oauth_tokens;
+	DELETE FROM rigout_oauth_grants;
+	DELETE FROM rigout_oauth_pending;
+	DELETE FROM rigout_oauth_spent;`,
 }
 
 // SchemaVersion is the OAuth schema version this build writes and reads.
@@ -80,6 +98,25 @@ type Config struct {
 	DSN string
 	// Password, if not empty, overrides any password in DSN.
 	Password string
+	// Secret keys what the store keeps: tokens, codes and consents are
+	// stored as HMAC-SHA256 under it of their digest, and every grant
+	// carries a MAC under it, so a row that someone with access to the
+	// database inserts by hand authenticates nothing. Every gateway
+	// sharing the database must be given the same secret, from a place
+	// the commands they run cannot reach; at least 32 bytes. Required,
+	// unless UnsafeSecretInDatabase is set.
+	Secret []byte
+	// UnsafeSecretInDatabase keeps a random secret in the database itself
+	// (rigout_meta) when Secret is nil. Whoever can read the database can
+	// then mint tokens: use it only where nothing but the gateways can
+	// reach the database.
+	UnsafeSecretInDatabase bool
+	// UnsafeAmbientCredentials lets the connection use a password pgx
+	// finds on its own: PGPASSWORD, a password file (~/.pgpass,
+	// PGPASSFILE) or a service file, which the commands a gateway runs can
+	// usually read too. Without it, Open and Inspect refuse such a
+	// password: give it in Password.
+	UnsafeAmbientCredentials bool
 	// Gateway names this gateway instance; grants record where they were
 	// issued. If empty, "".
 	Gateway string
@@ -100,6 +137,7 @@ type Store struct {
 	timeout time.Duration
 	log     *slog.Logger
 	pool    *pgxpool.Pool
+	secret  []byte // keys the digests and the grants' MACs
 
 	mu        sync.Mutex
 	lastSweep time.Time
@@ -125,9 +163,20 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.DSN == "" {
 		return nil, errors.New("pgstore: Config.DSN is required")
 	}
+	switch {
+	case cfg.Secret != nil && len(cfg.Secret) < minSecret:
+		return nil, fmt.Errorf("pgstore: Config.Secret must be at least %d bytes, not %d", minSecret, len(cfg.Secret))
+	case cfg.Secret == nil && !cfg.UnsafeSecretInDatabase:
+		return nil, errors.New("pgstore: Config.Secret is required (the same on every gateway, kept where commands cannot read it), or set UnsafeSecretInDatabase")
+	}
 	pc, err := pgxpool.ParseConfig(cfg.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: DSN: %w", err)
+	}
+	if !cfg.UnsafeAmbientCredentials {
+		if err := pgcred.Check(cfg.DSN, cfg.Password, pc.ConnConfig.Password); err != nil {
+			return nil, fmt.Errorf("pgstore: %w; give the password in Config.Password, or set UnsafeAmbientCredentials", err)
+		}
 	}
 	if cfg.Password != "" {
 		pc.ConnConfig.Password = cfg.Password
@@ -141,6 +190,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		gateway: cfg.Gateway,
 		timeout: cfg.Timeout,
 		log:     cfg.Logger,
+		secret:  bytes.Clone(cfg.Secret),
 	}
 	if s.timeout <= 0 {
 		s.timeout = defaultTimeout
@@ -159,7 +209,78 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.pool.Close()
 		return nil, err
 	}
+	if s.secret == nil {
+		if s.secret, err = s.databaseSecret(ctx); err != nil {
+			s.pool.Close()
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// minSecret is the shortest Config.Secret accepted.
+const minSecret = 32
+
+// databaseSecret reads, or creates, the secret UnsafeSecretInDatabase keeps
+// in rigout_meta.
+func (s *Store) databaseSecret(ctx context.Context) ([]byte, error) {
+	ctx, cancel := s.ctx(ctx)
+	defer cancel()
+	fresh := make([]byte, minSecret)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, err
+	}
+	var v string
+	err := s.pool.QueryRow(ctx, `WITH ins AS (
+			INSERT INTO rigout_meta (key, value) VALUES ('oauth_secret', $1) ON CONFLICT (key) DO NOTHING RETURNING value
+		) SELECT value FROM ins UNION ALL SELECT value FROM rigout_meta WHERE key = 'oauth_secret' LIMIT 1`,
+		hex.EncodeToString(fresh)).Scan(&v)
+	if err != nil {
+		return nil, s.wrap("read secret", err)
+	}
+	key, err := hex.DecodeString(v)
+	if err != nil || len(key) < minSecret {
+		return nil, s.wrap("read secret", fmt.Errorf("rigout_meta oauth_secret is not %d hex bytes", minSecret))
+	}
+	return key, nil
+}
+
+// key is what the store keeps for a digest: HMAC-SHA256 under the secret
+// of a domain string and d.
+func (s *Store) key(d auth.Digest) []byte {
+	m := hmac.New(sha256.New, s.secret)
+	m.Write([]byte("rigout.oauth.digest.v1\x00"))
+	m.Write(d[:])
+	return m.Sum(nil)
+}
+
+// grantMAC is a grant's MAC: HMAC-SHA256 under the secret of a domain
+// string and its ID, client, scopes (as JSON) and resource, each followed
+// by a zero byte.
+func (s *Store) grantMAC(g auth.Grant) ([]byte, error) {
+	scopes, err := json.Marshal(g.Scopes)
+	if err != nil {
+		return nil, err
+	}
+	m := hmac.New(sha256.New, s.secret)
+	m.Write([]byte("rigout.oauth.grant.v1\x00"))
+	for _, f := range [][]byte{[]byte(g.ID), []byte(g.ClientID), scopes, []byte(g.Resource)} {
+		m.Write(f)
+		m.Write([]byte{0})
+	}
+	return m.Sum(nil), nil
+}
+
+// signed reports whether mac is g's MAC, and logs a grant whose MAC fails:
+// it was inserted or changed by hand.
+func (s *Store) signed(ctx context.Context, g auth.Grant, mac []byte) bool {
+	want, err := s.grantMAC(g)
+	if err == nil && hmac.Equal(mac, want) {
+		return true
+	}
+	s.log.LogAttrs(ctx, slog.LevelError, "pgstore: an OAuth grant does not carry a valid MAC: it was written by someone without the secret; refused",
+		slog.String("db", s.label), slog.String("grant", g.ID), slog.String("client", g.ClientID))
+	return false
 }
 
 // Label is host:port/database, for messages; never the password.
@@ -285,7 +406,7 @@ func (s *Store) AddPending(ctx context.Context, kind auth.PendingKind, d auth.Di
 	tag, err := s.pool.Exec(ctx, `INSERT INTO rigout_oauth_pending (digest, kind, client_id, redirect_uri, state, challenge, resource, expires_ns)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $8
 		WHERE (SELECT count(*) FROM rigout_oauth_pending WHERE expires_ns > $9) < $10`,
-		d[:], string(kind), p.ClientID, p.RedirectURI, p.State, p.Challenge, p.Resource, ns(p.Expires), ns(now), max)
+		s.key(d), string(kind), p.ClientID, p.RedirectURI, p.State, p.Challenge, p.Resource, ns(p.Expires), ns(now), max)
 	if err != nil {
 		return s.wrap("add pending authorization", err)
 	}
@@ -312,7 +433,7 @@ func (s *Store) TakeConsent(ctx context.Context, d auth.Digest, now time.Time) (
 	defer cancel()
 	var live bool
 	p, err := scanPending(s.pool.QueryRow(ctx, `DELETE FROM rigout_oauth_pending WHERE digest = $1 AND kind = 'consent'
-		RETURNING client_id, redirect_uri, state, challenge, resource, expires_ns, expires_ns > $2`, d[:], ns(now)), &live)
+		RETURNING client_id, redirect_uri, state, challenge, resource, expires_ns, expires_ns > $2`, s.key(d), ns(now)), &live)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return auth.Pending{}, false, nil
 	}
@@ -335,7 +456,7 @@ func (s *Store) SpendCode(ctx context.Context, d auth.Digest, now, spentUntil ti
 			INSERT INTO rigout_oauth_spent (digest, grant_id, expires_ns) SELECT digest, '', $2 FROM taken
 			ON CONFLICT (digest) DO UPDATE SET grant_id = '', expires_ns = EXCLUDED.expires_ns
 		)
-		SELECT client_id, redirect_uri, state, challenge, resource, expires_ns, digest FROM taken`, d[:], ns(spentUntil)), &digest)
+		SELECT client_id, redirect_uri, state, challenge, resource, expires_ns, digest FROM taken`, s.key(d), ns(spentUntil)), &digest)
 	if err == nil {
 		return p, true, nil, nil
 	}
@@ -346,7 +467,7 @@ func (s *Store) SpendCode(ctx context.Context, d auth.Digest, now, spentUntil ti
 	g, err := scanGrant(s.pool.QueryRow(ctx, `WITH sp AS (
 			DELETE FROM rigout_oauth_spent WHERE digest = $1 AND grant_id <> '' AND expires_ns > $2 RETURNING grant_id
 		)
-		DELETE FROM rigout_oauth_grants WHERE id IN (SELECT grant_id FROM sp) RETURNING id, client_id, scopes, resource`, d[:], ns(now)))
+		DELETE FROM rigout_oauth_grants WHERE id IN (SELECT grant_id FROM sp) RETURNING id, client_id, scopes, resource`, s.key(d), ns(now)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return auth.Pending{}, false, nil, nil
 	}
@@ -377,11 +498,15 @@ func (s *Store) CreateGrant(ctx context.Context, g auth.Grant, code auth.Digest,
 	if err != nil {
 		return err
 	}
+	mac, err := s.grantMAC(g)
+	if err != nil {
+		return err
+	}
 	full := false
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO rigout_oauth_grants (id, client_id, scopes, resource, gateway)
-			SELECT $1, $2, $3, $4, $5 WHERE (SELECT count(*) FROM rigout_oauth_grants) < $6`,
-			g.ID, g.ClientID, scopes, g.Resource, s.gateway, max)
+		tag, err := tx.Exec(ctx, `INSERT INTO rigout_oauth_grants (id, client_id, scopes, resource, gateway, mac)
+			SELECT $1, $2, $3, $4, $5, $6 WHERE (SELECT count(*) FROM rigout_oauth_grants) < $7`,
+			g.ID, g.ClientID, scopes, g.Resource, s.gateway, mac, max)
 		if err != nil {
 			return err
 		}
@@ -389,10 +514,10 @@ func (s *Store) CreateGrant(ctx context.Context, g auth.Grant, code auth.Digest,
 			full = true
 			return nil
 		}
-		if err := insertTokens(ctx, tx, g.ID, t); err != nil {
+		if err := s.insertTokens(ctx, tx, g.ID, t); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE rigout_oauth_spent SET grant_id = $1 WHERE digest = $2`, g.ID, code[:])
+		_, err = tx.Exec(ctx, `UPDATE rigout_oauth_spent SET grant_id = $1 WHERE digest = $2`, g.ID, s.key(code))
 		return err
 	})
 	if err != nil {
@@ -404,9 +529,9 @@ func (s *Store) CreateGrant(ctx context.Context, g auth.Grant, code auth.Digest,
 	return nil
 }
 
-func insertTokens(ctx context.Context, tx pgx.Tx, grant string, t auth.Tokens) error {
+func (s *Store) insertTokens(ctx context.Context, tx pgx.Tx, grant string, t auth.Tokens) error {
 	_, err := tx.Exec(ctx, `INSERT INTO rigout_oauth_tokens (digest, grant_id, refresh, expires_ns)
-		VALUES ($1, $2, false, $3), ($4, $2, true, $5)`, t.Access[:], grant, ns(t.AccessExpires), t.Refresh[:], ns(t.RefreshExpires))
+		VALUES ($1, $2, false, $3), ($4, $2, true, $5)`, s.key(t.Access), grant, ns(t.AccessExpires), s.key(t.Refresh), ns(t.RefreshExpires))
 	return err
 }
 
@@ -424,14 +549,18 @@ func (s *Store) Rotate(ctx context.Context, old auth.Digest, clientID string, no
 	)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
+		var mac []byte
 		g, err = scanGrant(tx.QueryRow(ctx, `UPDATE rigout_oauth_tokens t SET used = true
 			FROM rigout_oauth_grants g
 			WHERE t.digest = $1 AND t.refresh AND NOT t.used AND t.expires_ns > $2
 			  AND g.id = t.grant_id AND g.client_id = $3
-			RETURNING g.id, g.client_id, g.scopes, g.resource`, old[:], ns(now), clientID))
+			RETURNING g.id, g.client_id, g.scopes, g.resource, g.mac`, s.key(old), ns(now), clientID), &mac)
 		if err == nil {
+			if !s.signed(ctx, g, mac) {
+				return errUnsigned
+			}
 			res = auth.RotateOK
-			return insertTokens(ctx, tx, g.ID, next)
+			return s.insertTokens(ctx, tx, g.ID, next)
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return err
@@ -440,7 +569,7 @@ func (s *Store) Rotate(ctx context.Context, old auth.Digest, clientID string, no
 		var exp int64
 		g, err = scanGrant(tx.QueryRow(ctx, `SELECT g.id, g.client_id, g.scopes, g.resource, t.used, t.expires_ns
 			FROM rigout_oauth_tokens t JOIN rigout_oauth_grants g ON g.id = t.grant_id
-			WHERE t.digest = $1 AND t.refresh FOR UPDATE OF t`, old[:]), &used, &exp)
+			WHERE t.digest = $1 AND t.refresh FOR UPDATE OF t`, s.key(old)), &used, &exp)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			g, res = auth.Grant{}, auth.RotateUnknown
@@ -458,11 +587,18 @@ func (s *Store) Rotate(ctx context.Context, old auth.Digest, clientID string, no
 		_, err = tx.Exec(ctx, `DELETE FROM rigout_oauth_grants WHERE id = $1`, g.ID)
 		return err
 	})
+	if errors.Is(err, errUnsigned) {
+		return auth.Grant{}, auth.RotateUnknown, nil // rolled back: nothing spent
+	}
 	if err != nil {
 		return auth.Grant{}, 0, s.wrap("rotate refresh token", err)
 	}
 	return g, res, nil
 }
+
+// errUnsigned rolls back a transaction that found a grant without a valid
+// MAC.
+var errUnsigned = errors.New("pgstore: grant without a valid MAC")
 
 // Access implements [auth.OAuthStore]: one query on the token's primary
 // key.
@@ -470,14 +606,18 @@ func (s *Store) Access(ctx context.Context, d auth.Digest) (auth.Grant, time.Tim
 	ctx, cancel := s.ctx(ctx)
 	defer cancel()
 	var exp int64
-	g, err := scanGrant(s.pool.QueryRow(ctx, `SELECT g.id, g.client_id, g.scopes, g.resource, t.expires_ns
+	var mac []byte
+	g, err := scanGrant(s.pool.QueryRow(ctx, `SELECT g.id, g.client_id, g.scopes, g.resource, t.expires_ns, g.mac
 		FROM rigout_oauth_tokens t JOIN rigout_oauth_grants g ON g.id = t.grant_id
-		WHERE t.digest = $1 AND NOT t.refresh`, d[:]), &exp)
+		WHERE t.digest = $1 AND NOT t.refresh`, s.key(d)), &exp, &mac)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return auth.Grant{}, time.Time{}, false, nil
 	}
 	if err != nil {
 		return auth.Grant{}, time.Time{}, false, s.wrap("check token", err)
+	}
+	if !s.signed(ctx, g, mac) {
+		return auth.Grant{}, time.Time{}, false, nil
 	}
 	return g, time.Unix(0, exp), true, nil
 }
@@ -540,6 +680,11 @@ func Inspect(ctx context.Context, cfg Config) (version int, label string, err er
 	pc, err := pgx.ParseConfig(cfg.DSN)
 	if err != nil {
 		return 0, "", fmt.Errorf("pgstore: DSN: %w", err)
+	}
+	if !cfg.UnsafeAmbientCredentials {
+		if err := pgcred.Check(cfg.DSN, cfg.Password, pc.Password); err != nil {
+			return 0, "", fmt.Errorf("pgstore: %w; give the password in Config.Password, or set UnsafeAmbientCredentials", err)
+		}
 	}
 	if cfg.Password != "" {
 		pc.Password = cfg.Password

@@ -185,7 +185,24 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "rigout audit %s: no audit ledger at %s (see --state-dir, --audit-db)\n", cmd, path)
 		return 1
 	}
-	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, ReadOnly: !writes})
+	// The chain key, when the configuration gives it rather than the key
+	// file beside the ledger.
+	var (
+		key    []byte
+		anchor string
+	)
+	if f.configPath != "" && f.auditDB == "" {
+		file, err := loadConfig(f.configPath)
+		if err == nil {
+			key, err = chainKey(file.Audit, os.Getenv)
+			anchor = file.Audit.AnchorFile
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
+			return 1
+		}
+	}
+	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, ReadOnly: !writes, ChainKey: key, AnchorPath: anchor})
 	if err != nil {
 		fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
 		return 1
@@ -298,10 +315,24 @@ func auditVerify(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout io
 	if rep.Pruned > 0 {
 		fmt.Fprintf(stdout, "pruned:    seq 1-%d, by a recorded prune\n", rep.Pruned)
 	}
-	if rep.HeadSeq > 0 {
-		fmt.Fprintf(stdout, "head:      seq %d %s\n", rep.HeadSeq, rep.HeadHash)
-	} else {
-		fmt.Fprintln(stdout, "head:      missing")
+	switch {
+	case rep.KeyID == "":
+		fmt.Fprintln(stdout, "key:       not available (the ledger's key file is missing or unreadable): keyed rows cannot be checked")
+	case rep.KeyedFrom > 0:
+		fmt.Fprintf(stdout, "key:       id %s, rows from seq %d chained under it\n", rep.KeyID, rep.KeyedFrom)
+	default:
+		fmt.Fprintf(stdout, "key:       id %s, no row chained under it\n", rep.KeyID)
+	}
+	switch {
+	case rep.HeadSeq > 0 && rep.HeadKeyed:
+		fmt.Fprintf(stdout, "head:      seq %d %s (keyed)\n", rep.HeadSeq, rep.HeadHash)
+	case rep.HeadSeq > 0:
+		fmt.Fprintf(stdout, "head:      seq %d %s (not checked: no key)\n", rep.HeadSeq, rep.HeadHash)
+	default:
+		fmt.Fprintln(stdout, "head:      missing or not keyed with the ledger's key")
+	}
+	if rep.AnchorSeq > 0 {
+		fmt.Fprintf(stdout, "anchor:    seq %d\n", rep.AnchorSeq)
 	}
 	if rep.LastHash != "" {
 		fmt.Fprintf(stdout, "last hash: %s (keep it elsewhere to detect a rewrite later)\n", rep.LastHash)

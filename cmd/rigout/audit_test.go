@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -93,8 +94,22 @@ func TestAuditUsage(t *testing.T) {
 func TestAuditVerify(t *testing.T) {
 	dir := auditFixture(t)
 	code, out, stderr := runAuditT(t, "verify", "--state-dir", dir)
-	if code != 0 || !strings.HasPrefix(out, "ok: the chain is intact") || !strings.Contains(out, "rows:      7 (seq 1-7)") {
+	if code != 0 || !strings.HasPrefix(out, "ok: the chain is intact") || !strings.Contains(out, "rows:      7 (seq 1-7)") ||
+		!strings.Contains(out, "rows from seq 1 chained under it") || !strings.Contains(out, "(keyed)") {
 		t.Fatalf("verify: exit %d\n%s%s", code, out, stderr)
+	}
+	// Without the key (a user who cannot read it), the keyed chain cannot
+	// be checked, and verify says so.
+	key := filepath.Join(dir, "audit.db.key")
+	if err := os.Rename(key, key+".away"); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runAuditT(t, "verify", "--state-dir", dir)
+	if code != 1 || !strings.HasPrefix(out, "FAILED at seq 1: key-unknown:") || !strings.Contains(out, "key:       not available") {
+		t.Fatalf("verify without the key: exit %d\n%s", code, out)
+	}
+	if err := os.Rename(key+".away", key); err != nil {
+		t.Fatal(err)
 	}
 	// RIGOUT_STATE_DIR and --audit-db find it too.
 	t.Setenv("RIGOUT_STATE_DIR", dir)
@@ -307,5 +322,33 @@ func TestParseAuditTime(t *testing.T) {
 		if _, err := parseAuditTime(bad, now); err == nil {
 			t.Errorf("parseAuditTime(%q) succeeded", bad)
 		}
+	}
+}
+
+// With audit.key_env in the configuration, rigout audit verify checks the
+// chain with that key (the gateway's), and without the configuration it
+// cannot: the key derived from the key file is another.
+func TestAuditVerifyChainKeyFromConfig(t *testing.T) {
+	dir := t.TempDir()
+	key := strings.Repeat("7c", 32)
+	t.Setenv("RIGOUT_TEST_AUDIT_KEY", key)
+	raw, _ := hex.DecodeString(key)
+	l, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(dir, "audit.db"), ChainKey: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Record(context.Background(), audit.Event{Type: audit.TypeServerStart, Status: audit.StatusOK}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	cfg := filepath.Join(dir, "rigout.json")
+	if err := os.WriteFile(cfg, []byte(`{"audit": {"key_env": "RIGOUT_TEST_AUDIT_KEY"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runAuditT(t, "verify", "--state-dir", dir, "--config", cfg); code != 0 || !strings.Contains(out, "rows from seq 1 chained under it") {
+		t.Fatalf("verify with key_env: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := runAuditT(t, "verify", "--state-dir", dir); code != 1 || !strings.Contains(out, "key-unknown") {
+		t.Fatalf("verify without the configured key: exit %d\n%s", code, out)
 	}
 }

@@ -191,6 +191,21 @@ type fileAudit struct {
 	// Gateway names this gateway instance in the rows it writes (default:
 	// the host name).
 	Gateway string `json:"gateway"`
+	// KeyEnv names the environment variable holding the ledger's chain
+	// key, 64 or more hex digits (see chainKey). Required with Postgres,
+	// the same on every gateway; with SQLite it replaces the key derived
+	// from <state dir>/audit.db.key.
+	KeyEnv string `json:"key_env"`
+	// UnsafeAmbientCredentials lets the PostgreSQL connection use a
+	// password from PGPASSWORD or ~/.pgpass, which commands can read too.
+	UnsafeAmbientCredentials bool `json:"unsafe_ambient_credentials"`
+	// AnchorFile is a second copy of the SQLite ledger's head, kept out of
+	// the state directory, so that deleting the whole ledger is detected.
+	AnchorFile string `json:"anchor_file"`
+	// UnsafeChainKeyInDatabase keys a PostgreSQL ledger without KeyEnv,
+	// with a key derived from one the database itself holds: whoever can
+	// read the database can then rewrite the ledger undetected.
+	UnsafeChainKeyInDatabase bool `json:"unsafe_chain_key_in_database"`
 }
 
 // duration is a time.Duration written as "90s", "1h".

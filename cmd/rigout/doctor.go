@@ -236,7 +236,16 @@ func (d *doctor) ledger(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, ReadOnly: true})
+	cfg := sqlite.Config{Path: path, ReadOnly: true}
+	if d.file != nil { // the chain key and anchor the configuration gives, if any
+		key, err := chainKey(d.file.Audit, os.Getenv)
+		if err != nil {
+			d.add("audit ledger", "fail", err.Error(), "rigout config check")
+			return
+		}
+		cfg.ChainKey, cfg.AnchorPath = key, d.file.Audit.AnchorFile
+	}
+	l, err := sqlite.Open(ctx, cfg)
 	if err != nil {
 		d.add("audit ledger", "fail", "does not open: "+err.Error(),
 			fmt.Sprintf("mv %s %s.broken   (keep it as evidence; rigout start begins a new ledger)", shellQuote(path), shellQuote(path)))

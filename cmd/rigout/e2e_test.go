@@ -61,6 +61,9 @@ func TestMain(m *testing.M) {
 	// private; the tests' own temporary directories are work areas.
 	// (exec's suite checks the private /tmp itself.)
 	os.Setenv("RIGOUT_WORK_AREAS", os.TempDir())
+	// The chain key the PostgreSQL tests' configurations name in
+	// audit.key_env; the rigout processes they start inherit it.
+	os.Setenv(testChainKeyEnv, strings.Repeat("5a", 32))
 	code := m.Run()
 	if binary.path != "" {
 		os.RemoveAll(filepath.Dir(binary.path))

@@ -291,8 +291,16 @@ func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger
 	if path == "" {
 		path = filepath.Join(dir, "audit.db")
 	}
+	getenv := os.Getenv
+	if c.sec != nil {
+		getenv = c.sec.getenv
+	}
+	key, err := chainKey(c.file.Audit, getenv)
+	if err != nil {
+		return nil, err
+	}
 	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, Logger: logger, StoreArgs: c.file.Audit.StoreArgs,
-		UnsafeSyncNormal: c.file.Audit.UnsafeSyncNormal})
+		UnsafeSyncNormal: c.file.Audit.UnsafeSyncNormal, ChainKey: key, AnchorPath: c.file.Audit.AnchorFile})
 	if err != nil {
 		return nil, fmt.Errorf("audit ledger %s: %w", path, err)
 	}

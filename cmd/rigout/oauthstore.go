@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 
@@ -11,7 +13,7 @@ import (
 
 // attachOAuthStore puts the OAuth server's state in the PostgreSQL
 // database of the audit ledger ("audit.postgres", with the same
-// password_env and gateway name) when the file names one, so that every
+// password_env, key_env and gateway name) when the file names one, so that every
 // gateway sharing the ledger shares the grants too. Without it the state
 // stays in this process's memory. The returned function closes the store.
 func (c *common) attachOAuthStore(ctx context.Context, o *auth.OAuthConfig, logger *slog.Logger) (func(), error) {
@@ -22,7 +24,18 @@ func (c *common) attachOAuthStore(ctx context.Context, o *auth.OAuthConfig, logg
 	if err != nil {
 		return nil, err
 	}
-	s, err := pgstore.Open(ctx, pgstore.Config{DSN: pc.DSN, Password: pc.Password, Gateway: pc.Gateway, Logger: logger})
+	// The store's secret is derived from the ledger's chain key, which
+	// every gateway sharing the database holds; with the unsafe
+	// database-held chain key, the store keeps its secret there too.
+	var secret []byte
+	if pc.ChainKey != nil {
+		m := hmac.New(sha256.New, pc.ChainKey)
+		m.Write([]byte("rigout.oauth.store-secret.v1"))
+		secret = m.Sum(nil)
+	}
+	s, err := pgstore.Open(ctx, pgstore.Config{DSN: pc.DSN, Password: pc.Password, Gateway: pc.Gateway, Logger: logger,
+		Secret: secret, UnsafeSecretInDatabase: secret == nil && pc.UnsafeChainKeyInDatabase,
+		UnsafeAmbientCredentials: pc.UnsafeAmbientCredentials})
 	if err != nil {
 		return nil, fmt.Errorf("OAuth store: %w", err)
 	}
@@ -43,7 +56,7 @@ func (d *doctor) oauthStoreCheck(ctx context.Context) {
 		d.add("OAuth state", "fail", err.Error(), "rigout config check")
 		return
 	}
-	v, label, err := pgstore.Inspect(ctx, pgstore.Config{DSN: pc.DSN, Password: pc.Password})
+	v, label, err := pgstore.Inspect(ctx, pgstore.Config{DSN: pc.DSN, Password: pc.Password, UnsafeAmbientCredentials: pc.UnsafeAmbientCredentials})
 	switch {
 	case err != nil:
 		d.add("OAuth state", "fail", err.Error(), "check audit.postgres and audit.password_env; run a rigout of the schema's version")

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/rigout/rigout/audit/postgres/pgtest"
+	"github.com/rigout/rigout/auth/pgstore"
 )
 
 // loopbackPort returns a free TCP port on 127.0.0.1.
@@ -58,9 +61,9 @@ func TestTwoGatewaysShareOAuthOnPostgres(t *testing.T) {
 	for _, gw := range []string{"gw-a", "gw-b"} {
 		dir = t.TempDir()
 		cfg = filepath.Join(dir, "rigout.json")
-		body := fmt.Sprintf(`{"audit": {"postgres": %q, "gateway": %q},
+		body := fmt.Sprintf(`{"audit": {"postgres": %q, "gateway": %q, "key_env": %q},
 			"oauth": {"insecure_auto_approve": true, "clients": [{"id": "cli", "redirect_uris": ["http://127.0.0.1/callback"],
-				"scopes": {"tools": ["*"], "hosts": ["*"]}}]}}`, dsn, gw)
+				"scopes": {"tools": ["*"], "hosts": ["*"]}}]}}`, dsn, gw, testChainKeyEnv)
 		if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -116,12 +119,21 @@ func TestTwoGatewaysShareOAuthOnPostgres(t *testing.T) {
 	if s := mcpInit(access); s != 200 {
 		t.Fatalf("gw-a refused its own token: %d", s)
 	}
-	// The database holds the tokens' digests, never the tokens.
+	// The database holds the tokens' keyed digests (under the secret
+	// derived from the chain key), never the tokens nor their plain
+	// SHA-256 digests, which anyone could compute and insert.
 	stored := srv.Psql("oauth", `SELECT string_agg(encode(digest, 'hex'), ' ') FROM rigout_oauth_tokens`)
+	chainKey, _ := hex.DecodeString(os.Getenv(testChainKeyEnv))
+	sm := hmac.New(sha256.New, chainKey)
+	sm.Write([]byte("rigout.oauth.store-secret.v1"))
+	secret := sm.Sum(nil)
 	for _, tok := range []string{access, refresh} {
 		d := sha256.Sum256([]byte(tok))
-		if !strings.Contains(stored, fmt.Sprintf("%x", d)) || strings.Contains(stored, tok) {
-			t.Fatalf("tokens table %q: want the digest of each token and never the token", stored)
+		m := hmac.New(sha256.New, secret)
+		m.Write([]byte("rigout.oauth.digest.v1\x00"))
+		m.Write(d[:])
+		if !strings.Contains(stored, fmt.Sprintf("%x", m.Sum(nil))) || strings.Contains(stored, fmt.Sprintf("%x", d)) || strings.Contains(stored, tok) {
+			t.Fatalf("tokens table %q: want the keyed digest of each token, never the token or its plain digest", stored)
 		}
 	}
 	if got := srv.Psql("oauth", `SELECT gateway FROM rigout_oauth_grants`); got != "gw-a" {
@@ -159,7 +171,7 @@ func TestTwoGatewaysShareOAuthOnPostgres(t *testing.T) {
 
 	var doc strings.Builder
 	runDoctor(context.Background(), []string{"--config", cfg, "--state-dir", dir}, &doc, &doc)
-	if !strings.Contains(doc.String(), "OAuth schema version 1, shared by the gateways") {
+	if !strings.Contains(doc.String(), fmt.Sprintf("OAuth schema version %d, shared by the gateways", pgstore.SchemaVersion)) {
 		t.Errorf("doctor does not report the OAuth state:\n%s", doc.String())
 	}
 }

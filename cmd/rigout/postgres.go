@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,17 +36,26 @@ type gatewayLedger interface {
 // environment, never in the file.
 func (c *common) postgresConfig(readOnly bool, logger *slog.Logger) (postgres.Config, error) {
 	a := c.file.Audit
-	cfg := postgres.Config{DSN: a.Postgres, Gateway: a.Gateway, ReadOnly: readOnly, StoreArgs: a.StoreArgs, Logger: logger}
+	cfg := postgres.Config{DSN: a.Postgres, Gateway: a.Gateway, ReadOnly: readOnly, StoreArgs: a.StoreArgs, Logger: logger,
+		UnsafeAmbientCredentials: a.UnsafeAmbientCredentials}
 	if err := dsnHasNoPassword(a.Postgres); err != nil {
 		return cfg, err
 	}
+	// rigout serve has moved the secrets off the environment, so that no
+	// command it runs sees them.
+	getenv := os.Getenv
+	if c.sec != nil {
+		getenv = c.sec.getenv
+	}
+	key, err := chainKey(a, getenv)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.ChainKey, cfg.UnsafeChainKeyInDatabase = key, a.UnsafeChainKeyInDatabase
+	if key == nil && !a.UnsafeChainKeyInDatabase && !readOnly {
+		return cfg, errors.New(`audit.postgres needs the ledger's chain key: name the variable holding it (64 hex digits, the same on every gateway) in "key_env", or set "unsafe_chain_key_in_database"`)
+	}
 	if a.PasswordEnv != "" {
-		// rigout serve has moved it off the environment, with the other
-		// secrets, so that no command it runs sees it.
-		getenv := os.Getenv
-		if c.sec != nil {
-			getenv = c.sec.getenv
-		}
 		if pw := getenv(a.PasswordEnv); pw == "" {
 			return cfg, fmt.Errorf("audit.password_env names %s, which is not set", a.PasswordEnv)
 		} else {
@@ -53,6 +63,24 @@ func (c *common) postgresConfig(readOnly bool, logger *slog.Logger) (postgres.Co
 		}
 	}
 	return cfg, nil
+}
+
+// chainKey reads the ledger's chain key from the variable audit.key_env
+// names: 64 or more hex digits (32 or more bytes). It is nil when
+// key_env is not set.
+func chainKey(a fileAudit, getenv func(string) string) ([]byte, error) {
+	if a.KeyEnv == "" {
+		return nil, nil
+	}
+	v := getenv(a.KeyEnv)
+	if v == "" {
+		return nil, fmt.Errorf("audit.key_env names %s, which is not set", a.KeyEnv)
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(v))
+	if err != nil || len(key) < 32 {
+		return nil, fmt.Errorf("audit.key_env: %s must hold 64 or more hex digits (32 bytes or more; openssl rand -hex 32 makes one)", a.KeyEnv)
+	}
+	return key, nil
 }
 
 // dsnPassword finds a password in a key=value connection string.
@@ -185,6 +213,14 @@ func auditVerifyPostgres(ctx context.Context, l *postgres.Ledger, f *auditFlags,
 		fmt.Fprintln(stdout, "rows:      none")
 	} else {
 		fmt.Fprintf(stdout, "rows:      %d (seq %d-%d)\n", rep.Rows, rep.FirstSeq, rep.LastSeq)
+	}
+	switch {
+	case rep.KeyID == "":
+		fmt.Fprintln(stdout, "key:       not given (audit.key_env): keyed rows cannot be checked")
+	case rep.KeyedFrom > 0:
+		fmt.Fprintf(stdout, "key:       id %s, rows from seq %d linked under it\n", rep.KeyID, rep.KeyedFrom)
+	default:
+		fmt.Fprintf(stdout, "key:       id %s, no row linked under it\n", rep.KeyID)
 	}
 	names := slices.Sorted(maps.Keys(rep.Gateways))
 	for _, g := range names {

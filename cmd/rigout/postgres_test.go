@@ -21,10 +21,14 @@ import (
 	"github.com/rigout/rigout/audit/postgres/pgtest"
 )
 
+// testChainKeyEnv holds the chain key of the tests' PostgreSQL ledgers
+// (set by TestMain).
+const testChainKeyEnv = "RIGOUT_TEST_CHAIN_KEY"
+
 func writePGConfig(t *testing.T, dir, dsn, gateway string) string {
 	t.Helper()
 	p := filepath.Join(dir, "rigout.json")
-	body := fmt.Sprintf(`{"audit": {"store_args": true, "postgres": %q, "gateway": %q}}`, dsn, gateway)
+	body := fmt.Sprintf(`{"audit": {"store_args": true, "postgres": %q, "gateway": %q, "key_env": %q}}`, dsn, gateway, testChainKeyEnv)
 	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +133,8 @@ func TestTwoGatewaysSharePostgresLedger(t *testing.T) {
 	}
 
 	code, out, errOut := runAuditT(t, "verify", "--config", cfgs[1])
-	if code != 0 || !strings.Contains(out, "ok: the chain is intact") || !strings.Contains(out, "gateway:   gw-a") || !strings.Contains(out, "gateway:   gw-b") {
+	if code != 0 || !strings.Contains(out, "ok: the chain is intact") || !strings.Contains(out, "gateway:   gw-a") || !strings.Contains(out, "gateway:   gw-b") ||
+		!strings.Contains(out, "rows from seq 1 linked under it") {
 		t.Fatalf("audit verify: %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = runAuditT(t, "query", "--config", cfgs[1], "--tool", "execute_command", "--limit", "3", "--json")
@@ -224,7 +229,7 @@ func TestPostgresConfigRefusesPasswordInFile(t *testing.T) {
 	if err := dsnHasNoPassword("postgres://rigout@db:5432/rigout?sslmode=verify-full"); err != nil {
 		t.Error(err)
 	}
-	c := &common{file: &fileConfig{Audit: fileAudit{Postgres: "postgres://rigout@db/rigout", PasswordEnv: "RIGOUT_TEST_UNSET_PW"}}}
+	c := &common{file: &fileConfig{Audit: fileAudit{Postgres: "postgres://rigout@db/rigout", PasswordEnv: "RIGOUT_TEST_UNSET_PW", KeyEnv: testChainKeyEnv}}}
 	if _, err := c.postgresConfig(false, nil); err == nil || !strings.Contains(err.Error(), "RIGOUT_TEST_UNSET_PW") {
 		t.Errorf("unset password_env: %v", err)
 	}
@@ -232,6 +237,42 @@ func TestPostgresConfigRefusesPasswordInFile(t *testing.T) {
 	c.file.Audit.PasswordEnv = "RIGOUT_TEST_PW"
 	if cfg, err := c.postgresConfig(false, nil); err != nil || cfg.Password != "s3cret" {
 		t.Errorf("password_env: %+v %v", cfg, err)
+	}
+}
+
+// The PostgreSQL ledger's chain key comes from the variable key_env
+// names; without one (and without the unsafe database-held key) the
+// gateway does not start, and a key too short or not hex is refused.
+func TestPostgresConfigChainKey(t *testing.T) {
+	t.Setenv("RIGOUT_TEST_KEY_SHORT", "abcd")
+	t.Setenv("RIGOUT_TEST_KEY_NOTHEX", strings.Repeat("zz", 32))
+	tests := []struct {
+		name    string
+		a       fileAudit
+		wantErr string // "" for success
+		wantKey bool
+	}{
+		{"no key", fileAudit{}, `"key_env"`, false},
+		{"key", fileAudit{KeyEnv: testChainKeyEnv}, "", true},
+		{"unset variable", fileAudit{KeyEnv: "RIGOUT_TEST_KEY_UNSET"}, "RIGOUT_TEST_KEY_UNSET, which is not set", false},
+		{"too short", fileAudit{KeyEnv: "RIGOUT_TEST_KEY_SHORT"}, "64 or more hex digits", false},
+		{"not hex", fileAudit{KeyEnv: "RIGOUT_TEST_KEY_NOTHEX"}, "64 or more hex digits", false},
+		{"unsafe database-held key", fileAudit{UnsafeChainKeyInDatabase: true}, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.a.Postgres = "postgres://rigout@db/rigout"
+			c := &common{file: &fileConfig{Audit: tt.a}}
+			cfg, err := c.postgresConfig(false, nil)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("postgresConfig: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("postgresConfig = %v, want an error with %q", err, tt.wantErr)
+			case (cfg.ChainKey != nil) != tt.wantKey:
+				t.Fatalf("chain key %x, want one: %v", cfg.ChainKey, tt.wantKey)
+			}
+		})
 	}
 }
 
@@ -327,7 +368,7 @@ func TestPostgresPasswordFromEnvironment(t *testing.T) {
 	srv.RequirePassword("correct horse")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "rigout.json")
-	body := fmt.Sprintf(`{"audit": {"postgres": %q, "password_env": "PG_AUDIT_TEST_PASSWORD", "gateway": "gw-pw"}}`, dsn)
+	body := fmt.Sprintf(`{"audit": {"postgres": %q, "password_env": "PG_AUDIT_TEST_PASSWORD", "gateway": "gw-pw", "key_env": %q}}`, dsn, testChainKeyEnv)
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -95,6 +95,9 @@ func secretNames(args []string) map[string]bool {
 		if f.Audit.PasswordEnv != "" { // the PostgreSQL ledger's password
 			names[f.Audit.PasswordEnv] = true
 		}
+		if f.Audit.KeyEnv != "" { // the ledger's chain key
+			names[f.Audit.KeyEnv] = true
+		}
 		if f.OAuth != nil {
 			for _, c := range f.OAuth.Clients {
 				if c.SecretEnv != "" {
