@@ -9,3 +9,7 @@ import (
 func NewFrameLimiter(r io.Reader, max int) io.Reader {
 	return newFrameLimiter(r, max, slog.New(slog.DiscardHandler))
 }
+
+// StrangerCount reports how many connections of Serve are tracked as
+// strangers.
+func (h *HTTP) StrangerCount() int { return h.strangers.count() }

@@ -29,6 +29,17 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultShutdownTimeout   = 10 * time.Second
 	DefaultSessionIdleTTL    = time.Hour
+	// DefaultMaxRouteBody caps the bodies of the extra routes (OAuth
+	// registration, consent, token): 64 KiB.
+	DefaultMaxRouteBody = 64 << 10
+	// DefaultStrangerReadTimeout bounds the reading of a body no bearer
+	// token has vouched for.
+	DefaultStrangerReadTimeout = 10 * time.Second
+	// DefaultMaxStrangersPerAddr and DefaultMaxStrangers bound the
+	// connections of Serve that have not carried an authenticated MCP
+	// request, per client address and in all.
+	DefaultMaxStrangersPerAddr = 16
+	DefaultMaxStrangers        = 512
 )
 
 // HTTPConfig configures an HTTP transport. Auth is required: a transport
@@ -41,9 +52,27 @@ type HTTPConfig struct {
 	// Stateless serves every POST on its own and answers GET and DELETE on
 	// the MCP endpoint with 405 and an explanatory JSON body.
 	Stateless bool
-	// MaxBody caps request bodies, in bytes; a larger body gets 413 and
-	// nothing runs. If zero, DefaultMaxFrame.
+	// MaxBody caps MCP request bodies, in bytes; a larger body gets 413 and
+	// nothing runs. The body is read only once Auth has let the request
+	// through. If zero, DefaultMaxFrame.
 	MaxBody int64
+	// MaxRouteBody caps the bodies of Routes, which are read before any
+	// bearer check (OAuth registration and consent). If zero,
+	// DefaultMaxRouteBody.
+	MaxRouteBody int64
+	// StrangerReadTimeout bounds the reading of a Routes body, so a slow
+	// client cannot hold a connection open by trickling one. If zero,
+	// DefaultStrangerReadTimeout.
+	StrangerReadTimeout time.Duration
+	// MaxStrangersPerAddr and MaxStrangers bound, in Serve, the connections
+	// that have not yet carried an authenticated MCP request: per client
+	// address (an IPv4 address or an IPv6 /64) and in all. A new
+	// connection over a bound closes the oldest such connection of that
+	// address (or of all), so a flood of strangers evicts itself while the
+	// real client's next connection still gets through. A connection
+	// that authenticates is no longer counted. If zero,
+	// DefaultMaxStrangersPerAddr and DefaultMaxStrangers.
+	MaxStrangersPerAddr, MaxStrangers int
 
 	// Guard wraps every route except /health, before anything else runs:
 	// the place for Host and Origin checks. If nil, requests pass.
@@ -93,6 +122,18 @@ func (c *HTTPConfig) setDefaults() {
 	if c.MaxBody <= 0 {
 		c.MaxBody = DefaultMaxFrame
 	}
+	if c.MaxRouteBody <= 0 {
+		c.MaxRouteBody = DefaultMaxRouteBody
+	}
+	if c.StrangerReadTimeout <= 0 {
+		c.StrangerReadTimeout = DefaultStrangerReadTimeout
+	}
+	if c.MaxStrangersPerAddr <= 0 {
+		c.MaxStrangersPerAddr = DefaultMaxStrangersPerAddr
+	}
+	if c.MaxStrangers <= 0 {
+		c.MaxStrangers = DefaultMaxStrangers
+	}
 	if c.Guard == nil {
 		c.Guard = func(h http.Handler) http.Handler { return h }
 	}
@@ -129,10 +170,11 @@ func (c *HTTPConfig) setDefaults() {
 // extra routes. Build it with NewHTTP; serve it with Serve or mount
 // Handler in your own server. Close it when done.
 type HTTP struct {
-	cfg      HTTPConfig
-	mcp      *server.StreamableHTTPServer
-	sessions *sessionStore
-	handler  http.Handler
+	cfg       HTTPConfig
+	mcp       *server.StreamableHTTPServer
+	sessions  *sessionStore
+	strangers *strangers
+	handler   http.Handler
 }
 
 // ErrNoAuth means an HTTPConfig had neither Auth nor InsecureNoAuth.
@@ -146,7 +188,7 @@ func NewHTTP(srv *server.MCPServer, cfg HTTPConfig) (*HTTP, error) {
 	c := cfg
 	c.Routes = maps.Clone(cfg.Routes)
 	c.setDefaults()
-	h := &HTTP{cfg: c}
+	h := &HTTP{cfg: c, strangers: newStrangers(c.MaxStrangersPerAddr, c.MaxStrangers)}
 	opts := []server.StreamableHTTPOption{
 		server.WithEndpointPath(c.Path),
 		server.WithStreamableHTTPLogger(c.Logger),
@@ -167,10 +209,12 @@ func NewHTTP(srv *server.MCPServer, cfg HTTPConfig) (*HTTP, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", h.health)
 	mux.Handle("GET /{$}", http.HandlerFunc(h.root))
-	guarded := func(next http.Handler) http.Handler { return h.limitBody(c.Guard(next)) }
-	mux.Handle(c.Path, guarded(c.Auth(http.HandlerFunc(h.serveMCP))))
+	// The MCP body is read only after Auth: a stranger's body is never
+	// buffered. Route bodies are read first (OAuth needs them), under a
+	// smaller cap and a read deadline.
+	mux.Handle(c.Path, c.Guard(c.Auth(h.trusted(h.limitBody(http.HandlerFunc(h.serveMCP), c.MaxBody, 0)))))
 	for pattern, route := range c.Routes {
-		mux.Handle(pattern, guarded(route))
+		mux.Handle(pattern, h.limitBody(c.Guard(route), c.MaxRouteBody, c.StrangerReadTimeout))
 	}
 	mux.Handle("/", http.HandlerFunc(notFound))
 	h.handler = mux
@@ -194,6 +238,8 @@ func (h *HTTP) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       h.cfg.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return base },
+		ConnContext:       func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) },
+		ConnState:         h.strangers.connState,
 		ErrorLog:          slog.NewLogLogger(h.cfg.Logger.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
@@ -274,25 +320,40 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 	h.mcp.ServeHTTP(w, r)
 }
 
-// limitBody reads a request body up to MaxBody before anything else runs:
-// a larger one gets 413 and nothing is executed. POST bodies on the MCP
-// endpoint must also be valid UTF-8 and must not be JSON-RPC batches, which
-// the protocol no longer allows.
-func (h *HTTP) limitBody(next http.Handler) http.Handler {
+// trusted marks the connection of a request that got past Auth as no
+// longer a stranger.
+func (h *HTTP) trusted(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.strangers.trust(r.Context())
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitBody reads a request body up to max bytes before next runs: a
+// larger one gets 413 and nothing is executed. A non-zero deadline bounds
+// the time the reading may take. POST bodies on the MCP endpoint must also
+// be valid UTF-8 and must not be JSON-RPC batches, which the protocol no
+// longer allows.
+func (h *HTTP) limitBody(next http.Handler, max int64, deadline time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if r.ContentLength > h.cfg.MaxBody {
-			h.tooLarge(w)
+		if r.ContentLength > max {
+			h.tooLarge(w, max)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBody))
+		if deadline > 0 {
+			// Not every ResponseWriter supports deadlines (httptest's
+			// recorder does not); the server's ReadTimeout still applies.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(deadline))
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				h.tooLarge(w)
+				h.tooLarge(w, max)
 				return
 			}
 			writeRPCError(w, http.StatusBadRequest, -32700, "could not read the request body: "+err.Error())
@@ -314,10 +375,10 @@ func (h *HTTP) limitBody(next http.Handler) http.Handler {
 	})
 }
 
-func (h *HTTP) tooLarge(w http.ResponseWriter) {
+func (h *HTTP) tooLarge(w http.ResponseWriter, max int64) {
 	w.Header().Set("Connection", "close")
 	writeRPCError(w, http.StatusRequestEntityTooLarge, -32600,
-		fmt.Sprintf("request body exceeds the limit of %d bytes", h.cfg.MaxBody))
+		fmt.Sprintf("request body exceeds the limit of %d bytes", max))
 }
 
 func (h *HTTP) health(w http.ResponseWriter, _ *http.Request) {
