@@ -67,6 +67,13 @@ type Config struct {
 	// above) may start, per principal and per host. The zero value sets no
 	// limit.
 	RateLimit RateLimits
+	// RefusalRows bounds the refusal rows (denied calls, unknown tools,
+	// refused credentials) one principal, or one client address before it
+	// authenticates, adds to the ledger. Refusals over it still refuse but
+	// are counted instead of written; the next row written says how many
+	// were left out. If Calls is zero, DefaultRefusalRowsPerMinute a
+	// minute.
+	RefusalRows Rate
 
 	// Audit records every tool call: an intent row before any call that can
 	// change something runs, a done row after, refused calls included. If
@@ -129,6 +136,15 @@ func (c *Config) setDefaults() error {
 	if err := c.RateLimit.validate(); err != nil {
 		return err
 	}
+	if c.RefusalRows.Calls < 0 || c.RefusalRows.Per < 0 {
+		return fmt.Errorf("rigout: refusal rows %d per %s: want positive numbers", c.RefusalRows.Calls, c.RefusalRows.Per)
+	}
+	if c.RefusalRows.Calls == 0 {
+		c.RefusalRows.Calls = DefaultRefusalRowsPerMinute
+	}
+	if c.RefusalRows.Per == 0 {
+		c.RefusalRows.Per = time.Minute
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -180,6 +196,7 @@ type Gateway struct {
 	srv      *server.MCPServer
 	limit    *limiter
 	rate     *rateLimiter               // nil without rate limits
+	refused  *refusals                  // refusal rows per principal or address
 	auditErr atomic.Pointer[auditError] // the last ledger failure, for Health
 	started  time.Time
 	tasks    *taskTable
@@ -217,6 +234,7 @@ func New(cfg Config) (*Gateway, error) {
 		started: c.Now(),
 		limit:   newLimiter(c.MaxConcurrent, c.MaxConcurrentPerPrincipal),
 		rate:    newRateLimiter(c.RateLimit, c.Now),
+		refused: newRefusals(c.RefusalRows, c.Now),
 		tasks:   newTaskTable(),
 	}
 	opts := []server.ServerOption{
