@@ -104,6 +104,16 @@ type Config struct {
 	// caller: values added to it later are masked from then on.
 	Secrets *redact.Set
 
+	// ResolveHost says what a host argument reaches, without connecting:
+	// a configured host's name, "local", or for an address nobody
+	// configured its canonical user@host:port, ad hoc (the reference
+	// binary wires exec.Router.Reaches). A token's host scopes are judged
+	// on what it returns, never on the raw value, and a resolution error
+	// refuses the call as invalid. A [HostArg] with its own Resolve uses
+	// that instead. If nil, [HostAsGiven]: a value with the form of an
+	// address is ad hoc, so a host glob never admits it.
+	ResolveHost func(ctx context.Context, host string) ([]HostReach, error)
+
 	// Principal is who calls are attributed to when their context carries
 	// no auth.Principal: a client that reaches MCPServer directly (stdio,
 	// in-process). If nil, "local" with every scope except policy bypass.
