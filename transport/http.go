@@ -40,6 +40,10 @@ const (
 	// request, per client address and in all.
 	DefaultMaxStrangersPerAddr = 16
 	DefaultMaxStrangers        = 512
+	// DefaultMaxSessionsPerPrincipal and DefaultMaxSessions bound the
+	// protocol sessions of a stateful transport.
+	DefaultMaxSessionsPerPrincipal = 256
+	DefaultMaxSessions             = 10000
 )
 
 // HTTPConfig configures an HTTP transport. Auth is required: a transport
@@ -102,6 +106,13 @@ type HTTPConfig struct {
 	// SessionIdleTTL ends protocol sessions idle this long. If zero,
 	// DefaultSessionIdleTTL.
 	SessionIdleTTL time.Duration
+	// MaxSessionsPerPrincipal caps the protocol sessions of one principal
+	// (SessionOwner); a new one beyond it ends that principal's oldest.
+	// MaxSessions caps them all; beyond it the principal holding the most
+	// loses its oldest, so no principal can end another's by opening
+	// many. If zero, DefaultMaxSessionsPerPrincipal and
+	// DefaultMaxSessions.
+	MaxSessionsPerPrincipal, MaxSessions int
 
 	// Logger receives operator logs. If nil, logs are discarded.
 	Logger *slog.Logger
@@ -133,6 +144,12 @@ func (c *HTTPConfig) setDefaults() {
 	}
 	if c.MaxStrangers <= 0 {
 		c.MaxStrangers = DefaultMaxStrangers
+	}
+	if c.MaxSessionsPerPrincipal <= 0 {
+		c.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = DefaultMaxSessions
 	}
 	if c.Guard == nil {
 		c.Guard = func(h http.Handler) http.Handler { return h }
@@ -199,7 +216,7 @@ func NewHTTP(srv *server.MCPServer, cfg HTTPConfig) (*HTTP, error) {
 	if c.Stateless {
 		opts = append(opts, server.WithStateLess(true))
 	} else {
-		h.sessions = newSessionStore()
+		h.sessions = newSessionStore(c.MaxSessions, c.MaxSessionsPerPrincipal)
 		opts = append(opts,
 			server.WithSessionIdManagerResolver(sessionResolver{store: h.sessions, owner: c.SessionOwner}),
 			server.WithSessionIdleTTL(c.SessionIdleTTL))
@@ -424,19 +441,78 @@ func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
 }
 
 // sessionStore holds the protocol sessions of a stateful transport, each
-// bound to the principal that opened it.
+// bound to the principal that opened it. A principal over its own cap
+// loses its own oldest session; when the store is full, the principal
+// holding the most sessions loses its oldest, so no principal can evict
+// another's sessions by opening many.
 type sessionStore struct {
+	max, perOwner int
+
 	// mu protects the following.
 	mu       sync.Mutex
-	sessions map[string]string // session ID → owner
-	order    []string          // creation order, for eviction
+	sessions map[string]string   // session ID → owner
+	byOwner  map[string][]string // owner → its session IDs, oldest first
 }
 
-// maxSessions bounds the store; the oldest session is evicted beyond it.
-const maxSessions = 10000
+func newSessionStore(max, perOwner int) *sessionStore {
+	return &sessionStore{max: max, perOwner: perOwner, sessions: make(map[string]string), byOwner: make(map[string][]string)}
+}
 
-func newSessionStore() *sessionStore {
-	return &sessionStore{sessions: make(map[string]string)}
+// add records session id of owner, evicting as the caps require.
+func (s *sessionStore) add(id, owner string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sessions[id] = owner
+	s.byOwner[owner] = append(s.byOwner[owner], id)
+	for len(s.byOwner[owner]) > s.perOwner {
+		s.evictOldestLocked(owner)
+	}
+	for len(s.sessions) > s.max {
+		hog := ""
+		for o, ids := range s.byOwner {
+			if len(ids) > len(s.byOwner[hog]) || (len(ids) == len(s.byOwner[hog]) && o < hog) {
+				hog = o
+			}
+		}
+		s.evictOldestLocked(hog)
+	}
+}
+
+// evictOldestLocked ends owner's oldest session. The caller holds mu.
+func (s *sessionStore) evictOldestLocked(owner string) {
+	ids := s.byOwner[owner]
+	if len(ids) == 0 {
+		return
+	}
+	s.removeLocked(ids[0])
+}
+
+// removeLocked forgets session id. The caller holds mu.
+func (s *sessionStore) removeLocked(id string) {
+	owner, ok := s.sessions[id]
+	if !ok {
+		return
+	}
+	delete(s.sessions, id)
+	ids := s.byOwner[owner]
+	for i, v := range ids {
+		if v == id {
+			ids = append(ids[:i:i], ids[i+1:]...)
+			break
+		}
+	}
+	if len(ids) == 0 {
+		delete(s.byOwner, owner)
+		return
+	}
+	s.byOwner[owner] = ids
+}
+
+// count returns the number of sessions of owner.
+func (s *sessionStore) count(owner string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.byOwner[owner])
 }
 
 // sessionResolver gives mcp-go a session manager bound to one request's
@@ -464,25 +540,7 @@ type ownedSessions struct {
 
 func (o *ownedSessions) Generate() string {
 	id := newSessionID()
-	s := o.store
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sessions[id] = o.owner
-	s.order = append(s.order, id)
-	for len(s.sessions) > maxSessions && len(s.order) > 0 {
-		delete(s.sessions, s.order[0])
-		s.order = s.order[1:]
-	}
-	if len(s.order) > 2*maxSessions {
-		// Forget the IDs of sessions that already ended.
-		live := s.order[:0]
-		for _, id := range s.order {
-			if _, ok := s.sessions[id]; ok {
-				live = append(live, id)
-			}
-		}
-		s.order = live
-	}
+	o.store.add(id, o.owner)
 	return id
 }
 
@@ -512,7 +570,7 @@ func (o *ownedSessions) Terminate(id string) (bool, error) {
 	case !o.any && owner != o.owner:
 		return true, errUnknownSession // another principal's: not allowed
 	}
-	delete(s.sessions, id)
+	s.removeLocked(id)
 	return false, nil
 }
 
