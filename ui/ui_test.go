@@ -9,7 +9,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	osexec "os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -396,5 +399,43 @@ func TestSignInsCappedPerPrincipal(t *testing.T) {
 	}
 	if s := events(flood[39]); s != 200 {
 		t.Errorf("full's newest sign-in: %d", s)
+	}
+}
+
+// TestPageShowsControlCharactersEscaped: every text the script shows goes
+// through visible(), and visible() (run in node, where it is installed)
+// turns control characters and bidirectional overrides into escapes.
+func TestPageShowsControlCharactersEscaped(t *testing.T) {
+	f := newFixture(t)
+	_, js := f.do(t, "GET", "/ui/app.js", nil)
+	literal := regexp.MustCompile(`textContent = "[^"]*";`)
+	for i, line := range strings.Split(js, "\n") {
+		if strings.Contains(line, "textContent =") && !strings.Contains(line, "visible(") && !literal.MatchString(line) {
+			t.Errorf("app.js:%d shows text without visible(): %s", i+1, strings.TrimSpace(line))
+		}
+	}
+	node, err := osexec.LookPath("node")
+	if err != nil {
+		t.Skip("SKIP: node is not installed; visible() itself is unchecked")
+	}
+	start := strings.Index(js, "function visible(")
+	end := strings.Index(js[start:], "\n}\n")
+	if start < 0 || end < 0 {
+		t.Fatal("app.js has no visible() function")
+	}
+	script := js[start:start+end+3] + `
+const cases = [["a\u001b[2Jb", false], ["x\ny", false], ["x\ny", true], ["c1\u009bz", false], ["\u202eexe", false], ["tool_name", false]];
+console.log(JSON.stringify(cases.map(([s, k]) => visible(s, k))));`
+	out, err := osexec.Command(node, "-e", script).Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var got []string
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("node printed %q", out)
+	}
+	want := []string{`a\x1b[2Jb`, `x\x0ay`, "x\ny", `c1\x9bz`, `\u202eexe`, "tool_name"}
+	if !slices.Equal(got, want) {
+		t.Errorf("visible() = %q, want %q", got, want)
 	}
 }
