@@ -868,7 +868,7 @@ func (o *oauthServer) exchangeCode(w http.ResponseWriter, r *http.Request, key s
 	}
 	o.f.log.LogAttrs(r.Context(), slog.LevelInfo, "auth: oauth grant issued",
 		slog.String("client", cl.id), slog.String("grant", g.ID), slog.String("remote", r.RemoteAddr))
-	o.f.event(r.Context(), Event{Type: EventGrant, Principal: oauthPrefix + cl.id, ClientID: cl.id, GrantID: g.ID, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
+	o.f.event(r.Context(), Event{Type: EventGrant, Principal: grantPrincipal(cl.id, g.ID), ClientID: cl.id, GrantID: g.ID, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
 	writeToken(w, resp)
 }
 
@@ -917,7 +917,7 @@ func (o *oauthServer) refreshGrant(w http.ResponseWriter, r *http.Request, key s
 		return
 	}
 	resp.Scope = g.Scopes.String()
-	o.f.event(r.Context(), Event{Type: EventRefresh, Principal: oauthPrefix + g.ClientID, ClientID: g.ClientID, GrantID: g.ID, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
+	o.f.event(r.Context(), Event{Type: EventRefresh, Principal: grantPrincipal(g.ClientID, g.ID), ClientID: g.ClientID, GrantID: g.ID, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
 	writeToken(w, resp)
 }
 
@@ -926,7 +926,7 @@ func (o *oauthServer) revoked(r *http.Request, g Grant, reason string) {
 	o.f.log.LogAttrs(r.Context(), slog.LevelWarn, "auth: oauth grant revoked",
 		slog.String("reason", reason), slog.String("client", g.ClientID), slog.String("grant", g.ID),
 		slog.String("remote", r.RemoteAddr))
-	o.f.event(r.Context(), Event{Type: EventRevoke, Principal: oauthPrefix + g.ClientID, ClientID: g.ClientID, GrantID: g.ID, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: reason})
+	o.f.event(r.Context(), Event{Type: EventRevoke, Principal: grantPrincipal(g.ClientID, g.ID), ClientID: g.ClientID, GrantID: g.ID, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: reason})
 }
 
 func (o *oauthServer) unavailable(w http.ResponseWriter, r *http.Request, err error) {
@@ -990,6 +990,14 @@ func (o *oauthServer) mint(now time.Time) (Tokens, tokenResponse, error) {
 	}, nil
 }
 
+// grantPrincipal names the principal of one OAuth grant:
+// "oauth:CLIENT/GRANT". Each grant is a principal of its own, so the users
+// of one client cannot see or drive each other's processes, terminals,
+// tasks or sessions, nor use up each other's limits.
+func grantPrincipal(clientID, grantID string) string {
+	return oauthPrefix + clientID + "/" + grantID
+}
+
 // lookupAccess finds the principal of an OAuth access token by digest. A
 // hash-table (or index) lookup on a SHA-256 digest tells a timing observer
 // nothing about any stored token: the attacker cannot choose the digest's
@@ -1003,7 +1011,7 @@ func (o *oauthServer) lookupAccess(ctx context.Context, d Digest, now time.Time)
 	if !ok {
 		return Principal{}, "unknown token", nil
 	}
-	p := Principal{Name: oauthPrefix + g.ClientID, ClientID: g.ClientID, GrantID: g.ID}
+	p := Principal{Name: grantPrincipal(g.ClientID, g.ID), ClientID: g.ClientID, GrantID: g.ID}
 	switch {
 	case !now.Before(expires):
 		return p, "oauth token expired", nil
