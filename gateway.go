@@ -264,6 +264,7 @@ func New(cfg Config) (*Gateway, error) {
 	if c.Audit != nil {
 		hooks.AddOnError(g.recordUnknownTool)
 	}
+	g.guardChain()
 	for _, r := range g.prepareAll(c.Tools) {
 		if r.err != nil {
 			g.Close()
