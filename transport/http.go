@@ -361,12 +361,18 @@ func (h *HTTP) limitBody(next http.Handler, max int64, deadline time.Duration) h
 			h.tooLarge(w, max)
 			return
 		}
+		rc := http.NewResponseController(w)
 		if deadline > 0 {
 			// Not every ResponseWriter supports deadlines (httptest's
 			// recorder does not); the server's ReadTimeout still applies.
-			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(deadline))
+			_ = rc.SetReadDeadline(time.Now().Add(deadline))
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+		if deadline > 0 && err == nil {
+			// Lift it once the body is read: it bounds the body, not the
+			// handler.
+			_ = rc.SetReadDeadline(time.Time{})
+		}
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {

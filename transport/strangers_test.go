@@ -240,3 +240,27 @@ func TestRouteBodiesAreBounded(t *testing.T) {
 		t.Errorf("a trickled body held the connection %v, deadline 300ms", took)
 	}
 }
+
+// TestRouteHandlerOutlivesTheBodyDeadline: the read deadline bounds the
+// body only; a route handler that takes longer than it is not cancelled.
+func TestRouteHandlerOutlivesTheBodyDeadline(t *testing.T) {
+	route := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(500 * time.Millisecond):
+			_, _ = io.WriteString(w, "finished")
+		case <-r.Context().Done():
+			http.Error(w, "cancelled", http.StatusServiceUnavailable)
+		}
+	})
+	_, addr := serveWithFront(t, transport.HTTPConfig{StrangerReadTimeout: 100 * time.Millisecond,
+		Routes: map[string]http.Handler{"POST /slow": route}})
+	resp, err := http.Post("http://"+addr+"/slow", "text/plain", strings.NewReader("body"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(b) != "finished" {
+		t.Errorf("slow route: %d %q", resp.StatusCode, b)
+	}
+}
