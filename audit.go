@@ -99,8 +99,10 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 		e.Detail = DetailJSON(d)
 	}
 	e.Duration = g.cfg.Now().Sub(call.Started)
-	if e.Type == audit.TypeToolDenied && !g.admitRefusal("p\x00"+e.Principal, &e) {
-		return nil // over the principal's refusal rows: counted, not written
+	if e.Type == audit.TypeToolDenied && !call.intent && !g.admitRefusal("p\x00"+e.Principal, &e) {
+		// Over the principal's refusal rows: counted, not written. A call
+		// whose intent row is written always gets its done row.
+		return nil
 	}
 	if err := g.cfg.Audit.Record(context.WithoutCancel(ctx), e); err != nil {
 		g.auditFailed(ctx, err)

@@ -2,6 +2,7 @@ package rigout_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/sqlite"
+	"github.com/rigout/rigout/auth"
 )
 
 // ledgerBytes is the size of a SQLite ledger's files.
@@ -152,4 +154,35 @@ func closedLedgerBytes(t *testing.T, fill func(*sqlite.Ledger)) int64 {
 		t.Fatal(err)
 	}
 	return ledgerBytes(t, path)
+}
+
+// TestRefusalLimitKeepsDoneRows: a call refused after its intent row was
+// written always gets its done row, whatever the refusal rows left.
+func TestRefusalLimitKeepsDoneRows(t *testing.T) {
+	l := openLedger(t)
+	refuseLate := rigout.Tool{
+		Name: "refuse_late", Description: "Refuses once running.", Risk: rigout.Exec,
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false}`),
+		Handler: func(context.Context, *rigout.Call) (*mcp.CallToolResult, error) {
+			return nil, &auth.ScopeError{Scope: "bypass", Reason: "refused by the handler"}
+		},
+	}
+	c := connect(t, newGateway(t, rigout.Config{Audit: l, RefusalRows: rigout.Rate{Calls: 1, Per: time.Hour}, Tools: []rigout.Tool{refuseLate}}))
+	for range 3 {
+		if res := callTool(t, c, "refuse_late", nil); !res.IsError {
+			t.Fatal("the call was not refused")
+		}
+	}
+	var intents, done int
+	for _, e := range events(t, l, audit.Filter{Tool: "refuse_late"}) {
+		switch e.Phase {
+		case audit.PhaseIntent:
+			intents++
+		case audit.PhaseDone:
+			done++
+		}
+	}
+	if intents != 3 || done != 3 {
+		t.Errorf("%d intent and %d done rows for 3 calls refused after their intent, want 3 and 3", intents, done)
+	}
 }
