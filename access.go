@@ -31,8 +31,13 @@ func (c *Call) resolveAction() error {
 func (c *Call) resolveHosts(ctx context.Context) error {
 	t := c.Tool
 	var hosts []string
+	var from []*HostArg // the argument each of hosts came from; nil for DefaultHost
 	named := false
-	for _, h := range t.Hosts {
+	for i := range t.Hosts {
+		h := &t.Hosts[i]
+		for len(from) < len(hosts) {
+			from = append(from, &t.Hosts[i-1])
+		}
 		v, ok := c.Args[h.Name]
 		if s, isString := v.(string); !ok || v == nil || (isString && s == "") {
 			continue // unset; some clients send "" for an optional field
@@ -75,8 +80,30 @@ func (c *Call) resolveHosts(ctx context.Context) error {
 			return &ArgumentError{Tool: t.Name, Problems: []string{fmt.Sprintf("%s: want a host name or a list of them, got %T", h.Name, v)}}
 		}
 	}
+	if len(t.Hosts) > 0 {
+		for len(from) < len(hosts) {
+			from = append(from, &t.Hosts[len(t.Hosts)-1])
+		}
+	}
 	if !named && t.DefaultHost != "" {
-		hosts = []string{t.DefaultHost}
+		hosts, from = []string{t.DefaultHost}, []*HostArg{nil}
+	}
+	// Host scopes judge what each value reaches, never the value itself.
+	seen := map[HostReach]bool{}
+	for i, h := range hosts {
+		rs, err := c.reachOf(ctx, from[i], h)
+		if err == nil && len(rs) == 0 {
+			err = fmt.Errorf("reaches no host")
+		}
+		if err != nil {
+			return &ArgumentError{Tool: t.Name, Problems: []string{fmt.Sprintf("host %q: %v", h, err)}}
+		}
+		for _, r := range rs {
+			if !seen[r] {
+				seen[r] = true
+				c.reaches = append(c.reaches, r)
+			}
+		}
 	}
 	c.hosts = dedupe(hosts)
 	return nil
@@ -148,8 +175,8 @@ func (c *Call) authorize() error {
 			return err
 		}
 	}
-	for _, h := range c.hosts {
-		if err := s.RequireHost(h); err != nil {
+	for _, r := range c.reaches {
+		if err := s.RequireReach(r.Name, r.AdHoc); err != nil {
 			return err
 		}
 	}

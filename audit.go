@@ -99,6 +99,11 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 		e.Detail = DetailJSON(d)
 	}
 	e.Duration = g.cfg.Now().Sub(call.Started)
+	if e.Type == audit.TypeToolDenied && !call.intent && !g.admitRefusal("p\x00"+e.Principal, &e) {
+		// Over the principal's refusal rows: counted, not written. A call
+		// whose intent row is written always gets its done row.
+		return nil
+	}
 	if err := g.cfg.Audit.Record(context.WithoutCancel(ctx), e); err != nil {
 		g.auditFailed(ctx, err)
 		if g.cfg.UnsafeAuditBestEffort || call.unaudited {
@@ -185,7 +190,7 @@ func (g *Gateway) RecordAuthEvent(ctx context.Context, e auth.Event) {
 	if e.Type == auth.EventDenied {
 		typ = audit.TypeAuthFailed
 	}
-	_ = g.RecordEvent(ctx, audit.Event{
+	ev := audit.Event{
 		Type:       typ,
 		Principal:  e.Principal,
 		Transport:  auth.TransportHTTP,
@@ -193,7 +198,11 @@ func (g *Gateway) RecordAuthEvent(ctx context.Context, e auth.Event) {
 		Status:     status,
 		Error:      e.Reason,
 		Detail:     DetailJSON(map[string]string{"path": e.Path, "client_id": e.ClientID, "grant_id": e.GrantID}),
-	})
+	}
+	if e.Refused() && !g.admitRefusal("a\x00"+addrOf(e.RemoteAddr), &ev) {
+		return // over the address's refusal rows: counted, not written
+	}
+	_ = g.RecordEvent(ctx, ev)
 }
 
 // DetailJSON renders the non-empty entries of m as a JSON object for
@@ -281,16 +290,20 @@ func (g *Gateway) recordUnknownTool(ctx context.Context, id any, method mcp.MCPM
 		name = req.Params.Name
 	}
 	p := g.principalOf(ctx)
-	_ = g.RecordEvent(ctx, audit.Event{
+	e := audit.Event{
 		Type:       audit.TypeToolDenied,
 		CallID:     newCallID(),
 		Principal:  p.Name,
 		Transport:  p.Transport,
 		RemoteAddr: p.RemoteAddr,
-		Tool:       name,
+		Tool:       ledgerName(name), // the client's text: cut short, with a digest
 		Status:     audit.StatusUnknown,
 		Error:      "unknown tool",
-	})
+	}
+	if !g.admitRefusal("p\x00"+p.Name, &e) {
+		return
+	}
+	_ = g.RecordEvent(ctx, e)
 }
 
 // redact masks secrets in text bound for the ledger: the known ones and

@@ -67,6 +67,13 @@ type Config struct {
 	// above) may start, per principal and per host. The zero value sets no
 	// limit.
 	RateLimit RateLimits
+	// RefusalRows bounds the refusal rows (denied calls, unknown tools,
+	// refused credentials) one principal, or one client address before it
+	// authenticates, adds to the ledger. Refusals over it still refuse but
+	// are counted instead of written; the next row written says how many
+	// were left out. If Calls is zero, DefaultRefusalRowsPerMinute a
+	// minute.
+	RefusalRows Rate
 
 	// Audit records every tool call: an intent row before any call that can
 	// change something runs, a done row after, refused calls included. If
@@ -96,6 +103,16 @@ type Config struct {
 	// patterns of package redact apply. The gateway shares the Set with the
 	// caller: values added to it later are masked from then on.
 	Secrets *redact.Set
+
+	// ResolveHost says what a host argument reaches, without connecting:
+	// a configured host's name, "local", or for an address nobody
+	// configured its canonical user@host:port, ad hoc (the reference
+	// binary wires exec.Router.Reaches). A token's host scopes are judged
+	// on what it returns, never on the raw value, and a resolution error
+	// refuses the call as invalid. A [HostArg] with its own Resolve uses
+	// that instead. If nil, [HostAsGiven]: a value with the form of an
+	// address is ad hoc, so a host glob never admits it.
+	ResolveHost func(ctx context.Context, host string) ([]HostReach, error)
 
 	// Principal is who calls are attributed to when their context carries
 	// no auth.Principal: a client that reaches MCPServer directly (stdio,
@@ -138,6 +155,15 @@ func (c *Config) setDefaults() error {
 	}
 	if err := c.RateLimit.validate(); err != nil {
 		return err
+	}
+	if c.RefusalRows.Calls < 0 || c.RefusalRows.Per < 0 {
+		return fmt.Errorf("rigout: refusal rows %d per %s: want positive numbers", c.RefusalRows.Calls, c.RefusalRows.Per)
+	}
+	if c.RefusalRows.Calls == 0 {
+		c.RefusalRows.Calls = DefaultRefusalRowsPerMinute
+	}
+	if c.RefusalRows.Per == 0 {
+		c.RefusalRows.Per = time.Minute
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -194,6 +220,7 @@ type Gateway struct {
 	srv      *server.MCPServer
 	limit    *limiter
 	rate     *rateLimiter               // nil without rate limits
+	refused  *refusals                  // refusal rows per principal or address
 	auditErr atomic.Pointer[auditError] // the last ledger failure, for Health
 	started  time.Time
 	tasks    *taskTable
@@ -234,6 +261,7 @@ func New(cfg Config) (*Gateway, error) {
 		started: c.Now(),
 		limit:   newLimiter(c.MaxConcurrent, c.MaxConcurrentPerPrincipal),
 		rate:    newRateLimiter(c.RateLimit, c.Now),
+		refused: newRefusals(c.RefusalRows, c.Now),
 		tasks:   newTaskTable(),
 
 		questions: newQuestions(),
@@ -258,6 +286,7 @@ func New(cfg Config) (*Gateway, error) {
 	if c.Audit != nil {
 		hooks.AddOnError(g.recordUnknownTool)
 	}
+	g.guardChain()
 	for _, r := range g.prepareAll(c.Tools) {
 		if r.err != nil {
 			g.Close()

@@ -38,9 +38,15 @@ import (
 const taskTagKey = "io.rigout/task-tag"
 
 // maxTaskRecords bounds the finished tasks the gateway remembers owners
-// of; the oldest are forgotten first, and a forgotten task is refused to
+// of, and maxTaskRecordsPerPrincipal those of one principal. Past the
+// first, the oldest finished task of the principal with the most is
+// forgotten; past the second, the principal's own oldest: one principal's
+// many tasks never push another's out. A forgotten task is refused to
 // everyone.
-const maxTaskRecords = 4096
+const (
+	maxTaskRecords             = 4096
+	maxTaskRecordsPerPrincipal = 256
+)
 
 // errTaskNotFound is what a principal that does not own a task ID hears,
 // whether or not the task exists.
@@ -143,21 +149,44 @@ func (t *taskTable) link(tag, id, principal string) {
 	if r.finished {
 		delete(t.byTag, tag)
 	}
-	if len(t.order) > maxTaskRecords {
-		// Forget the oldest finished tasks; running ones stay reachable
-		// (their number is bounded by the gateway's concurrency caps).
-		keep := t.order[:0]
-		over := len(t.order) - maxTaskRecords
-		for _, tid := range t.order {
-			if r := t.byID[tid]; over > 0 && (r == nil || r.finished) {
-				delete(t.byID, tid)
-				over--
-				continue
-			}
-			keep = append(keep, tid)
+	// Forget the oldest finished tasks; running ones stay reachable (their
+	// number is bounded by the gateway's concurrency caps).
+	count := map[string]int{}
+	for _, tid := range t.order {
+		if r := t.byID[tid]; r != nil {
+			count[r.principal]++
 		}
-		t.order = keep
 	}
+	for count[principal] > maxTaskRecordsPerPrincipal && t.forgetOldestLocked(principal) {
+		count[principal]--
+	}
+	for len(t.byID) > maxTaskRecords {
+		hog := principal
+		for who, n := range count {
+			if n > count[hog] {
+				hog = who
+			}
+		}
+		if !t.forgetOldestLocked(hog) {
+			break
+		}
+		count[hog]--
+	}
+}
+
+// forgetOldestLocked forgets principal's oldest finished task and reports
+// whether there was one. The caller holds mu.
+func (t *taskTable) forgetOldestLocked(principal string) bool {
+	i := slices.IndexFunc(t.order, func(tid string) bool {
+		r := t.byID[tid]
+		return r != nil && r.principal == principal && r.finished
+	})
+	if i < 0 {
+		return false
+	}
+	delete(t.byID, t.order[i])
+	t.order = slices.Delete(t.order, i, i+1)
+	return true
 }
 
 // owns reports whether principal created task id.

@@ -152,6 +152,11 @@ type HostArg struct {
 	// value is one host name. A list of strings is always a list of host
 	// names. A selector that matches nothing is an error.
 	Select func(ctx context.Context, selector string) ([]string, error)
+	// Resolve, if set, says what a host name of this argument reaches, in
+	// place of Config.ResolveHost: for names the gateway's router does not
+	// know, such as a federated peer's (use [HostAsGiven]). The token's
+	// host scopes are judged on what it returns.
+	Resolve func(ctx context.Context, host string) ([]HostReach, error)
 }
 
 // PathArg declares one argument that names a file path (a string, or a
@@ -249,6 +254,7 @@ type Call struct {
 	risk      Risk
 	action    string
 	hosts     []string
+	reaches   []HostReach // what hosts resolve to: what host scopes judge
 	paths     map[string][]string
 	intent    bool         // the intent row was written
 	unaudited bool         // the intent row could not be written; the call did not run

@@ -19,6 +19,18 @@ const (
 	DefaultRefreshTTL      = 30 * 24 * time.Hour
 	DefaultMaxGrants       = 10000
 	DefaultMaxClients      = 100
+	// DefaultRegistrationsPerAddr is how many dynamic registrations one
+	// client address may make per hour.
+	DefaultRegistrationsPerAddr = 10
+	// DefaultAuthorizationsPerAddr is how many requests to
+	// /oauth/authorize one client address may make per minute.
+	DefaultAuthorizationsPerAddr = 30
+	// DefaultMaxPendingConsents is how many consent pages may be open at
+	// once for one client.
+	DefaultMaxPendingConsents = 8
+	// DefaultUnusedClientTTL is how long a dynamic registration lives
+	// without obtaining a grant.
+	DefaultUnusedClientTTL = time.Hour
 )
 
 // MinTokenLen is the shortest static token [New] accepts, in bytes. A
@@ -201,6 +213,29 @@ type OAuthConfig struct {
 
 	// MaxRegisteredClients bounds dynamic registrations. If zero, 100.
 	MaxRegisteredClients int
+
+	// RegistrationsPerAddr is how many dynamic registrations one client
+	// address (Config.ClientAddr) may make per hour; more get 429. If
+	// zero, 10.
+	RegistrationsPerAddr int
+
+	// UnusedClientTTL is how long a dynamic registration lives without
+	// obtaining a grant: after it, the client is unknown and its slot is
+	// free again. A client that obtained a grant is kept. If zero, one
+	// hour. (The in-memory store frees the slot; a store that does not
+	// keep StoredClient.Expires keeps registrations forever.)
+	UnusedClientTTL time.Duration
+
+	// AuthorizationsPerAddr is how many requests to /oauth/authorize (the
+	// consent page and its form) one client address may make per minute;
+	// more get 429. If zero, 30.
+	AuthorizationsPerAddr int
+
+	// MaxPendingConsents is how many consent pages may be open at once for
+	// one client; a new one withdraws the oldest, so a flood of
+	// authorization requests cannot fill the pending table for everyone.
+	// If zero, 8.
+	MaxPendingConsents int
 
 	// CodeTTL is the authorization code lifetime. If zero, 60 seconds;
 	// at most 10 minutes.

@@ -22,9 +22,10 @@ import (
 //
 // Compose it, in this order, before any JSON is parsed:
 //
-//	body cap → [Front.Guard] → [Front.RequireBearer] → MCP handler
+//	[Front.Guard] → [Front.RequireBearer] → body cap → MCP handler
 //
-// and mount [Front.Routes] behind the body cap and [Front.Guard].
+// (the bearer check needs only the headers, so no stranger's body is read)
+// and mount [Front.Routes] behind a smaller body cap and [Front.Guard].
 // [Front.Handler] does both for a single MCP handler.
 //
 // A Front is safe for concurrent use. It starts no goroutines and needs no

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -35,6 +36,20 @@ type oauthServer struct {
 
 	store   OAuthStore
 	clients map[string]*oauthClient // the configured clients; read-only after newOAuthServer
+
+	registrations  *throttle // per client address, per hour
+	authorizations *throttle // per client address, per minute
+
+	// mu protects the following.
+	mu       sync.Mutex
+	consents map[string][]openConsent // client ID → its open consent pages, oldest first
+}
+
+// openConsent is a consent page this Front showed and that may still be
+// answered.
+type openConsent struct {
+	d       Digest
+	expires time.Time
 }
 
 type oauthClient struct {
@@ -86,11 +101,27 @@ func newOAuthServer(f *Front, c OAuthConfig) (*oauthServer, error) {
 	if c.MaxRegisteredClients <= 0 {
 		c.MaxRegisteredClients = DefaultMaxClients
 	}
+	if c.RegistrationsPerAddr <= 0 {
+		c.RegistrationsPerAddr = DefaultRegistrationsPerAddr
+	}
+	if c.UnusedClientTTL <= 0 {
+		c.UnusedClientTTL = DefaultUnusedClientTTL
+	}
+	if c.AuthorizationsPerAddr <= 0 {
+		c.AuthorizationsPerAddr = DefaultAuthorizationsPerAddr
+	}
+	if c.MaxPendingConsents <= 0 {
+		c.MaxPendingConsents = DefaultMaxPendingConsents
+	}
 	if err := c.RegistrationScopes.validate(); err != nil {
 		return nil, &ConfigError{Field: "OAuth.RegistrationScopes", Reason: "invalid", Err: err}
 	}
 	c.RegistrationScopes = c.RegistrationScopes.clone()
-	o := &oauthServer{f: f, cfg: c, store: c.Store, clients: make(map[string]*oauthClient)}
+	o := &oauthServer{f: f, cfg: c, store: c.Store, clients: make(map[string]*oauthClient),
+		registrations:  newThrottle(ThrottleConfig{Failures: c.RegistrationsPerAddr, Window: time.Hour, MaxAddresses: f.cfg.Throttle.MaxAddresses}),
+		authorizations: newThrottle(ThrottleConfig{Failures: c.AuthorizationsPerAddr, Window: time.Minute, MaxAddresses: f.cfg.Throttle.MaxAddresses}),
+		consents:       make(map[string][]openConsent),
+	}
 	if o.store == nil {
 		o.store = NewMemoryStore()
 	}
@@ -209,6 +240,9 @@ func (o *oauthServer) client(ctx context.Context, id string) (*oauthClient, erro
 	if err != nil || !ok {
 		return nil, storeErr("look up client", err)
 	}
+	if !sc.Expires.IsZero() && !o.f.now().Before(sc.Expires) {
+		return nil, nil // a registration that lapsed unused
+	}
 	return &oauthClient{id: sc.ID, name: sc.Name, secret: sc.Secret, confidential: sc.Confidential, redirects: sc.RedirectURIs, scopes: sc.Scopes}, nil
 }
 
@@ -273,6 +307,9 @@ func (o *oauthServer) serveMetadata(w http.ResponseWriter, r *http.Request) {
 // ---- authorization endpoint ----
 
 func (o *oauthServer) serveAuthorize(w http.ResponseWriter, r *http.Request) {
+	if o.rateLimited(w, r, o.authorizations) {
+		return
+	}
 	switch {
 	case r.Method == http.MethodGet:
 		o.authorizeRequest(w, r)
@@ -486,7 +523,17 @@ func (o *oauthServer) showConsent(w http.ResponseWriter, r *http.Request, cl *oa
 		return
 	}
 	now := o.f.now()
+	for _, d := range o.openConsent(req.clientID, id.Digest(), now.Add(consentTTL), now) {
+		// Withdrawn: the oldest consent pages of this client.
+		if _, _, err := o.store.TakeConsent(r.Context(), d, now); err != nil {
+			o.storeDown(w, r, storeErr("withdraw consent", err))
+			return
+		}
+	}
 	err = o.store.AddPending(r.Context(), PendingConsent, id.Digest(), req.pending(now.Add(consentTTL)), now, o.cfg.MaxGrants)
+	if err != nil {
+		o.closeConsent(req.clientID, id.Digest())
+	}
 	if err != nil && !errors.Is(err, ErrStoreFull) {
 		o.storeDown(w, r, err)
 		return
@@ -521,6 +568,59 @@ func (o *oauthServer) showConsent(w http.ResponseWriter, r *http.Request, cl *oa
 	}
 }
 
+// openConsent notes consent page d of clientID, open until expires, and
+// returns the oldest open pages of that client beyond MaxPendingConsents,
+// which the caller withdraws from the store.
+func (o *oauthServer) openConsent(clientID string, d Digest, expires, now time.Time) []Digest {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	open := o.consents[clientID][:0]
+	for _, c := range o.consents[clientID] {
+		if now.Before(c.expires) {
+			open = append(open, c)
+		}
+	}
+	var withdraw []Digest
+	for len(open) >= o.cfg.MaxPendingConsents {
+		withdraw = append(withdraw, open[0].d)
+		open = open[1:]
+	}
+	o.consents[clientID] = append(open, openConsent{d: d, expires: expires})
+	return withdraw
+}
+
+// closeConsent forgets consent page d of clientID: answered, or never
+// stored.
+func (o *oauthServer) closeConsent(clientID string, d Digest) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	open := o.consents[clientID]
+	for i, c := range open {
+		if c.d == d {
+			open = append(open[:i:i], open[i+1:]...)
+			break
+		}
+	}
+	if len(open) == 0 {
+		delete(o.consents, clientID)
+		return
+	}
+	o.consents[clientID] = open
+}
+
+// rateLimited answers 429 and reports true when the client address of r
+// has used up its requests to this endpoint in t's window; otherwise it
+// counts r and reports false.
+func (o *oauthServer) rateLimited(w http.ResponseWriter, r *http.Request, t *throttle) bool {
+	key, now := o.f.clientKey(r), o.f.now()
+	if retry, blocked := t.blocked(key, now); blocked {
+		o.f.rateLimit(w, r, retry)
+		return true
+	}
+	t.fail(key, now)
+	return false
+}
+
 // consentDecision handles the consent form: the consent ID is single-use;
 // approval needs a static token with full scopes.
 func (o *oauthServer) consentDecision(w http.ResponseWriter, r *http.Request) {
@@ -540,9 +640,10 @@ func (o *oauthServer) consentDecision(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
-		authzErrorPage(w, "invalid_request", "this consent page has expired or was already used; start again from the client")
+		authzErrorPage(w, "invalid_request", "this consent page has expired, was withdrawn by a newer one or was already used; start again from the client")
 		return
 	}
+	o.closeConsent(pend.ClientID, d)
 	p := struct{ req authzRequest }{requestOf(pend)}
 	cl, err := o.client(r.Context(), p.req.clientID)
 	if err != nil {
@@ -767,7 +868,7 @@ func (o *oauthServer) exchangeCode(w http.ResponseWriter, r *http.Request, key s
 	}
 	o.f.log.LogAttrs(r.Context(), slog.LevelInfo, "auth: oauth grant issued",
 		slog.String("client", cl.id), slog.String("grant", g.ID), slog.String("remote", r.RemoteAddr))
-	o.f.event(r.Context(), Event{Type: EventGrant, Principal: oauthPrefix + cl.id, ClientID: cl.id, GrantID: g.ID, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
+	o.f.event(r.Context(), Event{Type: EventGrant, Principal: grantPrincipal(cl.id, g.ID), ClientID: cl.id, GrantID: g.ID, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
 	writeToken(w, resp)
 }
 
@@ -816,7 +917,7 @@ func (o *oauthServer) refreshGrant(w http.ResponseWriter, r *http.Request, key s
 		return
 	}
 	resp.Scope = g.Scopes.String()
-	o.f.event(r.Context(), Event{Type: EventRefresh, Principal: oauthPrefix + g.ClientID, ClientID: g.ClientID, GrantID: g.ID, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
+	o.f.event(r.Context(), Event{Type: EventRefresh, Principal: grantPrincipal(g.ClientID, g.ID), ClientID: g.ClientID, GrantID: g.ID, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})
 	writeToken(w, resp)
 }
 
@@ -825,7 +926,7 @@ func (o *oauthServer) revoked(r *http.Request, g Grant, reason string) {
 	o.f.log.LogAttrs(r.Context(), slog.LevelWarn, "auth: oauth grant revoked",
 		slog.String("reason", reason), slog.String("client", g.ClientID), slog.String("grant", g.ID),
 		slog.String("remote", r.RemoteAddr))
-	o.f.event(r.Context(), Event{Type: EventRevoke, Principal: oauthPrefix + g.ClientID, ClientID: g.ClientID, GrantID: g.ID, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: reason})
+	o.f.event(r.Context(), Event{Type: EventRevoke, Principal: grantPrincipal(g.ClientID, g.ID), ClientID: g.ClientID, GrantID: g.ID, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: reason})
 }
 
 func (o *oauthServer) unavailable(w http.ResponseWriter, r *http.Request, err error) {
@@ -889,6 +990,14 @@ func (o *oauthServer) mint(now time.Time) (Tokens, tokenResponse, error) {
 	}, nil
 }
 
+// grantPrincipal names the principal of one OAuth grant:
+// "oauth:CLIENT/GRANT". Each grant is a principal of its own, so the users
+// of one client cannot see or drive each other's processes, terminals,
+// tasks or sessions, nor use up each other's limits.
+func grantPrincipal(clientID, grantID string) string {
+	return oauthPrefix + clientID + "/" + grantID
+}
+
 // lookupAccess finds the principal of an OAuth access token by digest. A
 // hash-table (or index) lookup on a SHA-256 digest tells a timing observer
 // nothing about any stored token: the attacker cannot choose the digest's
@@ -902,7 +1011,7 @@ func (o *oauthServer) lookupAccess(ctx context.Context, d Digest, now time.Time)
 	if !ok {
 		return Principal{}, "unknown token", nil
 	}
-	p := Principal{Name: oauthPrefix + g.ClientID, ClientID: g.ClientID, GrantID: g.ID}
+	p := Principal{Name: grantPrincipal(g.ClientID, g.ID), ClientID: g.ClientID, GrantID: g.ID}
 	switch {
 	case !now.Before(expires):
 		return p, "oauth token expired", nil
@@ -973,6 +1082,11 @@ func (o *oauthServer) serveRegister(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, "POST")
 		return
 	}
+	// Only registrations made count, but a spent address is refused first.
+	if retry, blocked := o.registrations.blocked(o.f.clientKey(r), o.f.now()); blocked {
+		o.f.rateLimit(w, r, retry)
+		return
+	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		tokenError(w, http.StatusBadRequest, "invalid_client_metadata", "Content-Type must be application/json")
 		return
@@ -1038,9 +1152,10 @@ func (o *oauthServer) serveRegister(w http.ResponseWriter, r *http.Request) {
 	if cl.name == "" {
 		cl.name = id
 	}
+	now := o.f.now()
 	resp := registrationResponse{
 		ClientID:                id,
-		ClientIDIssuedAt:        o.f.now().Unix(),
+		ClientIDIssuedAt:        now.Unix(),
 		RedirectURIs:            cl.redirects,
 		ClientName:              cl.name,
 		TokenEndpointAuthMethod: req.TokenEndpointAuthMethod,
@@ -1057,7 +1172,8 @@ func (o *oauthServer) serveRegister(w http.ResponseWriter, r *http.Request) {
 		never := int64(0)
 		resp.ClientSecret, resp.ClientSecretExpiresAt = s.Reveal(), &never
 	}
-	err = o.store.AddClient(r.Context(), StoredClient{ID: id, Name: cl.name, Secret: cl.secret, Confidential: cl.confidential, RedirectURIs: cl.redirects, Scopes: cl.scopes}, o.cfg.MaxRegisteredClients)
+	err = o.store.AddClient(r.Context(), StoredClient{ID: id, Name: cl.name, Secret: cl.secret, Confidential: cl.confidential,
+		RedirectURIs: cl.redirects, Scopes: cl.scopes, Registered: now, Expires: now.Add(o.cfg.UnusedClientTTL)}, o.cfg.MaxRegisteredClients)
 	if err != nil && !errors.Is(err, ErrStoreFull) {
 		o.storeDown(w, r, storeErr("register client", err))
 		return
@@ -1067,6 +1183,7 @@ func (o *oauthServer) serveRegister(w http.ResponseWriter, r *http.Request) {
 		tokenError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the registration limit is reached")
 		return
 	}
+	o.registrations.fail(o.f.clientKey(r), now)
 	o.f.log.LogAttrs(r.Context(), slog.LevelInfo, "auth: oauth client registered",
 		slog.String("client", id), slog.String("name", cl.name), slog.String("remote", r.RemoteAddr))
 	o.f.event(r.Context(), Event{Type: EventRegister, ClientID: id, RemoteAddr: r.RemoteAddr, Path: r.URL.Path})

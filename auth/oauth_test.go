@@ -168,7 +168,7 @@ func testOAuthCodeFlow(t *testing.T, st storeKind) {
 	if !h.front.Valid(*pr) {
 		t.Error("Valid reports a live grant as dead")
 	}
-	if pr.Name != "oauth:cli" || pr.ClientID != "cli" || pr.GrantID == "" || !pr.Scopes.ReadOnly || pr.Scopes.AllowTool("exec") || !pr.Scopes.AllowTool("read_file") {
+	if pr.Name != "oauth:cli/"+pr.GrantID || pr.ClientID != "cli" || pr.GrantID == "" || !pr.Scopes.ReadOnly || pr.Scopes.AllowTool("exec") || !pr.Scopes.AllowTool("read_file") {
 		t.Fatalf("principal %+v", *pr)
 	}
 	// Opaque per-grant tokens: a second grant gets different tokens.

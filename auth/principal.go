@@ -13,8 +13,8 @@ const (
 // and the audit ledger records.
 type Principal struct {
 	// Name is the token's name ("default" for the flag or variable token,
-	// "oauth:CLIENT" for an OAuth grant, "anonymous" with InsecureNoAuth),
-	// never its value.
+	// "oauth:CLIENT/GRANT" for an OAuth grant: one principal per grant,
+	// "anonymous" with InsecureNoAuth), never its value.
 	Name string
 	// Transport is TransportHTTP or TransportStdio.
 	Transport string

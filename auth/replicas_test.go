@@ -73,7 +73,7 @@ func TestOAuthReplicasPostgres(t *testing.T) {
 		if s := r.b.mcpStatus(tr.Access); s != 200 {
 			t.Fatalf("B refused A's access token: %d", s)
 		}
-		if pr := r.b.principal.Load(); pr == nil || pr.Name != "oauth:cli" || !r.b.front.Valid(*pr) || !r.a.front.Valid(*pr) {
+		if pr := r.b.principal.Load(); pr == nil || pr.Name != "oauth:cli/"+pr.GrantID || !r.b.front.Valid(*pr) || !r.a.front.Valid(*pr) {
 			t.Fatalf("principal on B: %+v", pr)
 		}
 		// B rotates A's refresh token; A accepts the new access token.

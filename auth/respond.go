@@ -82,6 +82,18 @@ func (f *Front) tooManyRequests(w http.ResponseWriter, r *http.Request, retry ti
 	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: "too_many_requests", Description: "too many failed attempts from this address; retry later"})
 }
 
+// rateLimit writes 429 with Retry-After for an address that sent too many
+// requests to an endpoint that does not need a credential.
+func (f *Front) rateLimit(w http.ResponseWriter, r *http.Request, retry time.Duration) {
+	secs := int((retry + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	f.event(r.Context(), Event{Type: EventThrottled, RemoteAddr: r.RemoteAddr, Path: r.URL.Path, Reason: "rate limit"})
+	writeJSON(w, http.StatusTooManyRequests, errorBody{Error: "too_many_requests", Description: "too many requests to " + r.URL.Path + " from this address; retry later"})
+}
+
 // InsufficientScopeChallenge returns the WWW-Authenticate value for a
 // request whose token lacks scope (RFC 6750 §3.1, MCP authorization):
 // Bearer error="insufficient_scope", scope="…", resource_metadata="…".

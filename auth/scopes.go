@@ -15,8 +15,10 @@ import (
 //
 // Tools and Hosts are glob lists: "*" matches any run of characters and "?"
 // exactly one; everything else is literal. Tool names match case-sensitively,
-// host names case-insensitively. The root package decides which host name a
-// call is checked against (the `host` argument as given, "local" by default).
+// host names case-insensitively. Host globs match configured host names
+// only: an address nobody configured must be named exactly (see
+// [Scopes.AllowReach]). The root package decides what a call is checked
+// against: what its host arguments resolve to.
 type Scopes struct {
 	// Tools are globs over tool names; ["*"] allows every tool.
 	Tools []string `json:"tools,omitempty"`
@@ -91,6 +93,38 @@ func (s Scopes) AllowHost(host string) bool {
 		}
 	}
 	return false
+}
+
+// AllowReach reports whether the token may reach a destination as the
+// routing ladder resolved it. A configured host name (or "local") is
+// matched against the host globs like [Scopes.AllowHost]. An ad-hoc
+// destination, an address nobody configured, is named by its canonical
+// user@host:port and admitted only by a host scope equal to it (compared
+// case-insensitively) or by "*": so hosts ["web*"] admits the configured
+// web1 but never web@127.0.0.2:1.
+func (s Scopes) AllowReach(name string, adHoc bool) bool {
+	if !adHoc {
+		return s.AllowHost(name)
+	}
+	for _, g := range s.Hosts {
+		if g == "*" || strings.EqualFold(g, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// RequireReach returns a [*ScopeError] naming "hosts:NAME" when the token
+// may not reach the destination (see [Scopes.AllowReach]), else nil.
+func (s Scopes) RequireReach(name string, adHoc bool) error {
+	if s.AllowReach(name, adHoc) {
+		return nil
+	}
+	if adHoc {
+		return &ScopeError{Scope: "hosts:" + name, Reason: "this token may not reach " + name +
+			": an address that is not a configured host needs a host scope naming it exactly (or a configured host name)"}
+	}
+	return &ScopeError{Scope: "hosts:" + name, Reason: "this token may not reach host " + name}
 }
 
 // AllowPath reports whether the absolute slash-separated path p lies in one

@@ -188,3 +188,34 @@ func TestMatchRedirect(t *testing.T) {
 		}
 	}
 }
+
+func TestAllowReach(t *testing.T) {
+	tests := []struct {
+		name  string
+		hosts []string
+		reach string
+		adHoc bool
+		want  bool
+	}{
+		{"glob admits a configured name", []string{"web*"}, "web1", false, true},
+		{"glob does not admit an address", []string{"web*"}, "web@127.0.0.2:1", true, false},
+		{"a glob that would match the address still does not", []string{"web@*"}, "web@127.0.0.2:1", true, false},
+		{"the exact address", []string{"web@127.0.0.2:1"}, "web@127.0.0.2:1", true, true},
+		{"the exact address, case folded", []string{"WEB@127.0.0.2:1"}, "web@127.0.0.2:1", true, true},
+		{"star admits everything", []string{"*"}, "web@127.0.0.2:1", true, true},
+		{"local by name", []string{"local"}, "local", false, true},
+		{"no scope", nil, "web1", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := auth.Scopes{Hosts: tt.hosts}
+			if got := s.AllowReach(tt.reach, tt.adHoc); got != tt.want {
+				t.Errorf("AllowReach(%q, %v) with %v = %v, want %v", tt.reach, tt.adHoc, tt.hosts, got, tt.want)
+			}
+			var se *auth.ScopeError
+			if err := s.RequireReach(tt.reach, tt.adHoc); (err == nil) != tt.want || (err != nil && (!errorsAs(err, &se) || se.Scope != "hosts:"+tt.reach)) {
+				t.Errorf("RequireReach = %v", err)
+			}
+		})
+	}
+}

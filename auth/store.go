@@ -89,6 +89,13 @@ type StoredClient struct {
 	RedirectURIs []string
 	// Scopes are what the client's tokens may do.
 	Scopes Scopes
+	// Registered is when the client registered.
+	Registered time.Time
+	// Expires, if not zero, is when the registration lapses unless the
+	// client has obtained a grant by then: the Front treats it as unknown
+	// after it, and a store may delete it. A store that issues a grant to
+	// the client clears it.
+	Expires time.Time
 }
 
 // PendingKind tells a pending authorization code from a consent page.
@@ -214,6 +221,14 @@ func (m *memoryStore) AddClient(_ context.Context, c StoredClient, max int) erro
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.clients) >= max {
+		// Free the slots of registrations that lapsed unused.
+		for id, old := range m.clients {
+			if !old.Expires.IsZero() && !c.Registered.Before(old.Expires) {
+				delete(m.clients, id)
+			}
+		}
+	}
+	if len(m.clients) >= max {
 		return ErrStoreFull
 	}
 	c.RedirectURIs = slices.Clone(c.RedirectURIs)
@@ -275,6 +290,10 @@ func (m *memoryStore) CreateGrant(_ context.Context, g Grant, code Digest, t Tok
 		return ErrStoreFull
 	}
 	g.Scopes = g.Scopes.clone()
+	if c, ok := m.clients[g.ClientID]; ok && !c.Expires.IsZero() {
+		c.Expires = time.Time{} // a client that obtained a grant is kept
+		m.clients[g.ClientID] = c
+	}
 	mg := &memGrant{g: g}
 	m.grants[g.ID] = mg
 	m.issueLocked(mg, t, now)

@@ -234,7 +234,10 @@ func (e *DeniedError) Error() string {
 
 // Allow returns nil when alias may be used on host by tool, an error
 // wrapping ErrUnknownAlias for an alias the store does not have, and a
-// *DeniedError otherwise. Host globs compare case-insensitively.
+// *DeniedError otherwise. Host globs compare case-insensitively, and only
+// with host names: a host given as an address (user@, :port, an IPv6
+// literal) is allowed only by an entry naming it exactly, or "*", so that
+// hosts ["web*"] never sends a secret to web@attacker:22.
 func (s *Store) Allow(aliasName, host, tool string) error {
 	a, ok := s.aliases[aliasName]
 	if !ok {
@@ -243,10 +246,24 @@ func (s *Store) Allow(aliasName, host, tool string) error {
 	if !matchAny(a.spec.Tools, tool, false) {
 		return &DeniedError{Alias: aliasName, Tool: tool}
 	}
-	if !matchAny(a.spec.Hosts, host, true) {
+	if !allowHost(a.spec.Hosts, host) {
 		return &DeniedError{Alias: aliasName, Host: host}
 	}
 	return nil
+}
+
+// allowHost matches host against the alias's host globs; an address is
+// matched exactly (or by "*"), never by a glob.
+func allowHost(globs []string, host string) bool {
+	if !strings.ContainsAny(host, "@:[]") {
+		return matchAny(globs, host, true)
+	}
+	for _, g := range globs {
+		if g == "*" || strings.EqualFold(g, host) {
+			return true
+		}
+	}
+	return false
 }
 
 func matchAny(globs []string, name string, fold bool) bool {

@@ -43,6 +43,8 @@ func TestUse(t *testing.T) {
 		{credentials.UseRequest{Refs: map[string]string{"K": "api"}, Env: map[string]string{"K": "x"}, Tool: "execute_command"}, credentials.UseInvalid, "environment may not set it"},
 		{credentials.UseRequest{Refs: map[string]string{"K": "nope"}, Hosts: []string{"local"}, Tool: "execute_command"}, credentials.UseInvalid, "unknown credential alias"},
 		{credentials.UseRequest{Refs: map[string]string{"K": "api"}, Hosts: []string{"local", "db1"}, Tool: "execute_command"}, credentials.UseDenied, `may not be used on host "db1"`},
+		{credentials.UseRequest{Refs: map[string]string{"K": "api"}, Hosts: []string{"web@127.0.0.2:1"}, Tool: "execute_command"}, credentials.UseDenied, `may not be used on host "web@127.0.0.2:1"`},
+		{credentials.UseRequest{Refs: map[string]string{"K": "api"}, Hosts: []string{"web1:22"}, Tool: "execute_command"}, credentials.UseDenied, `may not be used on host "web1:22"`},
 		{credentials.UseRequest{Refs: map[string]string{"K": "api"}, Hosts: []string{"web1"}, Tool: "file_operations"}, credentials.UseDenied, "may not be used by file_operations"},
 		{credentials.UseRequest{Refs: map[string]string{"K": "local"}, Hosts: []string{"local"}, Tool: "create_terminal_session"}, credentials.UseDenied, "may not be used by create_terminal_session"},
 	} {
@@ -102,4 +104,33 @@ func ExampleStore_Use() {
 	// Output:
 	// <nil> credentials.Use(github as GITHUB_TOKEN) 17
 	// secrets GITHUB_TOKEN: credential alias "github" may not be used on host "db-1" (see its "hosts")
+}
+
+// TestAllowAddresses: host globs match host names only; an address is
+// allowed by an entry naming it exactly, or "*".
+func TestAllowAddresses(t *testing.T) {
+	s, err := credentials.New(credentials.Config{Aliases: map[string]credentials.Spec{
+		"glob":  {Env: "X", Hosts: []string{"web*"}},
+		"exact": {Env: "X", Hosts: []string{"Web@127.0.0.2:1"}},
+		"any":   {Env: "X", Hosts: []string{"*"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		alias, host string
+		want        bool
+	}{
+		{"glob", "web1", true},
+		{"glob", "web@127.0.0.2:1", false},
+		{"glob", "web1:22", false},
+		{"exact", "web@127.0.0.2:1", true},
+		{"exact", "web@127.0.0.2:2", false},
+		{"any", "web@127.0.0.2:1", true},
+	}
+	for _, tt := range tests {
+		if err := s.Allow(tt.alias, tt.host, "execute_command"); (err == nil) != tt.want {
+			t.Errorf("Allow(%s, %s) = %v, want allowed %v", tt.alias, tt.host, err, tt.want)
+		}
+	}
 }

@@ -119,7 +119,7 @@ func (d *downstream) tool(t mcp.Tool) (rigout.Tool, error) {
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		hosts = append(hosts, rigout.HostArg{Name: n})
+		hosts = append(hosts, rigout.HostArg{Name: n, Resolve: rigout.HostAsGiven}) // the peer's names: judged as given
 	}
 	return rigout.Tool{
 		Name:         d.srv.Name + Separator + t.Name,

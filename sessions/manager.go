@@ -98,8 +98,9 @@ type Config struct {
 	// Retention is how long a finished process stays readable. If zero,
 	// DefaultRetention.
 	Retention time.Duration
-	// MaxFinished caps how many finished processes are kept; the oldest
-	// are forgotten first. If zero, DefaultMaxFinished.
+	// MaxFinished caps how many finished processes are kept; beyond it the
+	// oldest of the principal keeping the most is forgotten first. If zero,
+	// DefaultMaxFinished.
 	MaxFinished int
 	// MaxLifetime is the longest a process may run, whatever it asked
 	// for. If zero, DefaultMaxLifetime.
@@ -580,7 +581,9 @@ func (m *Manager) forget(p *Process) {
 	p.closeFiles(true)
 }
 
-// trimFinished forgets the oldest finished processes past MaxFinished.
+// trimFinished forgets finished processes past MaxFinished, each time the
+// oldest of the principal that keeps the most, so that one principal's
+// many short processes cannot push another's results out.
 func (m *Manager) trimFinished() {
 	m.mu.Lock()
 	var fin []*Process
@@ -594,8 +597,21 @@ func (m *Manager) trimFinished() {
 		return
 	}
 	slices.SortFunc(fin, func(a, b *Process) int { return a.endedAt().Compare(b.endedAt()) })
-	for _, p := range fin[:len(fin)-m.cfg.MaxFinished] {
-		m.forget(p)
+	count := map[string]int{}
+	for _, p := range fin {
+		count[p.principal]++
+	}
+	for over := len(fin) - m.cfg.MaxFinished; over > 0; over-- {
+		hog := ""
+		for who, n := range count {
+			if n > count[hog] || (n == count[hog] && who < hog) {
+				hog = who
+			}
+		}
+		i := slices.IndexFunc(fin, func(p *Process) bool { return p.principal == hog })
+		m.forget(fin[i])
+		fin = slices.Delete(fin, i, i+1)
+		count[hog]--
 	}
 }
 

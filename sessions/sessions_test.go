@@ -637,3 +637,28 @@ func TestRunCanceledStops(t *testing.T) {
 	}
 	waitGone(t, mk)
 }
+
+// TestMaxFinishedPerPrincipal: a principal that runs many short processes
+// loses its own oldest results past MaxFinished, never another's.
+func TestMaxFinishedPerPrincipal(t *testing.T) {
+	m := newManager(t, sessions.Config{MaxFinished: 3})
+	ctx := context.Background()
+	run := func(who string, i int) {
+		p, err := m.Start(ctx, who, exec.Command{Shell: fmt.Sprint("echo ", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = p.Wait(ctx)
+	}
+	run("alice", 0)
+	for i := range 8 {
+		run("mallory", i)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(m.List("mallory")) > 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if a, b := len(m.List("alice")), len(m.List("mallory")); a != 1 || b != 2 {
+		t.Fatalf("kept alice %d, mallory %d; want 1 and 2", a, b)
+	}
+}

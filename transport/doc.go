@@ -8,9 +8,12 @@
 // answered with a parse error and the server keeps serving.
 //
 // [HTTP] serves the MCP endpoint (default /mcp), GET /health and any extra
-// routes. In front of the MCP endpoint, in this order: the body cap (413 and
-// nothing runs), the Guard (Host and Origin checks), then Auth (bearer
-// tokens). Stateless mode answers GET and DELETE with 405 and a JSON body;
+// routes. In front of the MCP endpoint, in this order: the Guard (Host and
+// Origin checks), Auth (bearer tokens, judged from the headers alone), then
+// the body cap (413 and nothing runs), so a stranger's body is never read.
+// Route bodies, read before any bearer check, have a smaller cap and a read
+// deadline, and [HTTP.Serve] bounds the connections that have not
+// authenticated, per client address and in all. Stateless mode answers GET and DELETE with 405 and a JSON body;
 // stateful mode binds each protocol session to the principal that opened
 // it. [HTTP.Serve] drains in-flight calls on shutdown, within a bound.
 //

@@ -9,3 +9,10 @@ import (
 func NewFrameLimiter(r io.Reader, max int) io.Reader {
 	return newFrameLimiter(r, max, slog.New(slog.DiscardHandler))
 }
+
+// StrangerCount reports how many connections of Serve are tracked as
+// strangers.
+func (h *HTTP) StrangerCount() int { return h.strangers.count() }
+
+// SessionCount reports how many protocol sessions owner holds.
+func (h *HTTP) SessionCount(owner string) int { return h.sessions.count(owner) }

@@ -29,6 +29,21 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultShutdownTimeout   = 10 * time.Second
 	DefaultSessionIdleTTL    = time.Hour
+	// DefaultMaxRouteBody caps the bodies of the extra routes (OAuth
+	// registration, consent, token): 64 KiB.
+	DefaultMaxRouteBody = 64 << 10
+	// DefaultStrangerReadTimeout bounds the reading of a body no bearer
+	// token has vouched for.
+	DefaultStrangerReadTimeout = 10 * time.Second
+	// DefaultMaxStrangersPerAddr and DefaultMaxStrangers bound the
+	// connections of Serve that have not carried an authenticated MCP
+	// request, per client address and in all.
+	DefaultMaxStrangersPerAddr = 16
+	DefaultMaxStrangers        = 512
+	// DefaultMaxSessionsPerPrincipal and DefaultMaxSessions bound the
+	// protocol sessions of a stateful transport.
+	DefaultMaxSessionsPerPrincipal = 256
+	DefaultMaxSessions             = 10000
 )
 
 // HTTPConfig configures an HTTP transport. Auth is required: a transport
@@ -41,9 +56,27 @@ type HTTPConfig struct {
 	// Stateless serves every POST on its own and answers GET and DELETE on
 	// the MCP endpoint with 405 and an explanatory JSON body.
 	Stateless bool
-	// MaxBody caps request bodies, in bytes; a larger body gets 413 and
-	// nothing runs. If zero, DefaultMaxFrame.
+	// MaxBody caps MCP request bodies, in bytes; a larger body gets 413 and
+	// nothing runs. The body is read only once Auth has let the request
+	// through. If zero, DefaultMaxFrame.
 	MaxBody int64
+	// MaxRouteBody caps the bodies of Routes, which are read before any
+	// bearer check (OAuth registration and consent). If zero,
+	// DefaultMaxRouteBody.
+	MaxRouteBody int64
+	// StrangerReadTimeout bounds the reading of a Routes body, so a slow
+	// client cannot hold a connection open by trickling one. If zero,
+	// DefaultStrangerReadTimeout.
+	StrangerReadTimeout time.Duration
+	// MaxStrangersPerAddr and MaxStrangers bound, in Serve, the connections
+	// that have not yet carried an authenticated MCP request: per client
+	// address (an IPv4 address or an IPv6 /64) and in all. A new
+	// connection over a bound closes the oldest such connection of that
+	// address (or of all), so a flood of strangers evicts itself while the
+	// real client's next connection still gets through. A connection
+	// that authenticates is no longer counted. If zero,
+	// DefaultMaxStrangersPerAddr and DefaultMaxStrangers.
+	MaxStrangersPerAddr, MaxStrangers int
 
 	// Guard wraps every route except /health, before anything else runs:
 	// the place for Host and Origin checks. If nil, requests pass.
@@ -73,6 +106,13 @@ type HTTPConfig struct {
 	// SessionIdleTTL ends protocol sessions idle this long. If zero,
 	// DefaultSessionIdleTTL.
 	SessionIdleTTL time.Duration
+	// MaxSessionsPerPrincipal caps the protocol sessions of one principal
+	// (SessionOwner); a new one beyond it ends that principal's oldest.
+	// MaxSessions caps them all; beyond it the principal holding the most
+	// loses its oldest, so no principal can end another's by opening
+	// many. If zero, DefaultMaxSessionsPerPrincipal and
+	// DefaultMaxSessions.
+	MaxSessionsPerPrincipal, MaxSessions int
 
 	// Logger receives operator logs. If nil, logs are discarded.
 	Logger *slog.Logger
@@ -92,6 +132,24 @@ func (c *HTTPConfig) setDefaults() {
 	}
 	if c.MaxBody <= 0 {
 		c.MaxBody = DefaultMaxFrame
+	}
+	if c.MaxRouteBody <= 0 {
+		c.MaxRouteBody = DefaultMaxRouteBody
+	}
+	if c.StrangerReadTimeout <= 0 {
+		c.StrangerReadTimeout = DefaultStrangerReadTimeout
+	}
+	if c.MaxStrangersPerAddr <= 0 {
+		c.MaxStrangersPerAddr = DefaultMaxStrangersPerAddr
+	}
+	if c.MaxStrangers <= 0 {
+		c.MaxStrangers = DefaultMaxStrangers
+	}
+	if c.MaxSessionsPerPrincipal <= 0 {
+		c.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = DefaultMaxSessions
 	}
 	if c.Guard == nil {
 		c.Guard = func(h http.Handler) http.Handler { return h }
@@ -129,10 +187,11 @@ func (c *HTTPConfig) setDefaults() {
 // extra routes. Build it with NewHTTP; serve it with Serve or mount
 // Handler in your own server. Close it when done.
 type HTTP struct {
-	cfg      HTTPConfig
-	mcp      *server.StreamableHTTPServer
-	sessions *sessionStore
-	handler  http.Handler
+	cfg       HTTPConfig
+	mcp       *server.StreamableHTTPServer
+	sessions  *sessionStore
+	strangers *strangers
+	handler   http.Handler
 }
 
 // ErrNoAuth means an HTTPConfig had neither Auth nor InsecureNoAuth.
@@ -146,7 +205,7 @@ func NewHTTP(srv *server.MCPServer, cfg HTTPConfig) (*HTTP, error) {
 	c := cfg
 	c.Routes = maps.Clone(cfg.Routes)
 	c.setDefaults()
-	h := &HTTP{cfg: c}
+	h := &HTTP{cfg: c, strangers: newStrangers(c.MaxStrangersPerAddr, c.MaxStrangers)}
 	opts := []server.StreamableHTTPOption{
 		server.WithEndpointPath(c.Path),
 		server.WithStreamableHTTPLogger(c.Logger),
@@ -157,7 +216,7 @@ func NewHTTP(srv *server.MCPServer, cfg HTTPConfig) (*HTTP, error) {
 	if c.Stateless {
 		opts = append(opts, server.WithStateLess(true))
 	} else {
-		h.sessions = newSessionStore()
+		h.sessions = newSessionStore(c.MaxSessions, c.MaxSessionsPerPrincipal)
 		opts = append(opts,
 			server.WithSessionIdManagerResolver(sessionResolver{store: h.sessions, owner: c.SessionOwner}),
 			server.WithSessionIdleTTL(c.SessionIdleTTL))
@@ -167,10 +226,12 @@ func NewHTTP(srv *server.MCPServer, cfg HTTPConfig) (*HTTP, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", h.health)
 	mux.Handle("GET /{$}", http.HandlerFunc(h.root))
-	guarded := func(next http.Handler) http.Handler { return h.limitBody(c.Guard(next)) }
-	mux.Handle(c.Path, guarded(c.Auth(http.HandlerFunc(h.serveMCP))))
+	// The MCP body is read only after Auth: a stranger's body is never
+	// buffered. Route bodies are read first (OAuth needs them), under a
+	// smaller cap and a read deadline.
+	mux.Handle(c.Path, c.Guard(c.Auth(h.trusted(h.limitBody(http.HandlerFunc(h.serveMCP), c.MaxBody, 0)))))
 	for pattern, route := range c.Routes {
-		mux.Handle(pattern, guarded(route))
+		mux.Handle(pattern, h.limitBody(c.Guard(route), c.MaxRouteBody, c.StrangerReadTimeout))
 	}
 	mux.Handle("/", http.HandlerFunc(notFound))
 	h.handler = mux
@@ -194,6 +255,8 @@ func (h *HTTP) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       h.cfg.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return base },
+		ConnContext:       func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) },
+		ConnState:         h.strangers.connState,
 		ErrorLog:          slog.NewLogLogger(h.cfg.Logger.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
@@ -274,25 +337,46 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 	h.mcp.ServeHTTP(w, r)
 }
 
-// limitBody reads a request body up to MaxBody before anything else runs:
-// a larger one gets 413 and nothing is executed. POST bodies on the MCP
-// endpoint must also be valid UTF-8 and must not be JSON-RPC batches, which
-// the protocol no longer allows.
-func (h *HTTP) limitBody(next http.Handler) http.Handler {
+// trusted marks the connection of a request that got past Auth as no
+// longer a stranger.
+func (h *HTTP) trusted(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.strangers.trust(r.Context())
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitBody reads a request body up to max bytes before next runs: a
+// larger one gets 413 and nothing is executed. A non-zero deadline bounds
+// the time the reading may take. POST bodies on the MCP endpoint must also
+// be valid UTF-8 and must not be JSON-RPC batches, which the protocol no
+// longer allows.
+func (h *HTTP) limitBody(next http.Handler, max int64, deadline time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if r.ContentLength > h.cfg.MaxBody {
-			h.tooLarge(w)
+		if r.ContentLength > max {
+			h.tooLarge(w, max)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBody))
+		rc := http.NewResponseController(w)
+		if deadline > 0 {
+			// Not every ResponseWriter supports deadlines (httptest's
+			// recorder does not); the server's ReadTimeout still applies.
+			_ = rc.SetReadDeadline(time.Now().Add(deadline))
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+		if deadline > 0 && err == nil {
+			// Lift it once the body is read: it bounds the body, not the
+			// handler.
+			_ = rc.SetReadDeadline(time.Time{})
+		}
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				h.tooLarge(w)
+				h.tooLarge(w, max)
 				return
 			}
 			writeRPCError(w, http.StatusBadRequest, -32700, "could not read the request body: "+err.Error())
@@ -314,10 +398,10 @@ func (h *HTTP) limitBody(next http.Handler) http.Handler {
 	})
 }
 
-func (h *HTTP) tooLarge(w http.ResponseWriter) {
+func (h *HTTP) tooLarge(w http.ResponseWriter, max int64) {
 	w.Header().Set("Connection", "close")
 	writeRPCError(w, http.StatusRequestEntityTooLarge, -32600,
-		fmt.Sprintf("request body exceeds the limit of %d bytes", h.cfg.MaxBody))
+		fmt.Sprintf("request body exceeds the limit of %d bytes", max))
 }
 
 func (h *HTTP) health(w http.ResponseWriter, _ *http.Request) {
@@ -363,19 +447,78 @@ func writeRPCError(w http.ResponseWriter, status, code int, msg string) {
 }
 
 // sessionStore holds the protocol sessions of a stateful transport, each
-// bound to the principal that opened it.
+// bound to the principal that opened it. A principal over its own cap
+// loses its own oldest session; when the store is full, the principal
+// holding the most sessions loses its oldest, so no principal can evict
+// another's sessions by opening many.
 type sessionStore struct {
+	max, perOwner int
+
 	// mu protects the following.
 	mu       sync.Mutex
-	sessions map[string]string // session ID → owner
-	order    []string          // creation order, for eviction
+	sessions map[string]string   // session ID → owner
+	byOwner  map[string][]string // owner → its session IDs, oldest first
 }
 
-// maxSessions bounds the store; the oldest session is evicted beyond it.
-const maxSessions = 10000
+func newSessionStore(max, perOwner int) *sessionStore {
+	return &sessionStore{max: max, perOwner: perOwner, sessions: make(map[string]string), byOwner: make(map[string][]string)}
+}
 
-func newSessionStore() *sessionStore {
-	return &sessionStore{sessions: make(map[string]string)}
+// add records session id of owner, evicting as the caps require.
+func (s *sessionStore) add(id, owner string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sessions[id] = owner
+	s.byOwner[owner] = append(s.byOwner[owner], id)
+	for len(s.byOwner[owner]) > s.perOwner {
+		s.evictOldestLocked(owner)
+	}
+	for len(s.sessions) > s.max {
+		hog := ""
+		for o, ids := range s.byOwner {
+			if len(ids) > len(s.byOwner[hog]) || (len(ids) == len(s.byOwner[hog]) && o < hog) {
+				hog = o
+			}
+		}
+		s.evictOldestLocked(hog)
+	}
+}
+
+// evictOldestLocked ends owner's oldest session. The caller holds mu.
+func (s *sessionStore) evictOldestLocked(owner string) {
+	ids := s.byOwner[owner]
+	if len(ids) == 0 {
+		return
+	}
+	s.removeLocked(ids[0])
+}
+
+// removeLocked forgets session id. The caller holds mu.
+func (s *sessionStore) removeLocked(id string) {
+	owner, ok := s.sessions[id]
+	if !ok {
+		return
+	}
+	delete(s.sessions, id)
+	ids := s.byOwner[owner]
+	for i, v := range ids {
+		if v == id {
+			ids = append(ids[:i:i], ids[i+1:]...)
+			break
+		}
+	}
+	if len(ids) == 0 {
+		delete(s.byOwner, owner)
+		return
+	}
+	s.byOwner[owner] = ids
+}
+
+// count returns the number of sessions of owner.
+func (s *sessionStore) count(owner string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.byOwner[owner])
 }
 
 // sessionResolver gives mcp-go a session manager bound to one request's
@@ -403,25 +546,7 @@ type ownedSessions struct {
 
 func (o *ownedSessions) Generate() string {
 	id := newSessionID()
-	s := o.store
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sessions[id] = o.owner
-	s.order = append(s.order, id)
-	for len(s.sessions) > maxSessions && len(s.order) > 0 {
-		delete(s.sessions, s.order[0])
-		s.order = s.order[1:]
-	}
-	if len(s.order) > 2*maxSessions {
-		// Forget the IDs of sessions that already ended.
-		live := s.order[:0]
-		for _, id := range s.order {
-			if _, ok := s.sessions[id]; ok {
-				live = append(live, id)
-			}
-		}
-		s.order = live
-	}
+	o.store.add(id, o.owner)
 	return id
 }
 
@@ -451,7 +576,7 @@ func (o *ownedSessions) Terminate(id string) (bool, error) {
 	case !o.any && owner != o.owner:
 		return true, errUnknownSession // another principal's: not allowed
 	}
-	delete(s.sessions, id)
+	s.removeLocked(id)
 	return false, nil
 }
 

@@ -409,3 +409,57 @@ func TestServeCancelsCallsThatOutliveTheDrain(t *testing.T) {
 	var v any
 	_ = json.Unmarshal([]byte(got), &v)
 }
+
+// TestSessionsCappedPerPrincipal opens many sessions as one principal and
+// checks that another principal's session survives, while the flooder
+// keeps at most its own cap and loses its own oldest.
+func TestSessionsCappedPerPrincipal(t *testing.T) {
+	h := newHTTP(t, testServer(new(atomic.Int64)), transport.HTTPConfig{InsecureNoAuth: true,
+		SessionOwner:            func(r *http.Request) string { return r.Header.Get("X-Test-Principal") },
+		MaxSessionsPerPrincipal: 3, MaxSessions: 5,
+	})
+	defer h.Close()
+	ts := httptest.NewServer(h.Handler())
+	defer ts.Close()
+	open := func(who string) string {
+		resp := post(t, ts.URL+"/mcp", initBody, map[string]string{"X-Test-Principal": who})
+		sid := resp.Header.Get("Mcp-Session-Id")
+		if resp.StatusCode != 200 || sid == "" {
+			t.Fatalf("initialize as %s = %d", who, resp.StatusCode)
+		}
+		return sid
+	}
+	ping := func(who, sid string) int {
+		return post(t, ts.URL+"/mcp", `{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+			map[string]string{"X-Test-Principal": who, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}).StatusCode
+	}
+	alice := open("alice")
+	var mallory []string
+	for range 50 {
+		mallory = append(mallory, open("mallory"))
+	}
+	if s := ping("alice", alice); s != 200 {
+		t.Errorf("alice's session after mallory opened 50: ping = %d, want 200", s)
+	}
+	if s := ping("mallory", mallory[0]); s != 404 {
+		t.Errorf("mallory's oldest session: ping = %d, want 404 (evicted by its own cap)", s)
+	}
+	if s := ping("mallory", mallory[49]); s != 200 {
+		t.Errorf("mallory's newest session: ping = %d", s)
+	}
+	if n := h.SessionCount("mallory"); n != 3 {
+		t.Errorf("mallory holds %d sessions, want its cap 3", n)
+	}
+	// The store is full (alice 1 + mallory 3 + bob 1 = 5); carol's new
+	// session evicts from the principal holding the most: mallory.
+	bob := open("bob")
+	open("carol")
+	for who, sid := range map[string]string{"alice": alice, "bob": bob} {
+		if s := ping(who, sid); s != 200 {
+			t.Errorf("%s's session after the store filled: ping = %d", who, s)
+		}
+	}
+	if n := h.SessionCount("mallory"); n != 2 {
+		t.Errorf("mallory holds %d sessions after carol's, want 2", n)
+	}
+}

@@ -38,6 +38,14 @@ const maxSessions = 1024
 // MaxStreams caps the event streams open at once: each polls the ledger.
 const MaxStreams = 64
 
+// MaxStreamsPerPrincipal caps the event streams of one principal, so that
+// no principal can take every stream.
+const MaxStreamsPerPrincipal = 8
+
+// maxSessionsPerPrincipal caps the sign-ins of one principal; its oldest
+// is dropped beyond.
+const maxSessionsPerPrincipal = 16
+
 // CSP is the Content-Security-Policy of every response.
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
 	"frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
@@ -104,6 +112,12 @@ type Page struct {
 		res any
 		err error
 	}
+
+	signIns uint64 // sign-ins so far, guarded by mu
+
+	// streamMu protects streamsOf: the open streams of each principal.
+	streamMu  sync.Mutex
+	streamsOf map[string]int
 }
 
 // session is one sign-in.
@@ -111,6 +125,7 @@ type session struct {
 	id        string
 	principal auth.Principal
 	expires   time.Time
+	n         uint64 // sign-in order
 }
 
 // Prefix is the path the page is served under.
@@ -133,7 +148,7 @@ func New(cfg Config) (*Page, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	p := &Page{cfg: cfg, byID: map[string]*session{}}
+	p := &Page{cfg: cfg, byID: map[string]*session{}, streamsOf: map[string]int{}}
 	files, err := fs.Sub(static, "static")
 	if err != nil {
 		return nil, err
@@ -214,7 +229,9 @@ func (p *Page) login(w http.ResponseWriter, r *http.Request) {
 	}
 	s := &session{id: base64.RawURLEncoding.EncodeToString(b[:]), principal: pr, expires: p.cfg.Now().Add(p.cfg.SessionTTL)}
 	p.mu.Lock()
-	p.purgeLocked()
+	p.purgeLocked(ownerOf(pr))
+	p.signIns++
+	s.n = p.signIns
 	p.byID[s.id] = s
 	p.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{
@@ -224,23 +241,45 @@ func (p *Page) login(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]any{"principal": pr.Name, "expires": s.expires.UTC()})
 }
 
-// purgeLocked drops expired sessions, and the oldest beyond the cap.
-func (p *Page) purgeLocked() {
+// purgeLocked drops expired sessions, and makes room for one more sign-in
+// of owner: its own oldest beyond maxSessionsPerPrincipal, and beyond
+// maxSessions the oldest of the principal holding the most, so no
+// principal can sign another out by signing in many times.
+func (p *Page) purgeLocked(owner string) {
 	now := p.cfg.Now()
-	var oldest *session
+	oldest := map[string]*session{}
+	count := map[string]int{}
 	for id, s := range p.byID {
 		if !now.Before(s.expires) {
 			delete(p.byID, id)
 			continue
 		}
-		if oldest == nil || s.expires.Before(oldest.expires) {
-			oldest = s
+		o := ownerOf(s.principal)
+		count[o]++
+		if oldest[o] == nil || s.n < oldest[o].n {
+			oldest[o] = s
 		}
 	}
-	if len(p.byID) >= maxSessions && oldest != nil {
-		delete(p.byID, oldest.id)
+	if count[owner] >= maxSessionsPerPrincipal {
+		delete(p.byID, oldest[owner].id)
+		return
+	}
+	if len(p.byID) >= maxSessions {
+		hog := owner
+		for o, n := range count {
+			if n > count[hog] {
+				hog = o
+			}
+		}
+		if oldest[hog] != nil {
+			delete(p.byID, oldest[hog].id)
+		}
 	}
 }
+
+// ownerOf names the principal a sign-in or a stream counts against: one
+// per token, one per OAuth grant.
+func ownerOf(pr auth.Principal) string { return pr.Name + "\x00" + pr.GrantID }
 
 // signedIn runs next with the session of the request's cookie, or answers
 // 401.
@@ -495,6 +534,25 @@ func (p *Page) verifyChain(w http.ResponseWriter, r *http.Request, _ *session) {
 // ones after Last-Event-ID (or ?after), then each new one as the ledger
 // commits it. It ends when the sign-in expires or the client goes.
 func (p *Page) stream(w http.ResponseWriter, r *http.Request, s *session) {
+	owner := ownerOf(s.principal)
+	p.streamMu.Lock()
+	mine := p.streamsOf[owner] < MaxStreamsPerPrincipal
+	if mine {
+		p.streamsOf[owner]++
+	}
+	p.streamMu.Unlock()
+	if !mine {
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%s has %d activity streams open already, the most one principal may: close a tab", s.principal.Name, MaxStreamsPerPrincipal))
+		return
+	}
+	defer func() {
+		p.streamMu.Lock()
+		if p.streamsOf[owner]--; p.streamsOf[owner] <= 0 {
+			delete(p.streamsOf, owner)
+		}
+		p.streamMu.Unlock()
+	}()
 	if p.streams.Add(1) > MaxStreams {
 		p.streams.Add(-1)
 		w.Header().Set("Retry-After", "10")

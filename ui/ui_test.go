@@ -4,11 +4,15 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	osexec "os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -42,6 +46,7 @@ type fixture struct {
 	url    string
 	ledger *sqlite.Ledger
 	clock  *clock
+	crowd  []string // tokens of eight more principals, crowd0…crowd7
 }
 
 // newFixture serves the page behind a real auth.Front (Guard and bearer
@@ -69,13 +74,20 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
+	tokens := []auth.Token{
+		{Name: "full", Secret: auth.NewSecret(fullTok), Scopes: auth.FullScopes()},
+		{Name: "narrow", Secret: auth.NewSecret(narrowTok), Scopes: auth.Scopes{Tools: []string{"execute_command"}, Hosts: []string{"*"}}},
+	}
+	var crowd []string
+	for i := range 8 {
+		tok := fmt.Sprintf("crowd-token-%d-0123456789abcdef0123456789", i)
+		crowd = append(crowd, tok)
+		tokens = append(tokens, auth.Token{Name: fmt.Sprintf("crowd%d", i), Secret: auth.NewSecret(tok), Scopes: auth.Scopes{Tools: []string{"*"}}})
+	}
 	front, err := auth.New(auth.Config{
 		Listener:    ln.Addr().String(),
 		ResourceURL: base + "/mcp",
-		Tokens: []auth.Token{
-			{Name: "full", Secret: auth.NewSecret(fullTok), Scopes: auth.FullScopes()},
-			{Name: "narrow", Secret: auth.NewSecret(narrowTok), Scopes: auth.Scopes{Tools: []string{"execute_command"}, Hosts: []string{"*"}}},
-		},
+		Tokens:      tokens,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +103,7 @@ func newFixture(t *testing.T) *fixture {
 	srv.Listener = ln
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &fixture{url: base, ledger: l, clock: clk}
+	return &fixture{url: base, ledger: l, clock: clk, crowd: crowd}
 }
 
 func (f *fixture) do(t *testing.T, method, path string, hdr map[string]string) (*http.Response, string) {
@@ -291,12 +303,13 @@ func TestStaticHasNoInlineScript(t *testing.T) {
 	}
 }
 
-// TestStreamCap: past MaxStreams open streams, another is refused with
-// 503, and one closing lets the next in.
+// TestStreamCap: past MaxStreamsPerPrincipal open streams, a principal's
+// next is refused with 429 while another principal still gets one; past
+// MaxStreams in all, another is refused with 503, and one closing lets the
+// next in.
 func TestStreamCap(t *testing.T) {
 	f := newFixture(t)
-	cookie := f.login(t, fullTok)
-	open := func() *http.Response {
+	open := func(cookie string) *http.Response {
 		req, _ := http.NewRequest("GET", f.url+"/ui/api/stream", nil)
 		req.Header.Set("Cookie", cookie)
 		req.Header.Set("Origin", f.url)
@@ -312,22 +325,48 @@ func TestStreamCap(t *testing.T) {
 			r.Body.Close()
 		}
 	}()
-	for range ui.MaxStreams {
-		r := open()
+	full := f.login(t, fullTok)
+	for range ui.MaxStreamsPerPrincipal {
+		r := open(full)
 		if r.StatusCode != 200 {
 			t.Fatalf("stream %d: %d", len(streams), r.StatusCode)
 		}
 		streams = append(streams, r)
 	}
-	r := open()
+	r := open(full)
+	r.Body.Close()
+	if r.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a principal's stream past its cap: %d, want 429", r.StatusCode)
+	}
+	cookies := []string{f.login(t, narrowTok)}
+	for _, tok := range f.crowd {
+		cookies = append(cookies, f.login(t, tok))
+	}
+	spare := cookies[len(cookies)-1] // the crowd is large enough that this one opens none
+	for _, c := range cookies[:len(cookies)-1] {
+		for range ui.MaxStreamsPerPrincipal {
+			if len(streams) == ui.MaxStreams {
+				break
+			}
+			r := open(c)
+			if r.StatusCode != 200 {
+				t.Fatalf("stream %d of another principal: %d", len(streams), r.StatusCode)
+			}
+			streams = append(streams, r)
+		}
+	}
+	if len(streams) != ui.MaxStreams {
+		t.Fatalf("%d streams open, want %d", len(streams), ui.MaxStreams)
+	}
+	r = open(spare)
 	r.Body.Close()
 	if r.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("stream past the cap: %d, want 503", r.StatusCode)
 	}
-	streams[0].Body.Close()
-	streams = streams[1:]
+	streams[len(streams)-1].Body.Close()
+	streams = streams[:len(streams)-1]
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		r := open()
+		r := open(spare)
 		if r.StatusCode == 200 {
 			streams = append(streams, r)
 			break
@@ -336,5 +375,67 @@ func TestStreamCap(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("a closed stream never freed its slot: %d", r.StatusCode)
 		}
+	}
+}
+
+// TestSignInsCappedPerPrincipal signs one principal in 40 times: its
+// oldest sign-ins lapse, while another principal's stays valid.
+func TestSignInsCappedPerPrincipal(t *testing.T) {
+	f := newFixture(t)
+	events := func(cookie string) int {
+		resp, _ := f.do(t, "GET", "/ui/api/events", map[string]string{"Cookie": cookie, "Origin": f.url})
+		return resp.StatusCode
+	}
+	narrow := f.login(t, narrowTok)
+	var flood []string
+	for range 40 {
+		flood = append(flood, f.login(t, fullTok))
+	}
+	if s := events(narrow); s != 200 {
+		t.Errorf("another principal's sign-in after 40 of full's: %d, want 200", s)
+	}
+	if s := events(flood[0]); s != 401 {
+		t.Errorf("full's oldest sign-in: %d, want 401 (dropped by its own cap)", s)
+	}
+	if s := events(flood[39]); s != 200 {
+		t.Errorf("full's newest sign-in: %d", s)
+	}
+}
+
+// TestPageShowsControlCharactersEscaped: every text the script shows goes
+// through visible(), and visible() (run in node, where it is installed)
+// turns control characters and bidirectional overrides into escapes.
+func TestPageShowsControlCharactersEscaped(t *testing.T) {
+	f := newFixture(t)
+	_, js := f.do(t, "GET", "/ui/app.js", nil)
+	literal := regexp.MustCompile(`textContent = "[^"]*";`)
+	for i, line := range strings.Split(js, "\n") {
+		if strings.Contains(line, "textContent =") && !strings.Contains(line, "visible(") && !literal.MatchString(line) {
+			t.Errorf("app.js:%d shows text without visible(): %s", i+1, strings.TrimSpace(line))
+		}
+	}
+	node, err := osexec.LookPath("node")
+	if err != nil {
+		t.Skip("SKIP: node is not installed; visible() itself is unchecked")
+	}
+	start := strings.Index(js, "function visible(")
+	end := strings.Index(js[start:], "\n}\n")
+	if start < 0 || end < 0 {
+		t.Fatal("app.js has no visible() function")
+	}
+	script := js[start:start+end+3] + `
+const cases = [["a\u001b[2Jb", false], ["x\ny", false], ["x\ny", true], ["c1\u009bz", false], ["\u202eexe", false], ["tool_name", false]];
+console.log(JSON.stringify(cases.map(([s, k]) => visible(s, k))));`
+	out, err := osexec.Command(node, "-e", script).Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var got []string
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("node printed %q", out)
+	}
+	want := []string{`a\x1b[2Jb`, `x\x0ay`, "x\ny", `c1\x9bz`, `\u202eexe`, "tool_name"}
+	if !slices.Equal(got, want) {
+		t.Errorf("visible() = %q, want %q", got, want)
 	}
 }

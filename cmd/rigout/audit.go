@@ -299,9 +299,9 @@ func auditVerify(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout io
 	}
 	if te != nil {
 		if te.Seq > 0 {
-			fmt.Fprintf(stdout, "FAILED at seq %d: %s: %s\n", te.Seq, te.Kind, te.Detail)
+			fmt.Fprintf(stdout, "FAILED at seq %d: %s: %s\n", te.Seq, te.Kind, termText(te.Detail))
 		} else {
-			fmt.Fprintf(stdout, "FAILED: %s: %s\n", te.Kind, te.Detail)
+			fmt.Fprintf(stdout, "FAILED: %s: %s\n", te.Kind, termText(te.Detail))
 		}
 	} else {
 		fmt.Fprintln(stdout, "ok: the chain is intact")
@@ -420,7 +420,7 @@ func auditStats(ctx context.Context, l auditReader, f *auditFlags, stdout io.Wri
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tCALLS\tDENIED\tERRORS\tUNFINISHED\tP50\tP95")
 	for _, s := range st {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\n", s.Tool, s.Calls, s.Denials, s.Errors, s.Unfinished,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\n", termText(s.Tool), s.Calls, s.Denials, s.Errors, s.Unfinished,
 			auditDuration(s.P50), auditDuration(s.P95))
 	}
 	return tw.Flush()
@@ -519,9 +519,10 @@ func (p *auditPrinter) events(evs []audit.Event) error {
 		if e.Decision != "" && e.Decision != audit.DecisionAllow {
 			detail = strings.TrimSpace(string(e.Decision) + " " + e.Rule + " " + detail)
 		}
+		// Every text cell is the ledger's, and much of it a client's: escaped.
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq,
-			e.Time.UTC().Format("2006-01-02 15:04:05.000"), e.Type, auditDash(e.Phase), auditDash(string(e.Status)),
-			auditDash(e.Principal), auditDash(e.Tool), auditDash(e.Host), auditDuration(e.Duration), exit, auditCell(detail, 60))
+			e.Time.UTC().Format("2006-01-02 15:04:05.000"), termText(e.Type), auditDash(e.Phase), auditDash(string(e.Status)),
+			auditDash(e.Principal), auditDash(e.Tool), auditDash(e.Host), auditDuration(e.Duration), termText(exit), auditCell(detail, 60))
 	}
 	return tw.Flush()
 }
@@ -539,18 +540,20 @@ func auditDuration(d time.Duration) string {
 	return d.Round(time.Millisecond).String()
 }
 
-// auditCell makes s fit one table cell: one line, at most n runes.
+// auditCell makes s fit one table cell: one line, at most n runes, control
+// characters escaped.
 func auditCell(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
+		s = string(r[:n-1]) + "…"
 	}
-	return s
+	return termText(s)
 }
 
+// auditDash prints a ledger text cell: "-" when empty, escaped.
 func auditDash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return termText(s)
 }

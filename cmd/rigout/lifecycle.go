@@ -596,12 +596,12 @@ func printStatus(w io.Writer, r statusReport, dir string) {
 		fmt.Fprintf(w, "start it: rigout start --detach%s\n", stateDirArg(dir))
 		return
 	case "stale":
-		fmt.Fprintf(w, "rigout: stale — %s\n", r.Reason)
+		fmt.Fprintf(w, "rigout: stale — %s\n", termText(r.Reason))
 		fmt.Fprintf(w, "the next `rigout start%s` cleans it\n", stateDirArg(dir))
 		return
 	}
 	fmt.Fprintf(w, "rigout: running\n")
-	tw := func(k, v string) { fmt.Fprintf(w, "  %-11s %s\n", k+":", v) }
+	tw := func(k, v string) { fmt.Fprintf(w, "  %-11s %s\n", k+":", termText(v)) }
 	tw("url", r.URL)
 	tw("pid", fmt.Sprint(r.PID))
 	tw("uptime", (time.Duration(r.UptimeSeconds) * time.Second).String())
@@ -727,7 +727,7 @@ func runLogs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	off, lines := tailLines(f, n)
 	for _, l := range lines {
-		fmt.Fprintln(stdout, known.Redact(l))
+		fmt.Fprintln(stdout, termLine(known.Redact(l)))
 	}
 	if !follow {
 		return 0
@@ -742,7 +742,7 @@ func runLogs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		line, err := r.ReadString('\n')
 		partial += line
 		if err == nil {
-			fmt.Fprint(stdout, known.Redact(partial))
+			fmt.Fprintln(stdout, termLine(known.Redact(strings.TrimSuffix(partial, "\n"))))
 			partial = ""
 			continue
 		}

@@ -515,6 +515,16 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 	if ledger != nil {
 		cfg.Audit = ledger
 	}
+	if r := a.router; r != nil {
+		cfg.ResolveHost = func(_ context.Context, host string) ([]rigout.HostReach, error) {
+			rs, err := r.Reaches(host)
+			out := make([]rigout.HostReach, len(rs))
+			for i, x := range rs {
+				out[i] = rigout.HostReach{Name: x.Name, AdHoc: x.AdHoc}
+			}
+			return out, err
+		}
+	}
 	c.observe.wire(&cfg, a, ledger)
 	if a.Gateway, err = rigout.New(cfg); err != nil {
 		a.Close()

@@ -43,7 +43,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	stateless := fs.Bool("stateless", false, "serve every POST on its own; GET and DELETE answer 405")
 	maxBody := fs.Int64("max-body", transport.DefaultMaxFrame, "largest request body in bytes (413 above)")
 	shutdown := fs.Duration("shutdown-timeout", transport.DefaultShutdownTimeout, "how long in-flight calls may drain on SIGINT/SIGTERM")
-	token := fs.String("auth-token", "", "bearer token with full scopes, named \"default\" (env RIGOUT_AUTH_TOKEN; prefer the variable: argv is visible to other users)")
+	token := fs.String("auth-token", "", "refused: a token on the command line is readable in /proc by every user; use RIGOUT_AUTH_TOKEN or --auth-token-file (rigout start --detach moves it off for you)")
+	tokenFile := fs.String("auth-token-file", "", "file holding a bearer token with full scopes, named \"default\" (owner-only; or env RIGOUT_AUTH_TOKEN)")
 	noAuth := fs.Bool("no-auth", false, "serve without authentication (loopback addresses only)")
 	publicURL := fs.String("public-url", os.Getenv("RIGOUT_PUBLIC_URL"), "the URL clients use for the MCP endpoint, if not http://ADDR/PATH (env RIGOUT_PUBLIC_URL)")
 	connFile := fs.String("connection-file", "", "where to write the connection file (default <state dir>/connection.json)")
@@ -76,6 +77,17 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	if err != nil {
 		return fail(2, "%v", err)
 	}
+	if *token != "" {
+		return fail(2, "--auth-token VALUE would stay in /proc/%d/cmdline, readable by every user of this machine, for as long as the gateway runs: "+
+			"pass the token in RIGOUT_AUTH_TOKEN or with --auth-token-file FILE (rigout start --detach --auth-token moves it off the command line for you)", os.Getpid())
+	}
+	if *tokenFile != "" {
+		t, err := readTokenFile(*tokenFile)
+		if err != nil {
+			return fail(2, "--auth-token-file: %v", err)
+		}
+		*token = t
+	}
 	if *token == "" {
 		*token = sec.getenv("RIGOUT_AUTH_TOKEN")
 	}
@@ -92,7 +104,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		return fail(2, "--tunnel contradicts --public-url and --no-auth: the tunnel sets the public URL, and a public gateway needs a token")
 	}
 	if *noAuth && *token != "" {
-		return fail(2, "--no-auth and a token (--auth-token or RIGOUT_AUTH_TOKEN) contradict each other")
+		return fail(2, "--no-auth and a token (--auth-token-file or RIGOUT_AUTH_TOKEN) contradict each other")
 	}
 	dir, err := c.prepare(logger)
 	if err != nil {
@@ -295,6 +307,33 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	}
 	logger.Info("stopped")
 	return 0
+}
+
+// readTokenFile reads a bearer token from a file that only its owner may
+// read: the first line, trimmed.
+func readTokenFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("%s is readable by others (mode %04o): chmod 600 it", path, st.Mode().Perm())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return "", err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	t := strings.TrimSpace(line)
+	if t == "" {
+		return "", fmt.Errorf("%s holds no token", path)
+	}
+	return t, nil
 }
 
 // sessionOwner binds protocol sessions to the authenticated principal.

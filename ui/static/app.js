@@ -7,9 +7,21 @@ let source = null;
 let approvalTimer = null;
 const durations = new Map(); // tool -> [ms]
 
+// visible shows C0 and C1 control characters, DEL and bidirectional
+// overrides as escapes (\x1b, \u202e): a tool name or an error from the
+// ledger cannot fake a row or reorder what the page shows. keepNewlines
+// keeps line breaks, for multi-line blocks.
+function visible(s, keepNewlines) {
+  return String(s).replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    if (keepNewlines && c === "\n") return c;
+    const n = c.charCodeAt(0);
+    return n < 0x100 ? "\\x" + n.toString(16).padStart(2, "0") : "\\u" + n.toString(16).padStart(4, "0");
+  });
+}
+
 function el(tag, text, cls) {
   const e = document.createElement(tag);
-  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (text !== undefined && text !== null) e.textContent = visible(text);
   if (cls) e.className = cls;
   return e;
 }
@@ -35,7 +47,7 @@ function showSignin(msg) {
   $("who").textContent = "";
   $("live").textContent = "offline";
   $("live").classList.remove("on");
-  $("signin-error").textContent = msg || "";
+  $("signin-error").textContent = visible(msg || "");
 }
 
 async function signin(ev) {
@@ -62,7 +74,7 @@ async function start() {
   $("signin").hidden = true;
   $("app").hidden = false;
   $("logout").hidden = false;
-  $("who").textContent = me.principal + (me.all_calls ? " (all calls)" : " (own calls)");
+  $("who").textContent = visible(me.principal) + (me.all_calls ? " (all calls)" : " (own calls)");
   $("rows").replaceChildren();
   durations.clear();
   refreshState();
@@ -154,11 +166,11 @@ function drawChart() {
 async function showCall(id) {
   try {
     const rows = await api("api/call?id=" + encodeURIComponent(id));
-    $("detail-id").textContent = id;
-    $("detail-body").textContent = JSON.stringify(rows, null, 2);
+    $("detail-id").textContent = visible(id);
+    $("detail-body").textContent = visible(JSON.stringify(rows, null, 2), true);
     $("detail").hidden = false;
   } catch (e) {
-    $("detail-body").textContent = e.message;
+    $("detail-body").textContent = visible(e.message);
     $("detail").hidden = false;
   }
 }
@@ -175,7 +187,7 @@ async function refreshState() {
   try { s = await api("api/state"); } catch (e) { return; }
   const h = s.health;
   if (h) {
-    $("health").textContent = "audit: " + h.audit + (h.audit_error ? " — " + h.audit_error : "");
+    $("health").textContent = visible("audit: " + h.audit + (h.audit_error ? " — " + h.audit_error : ""));
     $("health").className = h.ok ? "ok" : "bad";
   }
   list("hosts", s.hosts, (x) => x);
@@ -223,15 +235,15 @@ async function verify() {
     if (v.ok && v.report) {
       const r = v.report;
       const ok = !r.problem;
-      $("verify").textContent = ok ? "chain verified: " + r.rows + " rows, last seq " + r.last_seq
-        : "CHAIN BROKEN: " + JSON.stringify(r.problem);
+      $("verify").textContent = visible(ok ? "chain verified: " + r.rows + " rows, last seq " + r.last_seq
+        : "CHAIN BROKEN: " + JSON.stringify(r.problem));
       $("verify").className = ok ? "ok" : "bad";
     } else {
-      $("verify").textContent = "verification failed: " + (v.error || "unknown");
+      $("verify").textContent = visible("verification failed: " + (v.error || "unknown"));
       $("verify").className = "bad";
     }
   } catch (e) {
-    $("verify").textContent = e.message;
+    $("verify").textContent = visible(e.message);
   }
 }
 
