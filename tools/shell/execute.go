@@ -134,11 +134,12 @@ type commandResult struct {
 	Sandboxed     bool   `json:"sandboxed"`
 	Unsandboxed   string `json:"unsandboxed,omitempty"`
 	Orphans       int    `json:"orphans_killed,omitempty"`
-	// With a hand-off: the background process, and the call to read it.
-	ProcessID string `json:"process_id,omitempty"`
-	Running   bool   `json:"running,omitempty"`
-	NextCall  string `json:"next_call,omitempty"`
-	Note      string `json:"note,omitempty"`
+	// With a hand-off, or output over the cap that the process keeps:
+	// the background process, and the call that reads it.
+	ProcessID string           `json:"process_id,omitempty"`
+	Running   bool             `json:"running,omitempty"`
+	Next      *rigout.NextCall `json:"next,omitempty"`
+	Note      string           `json:"note,omitempty"`
 }
 
 // invalid marks the call invalid and returns the error result.
