@@ -73,6 +73,7 @@ type server struct {
 	pid    int
 	url    string // HTTP only
 	token  string // HTTP only
+	init   *mcp.InitializeResult
 }
 
 // startStdio runs `rigout stdio` as the client's subprocess and
@@ -98,8 +99,8 @@ func startStdioVersion(t testing.TB, version string, args ...string) *server {
 	}
 	c := client.NewClient(tr)
 	t.Cleanup(func() { c.Close() })
-	initialize(t, c, version)
-	return &server{client: c, pid: cmd.Process.Pid}
+	init := initialize(t, c, version)
+	return &server{client: c, pid: cmd.Process.Pid, init: init}
 }
 
 var listenRE = regexp.MustCompile(`listening on (http://\S+)`)

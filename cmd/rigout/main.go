@@ -301,12 +301,21 @@ type assembly struct {
 }
 
 // containment describes, in a sentence, what guards local commands: for
-// /health and the initialize instructions.
+// the initialize instructions, which name nothing that changes from one
+// start to the next (the cgroup's path holds the PID), so that a client's
+// prompt cache keeps them.
 func (a *assembly) containment() string {
 	if a.sandbox == nil {
 		return "no kernel sandbox (--unsafe-no-sandbox): only the command policy guards local commands"
 	}
-	return a.sandbox.Status().String() + "; " + a.local.Tracking().String()
+	tr := a.local.Tracking()
+	switch tr.Mode {
+	case exec.TrackCgroup:
+		tr.Where = "a directory of its own"
+	case exec.TrackMarker:
+		tr.Reason = "no cgroup v2 for calls; the operator's log says why"
+	}
+	return a.sandbox.Status().String() + "; " + tr.String()
 }
 
 // health is the /health body's gateway part: the ledger, the sandbox and
@@ -431,6 +440,7 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 	tools := append(append(append(sh.Tools(), pf.Tools()...), ff.Tools()...), tt...)
 	instructions := append([]string{"rigout runs commands for you on this machine.", sh.Instructions(), ff.Instructions()}, ti...)
 	instructions = append(instructions, "Containment: "+a.containment()+".")
+	logger.Info("descendant tracking", "status", a.local.Tracking().String())
 	st, si, err := c.systools(local, a.router, g, a.processes)
 	if err != nil {
 		a.Close()
