@@ -58,7 +58,7 @@ const activityDescription = "Recent audit events (who ran what, where, and how i
 var activityInput = json.RawMessage(`{
   "type": "object",
   "properties": {
-    "lines": {"type": "integer", "minimum": 1, "maximum": 200, "description": "How many recent events. Default 50."}
+    "lines": {"type": "integer", "minimum": 1, "maximum": 200, "description": "1-200 recent events. Default 50."}
   },
   "additionalProperties": false
 }`)

@@ -20,7 +20,7 @@ import (
 )
 
 const fileOperationsDescription = "Files without a shell, local or over SFTP. " +
-	"read: numbered lines (offset/limit, or tail), text, 1 MiB cap. write/append: atomic. " +
+	"read: numbered lines (offset/limit, or tail), 64 KiB cap. write/append: atomic. " +
 	"edit: old_string must match once (or replace_all); returns a diff."
 
 var fileOperationsInput = json.RawMessage(`{

@@ -31,7 +31,7 @@ var bulkFileTransferInput = json.RawMessage(`{
     "destination": {"type": "string", "minLength": 1, "description": "Target file, or a directory to put it in."},
     "source_host": {"type": "string", "description": "Default local."},
     "destination_host": {"type": "string", "description": "Default local."},
-    "verify": {"type": "boolean", "description": "Re-read and hash before publishing. Default true."}
+    "verify": {"type": "boolean", "description": "Re-hash before publishing; default true."}
   },
   "required": ["action", "source", "destination"],
   "additionalProperties": false

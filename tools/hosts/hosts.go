@@ -88,7 +88,7 @@ var manageHostsInput = json.RawMessage(`{
   "type": "object",
   "properties": {
     "action": {"type": "string", "enum": ["list", "test", "describe", "add", "remove", "trust"]},
-    "host": {"type": "string", "description": "test, describe, trust: a host as execute_command takes it. add, remove: the alias."},
+    "host": {"type": "string", "description": "A host as execute_command takes it; add, remove: the alias."},
     "address": {"type": "string", "description": "add: host name or IP to connect to."},
     "user": {"type": "string", "description": "add: remote login."},
     "port": {"type": "integer", "minimum": 1, "maximum": 65535},

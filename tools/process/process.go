@@ -84,7 +84,7 @@ func New(cfg Config) (*Family, error) {
 func (f *Family) Tools() []rigout.Tool { return []rigout.Tool{f.Process()} }
 
 const processDescription = "Background processes (handed off by execute_command). " +
-	"list; read output by offset or tail, waiting for more; write to stdin; signal (default: stop)."
+	"list; read output by line, offset or tail, waiting for more; write to stdin; signal (default: stop)."
 
 var processInput = json.RawMessage(`{
   "type": "object",
@@ -92,11 +92,11 @@ var processInput = json.RawMessage(`{
     "action": {"type": "string", "enum": ["list", "read", "write", "signal"]},
     "id": {"type": "string", "description": "Process ID."},
     "stream": {"type": "string", "enum": ["stdout", "stderr", "both"], "description": "read: default both."},
-    "offset": {"type": "integer", "minimum": 0, "description": "read: byte offset (the last read's next)."},
+    "offset": {"type": "integer", "minimum": 0, "description": "read: byte offset."},
     "stderr_offset": {"type": "integer", "minimum": 0, "description": "read, both streams: stderr's offset."},
-    "line": {"type": "integer", "minimum": 1, "description": "read: from this line (1-based), whole lines."},
+    "line": {"type": "integer", "minimum": 1, "description": "read: from this line."},
     "tail": {"type": "integer", "minimum": 1, "description": "read: the last N lines instead."},
-    "wait_seconds": {"type": "integer", "minimum": 0, "maximum": 30, "description": "read: wait for new output or exit."},
+    "wait_seconds": {"type": "integer", "minimum": 0, "maximum": 30, "description": "read: wait 0-30 s for output or exit."},
     "input": {"type": "string", "description": "write: text for stdin."},
     "keys": {"type": "array", "items": {"type": "string", "enum": ["enter", "tab", "esc", "ctrl-c", "ctrl-d"]}, "description": "write: keys after input (ctrl-c: SIGINT, ctrl-d: close stdin)."},
     "signal": {"type": "string", "enum": ["stop", "TERM", "KILL", "INT", "HUP"], "description": "signal: default stop (TERM, then KILL)."}

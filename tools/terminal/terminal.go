@@ -157,7 +157,7 @@ func (f *Family) Instructions() string {
 var createInput = json.RawMessage(`{
   "type": "object",
   "properties": {
-    "session_name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "Optional label, unique among your sessions."},
+    "session_name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "Optional label, 1-64 chars, unique."},
     "host": {"type": "string", "description": "local (default), an SSH alias, user@host, or auto."}
   },
   "additionalProperties": false
