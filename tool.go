@@ -110,6 +110,12 @@ type Tool struct {
 	Paths []PathArg
 	// Needs are the capabilities a call needs beyond the tool scope.
 	Needs []Need
+	// Recorded are the arguments every ledger row of a call keeps as
+	// given, redacted — what an operator asks first: the command that ran,
+	// the path that was touched. The other arguments are kept only as the
+	// keyed digest unless [Config.AuditArgValues] keeps them all. Bulk
+	// arguments (file contents, standard input) do not belong here.
+	Recorded []string
 
 	// Hints are the tool annotations that its risk class does not decide,
 	// as the tool's source states them (a downstream MCP server's, say):
@@ -423,6 +429,7 @@ func (t Tool) clone() Tool {
 	t.Hosts = slices.Clone(t.Hosts)
 	t.Paths = slices.Clone(t.Paths)
 	t.Needs = slices.Clone(t.Needs)
+	t.Recorded = slices.Clone(t.Recorded)
 	for i := range t.Needs {
 		t.Needs[i].Actions = slices.Clone(t.Needs[i].Actions)
 	}

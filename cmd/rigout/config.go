@@ -169,7 +169,9 @@ type fileSSH struct {
 }
 
 type fileAudit struct {
-	// StoreArgs keeps redacted argument values beside their digest.
+	// StoreArgs keeps every argument's redacted value beside the digest
+	// (file contents included); without it the ledger keeps each command
+	// and path as it ran, redacted, and digests of the rest.
 	StoreArgs bool `json:"store_args"`
 	// UnsafeBestEffort runs calls the ledger cannot record.
 	UnsafeBestEffort bool `json:"unsafe_best_effort"`

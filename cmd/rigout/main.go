@@ -282,7 +282,10 @@ func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger
 	if path == "" {
 		path = filepath.Join(dir, "audit.db")
 	}
-	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, Logger: logger, StoreArgs: c.file.Audit.StoreArgs,
+	// The ledger keeps the argument values the gateway hands it: each
+	// command and path as it ran (Tool.Recorded), redacted, and with
+	// store_args every argument; the rest stay digests.
+	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, Logger: logger, StoreArgs: true,
 		UnsafeSyncNormal: c.file.Audit.UnsafeSyncNormal})
 	if err != nil {
 		return nil, fmt.Errorf("audit ledger %s: %w", path, err)

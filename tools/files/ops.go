@@ -63,6 +63,7 @@ func (f *Family) FileOperations() rigout.Tool {
 		Hosts:       []rigout.HostArg{{Name: "host"}},
 		DefaultHost: "local",
 		Paths:       []rigout.PathArg{{Name: "path", Resolve: f.resolver("host")}, {Name: "destination", Resolve: f.resolver("host")}},
+		Recorded:    []string{"action", "path", "destination", "mode", "owner"},
 		Handler:     f.fileOperations,
 	}
 }

@@ -44,6 +44,7 @@ func (f *Family) BulkFileTransfer() rigout.Tool {
 		Description: bulkFileTransferDescription,
 		InputSchema: bulkFileTransferInput,
 		Risk:        rigout.Mutating,
+		Recorded:    []string{"action", "source", "destination"},
 		Hosts:       []rigout.HostArg{{Name: "source_host"}, {Name: "destination_host"}},
 		DefaultHost: "local",
 		Paths: []rigout.PathArg{

@@ -118,8 +118,9 @@ func (f *Family) Process() rigout.Tool {
 			"write":  rigout.Exec,
 			"signal": rigout.Exec,
 		},
-		Needs:   []rigout.Need{{Capability: rigout.Terminals, Actions: []string{"write"}}},
-		Handler: f.process,
+		Needs:    []rigout.Need{{Capability: rigout.Terminals, Actions: []string{"write"}}},
+		Recorded: []string{"action", "id", "signal"},
+		Handler:  f.process,
 	}
 }
 

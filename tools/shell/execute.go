@@ -98,6 +98,7 @@ func (f *Family) ExecuteCommand() rigout.Tool {
 		Hosts:        []rigout.HostArg{{Name: "host"}, hosts},
 		DefaultHost:  "local",
 		Paths:        []rigout.PathArg{{Name: "working_directory", Resolve: f.resolveDir}},
+		Recorded:     []string{"command", "argv", "working_directory"},
 		Handler:      f.executeCommand,
 		Observes:     f.observes,
 		Tasks:        true,
