@@ -285,7 +285,7 @@ func TestAuditRecordsArgumentsThatAreNotAnObject(t *testing.T) {
 // TestAuditRecordsWhatRanByDefault: without AuditArgValues, each row of a
 // call keeps the tool's Recorded arguments — the command as it ran, with
 // secrets masked — and only the digest of the rest (environment, stdin);
-// WhatRan reads the command back from a row.
+// audit.Event.Ran reads the command back from a row.
 func TestAuditRecordsWhatRanByDefault(t *testing.T) {
 	l, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "audit.db"), StoreArgs: true})
 	if err != nil {
@@ -297,7 +297,7 @@ func TestAuditRecordsWhatRanByDefault(t *testing.T) {
 	tests := []struct {
 		name    string
 		args    map[string]any
-		want    string // WhatRan of every row
+		want    string // Ran of every row
 		notWant []string
 	}{
 		{"shell", map[string]any{"command": "echo visible-" + "$HOME", "environment": map[string]any{"EXTRA": "env-value-kept-out"}, "stdin": "stdin-kept-out"},
@@ -320,9 +320,9 @@ func TestAuditRecordsWhatRanByDefault(t *testing.T) {
 				t.Fatalf("rows of the call: %+v", got)
 			}
 			for _, e := range got {
-				ran := rigout.WhatRan(e)
+				ran := e.Ran()
 				if !strings.HasPrefix(ran, tt.want) || (tt.name != "secret masked" && ran != tt.want) {
-					t.Errorf("%s row: WhatRan = %q, want %q (args %q)", e.Phase, ran, tt.want, e.Args)
+					t.Errorf("%s row: Ran = %q, want %q (args %q)", e.Phase, ran, tt.want, e.Args)
 				}
 				for _, w := range tt.notWant {
 					if strings.Contains(e.Args, w) {

@@ -200,7 +200,7 @@ func (g *Gateway) logCall(ctx context.Context, call *Call) {
 		slog.String("route", call.Outcome.Route),
 		slog.String("rule", call.Outcome.Rule),
 	}
-	if ran := WhatRan(audit.Event{Args: recordedArgs(call)}); ran != "" {
+	if ran := (audit.Event{Args: recordedArgs(call)}).Ran(); ran != "" {
 		// What ran, as the ledger keeps it: the operator's first question.
 		ran = g.redact(SafeBlock(ran, 500))
 		if set := call.maskSet(); set != nil {

@@ -84,7 +84,7 @@ type event struct {
 	Tool      string `json:"tool,omitempty"`
 	Host      string `json:"host,omitempty"`
 	// Ran is what the call ran or touched, as the ledger keeps it
-	// (rigout.WhatRan): the command line, or the action and path.
+	// (audit.Event.Ran): the command line, or the action and path.
 	Ran      string `json:"ran,omitempty"`
 	Route    string `json:"route,omitempty"`
 	Status   string `json:"status,omitempty"`
@@ -149,7 +149,7 @@ func (f *Family) serverActivity(ctx context.Context, call *rigout.Call) (*mcp.Ca
 			Seq: e.Seq, Time: e.Time.UTC().Format(time.RFC3339Nano), Type: e.Type, Phase: e.Phase,
 			Principal: e.Principal, Tool: e.Tool, Host: e.Host, Route: e.Route, Status: string(e.Status),
 			Rule: e.Rule, Bypassed: e.Bypassed, ExitCode: e.ExitCode, Signal: e.Signal,
-			MS: e.Duration.Milliseconds(), Error: e.Error, Ran: rigout.SafeBlock(rigout.WhatRan(e), 500),
+			MS: e.Duration.Milliseconds(), Error: e.Error, Ran: rigout.SafeBlock(e.Ran(), 500),
 		})
 	}
 	return rigout.JSONResult(out)

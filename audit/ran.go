@@ -1,19 +1,17 @@
-package rigout
+package audit
 
 import (
 	"encoding/json"
 	"strings"
-
-	"github.com/rigout/rigout/audit"
 )
 
-// WhatRan returns what a ledger row's call ran or touched, from the
-// argument values the row keeps (see [Tool.Recorded]): the shell command
+// Ran returns what the row's call ran or touched, from the argument
+// values the row keeps (Args; the gateway's Tool.Recorded names them): the shell command
 // line, or the argv joined by spaces (an argument holding a space or a
 // quote is quoted), or the action and path of a file tool; a process's
 // command as its start row records it. It returns "" when the row keeps
 // none. The text is as redacted as the row.
-func WhatRan(e audit.Event) string {
+func (e Event) Ran() string {
 	if e.Args == "" {
 		return ""
 	}
