@@ -422,6 +422,9 @@ func (t *Tool) checkDeclarations() error {
 		if !has(t.Action) {
 			return fmt.Errorf("rigout: tool %s: action argument %q is not in the input schema", t.Name, t.Action)
 		}
+		if t.ActionAlias != "" && !has(t.ActionAlias) {
+			return fmt.Errorf("rigout: tool %s: action alias %q is not in the input schema", t.Name, t.ActionAlias)
+		}
 		top := Risk(0)
 		for a, r := range t.Actions {
 			if r < ReadOnly || r > Privileged {

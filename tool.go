@@ -94,6 +94,11 @@ type Tool struct {
 	// Actions maps each action to its risk. A call naming an action that
 	// is not in the map is refused as invalid.
 	Actions map[string]Risk
+	// ActionAlias, if set, is another name the Action argument is taken
+	// under (a tool's older name for it): a call that sets it instead is
+	// read as setting Action; one that sets both to different values is
+	// refused as invalid.
+	ActionAlias string
 
 	// Hosts are the arguments that name hosts. The chain resolves them
 	// (selectors included), checks each against the token's host scopes,

@@ -155,6 +155,8 @@ func (f *Family) manageHosts(ctx context.Context, call *rigout.Call) (*mcp.CallT
 		}
 		if t.Err != nil {
 			out["error"] = t.Err.Error()
+			// The ledger gets the error itself, not the JSON's first line.
+			call.Outcome.Status, call.Outcome.Error = audit.StatusError, t.Err.Error()
 		}
 		res, err := rigout.JSONResult(out)
 		if err == nil && t.Err != nil {
@@ -169,8 +171,13 @@ func (f *Family) manageHosts(ctx context.Context, call *rigout.Call) (*mcp.CallT
 		call.Outcome.Route = d.Route
 		out := struct {
 			exec.Description
-			Sandbox string `json:"sandbox"`
-		}{d, "none on the far side: commands sent there are checked by the command policy only, not by a kernel sandbox"}
+			// Latency in milliseconds, as test reports it; the embedded
+			// nanoseconds are hidden by the nil field of the same name.
+			LatencyMS int64     `json:"latency_ms"`
+			Latency   *struct{} `json:"latency,omitempty"`
+			Sandbox   string    `json:"sandbox"`
+		}{Description: d, LatencyMS: d.Latency.Milliseconds(),
+			Sandbox: "none on the far side: commands sent there are checked by the command policy only, not by a kernel sandbox"}
 		if d.Local {
 			out.Sandbox = "this machine: local commands run in the gateway's sandbox when it has one"
 		}
