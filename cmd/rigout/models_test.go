@@ -38,7 +38,7 @@ func TestNextStepInStructuredContent(t *testing.T) {
 		"close_terminal_session": "the session is gone",
 		"list_terminal_sessions": "a listing",
 		"get_server_activity":    "a listing",
-		"manage_hosts":           "listings and tests",
+		"manage_hosts":           "listings and tests; trust (no SSH host here) names the trust call",
 		"search_files":           "matches, each naming its file and line",
 	}
 	covered := map[string]bool{}

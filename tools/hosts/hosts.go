@@ -234,10 +234,15 @@ func (f *Family) showHostKey(ctx context.Context, call *rigout.Call, host string
 	case res.AlreadyKnown:
 		return rigout.TextResult(fmt.Sprintf("%s's %s key %s is already trusted", host, res.KeyType, res.Fingerprint)), nil
 	}
-	return rigout.TextResult(fmt.Sprintf("%s (%s) shows a %s key with fingerprint %s. Nothing was recorded.\n"+
+	next := rigout.NextCall{Tool: call.Tool.Name, Why: "records the key, once a person has checked the fingerprint",
+		Arguments: map[string]any{"action": "trust", "host": host, "fingerprint": res.Fingerprint}}
+	r := rigout.TextResult(fmt.Sprintf("%s (%s) shows a %s key with fingerprint %s. Nothing was recorded.\n"+
 		"Check this fingerprint with the host's administrator or on its console (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), "+
-		"then call manage_hosts again with action trust and fingerprint %s.",
-		host, res.Address, res.KeyType, res.Fingerprint, res.Fingerprint)), nil
+		"then call manage_hosts again with action trust and fingerprint %s.\n%s",
+		host, res.Address, res.KeyType, res.Fingerprint, res.Fingerprint, next.Line()))
+	r.StructuredContent = map[string]any{"host": host, "address": res.Address, "key_type": res.KeyType,
+		"fingerprint": res.Fingerprint, "recorded": false, "next": next}
+	return r, nil
 }
 
 // trustHost is the second step: it records the key only if the host shows

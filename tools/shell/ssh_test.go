@@ -161,6 +161,11 @@ func TestUnknownHostKeyIsRefusedAndAudited(t *testing.T) {
 	}
 	fp := strings.Fields(got[i+len("fingerprint "):])[0]
 	fp = strings.TrimSuffix(fp, ".")
+	// The next call, for the model, once a person checked the fingerprint.
+	next, _ := structured(t, res)["next"].(map[string]any)
+	if args, _ := next["arguments"].(map[string]any); next["tool"] != "manage_hosts" || args["fingerprint"] != fp || args["action"] != "trust" {
+		t.Errorf("trust without fingerprint: next %v", next)
+	}
 	if b, _ := os.ReadFile(f.knownHosts); len(b) != 0 {
 		t.Fatalf("trust without a fingerprint wrote known_hosts: %q", b)
 	}
