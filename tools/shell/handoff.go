@@ -273,19 +273,28 @@ func (f *Family) keptResult(ctx context.Context, call *rigout.Call, host, comman
 		// The tail's first line: Lines counts the breaks, and a last line
 		// without one is line Lines+1, so either way:
 		tailFrom := t.Lines - int64(bytes.Count(tdata, []byte{'\n'})) + 1
-		headLines := h.NextLine - 1
 		omitted := t.Total - int64(len(tdata)) - int64(len(h.Data))
 		if omitted <= 0 {
 			continue
 		}
-		*s.text = rigout.SafeText(h.Data) +
-			fmt.Sprintf("[… lines %d-%d (%d bytes) not shown: the output is kept; page it by line with process read …]\n", headLines+1, tailFrom-1, omitted) +
-			rigout.SafeText(tdata)
 		*s.drop = omitted
-		notes = append(notes, fmt.Sprintf("%s: %d lines, %d bytes; shown: lines 1-%d and %d-%d", s.name, t.Lines, t.Total, headLines, tailFrom, t.Lines))
+		args := map[string]any{"action": "read", "id": p.ID(), "stream": s.name}
+		var marker string
+		if h.NextLine > 0 {
+			// The head ends on a line boundary: page on by line.
+			headLines := h.NextLine - 1
+			marker = fmt.Sprintf("[… lines %d-%d (%d bytes) not shown: the output is kept; page it by line with process read …]\n", headLines+1, tailFrom-1, omitted)
+			notes = append(notes, fmt.Sprintf("%s: %d lines, %d bytes; shown: lines 1-%d and %d-%d", s.name, t.Lines, t.Total, headLines, tailFrom, t.Lines))
+			args["line"] = headLines + 1
+		} else {
+			// The first line alone is longer than the head: page on by offset.
+			marker = fmt.Sprintf("\n[… %d bytes not shown: the output is kept; page it with process read …]\n", omitted)
+			notes = append(notes, fmt.Sprintf("%s: %d bytes; shown: its first %d and last %d", s.name, t.Total, len(h.Data), len(tdata)))
+			args["offset"] = h.Next
+		}
+		*s.text = rigout.SafeText(h.Data) + marker + rigout.SafeText(tdata)
 		if next == nil {
-			next = &rigout.NextCall{Tool: "process", Why: "reads the lines not shown",
-				Arguments: map[string]any{"action": "read", "id": p.ID(), "stream": s.name, "line": headLines + 1}}
+			next = &rigout.NextCall{Tool: "process", Why: "reads the output not shown", Arguments: args}
 		}
 	}
 	if next == nil {
