@@ -1,12 +1,15 @@
 package rigout_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -292,7 +295,9 @@ func TestAuditRecordsWhatRanByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	c := connect(t, newGateway(t, withShell(t, withActivity(t, rigout.Config{Audit: l}, l), shell.Config{})))
+	var logs lockedBuffer
+	c := connect(t, newGateway(t, withShell(t, withActivity(t, rigout.Config{Audit: l,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}, l), shell.Config{})))
 	const key = "sk-ant-api03-" + "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 	tests := []struct {
 		name    string
@@ -352,4 +357,26 @@ func TestAuditRecordsWhatRanByDefault(t *testing.T) {
 	if !shown["echo visible-$HOME"] || !shown["printf %s. 'two words'"] {
 		t.Errorf("get_server_activity does not show the commands: %+v", act.Events)
 	}
+	// The operator's log (rigout logs) shows them too, masked.
+	if out := logs.String(); !strings.Contains(out, `ran="echo visible-$HOME"`) || strings.Contains(out, key) || strings.Contains(out, "stdin-kept-out") {
+		t.Errorf("the log does not show what ran, or shows what it must not:\n%s", out)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the gateway's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
