@@ -28,6 +28,7 @@ func TestLargeOutputPagedByLine(t *testing.T) {
 	if len(b) > 64<<10 {
 		t.Fatalf("result is %d bytes; want it bounded", len(b))
 	}
+	t.Logf("a %d-byte output: a %d-byte result", lines*70, len(b))
 	if sc["stdout_bytes"] != float64(lines*70) {
 		t.Fatalf("stdout_bytes %v", sc["stdout_bytes"])
 	}
@@ -48,7 +49,8 @@ func TestLargeOutputPagedByLine(t *testing.T) {
 	}
 	// Page on from the next call to the end.
 	want := int(first)
-	for pages := 0; ; pages++ {
+	pages := 0
+	for ; ; pages++ {
 		if pages > 2000 {
 			t.Fatal("paging does not end")
 		}
@@ -75,4 +77,5 @@ func TestLargeOutputPagedByLine(t *testing.T) {
 	if want != lines+1 {
 		t.Fatalf("paged to line %d, want %d", want, lines+1)
 	}
+	t.Logf("paged by line to its end in %d reads", pages)
 }
