@@ -15,6 +15,15 @@ func (c *Call) resolveAction() error {
 		return nil
 	}
 	a, _ := c.Args[t.Action].(string)
+	if t.ActionAlias != "" {
+		alias, _ := c.Args[t.ActionAlias].(string)
+		switch {
+		case a == "":
+			a = alias
+		case alias != "" && alias != a:
+			return &ArgumentError{Tool: t.Name, Problems: []string{fmt.Sprintf("%s %q and %s %q: give one (%s is the older name of %s)", t.Action, a, t.ActionAlias, alias, t.ActionAlias, t.Action)}}
+		}
+	}
 	if a == "" {
 		return &ArgumentError{Tool: t.Name, Problems: []string{t.Action + ": required: one of " + strings.Join(sortedKeys(t.Actions), ", ")}}
 	}

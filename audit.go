@@ -144,8 +144,11 @@ func (g *Gateway) baseEvent(ctx context.Context, call *Call) audit.Event {
 	}
 	if raw, err := json.Marshal(call.Args); err == nil {
 		e.ArgsDigest = g.cfg.Audit.DigestArgs(raw)
-		if g.cfg.AuditArgValues {
+		switch {
+		case g.cfg.AuditArgValues:
 			e.Args = g.redact(string(raw))
+		case len(call.Tool.Recorded) > 0:
+			e.Args = g.redact(recordedArgs(call))
 		}
 	}
 	call.base = &e
@@ -309,3 +312,22 @@ func (g *Gateway) recordUnknownTool(ctx context.Context, id any, method mcp.MCPM
 // redact masks secrets in text bound for the ledger: the known ones and
 // the patterns of package redact.
 func (g *Gateway) redact(s string) string { return g.cfg.Secrets.Redact(s) }
+
+// recordedArgs renders the call's [Tool.Recorded] arguments that it set,
+// as a JSON object, or "" when it set none.
+func recordedArgs(call *Call) string {
+	m := make(map[string]any, len(call.Tool.Recorded))
+	for _, name := range call.Tool.Recorded {
+		if v, ok := call.Args[name]; ok {
+			m[name] = v
+		}
+	}
+	if len(m) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}

@@ -1,12 +1,15 @@
 package rigout_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -280,4 +283,100 @@ func TestAuditRecordsArgumentsThatAreNotAnObject(t *testing.T) {
 	if len(rows) != 1 || rows[0].Status != audit.StatusInvalid {
 		t.Errorf("rows = %+v, want one invalid row", rows)
 	}
+}
+
+// TestAuditRecordsWhatRanByDefault: without AuditArgValues, each row of a
+// call keeps the tool's Recorded arguments — the command as it ran, with
+// secrets masked — and only the digest of the rest (environment, stdin);
+// audit.Event.Ran reads the command back from a row.
+func TestAuditRecordsWhatRanByDefault(t *testing.T) {
+	l, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "audit.db"), StoreArgs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var logs lockedBuffer
+	c := connect(t, newGateway(t, withShell(t, withActivity(t, rigout.Config{Audit: l,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}, l), shell.Config{})))
+	const key = "sk-ant-api03-" + "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+	tests := []struct {
+		name    string
+		args    map[string]any
+		want    string // Ran of every row
+		notWant []string
+	}{
+		{"shell", map[string]any{"command": "echo visible-" + "$HOME", "environment": map[string]any{"EXTRA": "env-value-kept-out"}, "stdin": "stdin-kept-out"},
+			"echo visible-$HOME", []string{"env-value-kept-out", "stdin-kept-out"}},
+		{"argv", map[string]any{"argv": []any{"printf", "%s.", "two words"}}, `printf %s. 'two words'`, nil},
+		{"secret masked", map[string]any{"command": "echo " + key}, "echo ", []string{key}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			callTool(t, c, "execute_command", tt.args)
+			rows := events(t, l, audit.Filter{Tool: "execute_command"})
+			last := rows[len(rows)-1]
+			var got []audit.Event
+			for _, e := range rows {
+				if e.CallID == last.CallID {
+					got = append(got, e)
+				}
+			}
+			if len(got) == 0 || len(got) > 2 { // a read-only call has its done row only
+				t.Fatalf("rows of the call: %+v", got)
+			}
+			for _, e := range got {
+				ran := e.Ran()
+				if !strings.HasPrefix(ran, tt.want) || (tt.name != "secret masked" && ran != tt.want) {
+					t.Errorf("%s row: Ran = %q, want %q (args %q)", e.Phase, ran, tt.want, e.Args)
+				}
+				for _, w := range tt.notWant {
+					if strings.Contains(e.Args, w) {
+						t.Errorf("%s row keeps %q: %q", e.Phase, w, e.Args)
+					}
+				}
+				if e.ArgsDigest == "" {
+					t.Errorf("%s row has no digest", e.Phase)
+				}
+			}
+		})
+	}
+	// get_server_activity shows what ran.
+	res := callTool(t, c, "get_server_activity", map[string]any{"lines": 20})
+	var act struct {
+		Events []struct {
+			Tool, Ran string
+		}
+	}
+	if err := json.Unmarshal([]byte(text(res)), &act); err != nil {
+		t.Fatal(err)
+	}
+	shown := map[string]bool{}
+	for _, e := range act.Events {
+		shown[e.Ran] = true
+	}
+	if !shown["echo visible-$HOME"] || !shown["printf %s. 'two words'"] {
+		t.Errorf("get_server_activity does not show the commands: %+v", act.Events)
+	}
+	// The operator's log (rigout logs) shows them too, masked.
+	if out := logs.String(); !strings.Contains(out, `ran="echo visible-$HOME"`) || strings.Contains(out, key) || strings.Contains(out, "stdin-kept-out") {
+		t.Errorf("the log does not show what ran, or shows what it must not:\n%s", out)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the gateway's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

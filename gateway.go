@@ -84,9 +84,11 @@ type Config struct {
 	// them; /health then reports the gateway degraded. By default a call
 	// whose intent cannot be recorded does not run.
 	UnsafeAuditBestEffort bool
-	// AuditArgValues stores redacted argument values in the ledger beside
-	// their keyed digest (the ledger must also keep them). By default only
-	// the digest is stored: no command text, no paths.
+	// AuditArgValues stores every argument's redacted value in the ledger
+	// beside the keyed digest (the ledger must also keep them). By default
+	// only each tool's [Tool.Recorded] arguments are stored — the command
+	// that ran, the path that was touched — redacted, and the digest of
+	// all of them.
 	AuditArgValues bool
 
 	// MCPOptions are passed to mcp-go's server after the gateway's own: the
@@ -471,6 +473,9 @@ func (t *Tool) checkDeclarations() error {
 		if !has(t.Action) {
 			return fmt.Errorf("rigout: tool %s: action argument %q is not in the input schema", t.Name, t.Action)
 		}
+		if t.ActionAlias != "" && !has(t.ActionAlias) {
+			return fmt.Errorf("rigout: tool %s: action alias %q is not in the input schema", t.Name, t.ActionAlias)
+		}
 		top := Risk(0)
 		for a, r := range t.Actions {
 			if r < ReadOnly || r > Privileged {
@@ -497,6 +502,11 @@ func (t *Tool) checkDeclarations() error {
 	for name := range props {
 		if hostArgRE.MatchString(name) && !declared[name] {
 			return fmt.Errorf("rigout: tool %s: argument %q names a host but is not declared in Tool.Hosts", t.Name, name)
+		}
+	}
+	for _, name := range t.Recorded {
+		if !has(name) {
+			return fmt.Errorf("rigout: tool %s: recorded argument %q is not in the input schema", t.Name, name)
 		}
 	}
 	for _, p := range t.Paths {

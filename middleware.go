@@ -185,17 +185,30 @@ func (g *Gateway) settle(call *Call, res *mcp.CallToolResult) {
 // logCall writes the operator's log line for a call.
 func (g *Gateway) logCall(ctx context.Context, call *Call) {
 	level := slog.LevelInfo
-	if call.Outcome.Status != audit.StatusOK {
+	switch call.Outcome.Status {
+	case audit.StatusOK, audit.StatusBackground, audit.StatusAwaitingConfirmation:
+		// Handed off or waiting on a person is how such a call goes well.
+	default:
 		level = slog.LevelWarn
 	}
-	g.log.LogAttrs(ctx, level, "tool call",
+	attrs := []slog.Attr{
 		slog.String("tool", call.Tool.Name),
 		slog.String("call", call.ID),
 		slog.String("principal", call.principal.Name),
 		slog.String("status", string(call.Outcome.Status)),
 		slog.Duration("duration", g.cfg.Now().Sub(call.Started)),
 		slog.String("route", call.Outcome.Route),
-		slog.String("rule", call.Outcome.Rule))
+		slog.String("rule", call.Outcome.Rule),
+	}
+	if ran := (audit.Event{Args: recordedArgs(call)}).Ran(); ran != "" {
+		// What ran, as the ledger keeps it: the operator's first question.
+		ran = g.redact(SafeBlock(ran, 500))
+		if set := call.maskSet(); set != nil {
+			ran = set.Redact(ran)
+		}
+		attrs = append(attrs, slog.String("ran", ran))
+	}
+	g.log.LogAttrs(ctx, level, "tool call", attrs...)
 }
 
 // principalOf returns who is calling: the principal the transport

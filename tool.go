@@ -94,6 +94,11 @@ type Tool struct {
 	// Actions maps each action to its risk. A call naming an action that
 	// is not in the map is refused as invalid.
 	Actions map[string]Risk
+	// ActionAlias, if set, is another name the Action argument is taken
+	// under (a tool's older name for it): a call that sets it instead is
+	// read as setting Action; one that sets both to different values is
+	// refused as invalid.
+	ActionAlias string
 
 	// Hosts are the arguments that name hosts. The chain resolves them
 	// (selectors included), checks each against the token's host scopes,
@@ -110,6 +115,12 @@ type Tool struct {
 	Paths []PathArg
 	// Needs are the capabilities a call needs beyond the tool scope.
 	Needs []Need
+	// Recorded are the arguments every ledger row of a call keeps as
+	// given, redacted — what an operator asks first: the command that ran,
+	// the path that was touched. The other arguments are kept only as the
+	// keyed digest unless [Config.AuditArgValues] keeps them all. Bulk
+	// arguments (file contents, standard input) do not belong here.
+	Recorded []string
 
 	// Hints are the tool annotations that its risk class does not decide,
 	// as the tool's source states them (a downstream MCP server's, say):
@@ -429,6 +440,7 @@ func (t Tool) clone() Tool {
 	t.Hosts = slices.Clone(t.Hosts)
 	t.Paths = slices.Clone(t.Paths)
 	t.Needs = slices.Clone(t.Needs)
+	t.Recorded = slices.Clone(t.Recorded)
 	for i := range t.Needs {
 		t.Needs[i].Actions = slices.Clone(t.Needs[i].Actions)
 	}

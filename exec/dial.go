@@ -116,10 +116,19 @@ func (r *Router) dialError(ctx context.Context, ep, h *Endpoint, jump bool, err 
 	return &DialError{Host: ep.Name, Address: ep.Address(), Err: err}
 }
 
-// connectErr names a timeout as such.
+// connectErr names a timeout as such, and a name that does not resolve
+// as that (even when the resolver timed out): not as a host that did not
+// answer.
 func connectErr(parent, hctx context.Context, err error, timeout time.Duration, what string) error {
 	if parent.Err() != nil {
 		return fmt.Errorf("%s: %w", what, context.Cause(parent))
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		if dns.IsNotFound {
+			return fmt.Errorf("%s: DNS: no such host %s: %w", what, dns.Name, err)
+		}
+		return fmt.Errorf("%s: DNS: cannot resolve %s (%s): %w", what, dns.Name, dns.Err, err)
 	}
 	var ne net.Error
 	if hctx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()) {

@@ -96,3 +96,6 @@ var SecretsLine = secretsLine
 
 // Direct is direct, for the direct-exec table test.
 func Direct(argv, env []string, dir string) (string, []string, bool) { return direct(argv, env, dir) }
+
+// ConnectErr exposes connectErr to the external tests.
+var ConnectErr = connectErr

@@ -303,6 +303,17 @@ func (m *Manager) Run(ctx context.Context, principal string, cmd exec.Command, w
 // RunOn is Run on st: a local or an SSH starter (see [Starter]). An SSH
 // command handed off keeps running on its channel, never restarted.
 func (m *Manager) RunOn(ctx context.Context, principal string, st Starter, cmd exec.Command, wait time.Duration) (exec.Result, *Process, error) {
+	return m.RunKeep(ctx, principal, st, cmd, wait, 0)
+}
+
+// RunKeep is RunOn that also keeps a command that ended within its wait
+// after printing more than keep bytes (both streams; zero keeps none): it
+// returns the Result with the finished Process, whose output stays
+// readable by offset or line (Read) until Retention or MaxFinished forgets
+// it, so that a caller can show a part and let its reader page the rest.
+// A kept process takes no running slot and records no process rows: the
+// call that ran it is its record. Tell it from a hand-off by Done.
+func (m *Manager) RunKeep(ctx context.Context, principal string, st Starter, cmd exec.Command, wait time.Duration, keep int64) (exec.Result, *Process, error) {
 	if err := ctx.Err(); err != nil {
 		return exec.Result{ExitCode: -1}, nil, fmt.Errorf("sessions: not started: %w", err)
 	}
@@ -324,10 +335,23 @@ func (m *Manager) RunOn(ctx context.Context, principal string, st Starter, cmd e
 	}()
 	finish := func(err error) (exec.Result, *Process, error) {
 		<-p.done
-		m.forget(p)
 		p.mu.Lock()
 		res, werr := p.res, p.err
+		printed := p.out[0].total + p.out[1].total
 		p.mu.Unlock()
+		if keep > 0 && printed > keep && werr == nil && err == nil {
+			m.mu.Lock()
+			closed := m.closed
+			if !closed {
+				m.procs[p.id] = p
+			}
+			m.mu.Unlock()
+			if !closed {
+				m.trimFinished()
+				return res, p, nil
+			}
+		}
+		m.forget(p)
 		if werr != nil {
 			return res, nil, werr
 		}

@@ -78,6 +78,30 @@ type stream struct {
 	// that would take total past max.
 	pending bool
 	created bool // the file was created, so there is one to remove
+	// lines counts the line breaks written; marks[k] is the offset of the
+	// start of line (k+1)*lineMark+1, so that a read by line scans at
+	// most lineMark lines.
+	lines int64
+	marks []int64
+}
+
+// lineMark is how many lines apart a stream marks line starts.
+const lineMark = 1024
+
+// countLines counts the line breaks of b, written at offset total, and
+// marks every lineMark-th line start.
+func (st *stream) countLines(b []byte) {
+	for i := 0; i < len(b); {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 {
+			return
+		}
+		i += j + 1
+		st.lines++
+		if st.lines%lineMark == 0 {
+			st.marks = append(st.marks, st.total+int64(i))
+		}
+	}
 }
 
 // openSpoolLocked creates st's spool file; st is pending. A file that
@@ -130,6 +154,10 @@ type ReadRequest struct {
 	// Tail, if positive, returns the last Tail lines of each stream (within
 	// Max bytes) instead of reading from the offsets.
 	Tail int
+	// Line, if positive, reads from the start of this line (1-based) of
+	// each stream asked for, instead of from the offsets, and returns whole
+	// lines only (a line longer than Max is returned in Max-byte pieces).
+	Line int64
 	// Max caps the bytes returned per stream. If zero, DefaultReadMax.
 	Max int
 	// Wait, if positive, waits up to this long for output beyond the
@@ -149,6 +177,10 @@ type Chunk struct {
 	Skipped int64
 	// Total is how many bytes the stream has carried so far.
 	Total int64
+	// Line is the number (1-based) of the line Data starts, and NextLine
+	// the line a read by line should ask for next; both are zero when the
+	// read was not by line. Lines counts the stream's line breaks so far.
+	Line, NextLine, Lines int64
 }
 
 // ReadResult is what Read returns.
@@ -255,6 +287,7 @@ func (p *Process) output(s exec.Stream, b []byte) {
 				slog.String("id", p.id), slog.String("error", err.Error()))
 		}
 	}
+	st.countLines(b)
 	st.total += int64(len(b))
 	st.tail = append(st.tail, b...)
 	if over := len(st.tail) - st.max; over > 0 {
@@ -324,9 +357,12 @@ read:
 			c.Skipped = 0
 			c.Data = lastLines(c.Data, req.Tail)
 			c.Offset = c.Next - int64(len(c.Data))
+		} else if req.Line > 0 {
+			c = st.readLines(req.Line, req.Max)
 		} else {
 			c = st.read(off[i], req.Max)
 		}
+		c.Lines = st.lines
 		if s == exec.Stdout {
 			rr.Stdout = &c
 		} else {
@@ -373,6 +409,65 @@ func (st *stream) read(off int64, n int) Chunk {
 	}
 	c.Next = off
 	return c
+}
+
+// readLines returns whole lines from the start of line (1-based), up to
+// n bytes: a line longer than n comes in n-byte pieces, the next read
+// going on inside it. A line whose bytes are no longer kept (the spool was
+// capped or dropped) is skipped to the first line that is.
+func (st *stream) readLines(line int64, n int) Chunk {
+	off, at := st.lineStart(line)
+	c := st.read(off, n)
+	c.Line = at
+	if c.Skipped > 0 {
+		c.Line = 0 // the lines skipped are not counted
+	}
+	if i := bytes.LastIndexByte(c.Data, '\n'); i >= 0 && c.Next < st.total {
+		c.Data = c.Data[:i+1]
+		c.Next = c.Offset + int64(i+1)
+	}
+	if c.Line > 0 {
+		c.NextLine = c.Line + int64(bytes.Count(c.Data, []byte{'\n'}))
+		if len(c.Data) > 0 && c.Data[len(c.Data)-1] != '\n' && c.Next < st.total {
+			c.NextLine = 0 // inside a long line: read on by offset
+		}
+	}
+	return c
+}
+
+// lineStart returns the offset where line (1-based) starts and the line
+// found there: line itself, the line after the last when the stream has
+// fewer, or 0 when a gap (bytes no longer kept) makes it unknown.
+func (st *stream) lineStart(line int64) (int64, int64) {
+	line = max(line, 1)
+	k := min((line-1)/lineMark, int64(len(st.marks)))
+	off, at := int64(0), int64(1)
+	if k > 0 {
+		off, at = st.marks[k-1], k*lineMark+1
+	}
+	for at < line && off < st.total {
+		c := st.read(off, 64<<10)
+		if len(c.Data) == 0 {
+			break
+		}
+		if c.Skipped > 0 {
+			return c.Offset, 0
+		}
+		used := 0
+		for at < line {
+			j := bytes.IndexByte(c.Data[used:], '\n')
+			if j < 0 {
+				break
+			}
+			used += j + 1
+			at++
+		}
+		if at == line {
+			return c.Offset + int64(used), at
+		}
+		off = c.Next
+	}
+	return off, at
 }
 
 // lastLines returns the last n lines of b (a final newline ends the last

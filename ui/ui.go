@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
@@ -411,14 +412,70 @@ type Row struct {
 	Status    audit.Status   `json:"status,omitempty"`
 	Error     string         `json:"error,omitempty"`
 	Refused   bool           `json:"refused,omitempty"`
+	// Ran is what the call ran or touched (audit.Event.Ran), cut to
+	// maxRan bytes; the detail has it whole.
+	Ran string `json:"ran,omitempty"`
+	// State is the status in words: "exited 2", "stopped", "killed by
+	// SIGKILL", "running in the background".
+	State string `json:"state,omitempty"`
 }
 
+// maxRan bounds the command a row shows.
+const maxRan = 300
+
 func rowOf(e audit.Event) Row {
+	ran := e.Ran()
+	if len(ran) > maxRan {
+		cut := maxRan
+		for cut > 0 && !utf8.RuneStart(ran[cut]) {
+			cut--
+		}
+		ran = ran[:cut] + "…"
+	}
 	return Row{Seq: e.Seq, Time: e.Time, Type: e.Type, CallID: e.CallID, Phase: e.Phase, Principal: e.Principal,
 		Tool: e.Tool, Host: e.Host, Route: e.Route, Decision: e.Decision, Rule: e.Rule, ExitCode: e.ExitCode,
 		Duration: float64(e.Duration) / float64(time.Millisecond), Status: e.Status, Error: e.Error,
 		Refused: e.Status == audit.StatusDenied || e.Decision == audit.DecisionDeny || e.Type == audit.TypeToolDenied ||
-			e.Type == audit.TypeAuthFailed}
+			e.Type == audit.TypeAuthFailed,
+		Ran: ran, State: stateOf(e)}
+}
+
+// stateOf says in words how a row stands or ended, for a person: never
+// "exited -1" for a process that was stopped.
+func stateOf(e audit.Event) string {
+	switch e.Status {
+	case audit.StatusOK:
+		if e.ExitCode != nil {
+			return "exited 0"
+		}
+		return "ok"
+	case audit.StatusError:
+		switch {
+		case e.Signal != "":
+			return "killed by " + e.Signal
+		case e.ExitCode != nil && *e.ExitCode >= 0:
+			return fmt.Sprintf("exited %d", *e.ExitCode)
+		}
+		return "failed"
+	case audit.StatusCanceled:
+		if strings.Contains(e.Error, "stopped") {
+			return "stopped"
+		}
+		return "canceled"
+	case audit.StatusTimeout:
+		return "timed out"
+	case audit.StatusBackground:
+		return "running in the background"
+	case audit.StatusDenied:
+		return "refused"
+	case audit.StatusInvalid:
+		return "invalid arguments"
+	case audit.StatusBusy, audit.StatusLimited:
+		return "refused: " + string(e.Status)
+	case audit.StatusAwaitingConfirmation:
+		return "awaiting confirmation"
+	}
+	return string(e.Status)
 }
 
 // events returns the newest events the session may see (?limit, at most

@@ -165,7 +165,17 @@ func TestE2EBrowserActivityPage(t *testing.T) {
 	); err != nil {
 		t.Fatalf("the call did not appear live: %v", err)
 	}
-	// Its detail shows the stored, redacted arguments, as text.
+	// Its row shows the command that ran, as text, and its status in words.
+	ranJS := `(() => { const tr = document.querySelector('#rows tr.call[data-tool="execute_command"]');
+		const td = tr && tr.querySelector("td.ran"); return td ? td.textContent : ""; })()`
+	if err := chromedp.Do(ctx, poll(ranJS+`.includes("echo")`)); err != nil {
+		t.Fatalf("the row does not show the command: %v", err)
+	}
+	if ran, err := chromedp.Run(ctx, chromedp.Evaluate[string](ranJS)); err != nil || !strings.Contains(ran, xss) {
+		t.Errorf("the row's command is %q (%v), want the command as text", ran, err)
+	}
+	// Its detail opens in place, under the row, as labelled fields (not
+	// JSON), with the stored, redacted arguments as text.
 	if err := chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`#rows tr.call[data-tool="execute_command"]`)),
 		chromedp.WaitVisible(chromedp.ID("detail")),
@@ -180,6 +190,20 @@ func TestE2EBrowserActivityPage(t *testing.T) {
 	}
 	if !strings.Contains(detail, xss) {
 		t.Errorf("the detail does not show the command as text:\n%s", detail)
+	}
+	if strings.Contains(detail, `{"`) || strings.Contains(detail, `\"`) {
+		t.Errorf("the detail is escaped JSON, not fields:\n%s", detail)
+	}
+	inPlace, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const tr = document.querySelector('#rows tr.call[data-tool="execute_command"]');
+		const d = document.getElementById("detail");
+		if (!tr.nextElementSibling || !tr.nextElementSibling.contains(d)) return "not the next row";
+		const gap = d.getBoundingClientRect().top - tr.getBoundingClientRect().bottom;
+		if (gap < 0 || gap > 60) return "opens " + gap + " px from its row";
+		return document.querySelectorAll("#detail dt").length > 3 ? "ok" : "no labelled fields";
+	})()`))
+	if err != nil || inPlace != "ok" {
+		t.Errorf("the detail does not open in place: %s (%v)", inPlace, err)
 	}
 	injected, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("img, [onerror]").length`))
 	if err != nil || injected != 0 {

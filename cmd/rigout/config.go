@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/rigout/rigout/credentials"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -128,11 +130,35 @@ type filePolicy struct {
 	Allow []string `json:"allow"`
 	// Rules sets rules by ID to "deny", "confirm" or "off".
 	Rules map[string]validate.Action `json:"rules"`
-	// ProtectedRoots, Devices and CriticalFiles replace the defaults when
-	// given.
-	ProtectedRoots []string `json:"protected_roots"`
-	Devices        []string `json:"devices"`
-	CriticalFiles  []string `json:"critical_files"`
+	// ProtectedRoots are added to the default protected roots;
+	// ProtectedRootsReplace, if given, replaces them (an empty list
+	// protects nothing). Devices and CriticalFiles replace the defaults
+	// when given.
+	ProtectedRoots        []string `json:"protected_roots"`
+	ProtectedRootsReplace []string `json:"protected_roots_replace"`
+	Devices               []string `json:"devices"`
+	CriticalFiles         []string `json:"critical_files"`
+}
+
+// protectedRoots is the policy's protected roots: the defaults and the
+// file's protected_roots, or protected_roots_replace alone; nil (the
+// defaults) when the file sets neither.
+func (fp *filePolicy) protectedRoots() ([]string, error) {
+	switch {
+	case fp.ProtectedRootsReplace != nil && fp.ProtectedRoots != nil:
+		return nil, errors.New("config: policy: protected_roots adds to the defaults and protected_roots_replace replaces them: give one")
+	case fp.ProtectedRootsReplace != nil:
+		return slices.Clone(fp.ProtectedRootsReplace), nil
+	case fp.ProtectedRoots != nil:
+		roots := validate.DefaultProtectedRoots()
+		for _, r := range fp.ProtectedRoots {
+			if !slices.Contains(roots, r) {
+				roots = append(roots, r)
+			}
+		}
+		return roots, nil
+	}
+	return nil, nil
 }
 
 // policy returns the configured command policy, or nil for the default.
@@ -141,11 +167,15 @@ func (c *fileConfig) policy() (*validate.Policy, error) {
 	if fp == nil {
 		return nil, nil
 	}
+	roots, err := fp.protectedRoots()
+	if err != nil {
+		return nil, err
+	}
 	p := &validate.Policy{
 		Mode:           fp.Mode,
 		Allow:          fp.Allow,
 		Rules:          fp.Rules,
-		ProtectedRoots: fp.ProtectedRoots,
+		ProtectedRoots: roots,
 		Devices:        fp.Devices,
 		CriticalFiles:  fp.CriticalFiles,
 	}
@@ -173,7 +203,9 @@ type fileSSH struct {
 }
 
 type fileAudit struct {
-	// StoreArgs keeps redacted argument values beside their digest.
+	// StoreArgs keeps every argument's redacted value beside the digest
+	// (file contents included); without it the ledger keeps each command
+	// and path as it ran, redacted, and digests of the rest.
 	StoreArgs bool `json:"store_args"`
 	// UnsafeBestEffort runs calls the ledger cannot record.
 	UnsafeBestEffort bool `json:"unsafe_best_effort"`

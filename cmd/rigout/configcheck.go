@@ -12,6 +12,7 @@ import (
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/statedir"
 	"github.com/rigout/rigout/redact"
+	"github.com/rigout/rigout/validate"
 )
 
 const configUsage = `usage: rigout config check [FILE]
@@ -73,7 +74,8 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 	if _, err := f.oauthConfig(os.Getenv); err != nil {
 		problems = append(problems, err)
 	}
-	if _, err := f.policy(); err != nil {
+	policy, err := f.policy()
+	if err != nil {
 		problems = append(problems, err)
 	}
 	if _, err := f.RateLimit.limits(); err != nil {
@@ -122,6 +124,7 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 		"host_keys":   hostKeys,
 		"auth_token":  authTokenSource(f),
 		"file":        redactedFile(f),
+		"policy":      effectivePolicy(policy),
 	}
 	b, _ := json.MarshalIndent(eff, "", "  ")
 	fmt.Fprintln(stdout, string(b))
@@ -192,4 +195,24 @@ func redactedFile(f *fileConfig) any {
 		}
 	}
 	return m
+}
+
+// effectivePolicy is the command policy as it applies: its lists with the
+// defaults filled in, never null.
+func effectivePolicy(p *validate.Policy) map[string]any {
+	if p == nil {
+		p = &validate.Policy{}
+	}
+	or := func(v, def []string) []string {
+		if v == nil {
+			return def
+		}
+		return v
+	}
+	return map[string]any{
+		"mode":            p.Mode,
+		"protected_roots": or(p.ProtectedRoots, validate.DefaultProtectedRoots()),
+		"devices":         or(p.Devices, validate.DefaultDevices()),
+		"critical_files":  or(p.CriticalFiles, validate.DefaultCriticalFiles()),
+	}
 }

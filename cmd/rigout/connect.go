@@ -57,6 +57,7 @@ func runConnect(args []string, stdout, stderr io.Writer) int {
 	write := fs.Bool("write", false, "merge the entry into the client's configuration file (a backup is kept beside it)")
 	file := fs.String("file", "", "the client's configuration file for --write (default: the client's own, printed below)")
 	configPath := fs.String("config", "", "stdio: the --config the client's rigout stdio is started with")
+	noToken := fs.Bool("no-token", false, "http: write the entry without a token, for a client that signs in with OAuth")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -97,8 +98,21 @@ func runConnect(args []string, stdout, stderr io.Writer) int {
 		target = clientFile(client, home, runtime.GOOS)
 	}
 
+	if !ep.stdio && ep.auth == "" && !*noToken {
+		fmt.Fprintf(stderr, "rigout connect: the gateway at %s takes the tokens (or OAuth) of its configuration, and rigout holds no token to put in %s's entry; "+
+			"nothing was printed or written, so an entry that works stays as it is.\n"+
+			"  Give the client one of your configured tokens yourself, connect over stdio (--transport stdio), "+
+			"or pass --no-token for a client that signs in with OAuth.\n", ep.url, clientTitle(client))
+		return 1
+	}
 	snippet, entry := renderClient(client, *name, ep)
 	fmt.Fprint(stdout, snippet)
+	if client == "codex" && ep.auth != "" {
+		// The token goes where Codex reads it, the environment, never
+		// into its file.
+		token, _ := strings.CutPrefix(ep.auth, "Bearer ")
+		fmt.Fprintf(stderr, "Codex reads the token from the environment it starts in:\n  export %s=%s\n", codexTokenVar, shellQuote(token))
+	}
 	if target != "" {
 		fmt.Fprintf(stderr, "%s reads %s (on %s)\n", clientTitle(client), target, runtime.GOOS)
 	}
@@ -290,9 +304,14 @@ func renderClient(client, name string, ep endpoint) (string, map[string]any) {
 
 // codexTable is Codex's TOML table for the server, with the export line
 // that hands it the token.
+//
+// required makes Codex say so when it cannot start or reach rigout (the
+// token variable unset, say) instead of going on without it; the approval
+// mode lets `codex exec` (approval policy never) call the tools that are
+// not read-only: rigout's own scopes, policy and confirmations are the gate.
 func codexTable(name string, ep endpoint) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[mcp_servers.%s]\n", name)
+	fmt.Fprintf(&b, "[mcp_servers.%s]\nrequired = true\ndefault_tools_approval_mode = \"approve\"\n", name)
 	if ep.stdio {
 		fmt.Fprintf(&b, "command = %s\n", tomlString(ep.command))
 		quoted := make([]string, len(ep.args))
@@ -303,9 +322,8 @@ func codexTable(name string, ep endpoint) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "url = %s\n", tomlString(ep.url))
-	if token, ok := strings.CutPrefix(ep.auth, "Bearer "); ok {
+	if strings.HasPrefix(ep.auth, "Bearer ") {
 		fmt.Fprintf(&b, "bearer_token_env_var = %s\n", tomlString(codexTokenVar))
-		fmt.Fprintf(&b, "# Codex reads the token from the environment it starts in:\n# export %s=%s\n", codexTokenVar, shellQuote(token))
 	}
 	return b.String()
 }

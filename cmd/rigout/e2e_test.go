@@ -80,6 +80,7 @@ type server struct {
 	pid    int
 	url    string // HTTP only
 	token  string // HTTP only
+	init   *mcp.InitializeResult
 }
 
 // startStdio runs `rigout stdio` as the client's subprocess and
@@ -105,8 +106,8 @@ func startStdioVersion(t testing.TB, version string, args ...string) *server {
 	}
 	c := client.NewClient(tr)
 	t.Cleanup(func() { c.Close() })
-	initialize(t, c, version)
-	return &server{client: c, pid: cmd.Process.Pid}
+	init := initialize(t, c, version)
+	return &server{client: c, pid: cmd.Process.Pid, init: init}
 }
 
 var listenRE = regexp.MustCompile(`listening on (http://\S+)`)
@@ -386,17 +387,26 @@ func TestE2EHugeOutputIsCappedWithBoundedMemory(t *testing.T) {
 			StdoutBytes   int64  `json:"stdout_bytes"`
 			StdoutDropped int64  `json:"stdout_dropped"`
 			Stdout        string `json:"stdout"`
+			Next          struct {
+				Tool      string         `json:"tool"`
+				Arguments map[string]any `json:"arguments"`
+			} `json:"next"`
 		}
 		b, _ := json.Marshal(res.StructuredContent)
 		if err := json.Unmarshal(b, &sc); err != nil {
 			t.Fatal(err)
 		}
+		// The result is bounded (head and tail of the output shown), and
+		// the output is kept to page on from where the head ends.
 		const total = int64(209715200 + 1 + len("THE-END\n"))
-		if sc.StdoutBytes != total || sc.StdoutDropped != total-1<<20 {
-			t.Errorf("bytes %d dropped %d", sc.StdoutBytes, sc.StdoutDropped)
+		if sc.StdoutBytes != total || sc.StdoutDropped >= total || sc.StdoutDropped < total-int64(len(sc.Stdout)) {
+			t.Errorf("bytes %d not shown %d, shown %d", sc.StdoutBytes, sc.StdoutDropped, len(sc.Stdout))
 		}
-		if !strings.HasSuffix(sc.Stdout, "THE-END\n") || !strings.Contains(resultText(res), "bytes dropped") {
-			t.Error("the tail of the output or the truncation marker is missing")
+		if len(sc.Stdout) > 32<<10 || !strings.HasSuffix(sc.Stdout, "THE-END\n") || !strings.Contains(resultText(res), "bytes not shown") {
+			t.Errorf("not a bounded head and tail with the marker: %d bytes", len(sc.Stdout))
+		}
+		if sc.Next.Tool != "process" || sc.Next.Arguments["offset"] == nil {
+			t.Errorf("next %+v: want a process read by offset (the first line is 200 MB long)", sc.Next)
 		}
 		after := vmHWM(t, s.pid)
 		t.Logf("peak RSS %d MiB → %d MiB", before>>20, after>>20)

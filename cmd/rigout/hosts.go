@@ -305,7 +305,12 @@ func hostsTrust(ctx context.Context, r *exec.Router, name, expect, stateDir stri
 			fmt.Fprintln(stdout, "Already trusted: that key is on file.")
 			return 0
 		}
-		fingerprint = shown.Fingerprint
+		// A key is recorded only once someone has checked it: show it
+		// and the command that records it, record nothing.
+		fmt.Fprintf(stderr, "Nothing was recorded. Compare that fingerprint with the host's own "+
+			"(ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on the host, or its administrator); if they match, record it with:\n"+
+			"  rigout hosts trust %s --expect %s%s\n", name, shown.Fingerprint, stateDirArg(stateDir))
+		return 1
 	}
 	res, err := r.Trust(ctx, name, fingerprint)
 	if expect != "" {
@@ -316,11 +321,7 @@ func hostsTrust(ctx context.Context, r *exec.Router, name, expect, stateDir stri
 	}
 	switch {
 	case res.Recorded:
-		fmt.Fprintf(stdout, "Recorded (hashed) in %s.\n", res.File)
-		if expect == "" {
-			fmt.Fprintf(stdout, "Compare that fingerprint with the host's own (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on the host); if they differ, remove the line with: ssh-keygen -R '%s' -f '%s'\n",
-				knownhosts.Normalize(res.Address), res.File)
-		}
+		fmt.Fprintf(stdout, "Recorded (hashed) in %s; to forget it: ssh-keygen -R '%s' -f '%s'\n", res.File, knownhosts.Normalize(res.Address), res.File)
 	case res.AlreadyKnown:
 		fmt.Fprintln(stdout, "Already trusted: that key is on file.")
 	}

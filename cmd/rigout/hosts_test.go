@@ -105,12 +105,20 @@ func TestHostsTrustTestList(t *testing.T) {
 		t.Errorf("recorded despite --expect")
 	}
 
-	// Without --expect: the key is shown once, then recorded. Flags go
-	// before or after the name.
+	// Without --expect: the key is shown, nothing is recorded, and the
+	// command that records it once checked is named. Flags go before or
+	// after the name.
 	code, out, errOut = hosts(t, "trust", "--state-dir", state, s.Addr())
-	if code != 0 || strings.Count(out, fp) != 1 || !strings.Contains(out, "offers ssh-ed25519 key "+fp) ||
-		!strings.Contains(out, "Recorded") || !strings.Contains(out, "ssh-keygen -R") {
-		t.Fatalf("trust: %d %q %q", code, out, errOut)
+	if code != 1 || strings.Count(out, fp) != 1 || !strings.Contains(out, "offers ssh-ed25519 key "+fp) ||
+		!strings.Contains(errOut, "Nothing was recorded") || !strings.Contains(errOut, "--expect "+fp) {
+		t.Fatalf("trust without --expect: %d %q %q", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(state, "known_hosts")); err == nil {
+		t.Fatal("trust without --expect recorded the key")
+	}
+	code, out, errOut = hosts(t, "trust", "--state-dir", state, s.Addr(), "--expect", fp)
+	if code != 0 || !strings.Contains(out, "offers ssh-ed25519 key "+fp) || !strings.Contains(out, "Recorded") || !strings.Contains(out, "ssh-keygen -R") {
+		t.Fatalf("trust --expect: %d %q %q", code, out, errOut)
 	}
 	data, err := os.ReadFile(filepath.Join(state, "known_hosts"))
 	if err != nil || !strings.HasPrefix(string(data), "|1|") || strings.Count(string(data), "\n") != 1 {

@@ -378,12 +378,51 @@ func runStart(ctx context.Context, args []string, stdout, stderr io.Writer, sec 
 			continue
 		}
 		rt := st.Runtime
+		printStartWarnings(stderr, logPath, start)
 		fmt.Fprintf(stdout, "rigout %s started in the background: PID %d, %s\n", rt.Version, rt.PID, rt.URL)
 		fmt.Fprintf(stdout, "  log:     rigout logs%s   (%s)\n", stateDirArg(dir), logPath)
 		fmt.Fprintf(stdout, "  status:  rigout status%s\n", stateDirArg(dir))
 		fmt.Fprintf(stdout, "  connect: rigout connect claude-code%s   (prints a secret)\n", stateDirArg(dir))
 		fmt.Fprintf(stdout, "  stop:    rigout stop%s\n", stateDirArg(dir))
 		return 0
+	}
+}
+
+// printStartWarnings copies to w the warnings, errors and notes the
+// gateway logged while it started (the activity log from offset on), so
+// that a detached start shows them on the terminal too.
+func printStartWarnings(w io.Writer, path string, off int64) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return
+	}
+	var warn []string
+	note := false // the previous line began a note, which may go on indented
+	sc := bufio.NewScanner(io.LimitReader(f, 256<<10))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, "NOTE:") || strings.HasPrefix(l, "WARNING"):
+			warn, note = append(warn, l), true
+		case note && strings.HasPrefix(l, "  "):
+			warn = append(warn, l)
+		case strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR"):
+			warn, note = append(warn, l), false
+		default:
+			note = false
+		}
+	}
+	if len(warn) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "start-up warnings (from %s):\n", path)
+	for _, l := range warn {
+		fmt.Fprintln(w, "  "+strings.TrimLeft(l, " "))
 	}
 }
 

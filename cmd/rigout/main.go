@@ -295,11 +295,14 @@ func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger
 	if c.sec != nil {
 		getenv = c.sec.getenv
 	}
+	// The ledger keeps the argument values the gateway hands it: each
+	// command and path as it ran (Tool.Recorded), redacted, and with
+	// store_args every argument; the rest stay digests.
 	key, err := chainKey(c.file.Audit, getenv)
 	if err != nil {
 		return nil, err
 	}
-	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, Logger: logger, StoreArgs: c.file.Audit.StoreArgs,
+	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, Logger: logger, StoreArgs: true,
 		UnsafeSyncNormal: c.file.Audit.UnsafeSyncNormal, ChainKey: key, AnchorPath: c.file.Audit.AnchorFile})
 	if err != nil {
 		return nil, fmt.Errorf("audit ledger %s: %w", path, err)
@@ -318,12 +321,21 @@ type assembly struct {
 }
 
 // containment describes, in a sentence, what guards local commands: for
-// /health and the initialize instructions.
+// the initialize instructions, which name nothing that changes from one
+// start to the next (the cgroup's path holds the PID), so that a client's
+// prompt cache keeps them.
 func (a *assembly) containment() string {
 	if a.sandbox == nil {
 		return "no kernel sandbox (--unsafe-no-sandbox): only the command policy guards local commands"
 	}
-	return a.sandbox.Status().String() + "; " + a.local.Tracking().String()
+	tr := a.local.Tracking()
+	switch tr.Mode {
+	case exec.TrackCgroup:
+		tr.Where = "a directory of its own"
+	case exec.TrackMarker:
+		tr.Reason = "no cgroup v2 for calls; the operator's log says why"
+	}
+	return a.sandbox.Status().String() + "; " + tr.String()
 }
 
 // health is the /health body's gateway part: the ledger, the sandbox and
@@ -458,6 +470,7 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 	tools := append(append(append(sh.Tools(), pf.Tools()...), ff.Tools()...), tt...)
 	instructions := append([]string{"rigout runs commands for you on this machine.", sh.Instructions(), ff.Instructions()}, ti...)
 	instructions = append(instructions, "Containment: "+a.containment()+".")
+	logger.Info("descendant tracking", "status", a.local.Tracking().String())
 	st, si, err := c.systools(local, a.router, g, a.processes)
 	if err != nil {
 		a.Close()

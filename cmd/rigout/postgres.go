@@ -36,7 +36,7 @@ type gatewayLedger interface {
 // environment, never in the file.
 func (c *common) postgresConfig(readOnly bool, logger *slog.Logger) (postgres.Config, error) {
 	a := c.file.Audit
-	cfg := postgres.Config{DSN: a.Postgres, Gateway: a.Gateway, ReadOnly: readOnly, StoreArgs: a.StoreArgs, Logger: logger,
+	cfg := postgres.Config{DSN: a.Postgres, Gateway: a.Gateway, ReadOnly: readOnly, StoreArgs: true, Logger: logger,
 		UnsafeAmbientCredentials: a.UnsafeAmbientCredentials}
 	if err := dsnHasNoPassword(a.Postgres); err != nil {
 		return cfg, err

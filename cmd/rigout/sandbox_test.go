@@ -50,7 +50,7 @@ func TestE2EKernelHoldsWhatThePolicyCannotSee(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := fmt.Sprintf(`{"policy": {"protected_roots": ["/", %q]}}`, root)
+	cfg := fmt.Sprintf(`{"policy": {"protected_roots_replace": ["/", %q]}}`, root)
 	cfgPath := filepath.Join(dir, "rigout.json")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -213,7 +213,7 @@ func TestE2EContainmentAsAnUnprivilegedUser(t *testing.T) {
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf(`{"policy": {"protected_roots": ["/", %q], "critical_files": [%q]}, "work_areas": [%q]}`, root, crit, base)
+	cfg := fmt.Sprintf(`{"policy": {"protected_roots_replace": ["/", %q], "critical_files": [%q]}, "work_areas": [%q]}`, root, crit, base)
 	cfgPath := filepath.Join(base, "rigout.json")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

@@ -151,6 +151,18 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 			if err != nil {
 				return fail(1, "%v", err)
 			}
+		} else if handout == "" {
+			// Tokens (or OAuth) were configured after a start generated a
+			// token: the clients set up with it keep working, and the
+			// connection file keeps naming it, until the operator deletes
+			// it — never retired without a word.
+			if kept, err := keptStateToken(filepath.Join(dir, "token")); err != nil {
+				return fail(1, "%v", err)
+			} else if kept != "" {
+				handout = kept
+				fmt.Fprintf(stderr, "NOTE: the token generated earlier (%s) stays valid beside the configured ones, so clients set up with it keep working;\n"+
+					"  delete that file and restart to retire it.\n", filepath.Join(dir, "token"))
+			}
 		}
 		if handout != "" {
 			tokens = append(tokens, auth.Token{Name: "default", Secret: auth.NewSecret(handout), Scopes: auth.FullScopes()})
@@ -267,6 +279,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		if err := auth.WriteFileSecure(cf, append(b, '\n')); err != nil {
 			return fail(1, "connection file: %v", err)
 		}
+	} else if err := os.Remove(cf); err == nil {
+		// An earlier start's file names a token this one does not accept.
+		fmt.Fprintf(stderr, "NOTE: removed %s: its token is not accepted now (the configured tokens or OAuth are)\n", cf)
 	}
 	banner(stderr, url, handout, generated, *noAuth, cf, len(tokens), oauthCfg != nil)
 	public := !auth.IsLoopback(bound) || *publicURL != ""
@@ -365,6 +380,19 @@ func connectionData(gw *rigout.Gateway, url, path, token string) map[string]any 
 
 // stateToken returns the token kept in the state directory, creating it
 // (32 random bytes, owner-only) on first use.
+// keptStateToken returns the token an earlier start generated in path, or
+// "" when there is none.
+func keptStateToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
 func stateToken(path string) (token string, created bool, err error) {
 	b, err := os.ReadFile(path)
 	switch {

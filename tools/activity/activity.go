@@ -58,7 +58,7 @@ const activityDescription = "Recent audit events (who ran what, where, and how i
 var activityInput = json.RawMessage(`{
   "type": "object",
   "properties": {
-    "lines": {"type": "integer", "minimum": 1, "maximum": 200, "description": "How many recent events. Default 50."}
+    "lines": {"type": "integer", "minimum": 1, "maximum": 200, "description": "1-200 recent events. Default 50."}
   },
   "additionalProperties": false
 }`)
@@ -83,14 +83,17 @@ type event struct {
 	Principal string `json:"principal,omitempty"`
 	Tool      string `json:"tool,omitempty"`
 	Host      string `json:"host,omitempty"`
-	Route     string `json:"route,omitempty"`
-	Status    string `json:"status,omitempty"`
-	Rule      string `json:"rule,omitempty"`
-	Bypassed  bool   `json:"bypassed,omitempty"`
-	ExitCode  *int   `json:"exit_code,omitempty"`
-	Signal    string `json:"signal,omitempty"`
-	MS        int64  `json:"duration_ms,omitempty"`
-	Error     string `json:"error,omitempty"`
+	// Ran is what the call ran or touched, as the ledger keeps it
+	// (audit.Event.Ran): the command line, or the action and path.
+	Ran      string `json:"ran,omitempty"`
+	Route    string `json:"route,omitempty"`
+	Status   string `json:"status,omitempty"`
+	Rule     string `json:"rule,omitempty"`
+	Bypassed bool   `json:"bypassed,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Signal   string `json:"signal,omitempty"`
+	MS       int64  `json:"duration_ms,omitempty"`
+	Error    string `json:"error,omitempty"`
 }
 
 // status is the gateway's side of the answer.
@@ -146,7 +149,7 @@ func (f *Family) serverActivity(ctx context.Context, call *rigout.Call) (*mcp.Ca
 			Seq: e.Seq, Time: e.Time.UTC().Format(time.RFC3339Nano), Type: e.Type, Phase: e.Phase,
 			Principal: e.Principal, Tool: e.Tool, Host: e.Host, Route: e.Route, Status: string(e.Status),
 			Rule: e.Rule, Bypassed: e.Bypassed, ExitCode: e.ExitCode, Signal: e.Signal,
-			MS: e.Duration.Milliseconds(), Error: e.Error,
+			MS: e.Duration.Milliseconds(), Error: e.Error, Ran: rigout.SafeBlock(e.Ran(), 500),
 		})
 	}
 	return rigout.JSONResult(out)

@@ -126,7 +126,8 @@ func (f *Family) Instructions() string {
 var input = json.RawMessage(`{
   "type": "object",
   "properties": {
-    "operation": {"type": "string", "enum": ["list", "run", "exec", "stop", "remove", "build", "pull", "logs", "inspect"]},
+    "action": {"type": "string", "enum": ["list", "run", "exec", "stop", "remove", "build", "pull", "logs", "inspect"]},
+    "operation": {"type": "string", "enum": ["list", "run", "exec", "stop", "remove", "build", "pull", "logs", "inspect"], "description": "Older name of action."},
     "container_name": {"type": "string", "description": "Container (run: its --name)."},
     "image": {"type": "string", "description": "run, pull, inspect; build: the tag."},
     "command": {"type": "array", "items": {"type": "string"}, "description": "run, exec: argv in the container."},
@@ -138,7 +139,6 @@ var input = json.RawMessage(`{
     "timeout": {"type": "integer", "minimum": 1, "description": "Seconds; default 60 (build, pull 600)."},
     "host": {"type": "string", "description": "local (default), an SSH alias, user@host, or auto."}
   },
-  "required": ["operation"],
   "additionalProperties": false
 }`)
 
@@ -163,7 +163,8 @@ func (f *Family) DockerOperations() rigout.Tool {
 		Description:  "Containers via the docker (or podman) CLI as exact arguments: list, run, exec, stop, remove, build, pull, logs, inspect.",
 		InputSchema:  input,
 		OutputSchema: output,
-		Action:       "operation",
+		Action:       "action",
+		ActionAlias:  "operation",
 		Actions: map[string]rigout.Risk{
 			"list": rigout.ReadOnly, "logs": rigout.ReadOnly, "inspect": rigout.ReadOnly,
 			"stop": rigout.Mutating, "remove": rigout.Mutating, "pull": rigout.Mutating,

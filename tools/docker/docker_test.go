@@ -62,6 +62,8 @@ func TestArgv(t *testing.T) {
 		want string
 	}{
 		{"list", map[string]any{"operation": "list"}, "docker ps --all --no-trunc --format {{json .}}"},
+		{"action, as every other tool", map[string]any{"action": "list"}, "docker ps --all --no-trunc --format {{json .}}"},
+		{"action and its alias agreeing", map[string]any{"action": "inspect", "operation": "inspect", "image": "alpine:3"}, "docker inspect -- alpine:3"},
 		{"run", map[string]any{"operation": "run", "image": "alpine:3.20", "command": []any{"echo", "hi there"}}, "docker run --rm -- alpine:3.20 echo hi there"},
 		{"run options", map[string]any{"operation": "run", "image": "registry.local:5000/team/app@sha256:" + strings.Repeat("a", 64), "detach": true, "interactive": true, "remove": false, "container_name": "web_1"},
 			"docker run --detach --interactive --name web_1 -- registry.local:5000/team/app@sha256:" + strings.Repeat("a", 64)},
@@ -89,6 +91,13 @@ func TestArgv(t *testing.T) {
 				t.Errorf("argv\n got %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+	// action and operation that disagree, or neither: refused, nothing run.
+	fake.Reset(t)
+	for _, args := range []map[string]any{{"action": "list", "operation": "stop", "container_name": "web"}, {"image": "alpine"}} {
+		if res := gwtest.Call(t, c, "docker_operations", args); !res.IsError || !strings.Contains(gwtest.Text(res), "action") {
+			t.Errorf("%v: %s", args, gwtest.Text(res))
+		}
 	}
 	// list parses the JSON lines docker prints.
 	sc := gwtest.Structured(t, gwtest.Call(t, c, "docker_operations", map[string]any{"operation": "list"}))

@@ -22,7 +22,10 @@ import (
 
 // Defaults used when the corresponding Config field is zero.
 const (
-	DefaultMaxReadBytes     = 1 << 20
+	// DefaultMaxReadBytes is 64 KiB: a read a model takes in at once
+	// (clients spill or cut results past ~25k tokens); longer files are
+	// paged by line with offset.
+	DefaultMaxReadBytes     = 64 << 10
 	DefaultReadLines        = 2000
 	DefaultMaxEditBytes     = 16 << 20
 	DefaultSearchTimeout    = 10 * time.Second
@@ -52,7 +55,7 @@ type Config struct {
 	// process's working directory.
 	WorkDir string
 	// MaxReadBytes caps what one read returns. If zero,
-	// DefaultMaxReadBytes (1 MiB).
+	// DefaultMaxReadBytes (64 KiB).
 	MaxReadBytes int
 	// ReadLines is the default number of lines a read returns. If zero,
 	// DefaultReadLines.

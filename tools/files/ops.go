@@ -20,7 +20,7 @@ import (
 )
 
 const fileOperationsDescription = "Files without a shell, local or over SFTP. " +
-	"read: numbered lines (offset/limit, or tail), text, 1 MiB cap. write/append: atomic. " +
+	"read: numbered lines (offset/limit, or tail), 64 KiB cap. write/append: atomic. " +
 	"edit: old_string must match once (or replace_all); returns a diff."
 
 var fileOperationsInput = json.RawMessage(`{
@@ -63,6 +63,7 @@ func (f *Family) FileOperations() rigout.Tool {
 		Hosts:       []rigout.HostArg{{Name: "host"}},
 		DefaultHost: "local",
 		Paths:       []rigout.PathArg{{Name: "path", Resolve: f.resolver("host")}, {Name: "destination", Resolve: f.resolver("host")}},
+		Recorded:    []string{"action", "path", "destination", "mode", "owner"},
 		Handler:     f.fileOperations,
 	}
 }
@@ -250,13 +251,37 @@ func (o *op) read() (*mcp.CallToolResult, error) {
 		fmt.Fprintf(&hdr, "%s: lines %d-%d, %d bytes%s\n", o.path, res.first, res.first+res.lines-1, fi.Size(), o.via())
 	}
 	text := hdr.String() + rigout.SafeText([]byte(res.text))
+	sc := readInfo{Path: o.path, Size: fi.Size(), FirstLine: res.first, Lines: res.lines, Truncated: res.truncated}
 	switch {
 	case res.truncated:
 		text += fmt.Sprintf("[output reached the %d-byte cap; read on with offset/limit]\n", max)
 	case res.more && o.a.Tail == 0:
 		text += fmt.Sprintf("[more lines follow: offset=%d]\n", res.first+res.lines)
 	}
-	return rigout.TextResult(text), nil
+	if res.more && o.a.Tail == 0 && res.lines > 0 {
+		args := map[string]any{"action": "read", "path": o.path, "offset": res.first + res.lines}
+		if h, ok := o.call.Args["host"].(string); ok && h != "" {
+			args["host"] = h
+		}
+		sc.Next = &rigout.NextCall{Tool: o.call.Tool.Name, Arguments: args, Why: "reads the next lines"}
+		text += sc.Next.Line()
+	}
+	r := rigout.TextResult(text)
+	r.StructuredContent = sc
+	return r, nil
+}
+
+// readInfo is a read's structuredContent: what the text shows, and the
+// read that goes on.
+type readInfo struct {
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+	// FirstLine is the first line shown (negative from the end, for a
+	// tail); Lines how many are shown.
+	FirstLine int              `json:"first_line"`
+	Lines     int              `json:"lines"`
+	Truncated bool             `json:"truncated,omitempty"`
+	Next      *rigout.NextCall `json:"next,omitempty"`
 }
 
 func max1(v, d int) int {

@@ -14,8 +14,20 @@ import (
 // sniffLen is how much of a file is examined to tell text from binary.
 const sniffLen = 8000
 
-// maxLineShown cuts very long lines in a read.
+// maxLineShown cuts very long lines in a search's matches. A read shows
+// lines whole; only a line longer than the read's byte cap is cut (see
+// cutLine).
 const maxLineShown = 4000
+
+// cutLine cuts text, one line of a read that alone exceeds its byte cap,
+// to about room bytes on a rune boundary, saying how much was left out.
+func cutLine(text string, room int, dropped int) string {
+	cut := min(max(room-80, 0), len(text))
+	for cut > 0 && cut < len(text) && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + fmt.Sprintf(" … [line cut: %d more bytes; it exceeds the read's byte cap]", len(text)-cut+dropped)
+}
 
 // binaryError means a file is not text.
 type binaryError struct {
@@ -63,22 +75,25 @@ type readResult struct {
 // it is cut, so a cut never shows part of a masked value.
 func readLines(r io.Reader, offset, limit, maxBytes int, mask func(string) string) (res readResult, err error) {
 	res.first = offset
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, max(64<<10, maxBytes+1))
 	var sb strings.Builder
 	defer func() { res.text = sb.String() }()
 	line := 0
 	for {
 		b, err := br.ReadSlice('\n')
-		long := false
+		long, dropped := false, 0
 		if errors.Is(err, bufio.ErrBufferFull) {
-			// A line longer than the buffer: keep its start, skip the rest.
+			// A line longer than the buffer (itself larger than the byte
+			// cap): keep its start, skip the rest.
 			if mask != nil {
 				b = []byte(mask(string(b)))
 			}
-			b = append([]byte(nil), b[:min(len(b), maxLineShown)]...)
+			b = append([]byte(nil), b...)
 			long = true
 			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
+				var rest []byte
+				rest, err = br.ReadSlice('\n')
+				dropped += len(rest)
 			}
 		}
 		if len(b) == 0 && err != nil {
@@ -103,15 +118,14 @@ func readLines(r io.Reader, offset, limit, maxBytes int, mask func(string) strin
 		if mask != nil && !long {
 			text = mask(text)
 		}
-		if len(text) > maxLineShown || long {
-			cut := min(len(text), maxLineShown)
-			for cut > 0 && !utf8.RuneStart(text[cut]) && cut < len(text) {
-				cut--
-			}
-			text = text[:cut] + " … [line cut]"
-		}
 		entry := fmt.Sprintf("%6d\t%s\n", line, text)
-		if sb.Len()+len(entry) > maxBytes {
+		if res.lines == 0 && (long || len(entry) > maxBytes) {
+			// The first line alone exceeds the cap: show what fits, so
+			// that the next read moves on.
+			entry = fmt.Sprintf("%6d\t%s\n", line, cutLine(text, maxBytes-8, dropped))
+			res.truncated = true
+		}
+		if sb.Len()+len(entry) > maxBytes && res.lines > 0 {
 			res.truncated, res.more = true, true
 			break
 		}
@@ -176,11 +190,12 @@ func tailLines(r io.ReaderAt, size int64, n, maxBytes int, mask func(string) str
 		if mask != nil {
 			l = mask(l)
 		}
-		if len(l) > maxLineShown {
-			l = l[:maxLineShown] + " … [line cut]"
-		}
 		entry := fmt.Sprintf("%6d\t%s\n", i-len(lines), l)
-		if total+len(entry) > maxBytes {
+		if len(entries) == 0 && len(entry) > maxBytes {
+			entry = fmt.Sprintf("%6d\t%s\n", i-len(lines), cutLine(l, maxBytes-8, 0))
+			res.truncated = true
+		}
+		if total+len(entry) > maxBytes && len(entries) > 0 {
 			res.truncated, res.more = true, true
 			break
 		}

@@ -34,7 +34,7 @@ var searchFilesInput = json.RawMessage(`{
     "host": {"type": "string"},
     "include": {"type": "string", "description": "grep: file name glob, e.g. *.go."},
     "case_insensitive": {"type": "boolean"},
-    "context": {"type": "integer", "minimum": 0, "maximum": 10, "description": "grep: lines around each match."},
+    "context": {"type": "integer", "minimum": 0, "maximum": 10, "description": "grep: 0-10 lines around each match."},
     "max_results": {"type": "integer", "minimum": 1}
   },
   "required": ["mode", "pattern"],

@@ -31,7 +31,7 @@ var bulkFileTransferInput = json.RawMessage(`{
     "destination": {"type": "string", "minLength": 1, "description": "Target file, or a directory to put it in."},
     "source_host": {"type": "string", "description": "Default local."},
     "destination_host": {"type": "string", "description": "Default local."},
-    "verify": {"type": "boolean", "description": "Re-read and hash before publishing. Default true."}
+    "verify": {"type": "boolean", "description": "Re-hash before publishing; default true."}
   },
   "required": ["action", "source", "destination"],
   "additionalProperties": false
@@ -44,6 +44,7 @@ func (f *Family) BulkFileTransfer() rigout.Tool {
 		Description: bulkFileTransferDescription,
 		InputSchema: bulkFileTransferInput,
 		Risk:        rigout.Mutating,
+		Recorded:    []string{"action", "source", "destination"},
 		Hosts:       []rigout.HostArg{{Name: "source_host"}, {Name: "destination_host"}},
 		DefaultHost: "local",
 		Paths: []rigout.PathArg{

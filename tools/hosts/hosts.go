@@ -88,7 +88,7 @@ var manageHostsInput = json.RawMessage(`{
   "type": "object",
   "properties": {
     "action": {"type": "string", "enum": ["list", "test", "describe", "add", "remove", "trust"]},
-    "host": {"type": "string", "description": "test, describe, trust: a host as execute_command takes it. add, remove: the alias."},
+    "host": {"type": "string", "description": "A host as execute_command takes it; add, remove: the alias."},
     "address": {"type": "string", "description": "add: host name or IP to connect to."},
     "user": {"type": "string", "description": "add: remote login."},
     "port": {"type": "integer", "minimum": 1, "maximum": 65535},
@@ -155,6 +155,8 @@ func (f *Family) manageHosts(ctx context.Context, call *rigout.Call) (*mcp.CallT
 		}
 		if t.Err != nil {
 			out["error"] = t.Err.Error()
+			// The ledger gets the error itself, not the JSON's first line.
+			call.Outcome.Status, call.Outcome.Error = audit.StatusError, t.Err.Error()
 		}
 		res, err := rigout.JSONResult(out)
 		if err == nil && t.Err != nil {
@@ -169,8 +171,13 @@ func (f *Family) manageHosts(ctx context.Context, call *rigout.Call) (*mcp.CallT
 		call.Outcome.Route = d.Route
 		out := struct {
 			exec.Description
-			Sandbox string `json:"sandbox"`
-		}{d, "none on the far side: commands sent there are checked by the command policy only, not by a kernel sandbox"}
+			// Latency in milliseconds, as test reports it; the embedded
+			// nanoseconds are hidden by the nil field of the same name.
+			LatencyMS int64     `json:"latency_ms"`
+			Latency   *struct{} `json:"latency,omitempty"`
+			Sandbox   string    `json:"sandbox"`
+		}{Description: d, LatencyMS: d.Latency.Milliseconds(),
+			Sandbox: "none on the far side: commands sent there are checked by the command policy only, not by a kernel sandbox"}
 		if d.Local {
 			out.Sandbox = "this machine: local commands run in the gateway's sandbox when it has one"
 		}
@@ -227,10 +234,15 @@ func (f *Family) showHostKey(ctx context.Context, call *rigout.Call, host string
 	case res.AlreadyKnown:
 		return rigout.TextResult(fmt.Sprintf("%s's %s key %s is already trusted", host, res.KeyType, res.Fingerprint)), nil
 	}
-	return rigout.TextResult(fmt.Sprintf("%s (%s) shows a %s key with fingerprint %s. Nothing was recorded.\n"+
+	next := rigout.NextCall{Tool: call.Tool.Name, Why: "records the key, once a person has checked the fingerprint",
+		Arguments: map[string]any{"action": "trust", "host": host, "fingerprint": res.Fingerprint}}
+	r := rigout.TextResult(fmt.Sprintf("%s (%s) shows a %s key with fingerprint %s. Nothing was recorded.\n"+
 		"Check this fingerprint with the host's administrator or on its console (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub), "+
-		"then call manage_hosts again with action trust and fingerprint %s.",
-		host, res.Address, res.KeyType, res.Fingerprint, res.Fingerprint)), nil
+		"then call manage_hosts again with action trust and fingerprint %s.\n%s",
+		host, res.Address, res.KeyType, res.Fingerprint, res.Fingerprint, next.Line()))
+	r.StructuredContent = map[string]any{"host": host, "address": res.Address, "key_type": res.KeyType,
+		"fingerprint": res.Fingerprint, "recorded": false, "next": next}
+	return r, nil
 }
 
 // trustHost is the second step: it records the key only if the host shows

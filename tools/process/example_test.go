@@ -3,7 +3,6 @@ package process_test
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -55,7 +54,7 @@ func Example() {
 		return sc
 	}
 	sc := callTool("execute_command", map[string]any{"command": "sleep 0.3; echo ok", "wait_seconds": 0})
-	fmt.Println("handed off:", sc["running"], strings.HasPrefix(sc["next_call"].(string), "process "))
+	fmt.Println("handed off:", sc["running"], sc["next"].(map[string]any)["tool"] == "process")
 	args := map[string]any{"action": "read", "id": sc["process_id"], "stream": "stdout", "wait_seconds": 10}
 	var out string
 	for sc = callTool("process", args); ; sc = callTool("process", args) {

@@ -84,7 +84,7 @@ func New(cfg Config) (*Family, error) {
 func (f *Family) Tools() []rigout.Tool { return []rigout.Tool{f.Process()} }
 
 const processDescription = "Background processes (handed off by execute_command). " +
-	"list; read output by offset or tail, waiting for more; write to stdin; signal (default: stop)."
+	"list; read output by line, offset or tail, waiting for more; write to stdin; signal (default: stop)."
 
 var processInput = json.RawMessage(`{
   "type": "object",
@@ -92,10 +92,11 @@ var processInput = json.RawMessage(`{
     "action": {"type": "string", "enum": ["list", "read", "write", "signal"]},
     "id": {"type": "string", "description": "Process ID."},
     "stream": {"type": "string", "enum": ["stdout", "stderr", "both"], "description": "read: default both."},
-    "offset": {"type": "integer", "minimum": 0, "description": "read: byte offset (the last read's next)."},
+    "offset": {"type": "integer", "minimum": 0, "description": "read: byte offset."},
     "stderr_offset": {"type": "integer", "minimum": 0, "description": "read, both streams: stderr's offset."},
+    "line": {"type": "integer", "minimum": 1, "description": "read: from this line."},
     "tail": {"type": "integer", "minimum": 1, "description": "read: the last N lines instead."},
-    "wait_seconds": {"type": "integer", "minimum": 0, "maximum": 30, "description": "read: wait for new output or exit."},
+    "wait_seconds": {"type": "integer", "minimum": 0, "maximum": 30, "description": "read: wait 0-30 s for output or exit."},
     "input": {"type": "string", "description": "write: text for stdin."},
     "keys": {"type": "array", "items": {"type": "string", "enum": ["enter", "tab", "esc", "ctrl-c", "ctrl-d"]}, "description": "write: keys after input (ctrl-c: SIGINT, ctrl-d: close stdin)."},
     "signal": {"type": "string", "enum": ["stop", "TERM", "KILL", "INT", "HUP"], "description": "signal: default stop (TERM, then KILL)."}
@@ -117,8 +118,9 @@ func (f *Family) Process() rigout.Tool {
 			"write":  rigout.Exec,
 			"signal": rigout.Exec,
 		},
-		Needs:   []rigout.Need{{Capability: rigout.Terminals, Actions: []string{"write"}}},
-		Handler: f.process,
+		Needs:    []rigout.Need{{Capability: rigout.Terminals, Actions: []string{"write"}}},
+		Recorded: []string{"action", "id", "signal"},
+		Handler:  f.process,
 	}
 }
 
@@ -128,6 +130,7 @@ type processArgs struct {
 	Offset       int64    `json:"offset"`
 	StderrOffset int64    `json:"stderr_offset"`
 	Tail         int      `json:"tail"`
+	Line         int64    `json:"line"`
 	WaitSeconds  int64    `json:"wait_seconds"`
 	Input        *string  `json:"input"`
 	Keys         []string `json:"keys"`
@@ -141,6 +144,9 @@ type ReadResult struct {
 	Stderr        *Chunk `json:"stderr,omitempty"`
 	NextOffset    *int64 `json:"next_offset,omitempty"`
 	NextErrOffset *int64 `json:"next_stderr_offset,omitempty"`
+	// Next is the read that goes on, while the process runs or output
+	// remains.
+	Next *rigout.NextCall `json:"next,omitempty"`
 }
 
 // Chunk is one stream of a read, as shown.
@@ -150,6 +156,11 @@ type Chunk struct {
 	Next    int64  `json:"next"`
 	Total   int64  `json:"total"`
 	Skipped int64  `json:"skipped,omitempty"`
+	// Line and NextLine are the first line shown and the line to read
+	// next, in a read by line; Lines counts the stream's lines so far.
+	Line     int64 `json:"line,omitempty"`
+	NextLine int64 `json:"next_line,omitempty"`
+	Lines    int64 `json:"lines"`
 }
 
 func invalid(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult, error) {
@@ -243,7 +254,10 @@ func state(in sessions.Info) string {
 }
 
 func (f *Family) read(ctx context.Context, call *rigout.Call, p *sessions.Process, a processArgs) (*mcp.CallToolResult, error) {
-	req := sessions.ReadRequest{Offset: a.Offset, ErrOffset: a.StderrOffset, Tail: a.Tail, Max: f.cfg.MaxRead}
+	req := sessions.ReadRequest{Offset: a.Offset, ErrOffset: a.StderrOffset, Tail: a.Tail, Line: a.Line, Max: f.cfg.MaxRead}
+	if a.Line > 0 && a.Tail > 0 {
+		return invalid(call, "line and tail do not go together: line reads from a line, tail reads the last lines")
+	}
 	switch a.Stream {
 	case "", "both":
 	case "stdout":
@@ -272,7 +286,11 @@ func (f *Family) read(ctx context.Context, call *rigout.Call, p *sessions.Proces
 		if s.c == nil {
 			continue
 		}
-		fmt.Fprintf(&sb, "%s [%d-%d of %d]", s.name, s.c.Offset, s.c.Next, s.c.Total)
+		if s.c.Line > 0 && len(s.c.Text) > 0 {
+			fmt.Fprintf(&sb, "%s lines %d-%d of %d", s.name, s.c.Line, max(s.c.NextLine-1, s.c.Line), s.c.Lines)
+		} else {
+			fmt.Fprintf(&sb, "%s [%d-%d of %d]", s.name, s.c.Offset, s.c.Next, s.c.Total)
+		}
 		if s.c.Skipped > 0 {
 			fmt.Fprintf(&sb, " (%d bytes before this are no longer kept)", s.c.Skipped)
 		}
@@ -298,7 +316,15 @@ func (f *Family) read(ctx context.Context, call *rigout.Call, p *sessions.Proces
 		}
 	}
 	if rr.Info.Running || more(out) {
-		sb.WriteString("next: " + nextRead(p.ID(), a.Stream, out.Stdout, out.Stderr, 20) + "\n")
+		next := nextRead(p.ID(), a.Stream, out.Stdout, out.Stderr, 20)
+		if rr.Info.Running {
+			next.Why = "waits up to 20s for more output or the exit"
+		}
+		if a.Line > 0 {
+			next = nextLine(p.ID(), a.Stream, out.Stdout, out.Stderr, next)
+		}
+		out.Next = &next
+		sb.WriteString(next.Line())
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(sb.String())}, StructuredContent: out}, nil
 }
@@ -310,7 +336,7 @@ func more(r ReadResult) bool {
 
 // nextRead renders the process call that reads on from the given chunks
 // (nil for a stream not read), as a JSON argument object.
-func nextRead(id, stream string, stdout, stderr *Chunk, waitSeconds int) string {
+func nextRead(id, stream string, stdout, stderr *Chunk, waitSeconds int) rigout.NextCall {
 	args := map[string]any{"action": "read", "id": id, "wait_seconds": waitSeconds}
 	switch {
 	case stdout != nil && stderr != nil:
@@ -323,8 +349,23 @@ func nextRead(id, stream string, stdout, stderr *Chunk, waitSeconds int) string 
 	if stream == "" || stream == "both" {
 		delete(args, "stream")
 	}
-	b, _ := json.Marshal(args)
-	return "process " + string(b)
+	return rigout.NextCall{Tool: "process", Arguments: args, Why: "reads on"}
+}
+
+// nextLine is the read by line that goes on from a read by line: by line
+// while a line boundary was reached, else by offset (inside a long line).
+func nextLine(id, stream string, stdout, stderr *Chunk, byOffset rigout.NextCall) rigout.NextCall {
+	c := stdout
+	if c == nil || (stream == "" || stream == "both") && c.Next >= c.Total && stderr != nil {
+		c, stream = stderr, "stderr"
+	} else if stream == "" || stream == "both" {
+		stream = "stdout"
+	}
+	if c == nil || c.NextLine == 0 {
+		return byOffset
+	}
+	return rigout.NextCall{Tool: "process", Why: "reads the next lines",
+		Arguments: map[string]any{"action": "read", "id": id, "stream": stream, "line": c.NextLine}}
 }
 
 // chunk renders one stream of a read for the model.
@@ -332,7 +373,8 @@ func chunk(c *sessions.Chunk) *Chunk {
 	if c == nil {
 		return nil
 	}
-	return &Chunk{Text: rigout.SafeText(c.Data), Offset: c.Offset, Next: c.Next, Total: c.Total, Skipped: c.Skipped}
+	return &Chunk{Text: rigout.SafeText(c.Data), Offset: c.Offset, Next: c.Next, Total: c.Total, Skipped: c.Skipped,
+		Line: c.Line, NextLine: c.NextLine, Lines: c.Lines}
 }
 
 // keyBytes are the keys that are bytes on standard input.

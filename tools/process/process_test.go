@@ -96,15 +96,17 @@ func survivors(arg string) int {
 }
 
 // nextArgs decodes the "next:" call a result suggests.
-func nextArgs(t *testing.T, s string) map[string]any {
+// nextArgs returns the arguments of a structuredContent's next call, which
+// must be a process call.
+func nextArgs(t *testing.T, next any) map[string]any {
 	t.Helper()
-	s, ok := strings.CutPrefix(s, "process ")
-	if !ok {
-		t.Fatalf("next call %q", s)
+	n, ok := next.(map[string]any)
+	if !ok || n["tool"] != "process" {
+		t.Fatalf("next call %v", next)
 	}
-	var args map[string]any
-	if err := json.Unmarshal([]byte(s), &args); err != nil {
-		t.Fatal(err)
+	args, ok := n["arguments"].(map[string]any)
+	if !ok {
+		t.Fatalf("next call without arguments: %v", next)
 	}
 	return args
 }
@@ -117,7 +119,7 @@ func TestHandOffThenRead(t *testing.T) {
 	if res.IsError || sc["running"] != true || !strings.Contains(text, "now background process") || !strings.Contains(text, "start") {
 		t.Fatalf("hand-off: %v %s", res.IsError, text)
 	}
-	args := nextArgs(t, sc["next_call"].(string))
+	args := nextArgs(t, sc["next"])
 	if args["offset"] != float64(6) || args["id"] != sc["process_id"] {
 		t.Fatalf("next call %v", args)
 	}

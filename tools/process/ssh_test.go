@@ -95,7 +95,7 @@ func checkSSHHandOff(t *testing.T, c *client.Client) {
 	if r, _ := sc["route"].(string); !strings.HasPrefix(r, "ssh(") || !strings.Contains(text, "via ssh(") {
 		t.Fatalf("route %q: %s", r, text)
 	}
-	args := nextArgs(t, sc["next_call"].(string))
+	args := nextArgs(t, sc["next"])
 	var out strings.Builder
 	for range 10 {
 		res, text, sc = call(t, c, "process", args)

@@ -19,15 +19,15 @@ import (
 
 const executeCommandDescription = "Run a command and return its exit code, stdout and stderr. " +
 	"Give `command` (a bash command line) or `argv` (exact arguments, no shell). " +
-	"Output is capped (head and tail kept); destructive commands are refused."
+	"Long output shows head and tail; destructive commands are refused."
 
 var executeCommandInput = json.RawMessage(`{
   "type": "object",
   "properties": {
     "command": {"type": "string", "minLength": 1, "description": "Shell command line, run by bash -c."},
     "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1, "description": "Exact arguments, no shell; instead of command."},
-    "host": {"type": "string", "description": "Where to run: local (default), an SSH alias, user@host, or auto."},
-    "hosts": {"type": ["array", "string"], "items": {"type": "string"}, "description": "Several hosts at once: a list, or a label selector such as \"web,env=prod\"."},
+    "host": {"type": "string", "description": "local (default), an SSH alias, user@host, or auto."},
+    "hosts": {"type": ["array", "string"], "items": {"type": "string"}, "description": "Several at once: a list, or a label selector such as \"web,env=prod\"."},
     "working_directory": {"type": "string", "description": "~ is the home directory."},
     "environment": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Extra environment variables."},
     "stdin": {"type": "string", "description": "Text fed to standard input."},
@@ -80,9 +80,12 @@ func (f *Family) ExecuteCommand() rigout.Tool {
 	input := executeCommandInput
 	if f.cfg.Processes != nil {
 		in := strings.Replace(string(input), `"use_sudo"`, waitSecondsProperty+`"use_sudo"`, 1)
-		in = strings.Replace(in, `killed. Default 30."`, `killed. Default 30; none for a local command unless set."`, 1)
 		input = json.RawMessage(in)
 	}
+	// Bounds in words too: some clients strip them from schemas.
+	input = json.RawMessage(strings.Replace(string(input), `killed. Default 30."`,
+		fmt.Sprintf(`killed, in the background too. Default %d, at most %d."`,
+			int64(f.cfg.DefaultTimeout/time.Second), int64(f.cfg.MaxTimeout/time.Second)), 1))
 	if f.cfg.Credentials != nil {
 		input = json.RawMessage(strings.Replace(string(input), `"stdin"`, secretsProperty+`"stdin"`, 1))
 	}
@@ -95,6 +98,7 @@ func (f *Family) ExecuteCommand() rigout.Tool {
 		Hosts:        []rigout.HostArg{{Name: "host"}, hosts},
 		DefaultHost:  "local",
 		Paths:        []rigout.PathArg{{Name: "working_directory", Resolve: f.resolveDir}},
+		Recorded:     []string{"command", "argv", "working_directory"},
 		Handler:      f.executeCommand,
 		Observes:     f.observes,
 		Tasks:        true,
@@ -134,11 +138,12 @@ type commandResult struct {
 	Sandboxed     bool   `json:"sandboxed"`
 	Unsandboxed   string `json:"unsandboxed,omitempty"`
 	Orphans       int    `json:"orphans_killed,omitempty"`
-	// With a hand-off: the background process, and the call to read it.
-	ProcessID string `json:"process_id,omitempty"`
-	Running   bool   `json:"running,omitempty"`
-	NextCall  string `json:"next_call,omitempty"`
-	Note      string `json:"note,omitempty"`
+	// With a hand-off, or output over the cap that the process keeps:
+	// the background process, and the call that reads it.
+	ProcessID string           `json:"process_id,omitempty"`
+	Running   bool             `json:"running,omitempty"`
+	Next      *rigout.NextCall `json:"next,omitempty"`
+	Note      string           `json:"note,omitempty"`
 }
 
 // invalid marks the call invalid and returns the error result.
@@ -237,13 +242,12 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 		cmd.Direct = d.Argv()
 	}
 	if st := f.starter(target); st != nil {
-		if a.Timeout == 0 {
-			// A handed-off command, or a task's, ends by its own timeout
-			// only when the caller set one; else a stop (tasks/cancel) or
-			// the ceiling ends it.
-			cmd.Timeout = 0
-		}
 		if call.Task() {
+			if a.Timeout == 0 {
+				// A task's command ends by its own timeout only when the
+				// caller set one; else tasks/cancel or the ceiling ends it.
+				cmd.Timeout = 0
+			}
 			return f.runTask(ctx, call, host, check.String(), st, cmd)
 		}
 		return f.runHandOff(ctx, call, host, check.String(), st, cmd, wait)

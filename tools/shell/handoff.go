@@ -1,8 +1,8 @@
 package shell
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -98,7 +98,7 @@ func (f *Family) runHandOff(ctx context.Context, call *rigout.Call, host, comman
 			}
 		}
 	}
-	res, p, err := m.RunOn(ctx, who, st, cmd, wait)
+	res, p, err := m.RunKeep(ctx, who, st, cmd, wait, int64(f.cfg.ShowMax))
 	var le *sessions.LimitError
 	switch {
 	case errors.As(err, &le):
@@ -113,6 +113,8 @@ func (f *Family) runHandOff(ctx context.Context, call *rigout.Call, host, comman
 		call.Outcome.Status = audit.StatusError
 		call.Outcome.Error = "could not run: " + err.Error()
 		return rigout.ErrorResult("could not run on %s: %v", host, err), nil
+	case p != nil && isDone(p):
+		return f.keptResult(ctx, call, host, command, res, p), nil
 	case p != nil:
 		return f.handOffResult(ctx, call, host, command, st.Route(), p, wait)
 	}
@@ -161,7 +163,7 @@ func (f *Family) handOffResult(ctx context.Context, call *rigout.Call, host, com
 			writeStream(&sb, s[0]+" so far", s[1])
 		}
 	}
-	fmt.Fprintf(&sb, "\nnext: %s\n", next)
+	sb.WriteString("\n" + next.Line())
 
 	return &mcp.CallToolResult{
 		Content: []mcp.Content{mcp.NewTextContent(sb.String())},
@@ -178,7 +180,7 @@ func (f *Family) handOffResult(ctx context.Context, call *rigout.Call, host, com
 			Unsandboxed: in.Unsandboxed,
 			ProcessID:   p.ID(),
 			Running:     true,
-			NextCall:    next,
+			Next:        &next,
 		},
 	}, nil
 }
@@ -196,12 +198,11 @@ func shownSoFar(c *sessions.Chunk) string {
 	return t
 }
 
-// nextCall renders the process call that reads on after a hand-off.
-func nextCall(id string, stdoutNext, stderrNext int64) string {
-	b, _ := json.Marshal(map[string]any{
+// nextCall is the process call that reads on after a hand-off.
+func nextCall(id string, stdoutNext, stderrNext int64) rigout.NextCall {
+	return rigout.NextCall{Tool: "process", Why: "reads on, waiting for output or the exit", Arguments: map[string]any{
 		"action": "read", "id": id, "offset": stdoutNext, "stderr_offset": stderrNext, "wait_seconds": nextWait,
-	})
-	return "process " + string(b)
+	}}
 }
 
 // addNote appends a note to a result's text and structuredContent.
@@ -216,4 +217,140 @@ func addNote(r *mcp.CallToolResult, note string) {
 		sc.Note = note
 		r.StructuredContent = sc
 	}
+}
+
+func isDone(p *sessions.Process) bool {
+	select {
+	case <-p.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// keptResult is the result of a command that ended printing more than
+// ShowMax: Run's result, with each stream over its share shown as its
+// first and last lines, numbered, and the process read that pages the
+// rest by line. The process keeps the whole output.
+func (f *Family) keptResult(ctx context.Context, call *rigout.Call, host, command string, res exec.Result, p *sessions.Process) *mcp.CallToolResult {
+	share := f.cfg.ShowMax / 2 // per stream
+	r := f.commandResult(call, host, command, res)
+	sc, ok := r.StructuredContent.(commandResult)
+	if !ok {
+		return r
+	}
+	var next *rigout.NextCall
+	var notes []string
+	for _, s := range []struct {
+		stream exec.Stream
+		name   string
+		text   *string
+		drop   *int64
+	}{{exec.Stdout, "stdout", &sc.Stdout, &sc.StdoutDropped}, {exec.Stderr, "stderr", &sc.Stderr, &sc.StderrDropped}} {
+		total := sc.StdoutBytes
+		if s.stream == exec.Stderr {
+			total = sc.StderrBytes
+		}
+		if total <= int64(share) {
+			continue
+		}
+		head, err := p.Read(ctx, sessions.ReadRequest{Stream: s.stream, Line: 1, Max: share / 4})
+		if err != nil {
+			continue
+		}
+		tail, err := p.Read(ctx, sessions.ReadRequest{Stream: s.stream, Tail: 1 << 30, Max: share - share/4})
+		if err != nil {
+			continue
+		}
+		h := chunkOf(head, s.stream)
+		t := chunkOf(tail, s.stream)
+		tdata := t.Data
+		if t.Offset > h.Next {
+			if i := bytes.IndexByte(tdata, '\n'); i >= 0 && i+1 < len(tdata) {
+				tdata = tdata[i+1:] // a partial first line
+			}
+		}
+		// The tail's first line: Lines counts the breaks, and a last line
+		// without one is line Lines+1, so either way:
+		tailFrom := t.Lines - int64(bytes.Count(tdata, []byte{'\n'})) + 1
+		omitted := t.Total - int64(len(tdata)) - int64(len(h.Data))
+		if omitted <= 0 {
+			continue
+		}
+		*s.drop = omitted
+		args := map[string]any{"action": "read", "id": p.ID(), "stream": s.name}
+		var marker string
+		if h.NextLine > 0 {
+			// The head ends on a line boundary: page on by line.
+			headLines := h.NextLine - 1
+			marker = fmt.Sprintf("[… lines %d-%d (%d bytes) not shown: the output is kept; page it by line with process read …]\n", headLines+1, tailFrom-1, omitted)
+			notes = append(notes, fmt.Sprintf("%s: %d lines, %d bytes; shown: lines 1-%d and %d-%d", s.name, t.Lines, t.Total, headLines, tailFrom, t.Lines))
+			args["line"] = headLines + 1
+		} else {
+			// The first line alone is longer than the head: page on by offset.
+			marker = fmt.Sprintf("\n[… %d bytes not shown: the output is kept; page it with process read …]\n", omitted)
+			notes = append(notes, fmt.Sprintf("%s: %d bytes; shown: its first %d and last %d", s.name, t.Total, len(h.Data), len(tdata)))
+			args["offset"] = h.Next
+		}
+		*s.text = rigout.SafeText(h.Data) + marker + rigout.SafeText(tdata)
+		if next == nil {
+			next = &rigout.NextCall{Tool: "process", Why: "reads the output not shown", Arguments: args}
+		}
+	}
+	if next == nil {
+		// Within ShowMax after all: nothing needs paging.
+		_ = f.cfg.Processes.Forget(call.Principal().Name, p.ID())
+		return r
+	}
+	sc.ProcessID, sc.Next = p.ID(), next
+	sc.Note = "output over " + fmt.Sprint(f.cfg.ShowMax) + " bytes is kept as process " + p.ID() + " (" + strings.Join(notes, "; ") + ")"
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "$ %s\n", showCommand(command))
+	fmt.Fprintf(&sb, "host: %s (via %s)\n", host, sc.Route)
+	if !sc.Sandboxed && sc.Unsandboxed != "" {
+		fmt.Fprintf(&sb, "not sandboxed: %s\n", sc.Unsandboxed)
+	}
+	fmt.Fprintf(&sb, "%s\n", firstLineOf(r))
+	writeParts := func(name, text string) {
+		if text != "" {
+			sb.WriteByte('\n')
+			writeStream(&sb, name, text)
+		}
+	}
+	writeParts("stdout", sc.Stdout)
+	writeParts("stderr", sc.Stderr)
+	sb.WriteString("\nnote: " + sc.Note + "\n" + next.Line())
+	r.Content = []mcp.Content{mcp.NewTextContent(sb.String())}
+	r.StructuredContent = sc
+	return r
+}
+
+// chunkOf returns the chunk of s that a read returned.
+func chunkOf(rr sessions.ReadResult, s exec.Stream) sessions.Chunk {
+	c := rr.Stdout
+	if s == exec.Stderr {
+		c = rr.Stderr
+	}
+	if c == nil {
+		return sessions.Chunk{}
+	}
+	return *c
+}
+
+// firstLineOf returns the status line of a command result's text: how it
+// ended ("exit code: 0 (1.2s)").
+func firstLineOf(r *mcp.CallToolResult) string {
+	if len(r.Content) == 0 {
+		return ""
+	}
+	t, ok := r.Content[0].(mcp.TextContent)
+	if !ok {
+		return ""
+	}
+	for _, l := range strings.Split(t.Text, "\n") {
+		if strings.HasPrefix(l, "exit code:") || strings.HasPrefix(l, "timed out") || strings.HasPrefix(l, "killed") || strings.HasPrefix(l, "canceled") {
+			return l
+		}
+	}
+	return ""
 }

@@ -65,21 +65,23 @@ func TestHandOffWaitReportsProgress(t *testing.T) {
 	}
 }
 
-func TestHandedOffIgnoresDefaultTimeout(t *testing.T) {
+// TestHandedOffKeepsDefaultTimeout: a handed-off command ends at the
+// default timeout, as documented, unless the call sets a longer one.
+func TestHandedOffKeepsDefaultTimeout(t *testing.T) {
 	m := newManager(t)
 	c := connect(t, newGateway(t, setup{Shell: shell.Config{Processes: m, DefaultTimeout: time.Second}}))
-	res := callTool(t, c, "execute_command", map[string]any{"command": "sleep 1.5; echo late", "wait_seconds": 0})
+	res := callTool(t, c, "execute_command", map[string]any{"command": "sleep 3; echo late", "wait_seconds": 0})
 	id, _ := structured(t, res)["process_id"].(string)
 	if id == "" {
 		t.Fatalf("not handed off: %s", text(res))
 	}
-	if in := waitDone(t, m, id); in.ExitCode != 0 || in.StdoutBytes != 5 {
-		t.Fatalf("killed by the default timeout: %+v", in)
+	if in := waitDone(t, m, id); !in.TimedOut || in.StdoutBytes != 0 {
+		t.Fatalf("default timeout not applied: %+v", in)
 	}
-	// An explicit timeout still ends it.
-	res = callTool(t, c, "execute_command", map[string]any{"command": "sleep 30", "wait_seconds": 0, "timeout": 1})
+	// A timeout the call sets replaces it.
+	res = callTool(t, c, "execute_command", map[string]any{"command": "sleep 1.5; echo late", "wait_seconds": 0, "timeout": 10})
 	id, _ = structured(t, res)["process_id"].(string)
-	if in := waitDone(t, m, id); !in.TimedOut {
+	if in := waitDone(t, m, id); in.TimedOut || in.ExitCode != 0 || in.StdoutBytes != 5 {
 		t.Fatalf("explicit timeout not applied: %+v", in)
 	}
 }

@@ -101,7 +101,8 @@ func TestSecretsLocal(t *testing.T) {
 	t.Cleanup(func() { m.Close() })
 	c := connect(t, newGateway(t, setup{
 		Config: rigout.Config{Audit: l, AuditArgValues: true, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))},
-		Shell:  shell.Config{Credentials: secretStore(t), Processes: m},
+		// ShowMax over the output below, which is read whole.
+		Shell: shell.Config{Credentials: secretStore(t), Processes: m, ShowMax: 1 << 20},
 	}))
 	res := callTool(t, c, "execute_command", map[string]any{"command": dumpCommand, "secrets": map[string]any{"API_KEY": "api"}})
 	all, _ := json.Marshal(res)

@@ -52,6 +52,11 @@ const (
 	DefaultMaxTimeout       = time.Hour
 	DefaultProgressInterval = 2 * time.Second
 	DefaultWait             = 20 * time.Second
+	// DefaultShowMax is the output a result shows before the rest is
+	// kept for paging: 16 KiB, so that a result with its text and its
+	// structuredContent stays well under the ~25k tokens past which
+	// clients spill a result to a file or cut out its middle.
+	DefaultShowMax = 16 << 10
 )
 
 // Config configures the family. The zero value is valid: local commands
@@ -95,6 +100,11 @@ type Config struct {
 	// Wait is the default wait_seconds, with Processes. If zero,
 	// DefaultWait (20s), well under the 60s most clients give a call.
 	Wait time.Duration
+	// ShowMax bounds the output a result shows, with Processes: a command
+	// that prints more (both streams) is kept as a finished process, and
+	// its result shows the first and last lines of each stream and the
+	// process read that pages the rest by line. If zero, DefaultShowMax.
+	ShowMax int
 	// Credentials, if set, lets execute_command take `secrets`
 	// ({"ENV_NAME": "alias"}): each value is resolved from the store when
 	// the command runs, injected into its environment (over SSH through
@@ -154,6 +164,9 @@ func New(cfg Config) (*Family, error) {
 	}
 	if c.Wait > c.MaxTimeout {
 		return nil, fmt.Errorf("shell: Wait %v exceeds MaxTimeout %v", c.Wait, c.MaxTimeout)
+	}
+	if c.ShowMax <= 0 {
+		c.ShowMax = DefaultShowMax
 	}
 	if c.Now == nil {
 		c.Now = time.Now

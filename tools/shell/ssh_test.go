@@ -161,6 +161,11 @@ func TestUnknownHostKeyIsRefusedAndAudited(t *testing.T) {
 	}
 	fp := strings.Fields(got[i+len("fingerprint "):])[0]
 	fp = strings.TrimSuffix(fp, ".")
+	// The next call, for the model, once a person checked the fingerprint.
+	next, _ := structured(t, res)["next"].(map[string]any)
+	if args, _ := next["arguments"].(map[string]any); next["tool"] != "manage_hosts" || args["fingerprint"] != fp || args["action"] != "trust" {
+		t.Errorf("trust without fingerprint: next %v", next)
+	}
 	if b, _ := os.ReadFile(f.knownHosts); len(b) != 0 {
 		t.Fatalf("trust without a fingerprint wrote known_hosts: %q", b)
 	}
@@ -243,7 +248,8 @@ func TestHostScopes(t *testing.T) {
 
 func TestManageHosts(t *testing.T) {
 	f := newSSHFixture(t, 1, true)
-	c := connect(t, newGateway(t, setup{SSH: &f.cfg}))
+	l := openLedger(t)
+	c := connect(t, newGateway(t, setup{SSH: &f.cfg, Config: rigout.Config{Audit: l}}))
 	res := callTool(t, c, "manage_hosts", map[string]any{"action": "list"})
 	if res.IsError || !strings.Contains(text(res), `"name": "web1"`) {
 		t.Errorf("list: %q", text(res))
@@ -256,9 +262,20 @@ func TestManageHosts(t *testing.T) {
 	if res.IsError || !strings.Contains(text(res), `"ssh_command": "ssh `) {
 		t.Errorf("describe: %q", text(res))
 	}
+	if strings.Contains(text(res), `"latency":`) || !strings.Contains(text(res), `"latency_ms":`) {
+		t.Errorf("describe reports latency in other units than ms: %q", text(res))
+	}
 	res = callTool(t, c, "manage_hosts", map[string]any{"action": "add", "host": "db1", "address": "127.0.0.1", "port": 1, "labels": []any{"db"}})
 	if res.IsError {
 		t.Errorf("add: %q", text(res))
+	}
+	// A failed test is recorded with its error, not the result's first line.
+	if res = callTool(t, c, "manage_hosts", map[string]any{"action": "test", "host": "db1"}); !res.IsError {
+		t.Errorf("test of a closed port: %q", text(res))
+	}
+	rows := events(t, l, audit.Filter{Tool: "manage_hosts"})
+	if last := rows[len(rows)-1]; last.Status != audit.StatusError || len(last.Error) < 10 || strings.HasPrefix(last.Error, "{") {
+		t.Errorf("failed test recorded as %q / %q", last.Status, last.Error)
 	}
 	if res = callTool(t, c, "manage_hosts", map[string]any{"action": "add", "host": "db1", "address": "127.0.0.1"}); !res.IsError {
 		t.Error("adding a host twice succeeded")
@@ -293,8 +310,8 @@ func TestManageHosts(t *testing.T) {
 	}
 	// Without SSH the tool is not listed at all.
 	c2 := connect(t, newGateway(t, setup{}))
-	l, _ := c2.ListTools(context.Background(), mcpListTools())
-	for _, tool := range l.Tools {
+	list, _ := c2.ListTools(context.Background(), mcpListTools())
+	for _, tool := range list.Tools {
 		if tool.Name == "manage_hosts" {
 			t.Error("manage_hosts listed without SSH")
 		}

@@ -158,7 +158,7 @@ func (f *Family) Instructions() string {
 var createInput = json.RawMessage(`{
   "type": "object",
   "properties": {
-    "session_name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "Optional label, unique among your sessions."},
+    "session_name": {"type": "string", "minLength": 1, "maxLength": 64, "description": "Optional label, 1-64 chars, unique."},
     "host": {"type": "string", "description": "local (default), an SSH alias, user@host, or auto."}
   },
   "additionalProperties": false
@@ -328,8 +328,11 @@ func (f *Family) createSession(ctx context.Context, call *rigout.Call) (*mcp.Cal
 	if !in.Sandboxed && in.Unsandboxed != "" {
 		fmt.Fprintf(&sb, "not sandboxed: %s\n", in.Unsandboxed)
 	}
-	fmt.Fprintf(&sb, "next: execute_in_terminal {\"session_id\":%q,\"command\":\"…\"}\n", in.ID)
-	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(sb.String())}, StructuredContent: in}, nil
+	next := rigout.NextCall{Tool: "execute_in_terminal", Why: "runs a command in the session; cwd and variables persist",
+		Arguments: map[string]any{"session_id": in.ID, "command": "…"}}
+	sb.WriteString(next.Line())
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(sb.String())},
+		StructuredContent: opened{TerminalInfo: in, Next: next}}, nil
 }
 
 type executeArgs struct {
@@ -343,6 +346,13 @@ type executeArgs struct {
 }
 
 // ExecResult is execute_in_terminal's structuredContent.
+// opened is create_terminal_session's structuredContent: the session and
+// the call that uses it.
+type opened struct {
+	sessions.TerminalInfo
+	Next rigout.NextCall `json:"next"`
+}
+
 type ExecResult struct {
 	SessionID  string      `json:"session_id"`
 	Command    string      `json:"command,omitempty"`
@@ -358,6 +368,8 @@ type ExecResult struct {
 	Previous   *ExecResult `json:"previous,omitempty"`
 	Ended      bool        `json:"ended,omitempty"`
 	Note       string      `json:"note,omitempty"`
+	// Next is the call that waits for a command still running.
+	Next *rigout.NextCall `json:"next,omitempty"`
 }
 
 func (f *Family) executeIn(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
@@ -475,7 +487,9 @@ func (f *Family) execResult(call *rigout.Call, id string, a executeArgs, r sessi
 		fmt.Fprintf(&sb, " cwd: %s", rigout.SafeText([]byte(r.Cwd)))
 	}
 	sb.WriteByte('\n')
-	next := fmt.Sprintf("execute_in_terminal {\"session_id\":%q,\"command\":\"\"} waits for it; add \"interrupt\":true to stop it (Ctrl-C)", id)
+	wait := rigout.NextCall{Tool: "execute_in_terminal", Why: `waits for it; "interrupt": true stops it (Ctrl-C)`,
+		Arguments: map[string]any{"session_id": id, "command": ""}}
+	next := "next: " + wait.String()
 	switch {
 	case r.Ended:
 		o.Status, o.Error = audit.StatusError, "the session's shell exited"
@@ -491,12 +505,14 @@ func (f *Family) execResult(call *rigout.Call, id string, a executeArgs, r sessi
 		fmt.Fprintf(&sb, "%s\n", status(sc))
 	case r.Running && !r.Sent && a.Command != "" && !a.SendKeys:
 		o.Status, o.Error = audit.StatusBusy, "the previous command is still running"
-		sc.Note = fmt.Sprintf("not sent: the previous command (%s) is still running after %s. %s.",
+		sc.Note = fmt.Sprintf("not sent: the previous command (%s) is still running after %s. %s",
 			rigout.FirstLine(rigout.SafeText([]byte(r.Command)), 80), r.Duration.Round(time.Second), next)
+		sc.Next = &wait
 		fmt.Fprintf(&sb, "%s\nits output since the last call:\n", sc.Note)
 	case r.Running:
 		o.Status, o.Error = audit.StatusBackground, "still running in terminal session "+id
-		sc.Note = fmt.Sprintf("still running after %s: the command may still be running in the session. %s.", r.Duration.Round(time.Second), next)
+		sc.Note = fmt.Sprintf("still running after %s: the command may still be running in the session. %s", r.Duration.Round(time.Second), next)
+		sc.Next = &wait
 		fmt.Fprintf(&sb, "%s\n", sc.Note)
 	default:
 		sb.WriteString("no command running\n")

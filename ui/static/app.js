@@ -45,7 +45,7 @@ function showSignin(msg) {
   $("logout").hidden = true;
   $("signin").hidden = false;
   $("who").textContent = "";
-  $("live").textContent = "offline";
+  $("live").textContent = "signed out";
   $("live").classList.remove("on");
   $("signin-error").textContent = visible(msg || "");
 }
@@ -105,20 +105,22 @@ function addRow(r) {
   if (r.status === "error") tr.classList.add("error");
   if (r.call_id) {
     tr.classList.add("call");
-    tr.addEventListener("click", () => showCall(r.call_id));
+    tr.addEventListener("click", () => showCall(r.call_id, tr));
   }
-  cell(tr, r.seq);
-  cell(tr, new Date(r.time).toLocaleTimeString());
-  cell(tr, r.type);
-  cell(tr, r.tool, "tool");
-  cell(tr, r.principal);
-  cell(tr, r.host);
-  cell(tr, r.route);
-  cell(tr, r.decision);
-  cell(tr, r.rule, "rule");
-  cell(tr, r.status, "status");
-  cell(tr, r.exit_code === undefined ? "" : r.exit_code);
-  cell(tr, r.duration_ms ? r.duration_ms.toFixed(1) + " ms" : "");
+  cell(tr, r.seq, "nowrap");
+  cell(tr, new Date(r.time).toLocaleTimeString(), "nowrap");
+  cell(tr, r.type, "nowrap");
+  cell(tr, r.tool, "tool nowrap");
+  cell(tr, r.ran, "ran");
+  tr.lastChild.title = visible(r.ran || "");
+  cell(tr, r.principal, "nowrap");
+  cell(tr, r.host, "nowrap");
+  cell(tr, r.route, "nowrap");
+  cell(tr, r.decision, "nowrap");
+  cell(tr, r.rule, "rule nowrap");
+  cell(tr, r.state || r.status, "status nowrap");
+  cell(tr, r.exit_code === undefined || r.exit_code < 0 ? "" : r.exit_code, "nowrap");
+  cell(tr, r.duration_ms ? r.duration_ms.toFixed(1) + " ms" : "", "nowrap");
   cell(tr, r.error, "err");
   applyFilter(tr);
   $("rows").prepend(tr);
@@ -134,12 +136,12 @@ function addRow(r) {
 }
 
 function matches(tr) {
-  const f = (id, key) => { const v = $(id).value.trim().toLowerCase(); return !v || tr.dataset[key].toLowerCase().includes(v); };
+  const f = (id, key) => { const v = $(id).value.trim().toLowerCase(); return !v || (tr.dataset[key] || "").toLowerCase().includes(v); };
   return f("f-tool", "tool") && f("f-principal", "principal") && f("f-host", "host") && f("f-status", "status") &&
     (!$("f-refused").checked || tr.classList.contains("refused"));
 }
 function applyFilter(tr) { tr.hidden = !matches(tr); }
-function applyFilters() { for (const tr of $("rows").children) applyFilter(tr); }
+function applyFilters() { for (const tr of $("rows").children) if (tr.id !== "detail-row") applyFilter(tr); }
 
 function drawChart() {
   const chart = $("chart");
@@ -163,16 +165,93 @@ function drawChart() {
   }
 }
 
-async function showCall(id) {
+// The detail of a call opens in place: in a row right under the clicked
+// one, as labelled fields. A second click on the row closes it.
+async function showCall(id, tr) {
+  const d = $("detail");
+  if (!d.hidden && d.dataset.call === id) { closeDetail(); return; }
+  let holder = $("detail-row");
+  if (!holder) {
+    holder = document.createElement("tr");
+    holder.id = "detail-row";
+    const td = document.createElement("td");
+    td.colSpan = $("calls").tHead.rows[0].cells.length;
+    holder.appendChild(td);
+  }
+  holder.firstChild.appendChild(d);
+  tr.after(holder);
+  d.dataset.call = id;
+  $("detail-id").textContent = visible(id);
+  const body = $("detail-body");
+  body.replaceChildren(el("p", "loading…", "hint"));
+  d.hidden = false;
   try {
     const rows = await api("api/call?id=" + encodeURIComponent(id));
-    $("detail-id").textContent = visible(id);
-    $("detail-body").textContent = visible(JSON.stringify(rows, null, 2), true);
-    $("detail").hidden = false;
+    body.replaceChildren(...rows.map(fields));
   } catch (e) {
-    $("detail-body").textContent = visible(e.message);
-    $("detail").hidden = false;
+    body.replaceChildren(el("p", visible(e.message), "error"));
   }
+}
+
+function closeDetail() {
+  const d = $("detail");
+  d.hidden = true;
+  d.dataset.call = "";
+  $("app").appendChild(d);
+  const h = $("detail-row");
+  if (h) h.remove();
+}
+
+const detailFields = [
+  ["state", "status"], ["ran", "ran"], ["time", "time"], ["principal", "principal"], ["host", "host"],
+  ["route", "route"], ["decision", "decision"], ["rule", "rule"], ["exit_code", "exit code"], ["signal", "signal"],
+  ["duration_ms", "duration"], ["stdout_bytes", "stdout bytes"], ["stderr_bytes", "stderr bytes"],
+  ["truncated", "output cut"], ["bypassed", "policy bypassed"], ["error", "error"], ["args_digest", "arguments digest"],
+];
+
+// fields renders one ledger row of a call as labelled values, every value
+// as text.
+function fields(r) {
+  const box = el("div", null, "fields");
+  box.appendChild(el("h3", (r.phase || r.type) + " · seq " + r.seq));
+  const dl = document.createElement("dl");
+  const add = (label, v) => {
+    if (v === undefined || v === null || v === "" || v === false) return;
+    dl.appendChild(el("dt", label));
+    dl.appendChild(el("dd", visible(typeof v === "string" || typeof v === "number" || v === true ? String(v) : JSON.stringify(v))));
+  };
+  for (const [key, label] of detailFields) {
+    let v = r[key];
+    if (key === "time") v = new Date(v).toLocaleString();
+    if (key === "duration_ms") v = v ? v.toFixed(1) + " ms" : "";
+    if (key === "exit_code" && v < 0) v = "";
+    if (key === "state" && !v) v = r.status;
+    add(label, v);
+  }
+  if (r.args && typeof r.args === "object") {
+    for (const [k, v] of Object.entries(r.args)) add("argument " + k, v);
+  } else {
+    add("arguments", r.args);
+  }
+  if (r.detail) {
+    try {
+      for (const [k, v] of Object.entries(JSON.parse(r.detail))) add(k, v);
+    } catch (e) {
+      add("detail", r.detail);
+    }
+  }
+  box.appendChild(dl);
+  return box;
+}
+
+// procState says how a background process stands, in words.
+function procState(p) {
+  if (p.running) return "running";
+  if (p.stopped) return p.stopped;
+  if (p.timed_out) return "timed out";
+  if (p.signal) return "killed by " + p.signal;
+  if (p.error) return "failed";
+  return "exited " + p.exit_code;
 }
 
 function list(id, items, fmt) {
@@ -191,7 +270,7 @@ async function refreshState() {
     $("health").className = h.ok ? "ok" : "bad";
   }
   list("hosts", s.hosts, (x) => x);
-  list("processes", s.processes, (p) => p.id + " " + (p.running ? "running" : "exited " + p.exit_code) + ": " + p.command);
+  list("processes", s.processes, (p) => p.id + " " + procState(p) + ": " + p.command);
   list("terminals", s.terminals, (t) => t.session_id + " on " + t.host + (t.running ? " (running " + t.command + ")" : ""));
 }
 
@@ -256,7 +335,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("signin-form").addEventListener("submit", signin);
   $("logout").addEventListener("click", logout);
   $("verify-btn").addEventListener("click", verify);
-  $("detail-close").addEventListener("click", () => { $("detail").hidden = true; });
+  $("detail-close").addEventListener("click", closeDetail);
   for (const id of ["f-tool", "f-principal", "f-host", "f-status"]) $(id).addEventListener("input", applyFilters);
   $("f-refused").addEventListener("change", applyFilters);
   start();

@@ -1,0 +1,4 @@
+package ui
+
+// RowOf exposes rowOf to the external tests.
+var RowOf = rowOf
