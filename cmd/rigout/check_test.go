@@ -114,7 +114,7 @@ func TestRunCheckConfig(t *testing.T) {
 		}
 		return p
 	}
-	roots := write("roots.json", `{"policy": {"protected_roots": ["/", `+strconv.Quote(root)+`]}}`)
+	roots := write("roots.json", `{"policy": {"protected_roots_replace": ["/", `+strconv.Quote(root)+`]}}`)
 	allowGit := write("allow.json", `{"policy": {"mode": "allow", "allow": ["git"], "rules": {"power-state": "confirm"}}}`)
 	empty := write("empty.json", `{}`)
 	bad := write("bad.json", `{"policy": {"rules": {"no-such-rule": "off"}}}`)
