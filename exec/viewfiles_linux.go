@@ -99,8 +99,10 @@ func (v *ViewFiles) OpenFile(root, name string, flag int, perm fs.FileMode) (*os
 	return os.NewFile(f.Fd(), name), nil
 }
 
-// Stat and Lstat are os.Stat and os.Lstat in the view.
-func (v *ViewFiles) Stat(root, name string) (fs.FileInfo, error)  { return v.stat("stat", root, name) }
+// Stat is os.Stat in the view (with root, os.Root.Stat).
+func (v *ViewFiles) Stat(root, name string) (fs.FileInfo, error) { return v.stat("stat", root, name) }
+
+// Lstat is os.Lstat in the view (with root, os.Root.Lstat).
 func (v *ViewFiles) Lstat(root, name string) (fs.FileInfo, error) { return v.stat("lstat", root, name) }
 
 func (v *ViewFiles) stat(op, root, name string) (fs.FileInfo, error) {
@@ -139,24 +141,29 @@ func (v *ViewFiles) ReadDir(root, name string) ([]fs.FileInfo, error) {
 	return out, nil
 }
 
-// Mkdir, Remove, Rename, Chmod, Chown, Chtimes and Readlink are their
-// package os counterparts in the view (with root, os.Root's).
+// Mkdir is os.Mkdir in the view (with root, os.Root.Mkdir).
 func (v *ViewFiles) Mkdir(root, name string, perm fs.FileMode) error {
 	return v.simple(fileOp{Op: "mkdir", Root: root, Name: name, Perm: uint32(perm)})
 }
 
+// Remove is os.Remove in the view (with root, os.Root.Remove).
 func (v *ViewFiles) Remove(root, name string) error {
 	return v.simple(fileOp{Op: "remove", Root: root, Name: name})
 }
 
+// Rename is os.Rename in the view (with root, os.Root.Rename; both
+// names beneath root).
 func (v *ViewFiles) Rename(root, oldname, newname string) error {
 	return v.simple(fileOp{Op: "rename", Root: root, Name: oldname, Name2: newname})
 }
 
+// Chmod is os.Chmod in the view (with root, os.Root.Chmod).
 func (v *ViewFiles) Chmod(root, name string, mode fs.FileMode) error {
 	return v.simple(fileOp{Op: "chmod", Root: root, Name: name, Perm: uint32(mode)})
 }
 
+// Chown is os.Chown in the view (with root, os.Root.Chown). The
+// gateway's user and group are root in the view and are translated.
 func (v *ViewFiles) Chown(root, name string, uid, gid int) error {
 	// The gateway's user is root in the view.
 	if uid == os.Geteuid() {
@@ -168,10 +175,12 @@ func (v *ViewFiles) Chown(root, name string, uid, gid int) error {
 	return v.simple(fileOp{Op: "chown", Root: root, Name: name, UID: uid, GID: gid})
 }
 
+// Chtimes is os.Chtimes in the view (with root, os.Root.Chtimes).
 func (v *ViewFiles) Chtimes(root, name string, atime, mtime time.Time) error {
 	return v.simple(fileOp{Op: "chtimes", Root: root, Name: name, Atime: atime.UnixNano(), Mtime: mtime.UnixNano()})
 }
 
+// Readlink is os.Readlink in the view (with root, os.Root.Readlink).
 func (v *ViewFiles) Readlink(root, name string) (string, error) {
 	rep, f, err := v.do(fileOp{Op: "readlink", Root: root, Name: name})
 	if f != nil {

@@ -47,18 +47,39 @@ func (s *Sandbox) spawnInView(context.Context, spawnRequest) (*nsChild, error) {
 // Files fails with ErrNoViews: views are Linux only.
 func (s *Sandbox) Files(context.Context) (*ViewFiles, error) { return nil, ErrNoViews }
 
+// OpenFile fails with ErrNoViews: views are Linux only.
 func (v *ViewFiles) OpenFile(root, name string, flag int, perm fs.FileMode) (*os.File, error) {
 	return nil, ErrNoViews
 }
-func (v *ViewFiles) Stat(root, name string) (fs.FileInfo, error)             { return nil, ErrNoViews }
-func (v *ViewFiles) Lstat(root, name string) (fs.FileInfo, error)            { return nil, ErrNoViews }
-func (v *ViewFiles) ReadDir(root, name string) ([]fs.FileInfo, error)        { return nil, ErrNoViews }
-func (v *ViewFiles) Mkdir(root, name string, perm fs.FileMode) error         { return ErrNoViews }
-func (v *ViewFiles) Remove(root, name string) error                          { return ErrNoViews }
-func (v *ViewFiles) Rename(root, oldname, newname string) error              { return ErrNoViews }
-func (v *ViewFiles) Chmod(root, name string, mode fs.FileMode) error         { return ErrNoViews }
-func (v *ViewFiles) Chown(root, name string, uid, gid int) error             { return ErrNoViews }
+
+// Stat fails with ErrNoViews: views are Linux only.
+func (v *ViewFiles) Stat(root, name string) (fs.FileInfo, error) { return nil, ErrNoViews }
+
+// Lstat fails with ErrNoViews: views are Linux only.
+func (v *ViewFiles) Lstat(root, name string) (fs.FileInfo, error) { return nil, ErrNoViews }
+
+// ReadDir fails with ErrNoViews: views are Linux only.
+func (v *ViewFiles) ReadDir(root, name string) ([]fs.FileInfo, error) { return nil, ErrNoViews }
+
+// Mkdir fails with ErrNoViews: views are Linux only.
+func (v *ViewFiles) Mkdir(root, name string, perm fs.FileMode) error { return ErrNoViews }
+
+// Remove fails with ErrNoViews: views are Linux only.
+func (v *ViewFiles) Remove(root, name string) error { return ErrNoViews }
+
+// Rename fails with ErrNoViews: views are Linux only.
+func (v *ViewFiles) Rename(root, oldname, newname string) error { return ErrNoViews }
+
+// Chmod fails with ErrNoViews: views are Linux only.
+func (v *ViewFiles) Chmod(root, name string, mode fs.FileMode) error { return ErrNoViews }
+
+// Chown fails with ErrNoViews: views are Linux only.
+func (v *ViewFiles) Chown(root, name string, uid, gid int) error { return ErrNoViews }
+
+// Chtimes fails with ErrNoViews: views are Linux only.
 func (v *ViewFiles) Chtimes(root, name string, atime, mtime time.Time) error { return ErrNoViews }
-func (v *ViewFiles) Readlink(root, name string) (string, error)              { return "", ErrNoViews }
+
+// Readlink fails with ErrNoViews: views are Linux only.
+func (v *ViewFiles) Readlink(root, name string) (string, error) { return "", ErrNoViews }
 
 type spawner struct{}
