@@ -172,9 +172,10 @@ func (c *common) workAreas() []string {
 	return w
 }
 
-// secretFiles are files the gateway reads secrets from, which views hide:
-// the configuration file (tokens, client secrets) and the credential
-// aliases' files.
+// secretFiles are files the gateway reads secrets from or must keep from
+// commands, which views hide: the configuration file (tokens, client
+// secrets), the credential aliases' files, a ledger kept outside the state
+// directory with its key, and the ledger's anchor.
 func (c *common) secretFiles() []string {
 	var files []string
 	if c.configPath != "" {
@@ -182,11 +183,20 @@ func (c *common) secretFiles() []string {
 			files = append(files, p)
 		}
 	}
+	if c.auditDB != "" {
+		// A ledger kept outside the state directory, and its key beside it.
+		if p, err := filepath.Abs(c.auditDB); err == nil {
+			files = append(files, p, p+".key", p+"-wal", p+"-shm", p+".head")
+		}
+	}
 	if c.file != nil {
 		for _, spec := range c.file.Credentials {
 			if spec.File != "" {
 				files = append(files, spec.File)
 			}
+		}
+		if c.file.Audit.AnchorFile != "" {
+			files = append(files, c.file.Audit.AnchorFile)
 		}
 	}
 	return files
