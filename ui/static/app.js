@@ -297,7 +297,7 @@ async function refreshApprovals() {
           body: JSON.stringify({ id: a.id, digest: a.digest, decision: decision }) });
         refreshApprovals();
       } catch (e) {
-        out.textContent = e.message;
+        out.textContent = visible(e.message);
         yes.disabled = no.disabled = false;
       }
     };
