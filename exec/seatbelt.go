@@ -207,3 +207,19 @@ func seatbeltAncestors(c SandboxConfig) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// SeatbeltExec is the path of macOS's sandbox-exec(1).
+const SeatbeltExec = "/usr/bin/sandbox-exec"
+
+// SeatbeltArgv returns the argv that runs argv under profile with
+// sandbox-exec: [SeatbeltExec, "-p", profile, argv...]. Everything argv
+// starts stays inside the sandbox.
+func SeatbeltArgv(profile string, argv []string) ([]string, error) {
+	if profile == "" {
+		return nil, errors.New("exec: seatbelt: empty profile")
+	}
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, errors.New("exec: seatbelt: no command")
+	}
+	return append([]string{SeatbeltExec, "-p", profile}, argv...), nil
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -356,4 +357,22 @@ func topForms(t *testing.T, profile string) []string {
 		out[i] = f.String()
 	}
 	return out
+}
+
+func TestSeatbeltArgv(t *testing.T) {
+	got, err := exec.SeatbeltArgv("(version 1)", []string{"/bin/sh", "-c", "echo hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{exec.SeatbeltExec, "-p", "(version 1)", "/bin/sh", "-c", "echo hi"}; !slices.Equal(got, want) {
+		t.Errorf("SeatbeltArgv = %q, want %q", got, want)
+	}
+	for _, bad := range []struct {
+		profile string
+		argv    []string
+	}{{"", []string{"/bin/sh"}}, {"(version 1)", nil}, {"(version 1)", []string{""}}} {
+		if _, err := exec.SeatbeltArgv(bad.profile, bad.argv); err == nil {
+			t.Errorf("SeatbeltArgv(%q, %q) accepted", bad.profile, bad.argv)
+		}
+	}
 }
