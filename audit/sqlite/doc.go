@@ -1,9 +1,11 @@
 // Package sqlite is rigout's tamper-evident audit ledger: an append-only
 // SQLite table of [audit.Event] rows, each chained to the previous one by a
 // keyed hash ([audit.KeyedRowHash], HMAC-SHA256 under a chain key), written
-// so that an acknowledged record survives a crash. It uses github.com/mattn/go-sqlite3 and so needs cgo;
-// the events and interfaces it implements are in package audit, which does
-// not.
+// so that an acknowledged record survives a crash. With cgo it uses
+// github.com/mattn/go-sqlite3; built with CGO_ENABLED=0 (cross builds, the
+// release archives) it uses github.com/ncruces/go-sqlite3, the same SQLite
+// as pure Go, and [Driver] says which. The events and interfaces it
+// implements are in package audit, which needs neither.
 //
 // # Overview
 //

@@ -19,8 +19,6 @@ import (
 	"sync"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" database/sql driver
-
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/internal/groupcommit"
 )
@@ -456,8 +454,12 @@ func createOwnerOnly(ctx context.Context, log *slog.Logger, path string) error {
 }
 
 func openDB(path string, q url.Values) (*sql.DB, error) {
-	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
-	db, err := sql.Open("sqlite3", u.String())
+	if q.Get("_journal_mode") == "WAL" {
+		if err := beforeOpen(path); err != nil {
+			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		}
+	}
+	db, err := sql.Open(driverName, dsn(path, q))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}

@@ -20,7 +20,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/internal/runstate"
 	"github.com/rigout/rigout/internal/statedir"
@@ -139,7 +138,7 @@ func claimInstance(dir string, log func(msg string, args ...any)) (*instance, er
 // record writes runtime.json once the gateway listens.
 func (in *instance) record(rt runstate.Runtime) error {
 	rt.Started = time.Now().UTC().Truncate(time.Second)
-	rt.Version = rigout.Version
+	rt.Version = releaseVersion()
 	rt.Commit = buildCommit()
 	rt.LogFile = filepath.Join(in.dir, runstate.LogFile)
 	return in.lock.Write(rt)

@@ -353,6 +353,12 @@ func (a *assembly) health() map[string]any {
 		m["sandbox"] = sm
 	}
 	m["descendants"] = string(a.local.Tracking().Mode)
+	if c := buildCommit(); c != "" {
+		m["commit"] = c
+	}
+	if linkedDate != "" {
+		m["build_date"] = linkedDate
+	}
 	if a.downstream != nil {
 		m["downstream"] = a.downstream.Health()
 	}
@@ -513,6 +519,7 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 		}
 	}
 	cfg := rigout.Config{
+		Version:                   releaseVersion(),
 		Secrets:                   known,
 		Instructions:              strings.Join(instructions, " "),
 		Tools:                     tools,

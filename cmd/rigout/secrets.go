@@ -120,8 +120,8 @@ func secretNames(args []string) map[string]bool {
 // processes of the same user cannot read its memory or environment through
 // /proc.
 func hideSecrets(args []string) (*secrets, error) {
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return nil, fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
+	if err := undumpable(); err != nil {
+		return nil, err
 	}
 	if fd := os.Getenv(secretsFDEnv); fd != "" {
 		return readSecrets(fd, secretNames(args))
@@ -144,9 +144,9 @@ func hideSecrets(args []string) (*secrets, error) {
 	if err != nil {
 		return nil, fmt.Errorf("re-exec: %w", err)
 	}
-	mfd, err := unix.MemfdCreate("rigout-secrets", 0) // no CLOEXEC: the new image inherits it
+	mfd, err := secretsMemFile() // no CLOEXEC: the new image inherits it
 	if err != nil {
-		return nil, fmt.Errorf("re-exec: memfd: %w", err)
+		return nil, fmt.Errorf("re-exec: %w", err)
 	}
 	b, _ := json.Marshal(vals)
 	if _, err := unix.Write(mfd, b); err != nil {

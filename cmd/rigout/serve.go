@@ -415,7 +415,7 @@ func stateToken(path string) (token string, created bool, err error) {
 
 // banner tells the operator, once, how to connect.
 func banner(w io.Writer, url, token string, generated, noAuth bool, connFile string, ntokens int, oauth bool) {
-	fmt.Fprintf(w, "rigout %s listening on %s\n", rigout.Version, url)
+	fmt.Fprintf(w, "rigout %s listening on %s\n", releaseVersion(), url)
 	switch {
 	case noAuth:
 		fmt.Fprintln(w, "Auth: NONE (--no-auth): any process on this machine can call every tool.")

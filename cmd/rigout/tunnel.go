@@ -48,9 +48,7 @@ func startTunnel(ctx context.Context, local string, env []string, wait time.Dura
 	}
 	cmd := osexec.Command(bin, "tunnel", "--no-autoupdate", "--url", local)
 	cmd.Env = env
-	// Its own process group, so that stopping it stops what it started;
-	// and it dies with the gateway even if the gateway is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = tunnelProcAttr() // its own process group (and, on Linux, death signal)
 	out, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

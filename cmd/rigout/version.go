@@ -17,12 +17,29 @@ import (
 // and from a source archive. Set only by the linker; never written.
 var linkedCommit string
 
+// linkedVersion and linkedDate are the release version and build date
+// (RFC 3339, UTC) the release command stamps with -ldflags "-X
+// main.linkedVersion=… -X main.linkedDate=…" (go run ./internal/release).
+// Set only by the linker; never written.
+var linkedVersion, linkedDate string
+
+// releaseVersion is the version this binary reports everywhere (`rigout
+// version`, initialize, /health, runtime.json): the stamped release, or
+// the library's Version in an unstamped build.
+func releaseVersion() string {
+	if linkedVersion != "" {
+		return linkedVersion
+	}
+	return rigout.Version
+}
+
 // buildInfo is what `rigout version` reports: the release, and from the
 // build information the Go toolchain embeds, the commit it was built from.
 type buildInfo struct {
 	Version    string `json:"version"`
 	Commit     string `json:"commit,omitempty"`
 	CommitTime string `json:"commit_time,omitempty"`
+	BuildDate  string `json:"build_date,omitempty"` // stamped by the release command
 	Modified   bool   `json:"modified,omitempty"`
 	Go         string `json:"go"`
 	CGO        bool   `json:"cgo"`
@@ -31,7 +48,7 @@ type buildInfo struct {
 }
 
 func readBuildInfo() buildInfo {
-	b := buildInfo{Version: rigout.Version, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	b := buildInfo{Version: releaseVersion(), BuildDate: linkedDate, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		b.Commit = linkedCommit
@@ -81,12 +98,18 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 		commit += " (modified)"
 	}
 	link := "dynamically linked"
-	if b.Static {
+	switch {
+	case b.Static:
 		link = "static"
+	case !b.CGO:
+		link = "no cgo (pure-Go SQLite ledger)"
 	}
 	fmt.Fprintf(stdout, "rigout %s\ncommit %s", b.Version, commit)
 	if b.CommitTime != "" {
 		fmt.Fprintf(stdout, " from %s", b.CommitTime)
+	}
+	if b.BuildDate != "" {
+		fmt.Fprintf(stdout, "\nbuilt %s", b.BuildDate)
 	}
 	fmt.Fprintf(stdout, "\n%s %s, %s\n", b.Go, b.Platform, link)
 	return 0

@@ -1,13 +1,16 @@
 // Package runstate records a running rigout gateway in its state directory
 // and finds it again: a lock held for the gateway's lifetime, a PID file,
-// and runtime.json with the process's identity (PID, start time from
-// /proc/PID/stat and the boot ID) beside the address it serves.
+// and runtime.json with the process's identity (PID, start time and boot
+// ID: /proc/PID/stat and /proc/sys/kernel/random/boot_id on Linux, sysctl
+// kern.proc.pid and kern.bootsessionuuid on macOS) beside the address it
+// serves.
 //
 // The identity is what makes signalling safe: a PID the kernel has since
 // given to another process has another start time, so [Inspect] reports
-// such state as stale and [Signal] refuses it. Signals go through a pidfd
-// opened before the identity is checked, so the process checked is the
-// process signalled.
+// such state as stale and [Process.Signal] refuses it. On Linux, signals go
+// through a pidfd opened before the identity is checked, so the process
+// checked is the process signalled; elsewhere the identity is checked again
+// right before each kill(2).
 package runstate
 
 import (
@@ -19,7 +22,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -37,31 +39,12 @@ const (
 // is reused by the kernel, the PID with its start time is not.
 type Identity struct {
 	PID int `json:"pid"`
-	// StartTime is field 22 of /proc/PID/stat: clock ticks after boot.
+	// StartTime is field 22 of /proc/PID/stat on Linux (clock ticks after
+	// boot), p_starttime in microseconds since the epoch on macOS.
 	StartTime uint64 `json:"start_time"`
-	// BootID is /proc/sys/kernel/random/boot_id, so that state left from
+	// BootID is the kernel's boot ID, so that state left from
 	// before a reboot never matches a process after it.
 	BootID string `json:"boot_id"`
-}
-
-// Of returns the identity of the live process pid. A process that does not
-// exist (or is a zombie) is an error wrapping fs.ErrNotExist.
-func Of(pid int) (Identity, error) {
-	if pid <= 0 {
-		return Identity{}, fmt.Errorf("runstate: PID %d: %w", pid, fs.ErrNotExist)
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return Identity{}, fmt.Errorf("runstate: PID %d: %w", pid, err)
-	}
-	state, start, err := parseStat(string(b))
-	if err != nil {
-		return Identity{}, fmt.Errorf("runstate: PID %d: %w", pid, err)
-	}
-	if state == "Z" || state == "X" {
-		return Identity{}, fmt.Errorf("runstate: PID %d has exited: %w", pid, fs.ErrNotExist)
-	}
-	return Identity{PID: pid, StartTime: start, BootID: bootID()}, nil
 }
 
 // Self returns this process's identity.
@@ -85,11 +68,6 @@ func parseStat(s string) (state string, start uint64, err error) {
 		return "", 0, fmt.Errorf("malformed /proc stat start time: %w", err)
 	}
 	return f[0], start, nil
-}
-
-func bootID() string {
-	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	return strings.TrimSpace(string(b))
 }
 
 // Runtime is what runtime.json holds about the running gateway.
@@ -273,71 +251,6 @@ func readRuntime(dir string) (*Runtime, error) {
 // ErrNotSame is Signal's error when the PID no longer names the recorded
 // process.
 var ErrNotSame = errors.New("runstate: the recorded process is gone or its PID belongs to another process")
-
-// Process is a handle on the recorded process that stays valid when its
-// PID is reused: a pidfd opened, then checked against the identity.
-type Process struct {
-	id Identity
-	fd int
-}
-
-// Open returns a handle on the process id names, or ErrNotSame.
-func Open(id Identity) (*Process, error) {
-	fd, err := unix.PidfdOpen(id.PID, 0)
-	if err != nil {
-		if errors.Is(err, unix.ESRCH) {
-			return nil, ErrNotSame
-		}
-		return nil, fmt.Errorf("runstate: pidfd_open %d: %w", id.PID, err)
-	}
-	// The pidfd now pins this process: if it is the one recorded, every
-	// signal sent through fd reaches it and no other.
-	if reason(id) != "" {
-		unix.Close(fd)
-		return nil, ErrNotSame
-	}
-	return &Process{id: id, fd: fd}, nil
-}
-
-// Signal sends sig to the process.
-func (p *Process) Signal(sig syscall.Signal) error {
-	if err := unix.PidfdSendSignal(p.fd, sig, nil, 0); err != nil {
-		if errors.Is(err, unix.ESRCH) {
-			return ErrNotSame
-		}
-		return fmt.Errorf("runstate: signal %d: %w", p.id.PID, err)
-	}
-	return nil
-}
-
-// Wait waits up to d for the process to exit and reports whether it did.
-func (p *Process) Wait(d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for {
-		left := time.Until(deadline)
-		if left < 0 {
-			left = 0
-		}
-		fds := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, int(left.Milliseconds()))
-		if err == nil && n > 0 {
-			return true
-		}
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			// Fall back to /proc when poll on a pidfd is not supported.
-			if _, err := Of(p.id.PID); err != nil {
-				return true
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-	}
-}
-
-// Close releases the handle.
-func (p *Process) Close() error { return unix.Close(p.fd) }
 
 // WriteFileAtomic writes data to path with mode 0600 through a temporary
 // file in the same directory, renamed over path after an fsync.
