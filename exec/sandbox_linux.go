@@ -131,27 +131,8 @@ func (s *Sandbox) start(c *osexec.Cmd) (enforced bool, err error) {
 // that was never built (its first build failed) is built now, and the
 // command fails if that fails again.
 func (s *Sandbox) launcher() (*launcher, error) {
-	s.waitReady() // the first ruleset, built in the background
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return nil, ErrSandboxClosed
-	}
-	if !s.plan.fresh() {
-		s.mu.RUnlock()
-		s.mu.Lock()
-		if !s.closed && !s.plan.fresh() {
-			if err := s.rebuildLocked(); err != nil {
-				s.mu.Unlock()
-				return nil, err
-			}
-		}
-		s.mu.Unlock()
-		s.mu.RLock()
-		if s.closed {
-			s.mu.RUnlock()
-			return nil, ErrSandboxClosed
-		}
+	if err := s.rlockFresh(); err != nil {
+		return nil, err
 	}
 	defer s.mu.RUnlock()
 	// A prepared thread is confined by the current ruleset: a rebuild
@@ -164,6 +145,36 @@ func (s *Sandbox) launcher() (*launcher, error) {
 		return ln, nil
 	}
 	return newLauncher(s.rs.fd)
+}
+
+// rlockFresh waits for the first ruleset, rebuilds it if a directory it
+// enumerated changed, and returns with s.mu held for reading; on an error,
+// with nothing held.
+func (s *Sandbox) rlockFresh() error {
+	s.waitReady() // the first ruleset, built in the background
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrSandboxClosed
+	}
+	if s.plan.fresh() {
+		return nil
+	}
+	s.mu.RUnlock()
+	s.mu.Lock()
+	if !s.closed && !s.plan.fresh() {
+		if err := s.rebuildLocked(); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+	}
+	s.mu.Unlock()
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrSandboxClosed
+	}
+	return nil
 }
 
 // prepare confines a thread for the next command, unless one is ready or

@@ -49,7 +49,7 @@ func (v *ViewFiles) do(op fileOp) (fileReply, *os.File, error) {
 		pass = append(pass, rf)
 		m.Rule, m.Access = true, handledAccess(v.s.abi)
 	}
-	r, err := v.sp.request(m, pass...)
+	_, r, err := v.sp.request(m, nil, pass...)
 	if err != nil {
 		return rep, nil, err
 	}
@@ -192,30 +192,44 @@ func (v *ViewFiles) Readlink(root, name string) (string, error) {
 	return rep.Link, replyErr("readlink", name, rep)
 }
 
-// request sends m with files and waits for the reply to it.
-func (sp *spawner) request(m spawnMsg, files ...*os.File) (reply, error) {
+// request sends m with files and waits for the reply to it; with child,
+// the command's exit is routed to it. On an error, nothing stays
+// registered.
+func (sp *spawner) request(m spawnMsg, child *nsChild, files ...*os.File) (uint64, reply, error) {
 	ch := make(chan reply, 1)
 	sp.mu.Lock()
 	if sp.dead != nil || sp.closing {
 		sp.mu.Unlock()
-		return reply{}, errors.New("exec: sandbox view: the spawner ended")
+		return 0, reply{}, errors.New("exec: sandbox view: the spawner ended")
 	}
 	sp.nextID++
 	m.ID = sp.nextID
 	sp.pending[m.ID] = ch
+	if child != nil {
+		sp.children[m.ID] = child
+	}
 	sp.last = time.Now()
 	sp.mu.Unlock()
 	sp.wmu.Lock()
 	err := sendMsg(sp.sock, m, files...)
 	sp.wmu.Unlock()
 	if err != nil {
-		sp.mu.Lock()
-		delete(sp.pending, m.ID)
-		sp.mu.Unlock()
-		return reply{}, fmt.Errorf("exec: sandbox view: %w", err)
+		sp.forget(m.ID)
+		return 0, reply{}, fmt.Errorf("exec: sandbox view: %w", err)
 	}
 	r := <-ch
-	return r, r.err
+	if r.err != nil {
+		sp.forget(m.ID)
+	}
+	return m.ID, r, r.err
+}
+
+// forget drops what waits for request id.
+func (sp *spawner) forget(id uint64) {
+	sp.mu.Lock()
+	delete(sp.pending, id)
+	delete(sp.children, id)
+	sp.mu.Unlock()
 }
 
 // file performs a file operation on a confined thread of the spawner and

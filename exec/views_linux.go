@@ -469,38 +469,14 @@ func (sp *spawner) spawn(r spawnRequest) (*nsChild, error) {
 		m.Rule, m.Access = true, r.access
 		pass = append(pass, rule)
 	}
-	ch := make(chan reply, 1)
-	sp.mu.Lock()
-	if sp.dead != nil || sp.closing {
-		sp.mu.Unlock()
-		return fail(errors.New("exec: sandbox view: the spawner ended"))
-	}
-	sp.nextID++
-	m.ID = sp.nextID
-	sp.pending[m.ID] = ch
-	sp.children[m.ID] = c
-	sp.last = time.Now()
-	sp.mu.Unlock()
-	sp.wmu.Lock()
-	err := sendMsg(sp.sock, m, pass...)
-	sp.wmu.Unlock()
+	id, rep, err := sp.request(m, c, pass...)
 	closeFiles(closeAfter) // the spawner and the command have their own copies
 	closeAfter = nil
-	forget := func() {
-		sp.mu.Lock()
-		delete(sp.pending, m.ID)
-		delete(sp.children, m.ID)
-		sp.mu.Unlock()
-	}
 	if err != nil {
-		forget()
-		return fail(fmt.Errorf("exec: sandbox view: %w", err))
+		return fail(err)
 	}
-	rep := <-ch
-	if rep.err != nil {
-		forget()
-		return fail(rep.err)
-	}
+	m.ID = id
+	forget := func() { sp.forget(id) }
 	if rep.msg.Op != "started" || len(rep.files) == 0 {
 		closeFiles(rep.files)
 		forget()
@@ -653,27 +629,8 @@ func (s *Sandbox) spawnInView(ctx context.Context, r spawnRequest) (*nsChild, er
 // rulesetDup returns a duplicate of the current ruleset's descriptor,
 // rebuilding the ruleset first if a directory it enumerated changed.
 func (s *Sandbox) rulesetDup() (int, error) {
-	s.waitReady()
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return -1, ErrSandboxClosed
-	}
-	if !s.plan.fresh() {
-		s.mu.RUnlock()
-		s.mu.Lock()
-		if !s.closed && !s.plan.fresh() {
-			if err := s.rebuildLocked(); err != nil {
-				s.mu.Unlock()
-				return -1, err
-			}
-		}
-		s.mu.Unlock()
-		s.mu.RLock()
-		if s.closed {
-			s.mu.RUnlock()
-			return -1, ErrSandboxClosed
-		}
+	if err := s.rlockFresh(); err != nil {
+		return -1, err
 	}
 	defer s.mu.RUnlock()
 	if s.rs.fd <= 0 {
