@@ -240,10 +240,11 @@ func (v *viewSet) start(p Principal) (*spawner, error) {
 		last:     time.Now(),
 	}
 	ready := make(chan error, 1)
-	sp.pending[0] = make(chan reply, 1)
+	setup := make(chan reply, 1)
+	sp.pending[0] = setup
 	go sp.read()
 	go func() {
-		r := <-sp.pending[0]
+		r := <-setup
 		switch {
 		case r.err != nil:
 			ready <- r.err
