@@ -309,11 +309,13 @@ func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger
 		return nil, fmt.Errorf("audit ledger %s: %w", path, err)
 	}
 	// Intent rows name this process, and calls an earlier gateway left
-	// unfinished (killed mid-call) are recorded as interrupted.
+	// unfinished (killed mid-call) are recorded as interrupted. Without
+	// /proc (an empty chroot) the process cannot be named: calls are then
+	// left open as before.
 	self, err := runstate.Self()
 	if err != nil {
-		l.Close()
-		return nil, fmt.Errorf("audit ledger %s: %w", path, err)
+		logger.Warn("audit ledger: cannot name this process in intent rows; interrupted calls will not be reconciled", "err", err)
+		return l, nil
 	}
 	if _, _, err := reconcileInterrupted(ctx, l, self, time.Now(), logger); err != nil {
 		l.Close()
