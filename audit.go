@@ -29,8 +29,9 @@ type auditHealth interface {
 	Healthy() error
 }
 
-// recordIntent commits the intent row of a call that can change something,
-// before it runs. If the row cannot be written the call does not run (fail
+// recordIntent commits the intent row of a call before it runs, read-only
+// ones included: most run a process, and a gateway killed mid-call must
+// leave a trace of it. If the row cannot be written the call does not run (fail
 // closed), unless the gateway was configured with UnsafeAuditBestEffort;
 // the result it returns is then the call's answer.
 func (g *Gateway) recordIntent(ctx context.Context, call *Call) *mcp.CallToolResult {
@@ -66,7 +67,6 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 		e.Type = audit.TypeToolDenied
 	}
 	if call.intent || call.observes {
-		// A call classified read-only has its done row alone.
 		e.Phase = audit.PhaseDone
 	}
 	o := &call.Outcome
@@ -94,7 +94,7 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 			d["unsandboxed"] = o.Unsandboxed
 		}
 		if call.observes {
-			d["class"] = "read-only" // Tool.Observes: no intent row
+			d["class"] = "read-only" // Tool.Observes classified the call
 		}
 		e.Detail = DetailJSON(d)
 	}

@@ -85,7 +85,9 @@ func TestAuditRecordsEveryCall(t *testing.T) {
 	if ex[4].Status != audit.StatusError || !strings.Contains(ex[4].Error, "unknown host") || ex[4].Host != "nowhere" {
 		t.Errorf("refused host row = %+v", ex[4])
 	}
-	if rows := byTool["echo"]; len(rows) != 1 || rows[0].Phase != "" || rows[0].Status != "ok" {
+	// A read-only call has its intent row too: a gateway killed mid-call
+	// leaves a trace of it.
+	if rows := byTool["echo"]; len(rows) != 2 || rows[0].Phase != audit.PhaseIntent || rows[1].Phase != audit.PhaseDone || rows[1].Status != "ok" {
 		t.Errorf("read-only tool rows = %+v", rows)
 	}
 	if rows := byTool["no_such_tool"]; len(rows) != 1 || rows[0].Type != audit.TypeToolDenied || rows[0].Status != "unknown" {
@@ -229,7 +231,9 @@ func TestServerActivityReadsTheLedger(t *testing.T) {
 	if out.Server.Health.Audit != rigout.AuditOK || out.Server.Name != "rigout" {
 		t.Errorf("server = %v", out.Server)
 	}
-	if len(out.Events) != 2 || out.Events[1].Phase != "done" || out.Events[1].ExitCode == nil || *out.Events[1].ExitCode != 3 {
+	// The last two rows: the command's done row, then this call's intent.
+	if len(out.Events) != 2 || out.Events[0].Phase != "done" || out.Events[0].ExitCode == nil || *out.Events[0].ExitCode != 3 ||
+		out.Events[1].Phase != "intent" || out.Events[1].Tool != "get_server_activity" {
 		t.Errorf("events = %+v", out.Events)
 	}
 	if res := callTool(t, c, "get_server_activity", map[string]any{"lines": 500}); !res.IsError {

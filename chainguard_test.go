@@ -62,7 +62,7 @@ func TestNoToolOutsideTheChain(t *testing.T) {
 	if rogue.Load() != 0 || rogueMW.Load() != 0 {
 		t.Errorf("outside the chain: handler ran %d times, middleware %d times", rogue.Load(), rogueMW.Load())
 	}
-	if rows := events(t, l, audit.Filter{Tool: "echo"}); len(rows) != 1 {
-		t.Errorf("echo rows = %d, want 1 (through the chain)", len(rows))
+	if rows := events(t, l, audit.Filter{Tool: "echo"}); len(rows) != 2 {
+		t.Errorf("echo rows = %d, want 2 (intent and done, through the chain)", len(rows))
 	}
 }

@@ -131,9 +131,10 @@ func TestRiskPerAction(t *testing.T) {
 	if ran.Load() != 1 {
 		t.Errorf("handler ran %d times, want 1", ran.Load())
 	}
-	// The read-only action wrote one row, without an intent.
+	// The read-only action wrote its intent and done rows; the refused
+	// ones, one row each.
 	rows := events(t, l, audit.Filter{Tool: "thing"})
-	if len(rows) != 3 || rows[0].Phase != "" || rows[1].Type != audit.TypeToolDenied || rows[2].Status != audit.StatusInvalid {
+	if len(rows) != 4 || rows[0].Phase != audit.PhaseIntent || rows[1].Phase != audit.PhaseDone || rows[2].Type != audit.TypeToolDenied || rows[3].Status != audit.StatusInvalid {
 		t.Errorf("rows = %+v", rows)
 	}
 

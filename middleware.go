@@ -27,9 +27,10 @@ import (
 //     act on them);
 //  4. scopes on them: writes, every host, every path, capabilities;
 //  5. limits: calls in flight, then the rate of calls that run something;
-//  6. the intent row, committed before anything above read-only runs
-//     (fail closed); a call the tool's Observes hook classified read-only
-//     has none, only its done row;
+//  6. the intent row, committed before the handler runs, read-only calls
+//     included, since most run a process (a command the policy classified
+//     read-only, a docker or ps listing): a gateway killed mid-call leaves
+//     the intent row, which the next start reconciles (fail closed);
 //  7. the embedder's middleware and the handler, with panics recovered.
 func (g *Gateway) serve(ctx context.Context, call *Call, r *registered) (res *mcp.CallToolResult) {
 	defer func() {
@@ -59,7 +60,7 @@ func (g *Gateway) serve(ctx context.Context, call *Call, r *registered) (res *mc
 		return g.refusal(call, err)
 	}
 	defer release()
-	if g.cfg.Audit != nil && !call.ReadOnly() {
+	if g.cfg.Audit != nil {
 		if res := g.recordIntent(ctx, call); res != nil {
 			return res
 		}

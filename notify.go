@@ -2,11 +2,14 @@ package rigout
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/rigout/rigout/redact"
 )
 
 // Notification settling. mcp-go v1.2.1 queues a call's notifications on
@@ -31,19 +34,34 @@ var ErrNoSession = errors.New("rigout: no client session to notify")
 
 // Notify sends a notification to the client making the call. Use it (or
 // Progress and Log) rather than mcp-go's server directly, so that the
-// gateway delivers every notification before the call's result.
+// gateway delivers every notification before the call's result, masked as
+// the result is: every string in params (but a progress token, the
+// client's own) is redacted of [Config.Secrets] and of the values the call
+// added with [Call.MaskSecrets] so far.
 func (c *Call) Notify(ctx context.Context, method string, params map[string]any) error {
 	srv := server.ServerFromContext(ctx)
 	if srv == nil {
 		return ErrNoSession
 	}
 	c.notified.Store(true)
+	if params != nil {
+		token, hasToken := params["progressToken"]
+		masked, _ := c.maskNotice(params).(map[string]any)
+		if masked == nil {
+			return errors.New("rigout: notification parameters are not a JSON object")
+		}
+		if hasToken {
+			masked["progressToken"] = token
+		}
+		params = masked
+	}
 	return srv.SendNotificationToClient(ctx, method, params)
 }
 
 // Progress reports progress of the call to the client, if the client
 // passed a progress token; otherwise it does nothing. progress must
-// increase with every report; total is 0 when unknown.
+// increase with every report; total is 0 when unknown. message is masked
+// as [Call.Notify] masks its parameters.
 func (c *Call) Progress(ctx context.Context, progress, total float64, message string) error {
 	meta := c.Request.Params.Meta
 	if meta == nil || meta.ProgressToken == nil {
@@ -68,14 +86,48 @@ func (c *Call) WantsProgress(ctx context.Context) bool {
 }
 
 // Log sends a log message to the client, subject to the level the client
-// set.
+// set. logger and data are masked as [Call.Notify] masks its parameters;
+// data that does not encode as JSON is sent as null.
 func (c *Call) Log(ctx context.Context, level mcp.LoggingLevel, logger string, data any) error {
 	srv := server.ServerFromContext(ctx)
 	if srv == nil {
 		return ErrNoSession
 	}
 	c.notified.Store(true)
-	return srv.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, logger, data))
+	logger, _ = c.maskNotice(logger).(string)
+	return srv.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, logger, c.maskNotice(data)))
+}
+
+// maskNotice returns v masked as a result is: v itself when no string in
+// it holds anything to mask, else its JSON form decoded with every string
+// redacted (nil if v does not encode).
+func (c *Call) maskNotice(v any) any {
+	sets := []*redact.Set{nil} // a nil Set masks like redact.String
+	if c.gw != nil {
+		sets[0] = c.gw.cfg.Secrets
+	}
+	if cs := c.maskSet(); cs != nil {
+		sets = append(sets, cs)
+	}
+	clean := true
+	for _, set := range sets {
+		clean = clean && maskClean(set, v)
+	}
+	if clean {
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	for _, set := range sets {
+		maskStrings(set, &out)
+	}
+	return out
 }
 
 // settleNotifications holds a call's result until the notifications it

@@ -14,9 +14,9 @@ import (
 )
 
 // TestToolObserves: an embedder's Mutating tool whose Observes hook
-// classifies a call read-only gets no intent row for it, its done row says
-// read-only, and a read-only token may make it; the other calls keep their
-// intent row and need the write scope.
+// classifies a call read-only has its intent row, its done row says
+// read-only, and a read-only token may make it; the other calls need the
+// write scope.
 func TestToolObserves(t *testing.T) {
 	var ran []string
 	tool := rigout.Tool{
@@ -66,7 +66,7 @@ func TestToolObserves(t *testing.T) {
 		shapes = append(shapes, strings.Join(s, " "))
 	}
 	want := map[string]bool{
-		`reader:done:ok:{"class":"read-only"}`: true,
+		`reader:intent:started: reader:done:ok:{"class":"read-only"}`: true,
 		`reader::denied:`:                      true,
 		`admin:intent:started: admin:done:ok:`: true,
 	}

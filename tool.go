@@ -17,8 +17,8 @@ import (
 )
 
 // Risk classifies what a tool, or one action of a tool, can do. It drives
-// token scopes, the audit ledger (an intent row is committed before
-// anything above ReadOnly runs), rate limits (Exec and above) and the MCP
+// token scopes, the audit ledger (the done row of a call that Observes
+// classified read-only says so), rate limits (Exec and above) and the MCP
 // tool annotations clients show to people.
 type Risk int
 
@@ -141,9 +141,9 @@ type Tool struct {
 	// reports whether this call, with these arguments, only observes. It
 	// is asked after the call's hosts and paths are resolved and before
 	// its scopes are checked. A call it classifies read-only is treated as
-	// one of risk ReadOnly: a read-only token may make it, and the ledger
-	// gets no intent row, only the done row (classified read-only in its
-	// detail), committed before the result is acknowledged. Rate limits
+	// one of risk ReadOnly: a read-only token may make it, and its done
+	// row says read-only in its detail (like every call, it has its intent
+	// row before it runs). Rate limits
 	// still apply by the tool's risk. It must answer true only for calls
 	// it can prove change nothing, and the handler must then run exactly
 	// what it classified; it may keep its findings in [Call.State] for the

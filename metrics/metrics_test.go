@@ -221,8 +221,9 @@ func TestScrapeMatchesLedger(t *testing.T) {
 		{"rigout_tool_denials_total", map[string]string{"tool": "secret", "rule": ""}, 1},
 		{"rigout_tool_calls_total", map[string]string{"tool": "unknown", "status": "unknown"}, 1},
 		{"rigout_tool_call_duration_seconds", map[string]string{"tool": "fail", "route": "ssh"}, 3},
-		// fail and policy have intent rows and done rows; echo has one row.
-		{"rigout_ledger_commit_duration_seconds", map[string]string{"phase": "intent"}, 5},
+		// Every call that reaches its handler has an intent row: echo's 5,
+		// fail's and policy's.
+		{"rigout_ledger_commit_duration_seconds", map[string]string{"phase": "intent"}, 10},
 		{"rigout_ledger_healthy", nil, 1},
 		{"rigout_ledger_commit_failures_total", nil, 0},
 		{"rigout_tool_calls_in_flight", nil, 0},

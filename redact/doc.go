@@ -27,8 +27,9 @@
 // A [Set] adds the values the gateway knows to be secret (its own tokens,
 // passphrases, credentials it handed to a command): [Set.Redact] masks every
 // occurrence of each, and of its hex, base64 (standard and URL-safe, at any
-// byte alignment inside a longer base64 stream), percent-encoded and
-// JSON-escaped forms, whatever the surrounding text.
+// byte alignment inside a longer base64 stream), percent-encoded,
+// JSON-escaped, reversed and separator-interleaved forms, whatever the
+// surrounding text.
 //
 // # Usage
 //

@@ -49,7 +49,7 @@ func New(secrets ...string) (*Set, error) {
 	}
 	s := new(Set)
 	if len(secrets) > 0 {
-		s.m.Store(newMatcher(nil, secrets))
+		s.m.Store(newMatcher(nil, secrets, encodings))
 	}
 	return s, nil
 }
@@ -66,7 +66,7 @@ func (s *Set) Add(secret string) error {
 	if old.has(secret) {
 		return nil
 	}
-	s.m.Store(newMatcher(old, []string{secret}))
+	s.m.Store(newMatcher(old, []string{secret}, encodings))
 	return nil
 }
 
@@ -83,9 +83,12 @@ func (s *Set) Len() int {
 // masked too. The encodings are hex (lower and upper case), base64
 // (standard and URL-safe, padded or not, and the stable inner part at each
 // of the three byte alignments, so that a secret inside a longer base64
-// stream is caught), percent-encoding, and JSON string escaping. Base64
-// wrapped over several lines, and other transformations (compression,
-// reversal, other encodings), are not recognised.
+// stream is caught), percent-encoding, JSON string escaping, the value
+// reversed, and the value and its hex interleaved with a separator (each
+// byte followed by one of space, tab, newline, NUL, '-', ',', ':', '.',
+// '_' or '|', as `sed 's/./&-/g'` or `od -tx1` print it). Base64 wrapped
+// over several lines, and other transformations (compression, other
+// encodings, other separators), are not recognised.
 //
 // When nothing is masked, Redact returns text itself.
 func (s *Set) Redact(text string) string {
@@ -139,8 +142,9 @@ type matcher struct {
 	bits    [1 << 16 / 64]uint64 // hash of their first 8 bytes
 }
 
-// newMatcher returns a matcher for old's secrets and add.
-func newMatcher(old *matcher, add []string) *matcher {
+// newMatcher returns a matcher for old's secrets and add, and the forms
+// that forms returns for each.
+func newMatcher(old *matcher, add []string, forms func(string) []string) *matcher {
 	m := &matcher{needles: make(map[uint64][]string)}
 	if old != nil {
 		m.secrets = append(m.secrets, old.secrets...)
@@ -152,7 +156,7 @@ func newMatcher(old *matcher, add []string) *matcher {
 	}
 	seen := make(map[string]bool)
 	for _, v := range m.secrets {
-		for _, n := range encodings(v) {
+		for _, n := range forms(v) {
 			if len(n) < 8 || seen[n] {
 				continue
 			}
@@ -259,9 +263,52 @@ func word(s string, i int) uint64 {
 // hash maps a word to 16 bits (Fibonacci hashing).
 func hash(w uint64) uint64 { return (w * 0x9E3779B97F4A7C15) >> 48 }
 
+// separators are the bytes an interleaved form puts after each byte of a
+// value (see [Set.Redact]).
+const separators = " \t\n\x00-,:._|"
+
 // encodings returns v and the forms in which it is likely to appear in
-// output: hex, base64, percent-encoding and JSON escaping.
+// output: [codings], then the value reversed and interleaved.
 func encodings(v string) []string {
+	out := codings(v)
+	b := []byte(v)
+	rev := make([]byte, len(b))
+	for i, c := range b {
+		rev[len(b)-1-i] = c
+	}
+	out = append(out, string(rev))
+	if r := []rune(v); len(r) != len(b) {
+		// Multibyte text: rev(1) reverses characters, not bytes.
+		for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+			r[i], r[j] = r[j], r[i]
+		}
+		out = append(out, string(r))
+	}
+	lo := hex.EncodeToString(b)
+	for _, sep := range []byte(separators) {
+		out = append(out, interleave(v, 1, sep))
+	}
+	for _, sep := range []byte(" :-") {
+		out = append(out, interleave(lo, 2, sep), interleave(strings.ToUpper(lo), 2, sep))
+	}
+	return out
+}
+
+// interleave returns s with sep after each group of n bytes but the last.
+func interleave(s string, n int, sep byte) string {
+	b := make([]byte, 0, len(s)+len(s)/n)
+	for i := 0; i < len(s); i += n {
+		if i > 0 {
+			b = append(b, sep)
+		}
+		b = append(b, s[i:min(len(s), i+n)]...)
+	}
+	return string(b)
+}
+
+// codings returns v and its encodings: hex, base64, percent-encoding and
+// JSON escaping.
+func codings(v string) []string {
 	b := []byte(v)
 	out := []string{v, hex.EncodeToString(b), strings.ToUpper(hex.EncodeToString(b))}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {

@@ -33,6 +33,7 @@ import (
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/federation"
 	"github.com/rigout/rigout/gate"
+	"github.com/rigout/rigout/internal/runstate"
 	"github.com/rigout/rigout/internal/statedir"
 	"github.com/rigout/rigout/redact"
 	"github.com/rigout/rigout/sessions"
@@ -307,7 +308,20 @@ func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger
 	if err != nil {
 		return nil, fmt.Errorf("audit ledger %s: %w", path, err)
 	}
-	return l, nil
+	// Intent rows name this process, and calls an earlier gateway left
+	// unfinished (killed mid-call) are recorded as interrupted. Without
+	// /proc (an empty chroot) the process cannot be named: calls are then
+	// left open as before.
+	self, err := runstate.Self()
+	if err != nil {
+		logger.Warn("audit ledger: cannot name this process in intent rows; interrupted calls will not be reconciled", "err", err)
+		return l, nil
+	}
+	if _, _, err := reconcileInterrupted(ctx, l, self, time.Now(), logger); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("audit ledger %s: %w", path, err)
+	}
+	return stampLedger(l, self), nil
 }
 
 // assembly is the gateway and the resources its tool families share.

@@ -43,7 +43,9 @@ func Example() {
 
 	var req mcp.CallToolRequest
 	req.Params.Name = "get_server_activity"
-	_, _ = c.CallTool(ctx, req) // this call is recorded, then shown by the next
+	// This call is recorded (its intent and done rows), then shown by the
+	// next, which has its own intent row committed before it reads.
+	_, _ = c.CallTool(ctx, req)
 	res, _ := c.CallTool(ctx, req)
 	var out struct {
 		Server struct {
@@ -54,5 +56,5 @@ func Example() {
 	_ = json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &out)
 	fmt.Println(out.Server.Health.Audit, out.Events)
 	// Output:
-	// ok [{get_server_activity ok}]
+	// ok [{get_server_activity started} {get_server_activity ok} {get_server_activity started}]
 }

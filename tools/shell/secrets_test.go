@@ -68,9 +68,12 @@ func secretStore(t *testing.T) *credentials.Store {
 }
 
 // dumpCommand prints the environment every way the issue names, the value
-// in base64, and MATCH when the variable holds the value.
+// in base64 (at each alignment), hex, interleaved and reversed, and MATCH
+// when the variable holds the value.
 var dumpCommand = `env; printenv API_KEY; cat /proc/self/environ | tr '\0' '\n'; echo "$API_KEY" | base64; ` +
 	`printf %s "$API_KEY" | base64; echo; printf %s "$API_KEY" | od -An -tx1 | tr -d ' \n'; echo; ` +
+	`printf 'xx%s' "$API_KEY" | base64 -w0 | cut -c3-; echo; printf 'x%s' "$API_KEY" | base64 -w0 | cut -c2-; echo; ` +
+	`printf %s "$API_KEY" | sed 's/./&-/g'; echo; printf %s "$API_KEY" | fold -w1 | tr '\n' '\0'; echo; printf '%s\n' "$API_KEY" | rev; ` +
 	`[ "$(printf %s "$API_KEY" | sha256sum | cut -c1-64)" = ` + secretSHA + ` ] && echo MATCH; echo "$API_KEY" >&2`
 
 // checkDump asserts the command got the value and printed it only masked.

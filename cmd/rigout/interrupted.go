@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/internal/runstate"
+)
+
+// gatewayDetail is the detail key of an intent row that names the gateway
+// process that wrote it: "PID/STARTTIME/BOOTID" (see runstate.Identity).
+const gatewayDetail = "gateway"
+
+// maxReconcile bounds the unfinished calls one start reconciles; the rest
+// are left for the next start (and logged).
+const maxReconcile = 10000
+
+// stampedLedger adds the gateway's process identity to every intent row,
+// so that a later start can tell a call interrupted by this process's end
+// from one another gateway on the same ledger is running now.
+type stampedLedger struct {
+	gatewayLedger
+	self string
+}
+
+// stampLedger returns l stamping intent rows with self.
+func stampLedger(l gatewayLedger, self runstate.Identity) *stampedLedger {
+	return &stampedLedger{gatewayLedger: l, self: identityString(self)}
+}
+
+func identityString(id runstate.Identity) string {
+	return fmt.Sprintf("%d/%d/%s", id.PID, id.StartTime, id.BootID)
+}
+
+// Record stamps an intent row's detail with the gateway, then records e.
+func (s *stampedLedger) Record(ctx context.Context, e audit.Event) error {
+	if e.Phase == audit.PhaseIntent {
+		d := map[string]string{}
+		if e.Detail == "" || json.Unmarshal([]byte(e.Detail), &d) == nil {
+			d[gatewayDetail] = s.self
+			e.Detail = rigout.DetailJSON(d)
+		}
+	}
+	return s.gatewayLedger.Record(ctx, e)
+}
+
+// unfinishedLister is a ledger that lists the intent rows no done row
+// finished (the SQLite ledger).
+type unfinishedLister interface {
+	Unfinished(ctx context.Context, limit int) ([]audit.Event, error)
+}
+
+// reconcileInterrupted records a done row, status aborted, for every call
+// whose intent row is unfinished and was written by a gateway process that
+// is gone (killed mid-call, or the machine restarted): the ledger then says
+// that the call was interrupted rather than leaving it open forever. A
+// call of a gateway that still runs, or of an intent row that names no
+// gateway (written before rows were stamped, or by an embedder), is left
+// as it is. It returns how many calls it reconciled and how many it left.
+// Processes such a call left running are not ended here: the command's
+// process tracking (its cgroup or its marker) belonged to the dead
+// gateway.
+func reconcileInterrupted(ctx context.Context, l gatewayLedger, self runstate.Identity, now time.Time, logger *slog.Logger) (done, left int, err error) {
+	u, ok := l.(unfinishedLister)
+	if !ok {
+		return 0, 0, nil
+	}
+	open, err := u.Unfinished(ctx, maxReconcile)
+	if err != nil {
+		return 0, 0, fmt.Errorf("unfinished calls: %w", err)
+	}
+	for _, in := range open {
+		var d map[string]string
+		_ = json.Unmarshal([]byte(in.Detail), &d)
+		owner, ok := parseIdentity(d[gatewayDetail])
+		if !ok || gatewayAlive(owner, self) {
+			left++
+			continue
+		}
+		e := in
+		e.Seq, e.Hash, e.PrevHash = 0, "", ""
+		e.Phase = audit.PhaseDone
+		e.Status = audit.StatusAborted
+		e.Time = now.UTC()
+		e.Duration = now.Sub(in.Time)
+		e.Error = fmt.Sprintf("interrupted: the gateway (PID %d) stopped before the call finished", owner.PID)
+		e.Detail = rigout.DetailJSON(map[string]string{
+			"interrupted": fmt.Sprintf("reconciled at the start of PID %d; intent row %d", self.PID, in.Seq),
+			gatewayDetail: d[gatewayDetail],
+		})
+		if err := l.Record(context.WithoutCancel(ctx), e); err != nil {
+			return done, left, fmt.Errorf("reconcile call %s: %w", in.CallID, err)
+		}
+		done++
+	}
+	if done > 0 || left > 0 {
+		logger.Warn("audit ledger: calls left unfinished by an earlier gateway",
+			"reconciled_as_interrupted", done, "left_open", left, "limit", maxReconcile)
+	}
+	return done, left, nil
+}
+
+// parseIdentity reads "PID/STARTTIME/BOOTID".
+func parseIdentity(s string) (runstate.Identity, bool) {
+	parts := strings.SplitN(s, "/", 3)
+	if len(parts) != 3 {
+		return runstate.Identity{}, false
+	}
+	pid, err1 := strconv.Atoi(parts[0])
+	start, err2 := strconv.ParseUint(parts[1], 10, 64)
+	if err1 != nil || err2 != nil || pid <= 0 {
+		return runstate.Identity{}, false
+	}
+	return runstate.Identity{PID: pid, StartTime: start, BootID: parts[2]}, true
+}
+
+// gatewayAlive reports whether the gateway process id may still be running: it
+// is this process, or a process of this boot with its PID and start time.
+func gatewayAlive(id, self runstate.Identity) bool {
+	if id.BootID != self.BootID {
+		return false // an earlier boot: gone
+	}
+	if id.PID == self.PID && id.StartTime == self.StartTime {
+		return true
+	}
+	now, err := runstate.Of(id.PID)
+	return err == nil && now.StartTime == id.StartTime
+}
