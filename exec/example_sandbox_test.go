@@ -47,3 +47,51 @@ func ExampleSandbox() {
 	fmt.Println("confined, or told why not:", res.Sandboxed || res.Unsandboxed != "")
 	// Output: confined, or told why not: true
 }
+
+// Each token gets a view of the machine of its own: its roots writable,
+// everything else read-only, the state directory hidden, a private /tmp.
+// The program's main (here TestMain) calls exec.ServeSandboxSpawner first.
+func ExampleViewConfig() {
+	state, err := os.MkdirTemp("", "rigout-state-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(state)
+	work, err := os.MkdirTemp("", "rigout-work-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(work)
+
+	type tokenKey struct{}
+	sb, err := exec.NewSandbox(exec.SandboxConfig{
+		Views: &exec.ViewConfig{
+			Writable: []string{work},
+			Hidden:   []string{state},
+			TmpDir:   filepath.Join(state, "tmp"),
+			Principal: func(ctx context.Context) exec.Principal {
+				name, _ := ctx.Value(tokenKey{}).(string)
+				return exec.Principal{Name: name, ReadOnly: name == "observer"}
+			},
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	if !sb.Status().Views {
+		fmt.Println("views unavailable here:", sb.Status().ViewsReason != "")
+		return
+	}
+	l := &exec.Local{Sandbox: sb}
+	ctx := context.WithValue(context.Background(), tokenKey{}, "observer")
+	res, err := l.Run(ctx, exec.Command{Shell: "touch " + work + "/x 2>/dev/null || echo refused", Dir: "/"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(string(res.Stdout.Data))
+}
