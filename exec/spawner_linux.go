@@ -523,7 +523,7 @@ func setupView(v viewSpec) error {
 	hidden := slices.Clone(v.Hidden)
 	for _, d := range v.HideSockets {
 		_ = filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
-			if err == nil && e.Type()&fs.ModeSocket != 0 {
+			if err == nil && e.Type()&fs.ModeSocket != 0 && !slices.Contains(v.ShowSockets, p) {
 				hidden = append(hidden, p)
 			}
 			return nil

@@ -85,6 +85,11 @@ type Principal struct {
 	// Offline gives the principal's commands a network namespace of their
 	// own with only a loopback interface.
 	Offline bool
+	// Sockets are unix sockets the principal's view keeps although they
+	// lie in a ViewConfig.HideSockets directory: docker.sock for a
+	// principal that holds the docker family, say (a docker socket is as
+	// good as root on the machine).
+	Sockets []string
 }
 
 // key identifies p's view among a Sandbox's spawners, and names its
@@ -106,6 +111,12 @@ func (p Principal) key() string {
 		flags[1] = 1
 	}
 	h.Write(flags[:])
+	socks := slices.Clone(p.Sockets)
+	slices.Sort(socks)
+	for _, sk := range socks {
+		h.Write([]byte{1})
+		h.Write([]byte(sk))
+	}
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
@@ -117,6 +128,7 @@ type viewSpec struct {
 	ReadOnly    []string `json:"read_only,omitempty"`
 	Hidden      []string `json:"hidden,omitempty"`
 	HideSockets []string `json:"hide_sockets,omitempty"`
+	ShowSockets []string `json:"show_sockets,omitempty"` // sockets of HideSockets left in sight
 	Tmp         string   `json:"tmp"`   // the host directory bound at /tmp
 	Mount       string   `json:"mount"` // an empty host directory the new root is built on
 	Offline     bool     `json:"offline,omitempty"`

@@ -97,6 +97,7 @@ func (v *viewSet) spec(p Principal) viewSpec {
 		ReadOnly:    v.cfg.ReadOnly,
 		Hidden:      v.cfg.Hidden,
 		HideSockets: v.cfg.HideSockets,
+		ShowSockets: cleanPaths(p.Sockets),
 		Offline:     p.Offline,
 	}
 	switch {

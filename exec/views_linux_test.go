@@ -226,6 +226,22 @@ for a in sys.argv[1:]:
 	if !strings.Contains(rep.Stdout, "refused") {
 		t.Errorf("the probe did not run: %q %q", rep.Stdout, rep.Stderr)
 	}
+	// A principal that holds the socket (docker.sock for the docker
+	// family's holder) reaches it; the others of the directory stay hidden.
+	other := filepath.Join(dir, "other.sock")
+	oln, err := net.Listen("unix", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oln.Close()
+	_ = os.Chown(other, c.uid, c.uid)
+	rep = c.viewRun(t, s, exec.Principal{Name: "docker", Sockets: []string{path}}, "python3 -c '"+py+"' "+path+" "+other, "")
+	if !strings.Contains(rep.Stdout, "CONNECTED "+path) {
+		t.Errorf("a principal holding %s could not reach it: %q %q", path, rep.Stdout, rep.Stderr)
+	}
+	if strings.Contains(rep.Stdout, "CONNECTED "+other) {
+		t.Errorf("a principal reached a socket it does not hold: %q", rep.Stdout)
+	}
 }
 
 // TestViewFiles performs, as an unprivileged uid, file operations through

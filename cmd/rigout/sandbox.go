@@ -44,7 +44,7 @@ func (c *common) sandbox(policy *validate.Policy, logger *slog.Logger) (*exec.Sa
 		// itself, not only by Landlock's rules (which a writable tree
 		// mounted beneath the private /tmp would inherit past).
 		views.ReadOnly = append(views.ReadOnly, cfg.Critical...)
-		views.Principal = viewPrincipal
+		views.Principal = c.viewPrincipal
 		cfg.Views = views
 	}
 	cfg.BuildLater = c.sandboxLater
@@ -144,13 +144,33 @@ func (a *afterFirstWrite) Write(p []byte) (int, error) {
 
 // viewPrincipal is who a local command runs for, as its view sees it: the
 // token of an HTTP call (its name, roots and read-only scope), else the
-// stdio client, one full principal.
-func viewPrincipal(ctx context.Context) exec.Principal {
+// stdio client, one full principal. With the docker family on, a
+// principal that may call docker_operations keeps the docker socket in
+// sight (every other socket under /run is hidden).
+func (c *common) viewPrincipal(ctx context.Context) exec.Principal {
 	p, ok := auth.FromContext(ctx)
 	if !ok {
-		return exec.Principal{Name: "stdio"}
+		p = auth.Principal{Name: "stdio", Scopes: auth.FullScopes()}
 	}
-	return exec.Principal{Name: p.Name, Roots: p.Scopes.Roots, ReadOnly: p.Scopes.ReadOnly}
+	vp := exec.Principal{Name: p.Name, Roots: p.Scopes.Roots, ReadOnly: p.Scopes.ReadOnly}
+	if c.dockerOn() && p.Scopes.AllowTool("docker_operations") && !p.Scopes.ReadOnly {
+		vp.Sockets = dockerSockets()
+	}
+	return vp
+}
+
+// dockerOn reports whether the docker family is served.
+func (c *common) dockerOn() bool {
+	return c.families.docker || (c.file != nil && c.file.Families.Docker)
+}
+
+// dockerSockets are where docker's and podman's engines listen.
+func dockerSockets() []string {
+	socks := []string{"/run/docker.sock", "/var/run/docker.sock", "/run/podman/podman.sock"}
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); rt != "" {
+		socks = append(socks, filepath.Join(rt, "docker.sock"), filepath.Join(rt, "podman", "podman.sock"))
+	}
+	return socks
 }
 
 // workAreas are the writable trees of a full principal's view besides the
