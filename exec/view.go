@@ -129,8 +129,8 @@ type viewSpec struct {
 	Hidden      []string `json:"hidden,omitempty"`
 	HideSockets []string `json:"hide_sockets,omitempty"`
 	ShowSockets []string `json:"show_sockets,omitempty"` // sockets of HideSockets left in sight
-	Tmp         string   `json:"tmp"`   // the host directory bound at /tmp
-	Mount       string   `json:"mount"` // an empty host directory the new root is built on
+	Tmp         string   `json:"tmp"`                    // the host directory bound at /tmp
+	Mount       string   `json:"mount"`                  // an empty host directory the new root is built on
 	Offline     bool     `json:"offline,omitempty"`
 }
 
