@@ -96,7 +96,14 @@ func (v *ViewFiles) OpenFile(root, name string, flag int, perm fs.FileMode) (*os
 	if f == nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("exec: sandbox view: no descriptor")}
 	}
-	return os.NewFile(f.Fd(), name), nil
+	// Named after the file, for error messages: a duplicate, since f
+	// owns its descriptor (and closes it when collected).
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	f.Close()
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return os.NewFile(uintptr(fd), name), nil
 }
 
 // Stat is os.Stat in the view (with root, os.Root.Stat).
