@@ -553,7 +553,10 @@ func setupView(v viewSpec) error {
 
 	// A /proc of the principal's PID namespace: no process outside it is
 	// visible.
-	if err := mount("proc", at("/proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+	// Named explicitly with pidns= (the spawner's own namespace): a kernel
+	// without the option (before 6.18) refuses it here, where the view can
+	// still be reported unavailable, rather than at each call's /proc.
+	if err := mount("proc", at("/proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "pidns=/proc/self/ns/pid"); err != nil {
 		return err
 	}
 	if v.Offline {
