@@ -17,6 +17,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/internal/gwtest"
 )
 
 // ledgerBytes is the size of a SQLite ledger's files.
@@ -56,17 +57,8 @@ func TestUnknownToolFloodBoundsLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
+	gwtest.Initialize(t, c, "flood")
 	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "flood", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
 	callTool(t, c, "echo", map[string]any{"msg": "before"})
 	before := closedLedgerBytes(t, func(l *sqlite.Ledger) {
 		_ = l.Record(ctx, audit.Event{Type: audit.TypeToolCall, Tool: "echo", Status: audit.StatusOK, Time: now})

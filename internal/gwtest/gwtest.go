@@ -39,6 +39,13 @@ func Connect(t testing.TB, gw *rigout.Gateway) *client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return Initialize(t, c, "test")
+}
+
+// Initialize starts c, closes it when the test ends, and initializes it
+// at the latest protocol version as the client name; it returns c.
+func Initialize(t testing.TB, c *client.Client, name string) *client.Client {
+	t.Helper()
 	t.Cleanup(func() { c.Close() })
 	ctx := context.Background()
 	if err := c.Start(ctx); err != nil {
@@ -46,7 +53,7 @@ func Connect(t testing.TB, gw *rigout.Gateway) *client.Client {
 	}
 	var init mcp.InitializeRequest
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		t.Fatal(err)
 	}
