@@ -319,6 +319,9 @@ func NewSandbox(cfg SandboxConfig) (*Sandbox, error) {
 	c.Sealed = slices.Clone(cfg.Sealed)
 	c.Hidden = slices.Clone(cfg.Hidden)
 	c.ReadOnly = slices.Clone(cfg.ReadOnly)
+	if v := cfg.Views; v != nil && (v.TmpDir == "" || !filepath.IsAbs(v.TmpDir)) {
+		return nil, fmt.Errorf("exec: sandbox: ViewConfig.TmpDir must be an absolute directory for the principals' private /tmp, got %q", v.TmpDir)
+	}
 	s := &Sandbox{cfg: c, ready: make(chan struct{})}
 	noInheritedDescriptors()
 	if cfg.Views != nil {

@@ -400,3 +400,14 @@ func TestViewFilesDescriptorsSurviveGC(t *testing.T) {
 		}
 	}
 }
+
+// TestViewConfigNeedsTmpDir: views without a place for the principals'
+// private /tmp are a configuration error, not a silent fallback.
+func TestViewConfigNeedsTmpDir(t *testing.T) {
+	for _, dir := range []string{"", "relative/tmp"} {
+		if sb, err := exec.NewSandbox(exec.SandboxConfig{Views: &exec.ViewConfig{TmpDir: dir}}); err == nil {
+			sb.Close()
+			t.Errorf("TmpDir %q: NewSandbox accepted it", dir)
+		}
+	}
+}

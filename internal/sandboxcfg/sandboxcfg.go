@@ -219,6 +219,9 @@ var ClientConfigFiles = []string{
 // Principal is left to the caller, which knows its transport's identities.
 func Views(policy *validate.Policy, stateDir string, extraWritable, extraHidden []string) *exec.ViewConfig {
 	home, _ := os.UserHomeDir()
+	if abs, err := filepath.Abs(stateDir); err == nil {
+		stateDir = abs
+	}
 	v := &exec.ViewConfig{TmpDir: filepath.Join(stateDir, "sandbox", "tmp"), HideSockets: []string{"/run"}}
 	if home != "" {
 		v.Writable = append(v.Writable, home)
