@@ -127,7 +127,8 @@ func (t *tracker) signal(sig syscall.Signal) {
 	case t.cg != nil:
 		t.cg.signal(sig)
 	case t.marker != "":
-		for _, pid := range markedProcs(t.marker, t.since) {
+		pids, _ := callProcs(t.marker, t.pgid, t.since)
+		for _, pid := range pids {
 			_ = syscall.Kill(pid, sig)
 		}
 	}
@@ -150,20 +151,19 @@ func (t *tracker) end(leave bool) int {
 		}
 		// Scan before killing the group, to count its members too, and
 		// kill until a scan finds none: a process may fork between the
-		// scan and its SIGKILL.
-		// A process in the middle of an exec shows an empty environment
-		// for a moment, so the scan runs at least three times, a
-		// millisecond apart, and the group is killed each time.
+		// scan and its SIGKILL. A process in the middle of an exec shows
+		// no environment for a moment, so the scan runs at least three
+		// times, a millisecond apart, and again while one is unsure.
 		seen := map[int]bool{}
-		for round := range 10 {
-			pids := markedProcs(t.marker, t.since)
-			_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
-			if len(pids) == 0 && round >= 2 {
-				break
-			}
+		for round := range 20 {
+			pids, unsure := callProcs(t.marker, t.pgid, t.since)
 			for _, pid := range pids {
 				seen[pid] = true
 				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
+			if len(pids) == 0 && !unsure && round >= 2 {
+				break
 			}
 			time.Sleep(time.Millisecond)
 		}

@@ -265,57 +265,88 @@ func (g *callCgroup) close() error {
 	return nil
 }
 
-// markedProcs returns the live processes, other than this one, started at
-// or after since (clock ticks since boot) whose environment holds marker
-// ("NAME=value").
-func markedProcs(marker string, since uint64) []int {
+// callProcs returns the live processes, other than this one, started at
+// or after since (clock ticks since boot) that belong to a call: members
+// of its process group pgid, or holders of marker ("NAME=value") in their
+// environment. unsure is true when some such process showed no
+// environment, as one does for a moment in the middle of an exec: a
+// caller should look again.
+func callProcs(marker string, pgid int, since uint64) (pids []int, unsure bool) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	self := os.Getpid()
 	want := []byte("\x00" + marker + "\x00")
-	var out []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == self {
 			continue
 		}
-		if st, ok := procStart(pid); !ok || st < since {
+		st, ok := procStat(pid)
+		if !ok || st.start < since || st.kernel {
+			continue
+		}
+		if st.pgrp == pgid {
+			pids = append(pids, pid)
 			continue
 		}
 		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
 		if err != nil || len(env) == 0 {
+			// Empty without an error: mid-exec (or a cleared environment,
+			// which costs only the extra rounds).
+			unsure = unsure || err == nil
 			continue
 		}
 		env = append(append([]byte{0}, env...), 0)
 		if bytes.Contains(env, want) {
-			out = append(out, pid)
+			pids = append(pids, pid)
 		}
 	}
-	return out
+	return pids, unsure
+}
+
+// procInfo is what callProcs needs of a process's /proc stat line.
+type procInfo struct {
+	start  uint64 // clock ticks since boot
+	pgrp   int
+	kernel bool // a kernel thread, which has no environment
 }
 
 // procStart returns the start time of a live process (clock ticks since
 // boot); ok is false for zombies and processes that are gone.
 func procStart(pid int) (start uint64, ok bool) {
+	st, ok := procStat(pid)
+	return st.start, ok
+}
+
+// procStat reads a live process's stat line; ok is false for zombies and
+// processes that are gone.
+func procStat(pid int) (st procInfo, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, false
+		return st, false
 	}
 	// pid (comm) state ppid pgrp session tty_nr tpgid flags minflt cminflt
 	// majflt cmajflt utime stime cutime cstime priority nice num_threads
-	// itrealvalue starttime: starttime is the 20th field after comm.
+	// itrealvalue starttime: pgrp is the 3rd field after comm, flags the
+	// 7th, starttime the 20th.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, false
+		return st, false
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
-		return 0, false
+		return st, false
 	}
-	n, err := strconv.ParseUint(f[19], 10, 64)
-	return n, err == nil
+	const pfKthread = 0x00200000
+	pgrp, err1 := strconv.Atoi(f[2])
+	flags, err2 := strconv.ParseUint(f[6], 10, 64)
+	start, err3 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return st, false
+	}
+	return procInfo{start: start, pgrp: pgrp, kernel: flags&pfKthread != 0}, true
 }
 
 // catches reports whether process pid has a handler for sig (SigCgt in

@@ -19,7 +19,7 @@ func (g *callCgroup) signal(syscall.Signal)     {}
 func (g *callCgroup) kill(time.Duration)        {}
 func (g *callCgroup) close() error              { return nil }
 
-func markedProcs(string, uint64) []int { return nil }
-func procStart(int) (uint64, bool)     { return 0, false }
+func callProcs(string, int, uint64) ([]int, bool) { return nil, false }
+func procStart(int) (uint64, bool)                { return 0, false }
 
 func catches(int, syscall.Signal) bool { return false }
