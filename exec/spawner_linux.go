@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
@@ -133,6 +134,9 @@ func serveSpawner() int {
 	s.threads = make(chan preparedThread)
 	go s.prepare()
 	s.send(spawnMsg{Op: "ready"})
+	// Building the view is the most the spawner allocates until its
+	// principal's commands come: give that back while it waits.
+	debug.FreeOSMemory()
 	for {
 		msg, files, err := s.recv()
 		if err != nil {
