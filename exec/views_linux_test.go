@@ -49,7 +49,20 @@ func (c *containment) viewRun(t *testing.T, s sentinels, p exec.Principal, shell
 // get out of a principal's view: each must leave the sentinels as they
 // were, and its check must hold.
 func TestViewContainment(t *testing.T) {
-	c := newContainment(t)
+	testViewContainment(t, newContainment(t))
+}
+
+// TestViewContainmentAsRoot runs the same cases with the gateway as root,
+// as an embedder's gateway often is, where only the view and Landlock
+// stand between a command and the machine (root's commands pass every
+// permission check). It runs in a throwaway mount namespace in which the
+// whole machine but the test's directory is read-only, so a regression
+// meets a read-only machine, never the real one.
+func TestViewContainmentAsRoot(t *testing.T) {
+	testViewContainment(t, newRootContainment(t))
+}
+
+func testViewContainment(t *testing.T, c *containment) {
 	full := exec.Principal{Name: "full"}
 	nothing := func(t *testing.T, s sentinels, rep helperReply) {}
 	tests := []struct {
