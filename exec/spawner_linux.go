@@ -93,6 +93,10 @@ type spawnerServer struct {
 	procfd int
 	// threads offers the thread prepared for the next command.
 	threads chan preparedThread
+	// callProc: each call's PID namespace gets a /proc of its own (the
+	// kernel has procfs's pidns= option); else a call sees the /proc of
+	// its principal's namespace.
+	callProc bool
 
 	// amu protects acks: a command's exit is not reaped until the gateway
 	// acknowledges its start (it reads the command's pid from the pidfd,
@@ -115,7 +119,7 @@ func serveSpawner() int {
 		return 2
 	}
 	closeFiles(files)
-	if err := setupView(*msg.View); err != nil {
+	if err := setupView(*msg.View, &s.callProc); err != nil {
 		s.send(spawnMsg{Op: "error", Err: err.Error()})
 		return 1
 	}
@@ -133,7 +137,11 @@ func serveSpawner() int {
 	}
 	s.threads = make(chan preparedThread)
 	go s.prepare()
-	s.send(spawnMsg{Op: "ready"})
+	ready := spawnMsg{Op: "ready"}
+	if !s.callProc {
+		ready.Err = "each call sees its principal's processes in /proc, not only its own (the kernel has no procfs pidns= option, Linux 6.18)"
+	}
+	s.send(ready)
 	// Building the view is the most the spawner allocates until its
 	// principal's commands come: give that back while it waits.
 	debug.FreeOSMemory()
@@ -237,11 +245,17 @@ func (s *spawnerServer) prepareThread() (chan<- mountReq, error) {
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 		return nil, fmt.Errorf("unshare: %w", err)
 	}
+	mnt := make(chan mountReq, 1)
+	if !s.callProc {
+		if err := confineThread(-1, s.filter); err != nil {
+			return nil, err
+		}
+		return mnt, nil
+	}
 	ns, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("the call's mount namespace: %w", err)
 	}
-	mnt := make(chan mountReq, 1)
 	ready := make(chan error, 1)
 	go s.mounter(ns, ready, mnt)
 	if err := <-ready; err != nil {
@@ -252,6 +266,24 @@ func (s *spawnerServer) prepareThread() (chan<- mountReq, error) {
 		return nil, err
 	}
 	return mnt, nil
+}
+
+// callProcMount mounts the /proc of the call whose first process, pid, is
+// stopped at its exec, through the call's mounter, and lets it go.
+func (s *spawnerServer) callProcMount(pid int, mnt chan<- mountReq) error {
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err != nil || !ws.Stopped() {
+		return fmt.Errorf("the command did not stop at its exec (%v, status %#x)", err, uint32(ws))
+	}
+	done := make(chan error, 1)
+	mnt <- mountReq{pid: pid, done: done}
+	if err := <-done; err != nil {
+		return err
+	}
+	if _, _, errno := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(pid), 0, 0, 0, 0); errno != 0 {
+		return fmt.Errorf("detach: %w", errno)
+	}
+	return nil
 }
 
 // mountReq asks a call's mounter to mount the call's /proc.
@@ -349,10 +381,10 @@ func (s *spawnerServer) run(m spawnMsg, files []*os.File, mnt chan<- mountReq) {
 		}
 	}
 	// The command is the first process of a new PID namespace, and stops
-	// at its exec until its /proc is mounted.
-	attr := &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID, Ptrace: true, Setpgid: true}
+	// at its exec until its /proc is mounted (when it gets its own).
+	attr := &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID, Ptrace: s.callProc, Setpgid: true}
 	if m.TTY {
-		attr = &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID, Ptrace: true, Setsid: true, Setctty: true, Ctty: 0}
+		attr = &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID, Ptrace: s.callProc, Setsid: true, Setctty: true, Ctty: 0}
 	}
 	p, err := os.StartProcess(m.Path, m.Argv, &os.ProcAttr{Dir: m.Dir, Env: m.Env, Files: files[:3], Sys: attr})
 	if err != nil {
@@ -365,19 +397,11 @@ func (s *spawnerServer) run(m spawnMsg, files []*os.File, mnt chan<- mountReq) {
 		fail(err)
 	}
 	var ws unix.WaitStatus
-	if _, err := unix.Wait4(p.Pid, &ws, unix.WALL, nil); err != nil || !ws.Stopped() {
-		stop(fmt.Errorf("the command did not stop at its exec (%v, status %#x)", err, uint32(ws)))
-		return
-	}
-	done := make(chan error, 1)
-	mnt <- mountReq{pid: p.Pid, done: done}
-	if err := <-done; err != nil {
-		stop(err)
-		return
-	}
-	if _, _, errno := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(p.Pid), 0, 0, 0, 0); errno != 0 {
-		stop(fmt.Errorf("detach: %w", errno))
-		return
+	if s.callProc {
+		if err := s.callProcMount(p.Pid, mnt); err != nil {
+			stop(err)
+			return
+		}
 	}
 	closeFiles(files)
 	files = nil
@@ -483,8 +507,10 @@ func confineThread(rsfd int, filter []unix.SockFilter) error {
 }
 
 // setupView builds the principal's view and makes it this process's root.
-// It runs in the spawner, root in its new user namespace.
-func setupView(v viewSpec) error {
+// It runs in the spawner, root in its new user namespace. It sets
+// *callProc when the kernel can mount a /proc for each call's PID
+// namespace (procfs's pidns= option, Linux 6.18).
+func setupView(v viewSpec, callProc *bool) error {
 	step := func(what string, err error) error {
 		if err != nil {
 			return fmt.Errorf("sandbox view: %s: %w", what, err)
@@ -606,11 +632,20 @@ func setupView(v viewSpec) error {
 	}
 
 	// A /proc of the principal's PID namespace: no process outside it is
-	// visible.
-	// Named explicitly with pidns= (the spawner's own namespace): a kernel
-	// without the option (before 6.18) refuses it here, where the view can
-	// still be reported unavailable, rather than at each call's /proc.
-	if err := mount("proc", at("/proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "pidns=/proc/self/ns/pid"); err != nil {
+	// visible. Named explicitly with pidns= (the spawner's own namespace)
+	// to learn whether the kernel has the option that gives each call a
+	// /proc of its own; a kernel without it (before 6.18) refuses it, and
+	// the spawner, the first process of that namespace, mounts its own.
+	procFlags := uintptr(unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
+	var err error = unix.EINVAL
+	if !v.SharedProc {
+		err = unix.Mount("proc", at("/proc"), "proc", procFlags, "pidns=/proc/self/ns/pid")
+	}
+	*callProc = err == nil
+	if errors.Is(err, unix.EINVAL) {
+		err = unix.Mount("proc", at("/proc"), "proc", procFlags, "")
+	}
+	if err := step("mount "+at("/proc"), err); err != nil {
 		return err
 	}
 	if v.Offline {
