@@ -12,7 +12,7 @@ import (
 
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/internal/sandboxcfg"
+	"github.com/rigout/rigout/sandboxcfg"
 	"github.com/rigout/rigout/validate"
 )
 
