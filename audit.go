@@ -29,16 +29,91 @@ type auditHealth interface {
 	Healthy() error
 }
 
+// intentKey carries a call's pending intent row to AwaitIntent.
+type intentKey struct{}
+
+// pendingIntent is an intent row being written while the handler runs.
+type pendingIntent struct {
+	done chan struct{}
+	err  error // set before done is closed
+}
+
+// errIntentNotDurable is what AwaitIntent returns when the row failed.
+var errIntentNotDurable = errors.New("rigout: the audit ledger could not record the call's intent: not started")
+
+// AwaitIntent waits until the intent row of ctx's call is durable, and
+// returns an error if it could not be written: a command held for it
+// must then not run. It returns nil at once outside a call whose tool set
+// [Tool.HoldsForIntent] (its row was written before the handler ran), and
+// when ctx ends first it returns ctx's error.
+func AwaitIntent(ctx context.Context) error {
+	p, _ := ctx.Value(intentKey{}).(*pendingIntent)
+	if p == nil {
+		return nil
+	}
+	select {
+	case <-p.done:
+		return p.err
+	default:
+	}
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// runOverlapped is serve's last step for a tool that holds its commands
+// for the intent row: the row is written while the handler prepares them
+// (each waits in AwaitIntent before it is released), and the call ends
+// as recordIntent would have ended it if the row could not be written.
+func (g *Gateway) runOverlapped(ctx context.Context, call *Call, h Handler) *mcp.CallToolResult {
+	e := g.intentEvent(ctx, call)
+	p := &pendingIntent{done: make(chan struct{})}
+	var recErr error
+	go func() {
+		recErr = g.cfg.Audit.Record(context.WithoutCancel(ctx), e)
+		if recErr != nil && !g.cfg.UnsafeAuditBestEffort {
+			p.err = fmt.Errorf("%w (%v)", errIntentNotDurable, recErr)
+		}
+		close(p.done)
+	}()
+	res := g.run(context.WithValue(ctx, intentKey{}, p), call, h)
+	<-p.done
+	if recErr != nil {
+		g.auditFailed(ctx, recErr)
+		if g.cfg.UnsafeAuditBestEffort {
+			return res
+		}
+		// Nothing was released: the commands failed in AwaitIntent.
+		call.Outcome.Status = audit.StatusError
+		call.Outcome.Error = "audit ledger unavailable"
+		call.unaudited = true
+		return ErrorResult("%s did not run: the audit ledger could not record it (%v). "+
+			"The operator must fix the ledger (see /health)", call.Tool.Name, recErr)
+	}
+	call.intent = true
+	g.auditErr.Store(nil)
+	return res
+}
+
+// intentEvent is the intent row of call.
+func (g *Gateway) intentEvent(ctx context.Context, call *Call) audit.Event {
+	e := g.baseEvent(ctx, call)
+	e.Type = audit.TypeToolCall
+	e.Phase = audit.PhaseIntent
+	e.Status = audit.StatusStarted
+	return e
+}
+
 // recordIntent commits the intent row of a call before it runs, read-only
 // ones included: most run a process, and a gateway killed mid-call must
 // leave a trace of it. If the row cannot be written the call does not run (fail
 // closed), unless the gateway was configured with UnsafeAuditBestEffort;
 // the result it returns is then the call's answer.
 func (g *Gateway) recordIntent(ctx context.Context, call *Call) *mcp.CallToolResult {
-	e := g.baseEvent(ctx, call)
-	e.Type = audit.TypeToolCall
-	e.Phase = audit.PhaseIntent
-	e.Status = audit.StatusStarted
+	e := g.intentEvent(ctx, call)
 	if err := g.cfg.Audit.Record(context.WithoutCancel(ctx), e); err != nil {
 		g.auditFailed(ctx, err)
 		if g.cfg.UnsafeAuditBestEffort {

@@ -61,6 +61,9 @@ func (g *Gateway) serve(ctx context.Context, call *Call, r *registered) (res *mc
 	}
 	defer release()
 	if g.cfg.Audit != nil {
+		if call.Tool.HoldsForIntent {
+			return g.runOverlapped(ctx, call, r.handler)
+		}
 		if res := g.recordIntent(ctx, call); res != nil {
 			return res
 		}

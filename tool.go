@@ -130,6 +130,15 @@ type Tool struct {
 	// read-only.
 	Hints *mcp.ToolAnnotation
 
+	// HoldsForIntent lets the gateway write the call's intent row while
+	// the handler prepares its commands, instead of before the handler
+	// runs: a handler that sets it must have no side effect but the
+	// commands it starts, each with exec.Command.Hold set to a function
+	// that returns [AwaitIntent] (the command is prepared, then released
+	// only once the row is durable, and never runs if it cannot be
+	// written). The shell family sets it for execute_command.
+	HoldsForIntent bool
+
 	// Tasks declares MCP task support "optional" (protocol 2025-11-25): a
 	// client may run a call as a task and poll it (tasks/get, tasks/result,
 	// tasks/cancel) instead of waiting. The call passes the same chain;

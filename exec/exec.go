@@ -77,6 +77,25 @@ type Command struct {
 	// OnOutput, if set, is called with each chunk as it arrives, before
 	// capping, from the goroutine reading that stream. It must not retain p.
 	OnOutput func(stream Stream, p []byte)
+	// Hold, if set, is called once the command is ready to start and
+	// before it runs anything: in a principal's view the command is
+	// prepared (its process made, stopped at its exec) while Hold waits,
+	// elsewhere Hold is called before the process is made. If Hold returns
+	// an error, the command never runs and starting it fails with that
+	// error. A gateway uses it to prepare a command while the call's
+	// intent row is being written (see rigout.AwaitIntent).
+	Hold func() error `json:"-"`
+}
+
+// hold calls c.Hold, if set.
+func (c *Command) hold() error {
+	if c.Hold == nil {
+		return nil
+	}
+	if err := c.Hold(); err != nil {
+		return fmt.Errorf("exec: not started: %w", err)
+	}
+	return nil
 }
 
 // Validate reports whether c is well formed.

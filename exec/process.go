@@ -181,9 +181,13 @@ func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File, viewPTY *
 	start := time.Now()
 	if sandbox != nil {
 		// In the view of the call's principal, when the sandbox has views.
+		var hold func() error
+		if cmd.Hold != nil {
+			hold = cmd.hold
+		}
 		nc, err := sandbox.spawnInView(ctx, spawnRequest{
 			path: path, argv: argv, env: env, dir: cmd.Dir, tty: tty, pty: viewPTY,
-			stdin: cmd.Stdin, stdout: stdout, stderr: stderr,
+			stdin: cmd.Stdin, stdout: stdout, stderr: stderr, hold: hold,
 		})
 		switch {
 		case err == nil:
@@ -203,6 +207,10 @@ func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File, viewPTY *
 	}
 	if viewPTY != nil {
 		return nil, res, errNoViews
+	}
+	// Outside a view the command cannot be made and held: wait first.
+	if err := cmd.hold(); err != nil {
+		return nil, res, err
 	}
 	c := newCmd("")
 	cg := l.attach(c)

@@ -57,6 +57,9 @@ type spawnMsg struct {
 	// grants all of it on the view's own mounts (/proc, /dev, /tmp), which
 	// cover the directories the gateway's rules were made on.
 	Access uint64 `json:"access,omitempty"`
+	// Hold: stop the command at its exec and say "held"; the gateway then
+	// sends "release", with Err set if the command must not run.
+	Hold bool `json:"hold,omitempty"`
 
 	// started, exit, error
 	Status uint32 `json:"status,omitempty"` // exit: the wait status
@@ -98,11 +101,13 @@ type spawnerServer struct {
 	// its principal's namespace.
 	callProc bool
 
-	// amu protects acks: a command's exit is not reaped until the gateway
-	// acknowledges its start (it reads the command's pid from the pidfd,
-	// which names no process once reaped).
-	amu  sync.Mutex
-	acks map[uint64]chan struct{}
+	// amu protects acks and releases: a command's exit is not reaped
+	// until the gateway acknowledges its start (it reads the command's pid
+	// from the pidfd, which names no process once reaped); a held command
+	// is not released until the gateway says so.
+	amu      sync.Mutex
+	acks     map[uint64]chan string
+	releases map[uint64]chan string
 	// wmu serializes writes to sock.
 	wmu sync.Mutex
 }
@@ -164,7 +169,10 @@ func serveSpawner() int {
 			s.file(msg, files)
 		case "ack":
 			closeFiles(files)
-			s.ack(msg.ID)
+			s.answer(&s.acks, msg.ID, "")
+		case "release":
+			closeFiles(files)
+			s.answer(&s.releases, msg.ID, msg.Err)
 		default:
 			closeFiles(files)
 			s.send(spawnMsg{Op: "error", ID: msg.ID, Err: "unknown request " + msg.Op})
@@ -268,17 +276,28 @@ func (s *spawnerServer) prepareThread() (chan<- mountReq, error) {
 	return mnt, nil
 }
 
-// callProcMount mounts the /proc of the call whose first process, pid, is
-// stopped at its exec, through the call's mounter, and lets it go.
-func (s *spawnerServer) callProcMount(pid int, mnt chan<- mountReq) error {
+// prepareStopped finishes a command stopped at its exec, pid: mounts its
+// /proc through the call's mounter (with callProc), waits for the gateway
+// to release it (with m.Hold), and lets it go. An error means it must be
+// killed unreleased.
+func (s *spawnerServer) prepareStopped(m spawnMsg, pid int, mnt chan<- mountReq) error {
 	var ws unix.WaitStatus
 	if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err != nil || !ws.Stopped() {
 		return fmt.Errorf("the command did not stop at its exec (%v, status %#x)", err, uint32(ws))
 	}
-	done := make(chan error, 1)
-	mnt <- mountReq{pid: pid, done: done}
-	if err := <-done; err != nil {
-		return err
+	if s.callProc {
+		done := make(chan error, 1)
+		mnt <- mountReq{pid: pid, done: done}
+		if err := <-done; err != nil {
+			return err
+		}
+	}
+	if m.Hold {
+		release := s.waitChan(&s.releases, m.ID)
+		s.send(spawnMsg{Op: "held", ID: m.ID})
+		if why := <-release; why != "" {
+			return errors.New(why)
+		}
 	}
 	if _, _, errno := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(pid), 0, 0, 0, 0); errno != 0 {
 		return fmt.Errorf("detach: %w", errno)
@@ -381,10 +400,12 @@ func (s *spawnerServer) run(m spawnMsg, files []*os.File, mnt chan<- mountReq) {
 		}
 	}
 	// The command is the first process of a new PID namespace, and stops
-	// at its exec until its /proc is mounted (when it gets its own).
-	attr := &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID, Ptrace: s.callProc, Setpgid: true}
+	// at its exec until its /proc is mounted (when it gets its own) and
+	// the gateway releases it (when it holds it).
+	traced := s.callProc || m.Hold
+	attr := &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID, Ptrace: traced, Setpgid: true}
 	if m.TTY {
-		attr = &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID, Ptrace: s.callProc, Setsid: true, Setctty: true, Ctty: 0}
+		attr = &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID, Ptrace: traced, Setsid: true, Setctty: true, Ctty: 0}
 	}
 	p, err := os.StartProcess(m.Path, m.Argv, &os.ProcAttr{Dir: m.Dir, Env: m.Env, Files: files[:3], Sys: attr})
 	if err != nil {
@@ -397,8 +418,8 @@ func (s *spawnerServer) run(m spawnMsg, files []*os.File, mnt chan<- mountReq) {
 		fail(err)
 	}
 	var ws unix.WaitStatus
-	if s.callProc {
-		if err := s.callProcMount(p.Pid, mnt); err != nil {
+	if traced {
+		if err := s.prepareStopped(m, p.Pid, mnt); err != nil {
 			stop(err)
 			return
 		}
@@ -411,7 +432,7 @@ func (s *spawnerServer) run(m spawnMsg, files []*os.File, mnt chan<- mountReq) {
 		return
 	}
 	pf := os.NewFile(uintptr(pidfd), "pidfd")
-	acked := s.ackChan(m.ID)
+	acked := s.waitChan(&s.acks, m.ID)
 	if master != nil {
 		s.send(spawnMsg{Op: "started", ID: m.ID}, pf, master)
 	} else {
@@ -448,25 +469,27 @@ func (s *spawnerServer) addMountRules(rsfd int, access uint64) error {
 	return nil
 }
 
-// ackChan returns the channel closed when the gateway acknowledges the
-// start of command id.
-func (s *spawnerServer) ackChan(id uint64) chan struct{} {
+// waitChan returns the channel on which the gateway's answer for command
+// id comes (see answer): its acknowledgement of the start in s.acks, its
+// release or refusal of a held command in s.releases.
+func (s *spawnerServer) waitChan(m *map[uint64]chan string, id uint64) chan string {
 	s.amu.Lock()
 	defer s.amu.Unlock()
-	if s.acks == nil {
-		s.acks = map[uint64]chan struct{}{}
+	if *m == nil {
+		*m = map[uint64]chan string{}
 	}
-	ch := make(chan struct{})
-	s.acks[id] = ch
+	ch := make(chan string, 1)
+	(*m)[id] = ch
 	return ch
 }
 
-func (s *spawnerServer) ack(id uint64) {
+// answer delivers the gateway's answer for command id ("" for yes).
+func (s *spawnerServer) answer(m *map[uint64]chan string, id uint64, why string) {
 	s.amu.Lock()
 	defer s.amu.Unlock()
-	if ch := s.acks[id]; ch != nil {
-		close(ch)
-		delete(s.acks, id)
+	if ch := (*m)[id]; ch != nil {
+		ch <- why
+		delete(*m, id)
 	}
 }
 

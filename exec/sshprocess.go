@@ -139,6 +139,13 @@ func (s *SSH) launch(ctx context.Context, cmd Command) (*SSHProcess, Result, err
 			}
 			return fail(res, err)
 		}
+		if attempt == 0 {
+			// Connected (the dial overlapped whatever Hold waits for).
+			if err := cmd.hold(); err != nil {
+				c.release()
+				return fail(res, err)
+			}
+		}
 		sess, err = s.open(actx, c, line, cmd, stdout, pids)
 		if err == nil {
 			break

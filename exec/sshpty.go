@@ -45,6 +45,9 @@ func (s *SSH) StartPTY(ctx context.Context, cmd Command, size PTYSize) (*PTY, er
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("exec: not started: %w", err)
 	}
+	if err := cmd.hold(); err != nil {
+		return nil, err
+	}
 	term := cmd.Env["TERM"]
 	if term == "" {
 		term = "dumb"

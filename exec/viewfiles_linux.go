@@ -231,6 +231,33 @@ func (sp *spawner) request(m spawnMsg, child *nsChild, files ...*os.File) (uint6
 	return m.ID, r, r.err
 }
 
+// followUp sends m, a further message about request id, and waits for
+// the next reply to that request.
+func (sp *spawner) followUp(id uint64, m spawnMsg) (reply, error) {
+	ch := make(chan reply, 1)
+	sp.mu.Lock()
+	if sp.dead != nil {
+		err := sp.dead
+		sp.mu.Unlock()
+		return reply{}, err
+	}
+	sp.pending[id] = ch
+	sp.mu.Unlock()
+	m.ID = id
+	sp.wmu.Lock()
+	err := sendMsg(sp.sock, m)
+	sp.wmu.Unlock()
+	if err != nil {
+		sp.forget(id)
+		return reply{}, fmt.Errorf("exec: sandbox view: %w", err)
+	}
+	r := <-ch
+	if r.err != nil {
+		sp.forget(id)
+	}
+	return r, r.err
+}
+
 // forget drops what waits for request id.
 func (sp *spawner) forget(id uint64) {
 	sp.mu.Lock()

@@ -431,6 +431,9 @@ type spawnRequest struct {
 	stdout, stderr io.Writer
 	ruleset        int    // a Landlock ruleset descriptor spawn closes, or -1
 	access         uint64 // the ruleset's handled file system access
+	// hold, if set, is called with the command stopped at its exec; it
+	// runs only if hold returns nil (see Command.Hold).
+	hold func() error
 }
 
 // nsChild is a command a spawner started: not the gateway's child, so its
@@ -477,7 +480,7 @@ func (sp *spawner) spawn(r spawnRequest) (*nsChild, error) {
 		}
 		pass = []*os.File{in, out, errw}
 	}
-	m := spawnMsg{Op: "spawn", Path: r.path, Argv: r.argv, Env: r.env, Dir: r.dir, TTY: r.tty != nil, PTY: r.pty}
+	m := spawnMsg{Op: "spawn", Path: r.path, Argv: r.argv, Env: r.env, Dir: r.dir, TTY: r.tty != nil, PTY: r.pty, Hold: r.hold != nil}
 	if rule != nil {
 		m.Rule, m.Access = true, r.access
 		pass = append(pass, rule)
@@ -490,6 +493,23 @@ func (sp *spawner) spawn(r spawnRequest) (*nsChild, error) {
 	}
 	m.ID = id
 	forget := func() { sp.forget(id) }
+	if rep.msg.Op == "held" {
+		// Prepared and stopped at its exec: release it, or not.
+		closeFiles(rep.files)
+		holdErr := r.hold()
+		why := ""
+		if holdErr != nil {
+			why = holdErr.Error()
+		}
+		if rep, err = sp.followUp(id, spawnMsg{Op: "release", Err: why}); err != nil {
+			return fail(err)
+		}
+		if holdErr != nil {
+			closeFiles(rep.files)
+			forget()
+			return fail(holdErr)
+		}
+	}
 	if rep.msg.Op != "started" || len(rep.files) == 0 {
 		closeFiles(rep.files)
 		forget()

@@ -2,6 +2,7 @@ package exec_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -473,5 +474,68 @@ func TestViewSharedProc(t *testing.T) {
 	}
 	if left := proctest.WithArg(marker); len(left) > 0 {
 		t.Errorf("%d processes outlived the call: %v", len(left), left)
+	}
+}
+
+// TestViewHold: a command with Hold is made and stopped at its exec while
+// Hold runs (the overlap a gateway uses to write its intent row), runs
+// only after Hold returns nil, and never runs when Hold fails. Harmless:
+// the commands only test for a file and create one under a temp dir.
+func TestViewHold(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprint("shared /proc=", shared), func(t *testing.T) { testViewHold(t, shared) })
+	}
+}
+
+func testViewHold(t *testing.T, sharedProc bool) {
+	dir := t.TempDir()
+	vc := &exec.ViewConfig{TmpDir: filepath.Join(dir, "tmp"), Writable: []string{dir}}
+	if sharedProc {
+		exec.ViewsWithSharedProc(vc)
+	}
+	sb, err := exec.NewSandbox(exec.SandboxConfig{Views: vc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	if st := sb.Status(); !st.Views {
+		skipOrFail(t, "no per-principal views: "+st.ViewsReason)
+	}
+	l := &exec.Local{Sandbox: sb}
+	released := filepath.Join(dir, "released")
+	tag := fmt.Sprintf("hold-%d", os.Getpid())
+	var prepared []int
+	res, err := l.Run(context.Background(), exec.Command{
+		Argv: []string{"/bin/sh", "-c", `test -e "$1" && echo AFTER`, tag, released},
+		Dir:  "/",
+		Hold: func() error {
+			prepared = proctest.WithArg(tag)
+			return os.WriteFile(released, nil, 0o644)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prepared) != 1 {
+		t.Errorf("while Hold ran, %d processes carried the command's arguments: want it made and stopped (1)", len(prepared))
+	}
+	if !strings.Contains(string(res.Stdout.Data), "AFTER") {
+		t.Errorf("the command ran before Hold returned: %q %q", res.Stdout.Data, res.Stderr.Data)
+	}
+
+	ran := filepath.Join(dir, "ran")
+	_, err = l.Run(context.Background(), exec.Command{
+		Argv: []string{"touch", ran}, Dir: "/",
+		Hold: func() error { return errors.New("the intent row could not be written") },
+	})
+	if err == nil || !strings.Contains(err.Error(), "the intent row could not be written") {
+		t.Errorf("a failed Hold: err %v, want it", err)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the command ran although Hold failed")
+	}
+	// The spawner serves on.
+	if res, err := l.Run(context.Background(), exec.Command{Argv: []string{"true"}, Dir: "/"}); err != nil || res.ExitCode != 0 {
+		t.Errorf("after a refused hold: %v %+v", err, res)
 	}
 }

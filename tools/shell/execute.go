@@ -102,6 +102,9 @@ func (f *Family) ExecuteCommand() rigout.Tool {
 		Handler:      f.executeCommand,
 		Observes:     f.observes,
 		Tasks:        true,
+		// Its only side effect is the command, held until the intent row
+		// is durable (cmd.Hold below).
+		HoldsForIntent: true,
 	}
 }
 
@@ -189,6 +192,9 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 		Timeout:   timeout,
 		Sudo:      a.UseSudo,
 		MaxOutput: f.cfg.MaxOutput,
+		// Prepared while the gateway writes the call's intent row, run
+		// only once it is durable.
+		Hold: func() error { return rigout.AwaitIntent(ctx) },
 	}
 	if a.Stdin != nil {
 		cmd.Stdin = strings.NewReader(*a.Stdin)
