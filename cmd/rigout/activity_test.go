@@ -57,6 +57,11 @@ func TestE2EActivityPageExpiry(t *testing.T) {
 	if code, body := uiGet(t, base, "/ui/api/me", map[string]string{"Cookie": cookie}); code != 200 {
 		t.Fatalf("me: %d %s", code, body)
 	}
+	// The page's "verify chain" reaches the ledger under the gateway's
+	// wrappers.
+	if code, body := uiGet(t, base, "/ui/api/verify", map[string]string{"Cookie": cookie}); code != 200 || !strings.Contains(body, `"ok":true`) {
+		t.Errorf("verify: %d %s", code, body)
+	}
 	time.Sleep(1200 * time.Millisecond)
 	if code, body := uiGet(t, base, "/ui/api/me", map[string]string{"Cookie": cookie}); code != 401 {
 		t.Errorf("me after expiry: %d %s", code, body)

@@ -105,13 +105,17 @@ func (o *observer) routes(front *auth.Front, routes map[string]http.Handler, pub
 		Authenticate: front.RequireBearer,
 		SessionTTL:   o.uiTTL,
 		Verify: func(ctx context.Context) (any, error) {
-			switch l := o.ldg.(type) {
+			ldg := o.ldg
+			if s, ok := ldg.(*stampedLedger); ok {
+				ldg = s.gatewayLedger // the ledger under the intent rows' stamp
+			}
+			switch l := ldg.(type) {
 			case *sqlite.Ledger:
 				return l.Verify(ctx)
 			case *postgres.Ledger:
 				return l.Verify(ctx)
 			}
-			return nil, fmt.Errorf("no chain verification for %T", o.ldg)
+			return nil, fmt.Errorf("no chain verification for %T", ldg)
 		},
 		Health: func() any { return o.a.Health() },
 	}
