@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,54 +34,68 @@ import (
 // # What runs, and where
 //
 // Each command runs in a jail (TestBashDiffJail): new mount, network and
-// PID namespaces, /run covered by an empty tmpfs (no service sockets),
-// no network but loopback, every write confined by Landlock to a sentinel
-// tree and strace's output directory, no_new_privs, a bound on processes,
-// and bash itself as the unprivileged user nobody (setpriv --reuid
-// --regid --clear-groups). When the command ends, or after its time limit,
-// the PID namespace ends everything it started. A sentinel file the user
-// nobody owns, outside the writable tree, is checked after every command:
-// if it is gone, the jail did not hold and the test stops at once.
+// PID namespaces, /run covered by an empty tmpfs (no service sockets), a
+// private empty /tmp, no network but loopback, every write confined by
+// Landlock to the sentinel tree, the private /tmp and strace's output
+// directory, no_new_privs, a bound on processes, and bash itself as the
+// unprivileged user nobody (setpriv --reuid --regid --clear-groups),
+// reading the row as its script. When the command ends, or after three
+// seconds (or 256 KB of trace), the PID namespace ends everything it
+// started. A sentinel file the user nobody owns, outside the writable
+// trees, is checked after every command: if it is gone, the jail did not
+// hold and the test stops at once. Nothing runs as root but the jail's
+// own set-up and strace.
 //
 // # Paths: the sentinel tree
 //
-// The sentinel tree S is a fresh directory for every command, owned by
-// nobody, that stands for the root of the machine: the checker's verdict
-// is always about the row as written, and every path bash touched under S
-// is judged as the same path without S. The command runs in S/work
-// (judged as /work) or, for a row with a Dir that does not exist here
-// (/home/u/proj), in S plus that Dir; a row whose Dir exists (/, /etc)
-// runs there, read-only. HOME is S/root, so ~, $HOME and ~/.bashrc act on
-// the sentinel home and are judged as /root's; TMPDIR is S/tmp, judged as
-// /tmp. Other absolute paths of the rows (/etc, /usr, /dev/sda, /root
-// through ~root) are left as they are: Landlock and the unprivileged user
-// refuse the change, and strace still records the attempt, with its path,
-// which is what is compared.
+// The sentinel tree S (under /var/tmp, so that no row's /tmp reaches it)
+// is made afresh for every command, owned by nobody, seeded with the files
+// rows read (jailSeeds), and stands for the root of the machine: the
+// checker's verdict is about the row as written, and every path bash
+// touched under S is judged as the same path without S. The command runs
+// in S/work (judged as /work) or, for a row with a Dir that does not exist
+// here (/home/u/proj), in S plus that Dir; a row whose Dir exists (/,
+// /etc) runs there, read-only. HOME is S/root, so ~, $HOME and ~/.bashrc
+// act on the sentinel home and are judged as /root's. Other absolute paths
+// of the rows (/etc, /usr, /dev/sda, /root through ~root) are left as they
+// are: Landlock and the unprivileged user refuse the change, and strace
+// still records the attempt, with its path, which is what is compared.
 //
 // # What is compared
 //
 // strace -ff records every execve, the working directory of each process
-// (chdir, fchdir, fork), every unlink, rmdir, rename, open for writing
-// and kill. Each is judged by the checker alone, as CheckArgv of what it
-// amounts to: the argv bash executed (in its working directory; a program
-// bash does not find is reported by a command_not_found_handle defined in
-// BASH_ENV, as if it had run), rm -f FILE or rm -rf DIR for a deletion,
-// mv for a rename, tee -a FILE for an open for writing, kill for a signal.
+// (chdir, fchdir, fork), every unlink, rmdir, rename, open for writing,
+// kill, and forks refused for the bound. Each is judged by the checker
+// alone, as CheckArgv of what it amounts to: the argv bash executed (in
+// its working directory; a program bash does not find is reported by a
+// command_not_found_handle defined in BASH_ENV, as if it had run), rm -f
+// FILE or rmdir DIR for a deletion, mv for a rename, tee FILE (truncated),
+// tee -a FILE (appended) or touch FILE (neither) for an open for writing,
+// kill for a signal.
 //
-//   - A command the checker allows diverges when bash did anything that
-//     the checker refuses on its own: it ran a program, deleted, renamed
-//     or wrote a path, or signalled a process the policy protects.
-//   - A command the checker refuses diverges when, run, it did nothing the
-//     checker refuses and tried to change nothing outside the sentinel
-//     tree: a refusal of something harmless. Refusals the jail cannot
-//     show (hidden-code: what the command would run is not in the line;
-//     parse-error; too-complex; the program is not installed here) are
-//     counted and logged, not failed; see jailCannotShow.
+//   - A command the checker allows diverges, and fails the test, when bash
+//     did anything the checker refuses on its own: it ran a program,
+//     deleted, renamed or wrote a path, or signalled a process the policy
+//     protects. The trace holds no written content, so a write refused
+//     only for want of it (hidden-code: tee to a start-up file) is not
+//     one; nor is a path a row without a Dir reaches by climbing out of
+//     its directory (the checker does not know where such a row runs).
+//     knownDivergences lists the accepted ones, with why.
+//   - A command the checker refuses is shown when, run, it did something
+//     the checker refuses on its own, or tried to change something outside
+//     the jail's writable trees, or forked past the bound. One not shown
+//     is counted and reported, not failed: refusals the jail cannot show
+//     (hidden-code: what would run is not in the line; remote-script: no
+//     network; parse-error; too-complex; a program not installed here),
+//     and refusals of what was harmless in the jail (an empty variable, a
+//     missing device, a hook only an interactive shell runs, a name bash
+//     rejects): the policy errs on the side of refusing.
 //
-// Commands: RIGOUT_BASHDIFF_FUZZ sets the number of generated commands
-// (300 if unset) and RIGOUT_BASHDIFF_SEED the generator's seed.
-// Without strace, setpriv, unshare, root or Landlock the test is skipped
-// loudly, and fails under RIGOUT_REQUIRE_STRACE=1 (CI).
+// RIGOUT_BASHDIFF_FUZZ sets the number of generated commands (300 if
+// unset), RIGOUT_BASHDIFF_SEED the generator's seed, RIGOUT_BASHDIFF_JOBS
+// the jails run at once (the number of CPUs if unset). Without strace,
+// setpriv, unshare, root or Landlock the test is skipped loudly, and fails
+// under RIGOUT_REQUIRE_STRACE=1 (CI).
 func TestBashDifferential(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs bash under strace")
@@ -466,6 +481,7 @@ type jail struct {
 	script                              string // the command, as bash's script
 	judged                              map[judgeKey]validate.Decision
 	start                               string // where a row without a Dir runs
+	runs                                int    // commands run, naming each run's directories
 }
 
 const nobody = 65534
@@ -504,18 +520,27 @@ func newJail(t *testing.T) *jail {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(j.base) })
+	t.Cleanup(func() {
+		// Every jail ends with its run: a process still running from
+		// this directory is a jail that outlived its run (a fork bomb
+		// left running). Report it, and end it.
+		time.Sleep(200 * time.Millisecond)
+		for _, pid := range jailLeftovers(j.base) {
+			t.Errorf("process %d of a jail outlived its run; killing it", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		// The last run's tracer may take a moment to end.
+		for i := 0; i < 20 && os.RemoveAll(j.base) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	if err := os.Chmod(j.base, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	j.root = filepath.Join(j.base, "s")
-	j.traces = filepath.Join(j.base, "trace")
 	j.prelude = filepath.Join(j.base, "prelude.sh")
 	j.script = filepath.Join(j.base, "cmd.sh")
-	j.start = filepath.Join(j.root, "work")
 	gdir := filepath.Join(j.base, "guard")
 	j.guard = filepath.Join(gdir, "sentinel")
-	must(t, os.Mkdir(j.traces, 0o700))
 	must(t, os.Mkdir(gdir, 0o755))
 	must(t, os.WriteFile(j.guard, []byte("nobody may delete this, but must not be able to\n"), 0o644))
 	must(t, os.Chown(gdir, nobody, nobody))
@@ -531,6 +556,22 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// jailLeftovers are the processes whose command line names base.
+func jailLeftovers(base string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && bytes.Contains(b, []byte(base)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // mkdirs makes p and its missing parents, owned by nobody.
@@ -559,8 +600,17 @@ type runResult struct {
 // run runs c in a fresh sentinel tree and returns what strace saw.
 func (j *jail) run(t *testing.T, c checkCase) runResult {
 	t.Helper()
-	must(t, os.RemoveAll(j.root))
-	must(t, os.RemoveAll(j.traces))
+	// Fresh directories for every run: the PID namespace of the last
+	// one ends asynchronously, so its tracer may still be writing. The
+	// last run's are removed, once it is surely over.
+	if j.runs > 0 {
+		os.RemoveAll(j.root)
+		os.RemoveAll(j.traces)
+	}
+	j.runs++
+	j.root = filepath.Join(j.base, "s"+strconv.Itoa(j.runs))
+	j.traces = filepath.Join(j.base, "trace"+strconv.Itoa(j.runs))
+	j.start = filepath.Join(j.root, "work")
 	must(t, os.Mkdir(j.traces, 0o700))
 	must(t, os.Mkdir(j.root, 0o755))
 	must(t, os.Chown(j.root, nobody, nobody))
@@ -602,12 +652,14 @@ func (j *jail) run(t *testing.T, c checkCase) runResult {
 	cmd := exec.CommandContext(ctx, j.unshare, "--mount", "--net", "--pid", "--fork", "--kill-child", "--mount-proc",
 		"--", j.bin, "-test.run=^TestBashDiffJail$")
 	cmd.Env = []string{jailEnv + "=" + string(raw)}
+	// If this test dies, unshare dies, and with it the jail.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Dir = dir
 	if c.stdin != nil {
 		cmd.Stdin = strings.NewReader(*c.stdin)
 	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &cappedBuffer{max: 64 << 10}
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = time.Second
 	must(t, cmd.Start())
 	// A recursive delete of a system tree fails on every file and goes
@@ -662,8 +714,22 @@ var jailSeeds = map[string]string{
 	"root/.bashrc": "# sentinel\n", "root/.profile": "# sentinel\n", "root/notes": "sentinel\n",
 }
 
+// cappedBuffer keeps the first max bytes written to it (yes, say, writes
+// without end).
+type cappedBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
 // maxTrace bounds the trace of one command, in bytes.
-const maxTrace = 1 << 20
+const maxTrace = 256 << 10
 
 func traceSize(dir string) int64 {
 	ents, _ := os.ReadDir(dir)

@@ -79,7 +79,7 @@ func enterJail(s jailSpec) error {
 			return fmt.Errorf("cover %s: %w", d, err)
 		}
 	}
-	for res, v := range map[int]uint64{unix.RLIMIT_NPROC: s.NProc, unix.RLIMIT_CORE: 0, unix.RLIMIT_FSIZE: 64 << 20, unix.RLIMIT_CPU: 30} {
+	for res, v := range map[int]uint64{unix.RLIMIT_NPROC: s.NProc, unix.RLIMIT_CORE: 0, unix.RLIMIT_FSIZE: 64 << 20, unix.RLIMIT_CPU: 10} {
 		if err := unix.Setrlimit(res, &unix.Rlimit{Cur: v, Max: v}); err != nil {
 			return fmt.Errorf("setrlimit %d: %w", res, err)
 		}
@@ -144,6 +144,13 @@ func enterJail(s jailSpec) error {
 		return fmt.Errorf("landlock_restrict_self: %w", errno)
 	}
 	unix.Close(rs)
+	// unshare --kill-child set the parent-death signal on the thread it
+	// forked, but Go's threads start without it, and execve keeps only
+	// the calling thread's: set it again, so that the PID namespace (and
+	// whatever the command started) ends when unshare is killed.
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("pdeathsig: %w", err)
+	}
 	return unix.Exec(s.Argv[0], s.Argv, s.Env)
 }
 
