@@ -110,6 +110,11 @@ type RouterConfig struct {
 	// RemoteShell runs shell commands remotely with -c. If empty, bash
 	// where the host has it, else sh (see RemoteCommandLine).
 	RemoteShell string
+	// Helper, if set, ships rigout's helper to Linux hosts and runs their
+	// commands and file operations through it (see HelperConfig and
+	// HostConfig.Helper). If nil, hosts are reached by plain SSH and
+	// SFTP, and each Result says the far side runs no sandbox.
+	Helper *HelperConfig
 
 	// AutoHosts are the candidates of the "auto" route, in order. If nil,
 	// every configured host (Hosts and Add).

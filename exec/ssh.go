@@ -44,12 +44,25 @@ var ErrNoExitStatus = errors.New("exec: remote command ended without an exit sta
 // Run runs cmd on the host and waits for it. See Runner for the error
 // contract: a non-zero exit is a Result; a *DialError, *DisconnectError or
 // a refusal is an error.
+//
+// With RouterConfig.Helper, the command runs through the host's rigout
+// helper (see HelperConfig); where it cannot run and the host's mode is
+// HelperAuto, the command takes the plain path and the Result's Route and
+// Unsandboxed say why.
 func (s *SSH) Run(ctx context.Context, cmd Command) (Result, error) {
-	p, res, err := s.launch(ctx, cmd)
-	if err != nil {
+	res, err, used, why := s.runHelper(ctx, cmd)
+	if used {
 		return res, err
 	}
-	return p.Wait()
+	p, res, err := s.launch(ctx, cmd)
+	if err == nil {
+		res, err = p.Wait()
+	}
+	if why != "" {
+		res.Route += " [no rigout helper: " + why + "]"
+		res.Unsandboxed = "remote host without the rigout helper (" + why + "): the far side runs no sandbox"
+	}
+	return res, err
 }
 
 // connLost waits briefly for the connection's supervisor to record why it

@@ -1,0 +1,336 @@
+package exec_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/sshtest"
+)
+
+// These tests run rigout's helper on a real OpenSSH sshd on loopback. The
+// login's $HOME is a directory under a temp dir of the test's own (sshd's
+// SetEnv), so that the helper's cache lives there, not in a real home.
+// Containment tests log in as an unprivileged user (the first account
+// with uid >= 1000 and a login shell), skipping loudly without one.
+
+// buildHelper builds cmd/rigout-helper without cgo and returns its bytes.
+func buildHelper(t testing.TB) []byte {
+	t.Helper()
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	out := filepath.Join(t.TempDir(), "rigout-helper")
+	cmd := osexec.Command(goBin, "build", "-o", out, "github.com/rigout/rigout/cmd/rigout-helper")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build rigout-helper: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// helperHost is an sshd whose login has a $HOME of the test's own.
+type helperHost struct {
+	d     *sshd
+	dir   string // world-traversable, removed at cleanup
+	home  string // the login's $HOME, owned by it
+	login *user.User
+	uid   int
+	key   string
+	known string
+}
+
+// unprivilegedLogin returns an account sshd can log in that is not root.
+func unprivilegedLogin(t testing.TB) *user.User {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP: needs root to run sshd for an unprivileged login")
+	}
+	f, err := os.Open("/etc/passwd")
+	if err != nil {
+		t.Skip("SKIP: no /etc/passwd")
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		p := strings.Split(sc.Text(), ":")
+		if len(p) < 7 {
+			continue
+		}
+		uid, _ := strconv.Atoi(p[2])
+		if uid >= 1000 && uid < 60000 && (strings.HasSuffix(p[6], "/bash") || strings.HasSuffix(p[6], "/sh")) {
+			u, err := user.Lookup(p[0])
+			if err == nil {
+				return u
+			}
+		}
+	}
+	t.Skip("SKIPPING: no unprivileged account with a login shell (uid >= 1000) for the sshd login; CI should add one (useradd -m -s /bin/bash rigout-test)")
+	return nil
+}
+
+func startHelperHost(t testing.TB, login *user.User) *helperHost {
+	t.Helper()
+	requireSSHD(t)
+	dir, err := os.MkdirTemp("", "rigout-helper-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(login.Uid)
+	gid, _ := strconv.Atoi(login.Gid)
+	h := &helperHost{dir: dir, home: filepath.Join(dir, "home"), login: login, uid: uid}
+	if err := os.Mkdir(h.home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(h.home, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	hostKey, err := sshtest.NewKey("ed25519")
+	if err != nil {
+		t.Fatal(err)
+	}
+	userKey, err := sshtest.NewKey("ed25519")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hk, ak := filepath.Join(dir, "host_key"), filepath.Join(dir, "authorized_keys")
+	h.key = filepath.Join(dir, "id_ed25519")
+	if err := hostKey.Write(hk, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := userKey.Write(h.key, ""); err != nil {
+		t.Fatal(err)
+	}
+	// Public keys: readable by the login, as sshd reads them as it.
+	if err := os.WriteFile(ak, []byte(userKey.AuthorizedKey()+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "HostKey %s\nListenAddress 127.0.0.1\nPidFile none\nUsePAM no\nStrictModes no\nAuthorizedKeysFile %s\n", hk, ak)
+	cfg.WriteString("PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n")
+	cfg.WriteString("PrintMotd no\nPrintLastLog no\nUseDNS no\nLogLevel INFO\nSubsystem sftp internal-sftp\n")
+	fmt.Fprintf(&cfg, "SetEnv SHLVL=1 HOME=%s\nAllowUsers %s\n", h.home, login.Username)
+	for attempt := 0; ; attempt++ {
+		port := freePort(t)
+		cfgPath := filepath.Join(dir, "sshd_config")
+		if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf("Port %d\n%s", port, cfg.String())), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := osexec.Command(sshdPath, "-t", "-f", cfgPath).CombinedOutput(); err != nil {
+			t.Fatalf("sshd -t: %v\n%s", err, out)
+		}
+		d, err := runSSHD(t, cfgPath, port)
+		if err == nil {
+			h.d = d
+			break
+		}
+		if attempt == 2 {
+			t.Fatal(err)
+		}
+	}
+	h.known = filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(h.known, []byte(knownLine(h.d.addr, hostKey.Public())+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// router returns a Router reaching the host as "box", with helper (nil:
+// none) in mode.
+func (h *helperHost) router(t testing.TB, helper *exec.HelperConfig, mode exec.HelperMode) *exec.Router {
+	t.Helper()
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := exec.NewRouter(exec.RouterConfig{
+		Local:             &exec.Local{},
+		Hosts:             []exec.HostConfig{{Name: "box", Address: "127.0.0.1", Port: h.d.port, User: h.login.Username, Key: h.key, Helper: mode}},
+		SSHConfigFiles:    []string{filepath.Join(h.dir, "no_ssh_config")},
+		KnownHostsFile:    h.known,
+		HostKeyPolicy:     exec.HostKeyStrict,
+		HomeDir:           h.dir,
+		LocalUser:         me.Username,
+		ConnectTimeout:    5 * time.Second,
+		KeepaliveInterval: 5 * time.Second,
+		Grace:             500 * time.Millisecond,
+		Helper:            helper,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func sshRunner(t testing.TB, r *exec.Router, principal string) *exec.SSH {
+	t.Helper()
+	tg, err := r.Resolve(context.Background(), "box", principal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := tg.Runner.(*exec.SSH)
+	if !ok {
+		t.Fatalf("runner is %T, want *exec.SSH", tg.Runner)
+	}
+	return s
+}
+
+func helperBinaries(bin []byte) *exec.HelperConfig {
+	return &exec.HelperConfig{Binaries: map[string][]byte{runtime.GOOS + "/" + runtime.GOARCH: bin}}
+}
+
+func sum256(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// TestHelperSSHDUploadVerifyRun uploads the helper on first use, runs
+// commands through it, reuses it, and detects a tampered copy without
+// running it.
+func TestHelperSSHDUploadVerifyRun(t *testing.T) {
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildHelper(t)
+	h := startHelperHost(t, me)
+	ctx := context.Background()
+	r := h.router(t, helperBinaries(bin), exec.HelperRequire)
+	s := sshRunner(t, r, "alice")
+	info, err := s.HelperInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("helper: %+v", info)
+	if !info.Uploaded || info.Tampered || info.SHA256 != sum256(bin) || info.Version != exec.HelperVersion {
+		t.Errorf("first start: %+v, want an upload of %s", info, sum256(bin))
+	}
+	cached := filepath.Join(h.home, ".cache", "rigout", "helper-"+sum256(bin))
+	for p, want := range map[string]os.FileMode{cached: 0o500, filepath.Dir(cached): 0o700 | os.ModeDir} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode() != want {
+			t.Errorf("%s: %v %v, want mode %v", p, fi.Mode(), err, want)
+		}
+	}
+
+	for _, tt := range []struct {
+		name string
+		cmd  exec.Command
+		out  string
+		code int
+	}{
+		{"shell", exec.Command{Shell: "echo hi"}, "hi\n", 0},
+		{"exit", exec.Command{Shell: "exit 3"}, "", 3},
+		{"argv", exec.Command{Argv: []string{"printf", "%s|", "a b", "$(id)"}}, "a b|$(id)|", 0},
+		{"stdin", exec.Command{Argv: []string{"cat"}, Stdin: strings.NewReader("fed\n")}, "fed\n", 0},
+		{"env and secret", exec.Command{Shell: `echo "$A $S"`, Env: map[string]string{"A": "1"}, Secrets: map[string]string{"S": "it's"}}, "1 it's\n", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := s.Run(ctx, tt.cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(res.Stdout.Data) != tt.out || res.ExitCode != tt.code {
+				t.Errorf("stdout %q exit %d (stderr %q); want %q %d", res.Stdout.Data, res.ExitCode, res.Stderr.Data, tt.out, tt.code)
+			}
+			if !strings.Contains(res.Route, "via rigout-helper") {
+				t.Errorf("route %q does not name the helper", res.Route)
+			}
+		})
+	}
+	res, err := s.Run(ctx, exec.Command{Argv: []string{"sleep", "30"}, Timeout: 300 * time.Millisecond})
+	if err != nil || !res.TimedOut {
+		t.Errorf("timeout through the helper: %+v, %v", res, err)
+	}
+
+	// A second Router finds the cached copy: no upload.
+	r2 := h.router(t, helperBinaries(bin), exec.HelperRequire)
+	if info, err := sshRunner(t, r2, "alice").HelperInfo(ctx); err != nil || info.Uploaded {
+		t.Errorf("second start: %+v, %v; want the cached copy", info, err)
+	}
+
+	// Tamper with the cached copy: a script that would leave a mark.
+	mark := filepath.Join(h.dir, "tampered-helper-ran")
+	if err := os.WriteFile(cached+".new", []byte("#!/bin/sh\ntouch "+mark+"\n"), 0o500); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(cached+".new", cached); err != nil { // the running copies keep the old inode
+		t.Fatal(err)
+	}
+	r3 := h.router(t, helperBinaries(bin), exec.HelperRequire)
+	s3 := sshRunner(t, r3, "alice")
+	info, err = s3.HelperInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Tampered || !info.Uploaded {
+		t.Errorf("after tampering: %+v, want Tampered and Uploaded", info)
+	}
+	if _, err := os.Stat(mark); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the tampered helper ran (%s exists: %v)", mark, err)
+	}
+	if b, err := os.ReadFile(cached); err != nil || sum256(b) != sum256(bin) {
+		t.Errorf("cached copy not restored: %v", err)
+	}
+	if res, err := s3.Run(ctx, exec.Command{Shell: "echo ok"}); err != nil || string(res.Stdout.Data) != "ok\n" {
+		t.Errorf("after re-upload: %q, %v", res.Stdout.Data, err)
+	}
+}
+
+// TestHelperSSHDFallback: a host the helper cannot serve (here: no binary
+// for its platform) falls back under auto and says so, and is refused
+// under require without running anything.
+func TestHelperSSHDFallback(t *testing.T) {
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startHelperHost(t, me)
+	ctx := context.Background()
+	none := &exec.HelperConfig{Binaries: map[string][]byte{"linux/none": []byte("x")}}
+
+	auto := sshRunner(t, h.router(t, none, exec.HelperAuto), "alice")
+	res, err := auto.Run(ctx, exec.Command{Shell: "echo plain"})
+	if err != nil || string(res.Stdout.Data) != "plain\n" {
+		t.Fatalf("auto fallback: %q, %v", res.Stdout.Data, err)
+	}
+	for _, s := range []string{res.Route, res.Unsandboxed} {
+		if !strings.Contains(s, "no helper binary configured for linux/") {
+			t.Errorf("fallback not reported: %q", s)
+		}
+	}
+
+	sentinel := sentinelDir(t)
+	req := sshRunner(t, h.router(t, none, exec.HelperRequire), "alice")
+	_, err = req.Run(ctx, exec.Command{Argv: []string{"rm", filepath.Join(sentinel, "x")}})
+	var he *exec.HelperError
+	if !errors.Is(err, exec.ErrHelperRequired) || !errors.As(err, &he) {
+		t.Errorf("require: err = %v, want ErrHelperRequired and a *HelperError", err)
+	}
+	checkSentinel(t, sentinel)
+
+	off := sshRunner(t, h.router(t, helperBinaries([]byte("unused")), exec.HelperOff), "alice")
+	res, err = off.Run(ctx, exec.Command{Shell: "echo off"})
+	if err != nil || strings.Contains(res.Route, "helper") {
+		t.Errorf("off: route %q, %v", res.Route, err)
+	}
+}

@@ -1,0 +1,276 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"time"
+)
+
+// maxHelperStdin bounds the standard input a command through the helper
+// may have: it travels in the request, whole.
+const maxHelperStdin = 16 << 20
+
+// helperMode returns the mode in force for s's host: HelperOff when the
+// Router ships no helper.
+func (s *SSH) helperMode() HelperMode {
+	if s.r.cfg.Helper == nil {
+		return HelperOff
+	}
+	if s.ep.Helper == "" {
+		return HelperAuto
+	}
+	return s.ep.Helper
+}
+
+// helper returns the running helper of a pooled connection for s, and the
+// connection, whose slot the caller releases. Under HelperRequire, a
+// helper that cannot run is an error wrapping ErrHelperRequired.
+func (s *SSH) helper(ctx context.Context) (*helperClient, *conn, error) {
+	c, err := s.r.pool.acquire(ctx, s.ep.poolKey(s.principal), func(dctx context.Context) (*conn, error) {
+		return s.r.dialEndpoint(dctx, s.ep, s.principal)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := c.helper.get(ctx, s.r, c, s.ep.Name)
+	if err != nil {
+		c.release()
+		if cause := c.lost(); cause != nil {
+			return nil, nil, &DisconnectError{Host: s.ep.Name, Err: cause}
+		}
+		return nil, nil, err
+	}
+	return h, c, nil
+}
+
+// HelperInfo starts (or finds) the helper for s's host and returns what it
+// reported. It is a *HelperError when the helper cannot run there, and
+// ErrHelperRequired's sibling: an error saying the Router ships none when
+// RouterConfig.Helper is nil or the host's mode is off.
+func (s *SSH) HelperInfo(ctx context.Context) (HelperInfo, error) {
+	if s.helperMode() == HelperOff {
+		return HelperInfo{}, &HelperError{Host: s.ep.Name, Reason: "off for this host"}
+	}
+	h, c, err := s.helper(ctx)
+	if err != nil {
+		return HelperInfo{}, err
+	}
+	c.release()
+	return h.info, nil
+}
+
+// helperPrincipal is the principal a command through the helper runs for.
+func (s *SSH) helperPrincipal(ctx context.Context) Principal {
+	if f := s.r.cfg.Helper.Principal; f != nil {
+		return f(ctx)
+	}
+	return Principal{Name: s.principal}
+}
+
+// runHelper runs cmd through the host's helper. used is false when the
+// helper is off or, under HelperAuto, could not run: why then says why
+// (empty when off), and the caller takes the plain SSH path.
+func (s *SSH) runHelper(ctx context.Context, cmd Command) (res Result, err error, used bool, why string) {
+	mode := s.helperMode()
+	if mode == HelperOff {
+		return res, nil, false, ""
+	}
+	res = Result{Route: s.ep.Route(), ExitCode: -1, Unsandboxed: "remote host: the far side runs no sandbox"}
+	if err := cmd.Validate(); err != nil {
+		return res, err, true, ""
+	}
+	if s.r.cfg.Check != nil {
+		if err := s.r.cfg.Check(ctx, s.ep.Name, cmd); err != nil {
+			return res, err, true, ""
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("exec: not started: %w", err), true, ""
+	}
+	run := &helperRun{Shell: cmd.Shell, Argv: cmd.Argv, Dir: cmd.Dir, Env: cmd.Env, Secrets: cmd.Secrets,
+		Timeout: cmd.Timeout, MaxOutput: cmd.MaxOutput, Principal: s.helperPrincipal(ctx)}
+	if cmd.Stdin != nil {
+		b, err := io.ReadAll(io.LimitReader(cmd.Stdin, maxHelperStdin+1))
+		if err != nil {
+			return res, fmt.Errorf("exec: read standard input: %w", err), true, ""
+		}
+		if len(b) > maxHelperStdin {
+			return res, fmt.Errorf("exec: standard input over %d bytes cannot go through the rigout helper", maxHelperStdin), true, ""
+		}
+		run.Stdin = b
+	}
+	actx := ctx
+	if cmd.Timeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, cmd.Timeout+s.r.cfg.Grace+s.r.cfg.Drain+5*time.Second)
+		defer cancel()
+	}
+	h, c, err := s.helper(actx)
+	if err != nil {
+		var he *HelperError
+		if !errors.As(err, &he) {
+			return res, err, true, ""
+		}
+		if mode == HelperRequire {
+			return res, fmt.Errorf("%w: %w", ErrHelperRequired, err), true, ""
+		}
+		return res, nil, false, he.Reason
+	}
+	defer c.release()
+	rep, err := h.call(actx, helperRequest{Op: "run", Run: run}, s.r.cfg.Grace+s.r.cfg.Drain+2*time.Second)
+	if err != nil {
+		if cause := c.lost(); cause != nil {
+			return res, &DisconnectError{Host: s.ep.Name, Err: cause}, true, ""
+		}
+		return res, err, true, ""
+	}
+	if rep.Result != nil {
+		res = *rep.Result
+	}
+	res.Route = s.ep.Route() + " via " + h.info.String()
+	if rep.Err != "" {
+		return res, fmt.Errorf("exec: on %s through the rigout helper: %s", s.ep.Name, rep.Err), true, ""
+	}
+	if ctx.Err() != nil {
+		res.Canceled = true
+	}
+	filterOutput(&cmd, &res)
+	return res, nil, true, ""
+}
+
+// filterOutput passes output that came back whole through cmd's Scrub and
+// OnOutput, as a streamed run would have.
+func filterOutput(cmd *Command, res *Result) {
+	for _, o := range []struct {
+		s   Stream
+		out *Output
+	}{{Stdout, &res.Stdout}, {Stderr, &res.Stderr}} {
+		data := o.out.Data
+		if cmd.Scrub != nil && len(data) > 0 {
+			var b bytes.Buffer
+			w := cmd.Scrub(&b)
+			_, _ = w.Write(data)
+			_ = w.Close()
+			data = b.Bytes()
+			o.out.Data = data
+		}
+		if cmd.OnOutput != nil && len(data) > 0 {
+			cmd.OnOutput(o.s, data)
+		}
+	}
+}
+
+// HelperFiles performs file operations on one SSH host through its rigout
+// helper: every name is resolved on the host beneath the operation's root
+// with openat2 (RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) in the same system
+// call that uses it, so a symbolic link swapped in meanwhile cannot lead
+// the operation out of the root, which plain SFTP cannot promise. Names
+// are absolute paths beneath root, or relative to it. Errors are
+// *fs.PathError wrapping the host's errno where there is one. Get one
+// with [SSH.Files]. A HelperFiles is safe for concurrent use.
+type HelperFiles struct {
+	s *SSH
+}
+
+// Files returns the file operations of s's host through its helper. Each
+// operation fails with a *HelperError when the helper cannot run there.
+func (s *SSH) Files() *HelperFiles { return &HelperFiles{s: s} }
+
+func (f *HelperFiles) do(ctx context.Context, op *helperFile) (helperReply, error) {
+	if f.s.helperMode() == HelperOff {
+		return helperReply{}, &HelperError{Host: f.s.ep.Name, Reason: "off for this host"}
+	}
+	h, c, err := f.s.helper(ctx)
+	if err != nil {
+		return helperReply{}, err
+	}
+	defer c.release()
+	rep, err := h.call(ctx, helperRequest{Op: "file", File: op}, 0)
+	if err != nil {
+		return rep, err
+	}
+	return rep, replyErr(op.Op, op.Name, fileReply{Err: rep.Err, Errno: rep.Errno})
+}
+
+// ReadFile returns the contents of the regular file name beneath root, at
+// most max bytes (if max <= 0, 32 MiB).
+func (f *HelperFiles) ReadFile(ctx context.Context, root, name string, max int64) ([]byte, error) {
+	rep, err := f.do(ctx, &helperFile{Op: "read", Root: root, Name: name, Max: max})
+	return rep.Data, err
+}
+
+// WriteFile creates or truncates name beneath root and writes data; perm
+// applies to a new file (if zero, 0644). flag may hold os.O_EXCL.
+func (f *HelperFiles) WriteFile(ctx context.Context, root, name string, data []byte, perm fs.FileMode, flag int) error {
+	_, err := f.do(ctx, &helperFile{Op: "write", Root: root, Name: name, Data: data, Perm: uint32(perm.Perm()), Flag: flag})
+	return err
+}
+
+// Stat describes name beneath root; a symbolic link anywhere on the way,
+// the last component included, is an error (ELOOP).
+func (f *HelperFiles) Stat(ctx context.Context, root, name string) (fs.FileInfo, error) {
+	return f.info(ctx, "stat", root, name)
+}
+
+// Lstat describes name beneath root without following a last component
+// that is a symbolic link.
+func (f *HelperFiles) Lstat(ctx context.Context, root, name string) (fs.FileInfo, error) {
+	return f.info(ctx, "lstat", root, name)
+}
+
+func (f *HelperFiles) info(ctx context.Context, op, root, name string) (fs.FileInfo, error) {
+	rep, err := f.do(ctx, &helperFile{Op: op, Root: root, Name: name})
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Infos) != 1 {
+		return nil, &fs.PathError{Op: op, Path: name, Err: errors.New("malformed reply from the helper")}
+	}
+	return remoteFileInfo(rep.Infos[0]), nil
+}
+
+// ReadDir lists the directory name beneath root, entries described
+// without following symbolic links, in no particular order.
+func (f *HelperFiles) ReadDir(ctx context.Context, root, name string) ([]fs.FileInfo, error) {
+	rep, err := f.do(ctx, &helperFile{Op: "readdir", Root: root, Name: name})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]fs.FileInfo, len(rep.Infos))
+	for i, s := range rep.Infos {
+		out[i] = remoteFileInfo(s)
+	}
+	return out, nil
+}
+
+// Mkdir makes the directory name beneath root (perm 0755 if zero).
+func (f *HelperFiles) Mkdir(ctx context.Context, root, name string, perm fs.FileMode) error {
+	_, err := f.do(ctx, &helperFile{Op: "mkdir", Root: root, Name: name, Perm: uint32(perm.Perm())})
+	return err
+}
+
+// Remove removes the file or empty directory name beneath root.
+func (f *HelperFiles) Remove(ctx context.Context, root, name string) error {
+	_, err := f.do(ctx, &helperFile{Op: "remove", Root: root, Name: name})
+	return err
+}
+
+// Rename renames oldname to newname, both beneath root.
+func (f *HelperFiles) Rename(ctx context.Context, root, oldname, newname string) error {
+	_, err := f.do(ctx, &helperFile{Op: "rename", Root: root, Name: oldname, Name2: newname})
+	return err
+}
+
+// remoteFileInfo is a host's fileStat as an fs.FileInfo, owners as the
+// host numbers them.
+func remoteFileInfo(s fileStat) *viewFileInfo {
+	fi := &viewFileInfo{s: s}
+	fi.st.Uid, fi.st.Gid = uint32(s.UID), uint32(s.GID)
+	fi.st.Ino = s.Ino
+	fi.st.Size = s.Size
+	return fi
+}
