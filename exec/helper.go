@@ -47,8 +47,8 @@ func (m HelperMode) Validate() error {
 // uploaded over SFTP into a per-user cache directory, verified by its
 // SHA-256 after upload and before every start, and then runs the host's
 // commands (in a per-principal view of the host, where its kernel allows)
-// and file operations (openat2 beneath a root, no symbolic links
-// followed). See docs/SSH_HELPER.md.
+// and file operations (openat2 with RESOLVE_BENEATH: nothing leads out of
+// the root, however links are swapped). See docs/SSH_HELPER.md.
 type HelperConfig struct {
 	// Binaries holds the helper program per platform, keyed "linux/amd64",
 	// "linux/arm64" and so on (GOOS/GOARCH). A host whose platform has no
@@ -81,8 +81,8 @@ type HelperInfo struct {
 	Commands string `json:"commands"`
 	// Sandbox is the host sandbox's status line (SandboxStatus.String).
 	Sandbox string `json:"sandbox"`
-	// Files says how file operations resolve names: "openat2" (beneath the
-	// root, no symbolic links followed), or why they cannot.
+	// Files says how file operations resolve names: "openat2 beneath the
+	// root" (RESOLVE_BENEATH), or why they cannot.
 	Files string `json:"files"`
 	// Uploaded is set when this start followed an upload, and Upload says
 	// how many bytes took how long.
@@ -151,14 +151,19 @@ type helperRun struct {
 // helperFile is a file operation beneath Root. Name and Name2 are
 // absolute paths beneath Root, or relative to it.
 type helperFile struct {
-	Op    string `json:"op"` // read, write, stat, lstat, readdir, mkdir, remove, rename
-	Root  string `json:"root"`
-	Name  string `json:"name"`
-	Name2 string `json:"name2,omitempty"`
-	Data  []byte `json:"data,omitempty"`
-	Perm  uint32 `json:"perm,omitempty"`
-	Max   int64  `json:"max,omitempty"`
-	Flag  int    `json:"flag,omitempty"`
+	Op     string `json:"op"` // read, write, stat, lstat, readdir, mkdir, remove, rename, chmod, chown, chtimes, readlink
+	Root   string `json:"root"`
+	Name   string `json:"name"`
+	Name2  string `json:"name2,omitempty"`
+	Data   []byte `json:"data,omitempty"`
+	Offset int64  `json:"offset,omitempty"` // read and write: where
+	Perm   uint32 `json:"perm,omitempty"`
+	Max    int64  `json:"max,omitempty"`  // read: at most this many bytes
+	Flag   int    `json:"flag,omitempty"` // write: os.O_CREATE, os.O_EXCL, os.O_TRUNC
+	UID    int    `json:"uid,omitempty"`
+	GID    int    `json:"gid,omitempty"`
+	Atime  int64  `json:"atime,omitempty"` // chtimes: Unix nanoseconds
+	Mtime  int64  `json:"mtime,omitempty"`
 }
 
 // helperReply is a helper's answer. The first frame a helper writes is a
@@ -171,6 +176,7 @@ type helperReply struct {
 	Result *Result     `json:"result,omitempty"`
 	Infos  []fileStat  `json:"infos,omitempty"`
 	Data   []byte      `json:"data,omitempty"`
+	Link   string      `json:"link,omitempty"`
 }
 
 // writeFrame writes v as one frame: a 4-byte big-endian length and JSON.

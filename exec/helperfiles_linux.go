@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -16,10 +17,14 @@ import (
 // gives no Max.
 const defaultHelperReadMax = 32 << 20
 
-// helperResolve is how every name beneath a root is resolved: never above
-// the root, never through a symbolic link (the last component included),
-// never through /proc's magic links.
-const helperResolve = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
+// helperResolve is how every name beneath a root is resolved: by the
+// kernel, in the system call that uses it, never above the root — an
+// absolute symbolic link, or ".." (through a link or not) that would
+// leave it, fails the call — and never through /proc's magic links.
+// Symbolic links that stay beneath the root are followed, as os.Root
+// follows them locally: the escape is closed by RESOLVE_BENEATH, which,
+// unlike a check before the use, no concurrent swap can get around.
+const helperResolve = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS
 
 // helperFilesSupport says how file operations resolve names on this
 // kernel: "openat2", or why they cannot.
@@ -34,7 +39,7 @@ func helperFilesSupport() string {
 		return "unavailable (openat2: " + err.Error() + ", Linux 5.6 or later needed)"
 	}
 	unix.Close(fd)
-	return "openat2"
+	return "openat2 beneath the root"
 }
 
 // helperRel returns name relative to root: name is absolute beneath root,
@@ -93,7 +98,7 @@ func (h *helperFiles) parent(rel string) (int, string, error) {
 }
 
 // helperFileOp performs f beneath its root. Every name is resolved by the
-// kernel in one step (openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS),
+// kernel in one step (openat2 with RESOLVE_BENEATH, see helperResolve),
 // and operations on a last component (mkdir, unlink, rename, lstat) work
 // on a descriptor of its directory so opened: there is no check followed
 // by a use that a concurrent rename or symbolic link could redirect.
@@ -119,7 +124,7 @@ func helperFileOp(f *helperFile) (rep helperReply) {
 
 	switch f.Op {
 	case "read":
-		fd, err := h.open(rel, unix.O_RDONLY|unix.O_NOFOLLOW, 0)
+		fd, err := h.open(rel, unix.O_RDONLY, 0)
 		if err != nil {
 			return fail(err)
 		}
@@ -136,15 +141,17 @@ func helperFileOp(f *helperFile) (rep helperReply) {
 		if max <= 0 {
 			max = defaultHelperReadMax
 		}
-		data, err := io.ReadAll(io.LimitReader(file, max))
+		data, err := io.ReadAll(io.LimitReader(io.NewSectionReader(file, f.Offset, max), max))
 		if err != nil {
 			return fail(err)
 		}
 		return helperReply{Data: data, Infos: []fileStat{statToFile(filepath.Base(rel), &st)}}
 	case "write":
-		flags := unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC | unix.O_NOFOLLOW
-		if f.Flag&os.O_EXCL != 0 {
-			flags |= unix.O_EXCL
+		flags := unix.O_WRONLY
+		for _, m := range [][2]int{{os.O_CREATE, unix.O_CREAT}, {os.O_EXCL, unix.O_EXCL}, {os.O_TRUNC, unix.O_TRUNC}} {
+			if f.Flag&m[0] != 0 {
+				flags |= m[1]
+			}
 		}
 		perm := f.Perm
 		if perm == 0 {
@@ -155,7 +162,10 @@ func helperFileOp(f *helperFile) (rep helperReply) {
 			return fail(err)
 		}
 		file := os.NewFile(uintptr(fd), rel)
-		_, werr := file.Write(f.Data)
+		var werr error
+		if len(f.Data) > 0 {
+			_, werr = file.WriteAt(f.Data, f.Offset)
+		}
 		if cerr := file.Close(); werr == nil {
 			werr = cerr
 		}
@@ -253,6 +263,40 @@ func helperFileOp(f *helperFile) (rep helperReply) {
 			return fail(err)
 		}
 		return helperReply{}
+	case "chmod", "chown", "chtimes":
+		// The file is opened O_PATH beneath the root; the change is made
+		// through that descriptor.
+		fd, err := h.open(rel, unix.O_PATH, 0)
+		if err != nil {
+			return fail(err)
+		}
+		defer unix.Close(fd)
+		self := "/proc/self/fd/" + strconv.Itoa(fd)
+		switch f.Op {
+		case "chmod":
+			err = unix.Fchmodat(unix.AT_FDCWD, self, f.Perm&0o7777, 0)
+		case "chown":
+			err = unix.Fchownat(fd, "", f.UID, f.GID, unix.AT_EMPTY_PATH)
+		default:
+			ts := []unix.Timespec{unix.NsecToTimespec(f.Atime), unix.NsecToTimespec(f.Mtime)}
+			err = unix.UtimesNanoAt(unix.AT_FDCWD, self, ts, 0)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		return helperReply{}
+	case "readlink":
+		pfd, base, err := h.parent(rel)
+		if err != nil {
+			return fail(err)
+		}
+		defer unix.Close(pfd)
+		buf := make([]byte, unix.PathMax)
+		n, err := unix.Readlinkat(pfd, base, buf)
+		if err != nil {
+			return fail(err)
+		}
+		return helperReply{Link: string(buf[:n])}
 	}
 	return helperReply{Err: "unknown file operation " + f.Op}
 }

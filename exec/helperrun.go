@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"time"
 )
 
@@ -166,7 +167,7 @@ func filterOutput(cmd *Command, res *Result) {
 
 // HelperFiles performs file operations on one SSH host through its rigout
 // helper: every name is resolved on the host beneath the operation's root
-// with openat2 (RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) in the same system
+// with openat2 (RESOLVE_BENEATH) in the same system
 // call that uses it, so a symbolic link swapped in meanwhile cannot lead
 // the operation out of the root, which plain SFTP cannot promise. Names
 // are absolute paths beneath root, or relative to it. Errors are
@@ -203,15 +204,72 @@ func (f *HelperFiles) ReadFile(ctx context.Context, root, name string, max int64
 	return rep.Data, err
 }
 
+// ReadAt reads at most n bytes of the regular file name beneath root from
+// offset off; fewer at the end of the file.
+func (f *HelperFiles) ReadAt(ctx context.Context, root, name string, off int64, n int) ([]byte, error) {
+	rep, err := f.do(ctx, &helperFile{Op: "read", Root: root, Name: name, Offset: off, Max: int64(max(n, 1))})
+	if n == 0 {
+		return nil, err
+	}
+	return rep.Data, err
+}
+
 // WriteFile creates or truncates name beneath root and writes data; perm
-// applies to a new file (if zero, 0644). flag may hold os.O_EXCL.
+// applies to a new file (if zero, 0644). flag may add os.O_EXCL.
 func (f *HelperFiles) WriteFile(ctx context.Context, root, name string, data []byte, perm fs.FileMode, flag int) error {
-	_, err := f.do(ctx, &helperFile{Op: "write", Root: root, Name: name, Data: data, Perm: uint32(perm.Perm()), Flag: flag})
+	return f.WriteAt(ctx, root, name, data, 0, flag|os.O_CREATE|os.O_TRUNC, perm)
+}
+
+// WriteAt writes data at offset off of name beneath root, opened with
+// flag's os.O_CREATE, os.O_EXCL and os.O_TRUNC; perm applies to a new
+// file (if zero, 0644).
+func (f *HelperFiles) WriteAt(ctx context.Context, root, name string, data []byte, off int64, flag int, perm fs.FileMode) error {
+	_, err := f.do(ctx, &helperFile{Op: "write", Root: root, Name: name, Data: data, Offset: off, Perm: uint32(perm.Perm()), Flag: flag})
 	return err
 }
 
-// Stat describes name beneath root; a symbolic link anywhere on the way,
-// the last component included, is an error (ELOOP).
+// Chmod changes the mode of name beneath root.
+func (f *HelperFiles) Chmod(ctx context.Context, root, name string, mode fs.FileMode) error {
+	_, err := f.do(ctx, &helperFile{Op: "chmod", Root: root, Name: name, Perm: uint32(mode.Perm()) | unixModeBits(mode)})
+	return err
+}
+
+// Chown changes the owner of name beneath root.
+func (f *HelperFiles) Chown(ctx context.Context, root, name string, uid, gid int) error {
+	_, err := f.do(ctx, &helperFile{Op: "chown", Root: root, Name: name, UID: uid, GID: gid})
+	return err
+}
+
+// Chtimes sets the access and modification times of name beneath root.
+func (f *HelperFiles) Chtimes(ctx context.Context, root, name string, atime, mtime time.Time) error {
+	_, err := f.do(ctx, &helperFile{Op: "chtimes", Root: root, Name: name, Atime: atime.UnixNano(), Mtime: mtime.UnixNano()})
+	return err
+}
+
+// Readlink returns the target of the symbolic link name beneath root.
+func (f *HelperFiles) Readlink(ctx context.Context, root, name string) (string, error) {
+	rep, err := f.do(ctx, &helperFile{Op: "readlink", Root: root, Name: name})
+	return rep.Link, err
+}
+
+// unixModeBits returns the setuid, setgid and sticky bits of m as
+// chmod(2) takes them.
+func unixModeBits(m fs.FileMode) uint32 {
+	var b uint32
+	if m&fs.ModeSetuid != 0 {
+		b |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		b |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		b |= 0o1000
+	}
+	return b
+}
+
+// Stat describes name beneath root, following symbolic links that stay
+// beneath it; one leading out is an error (EXDEV).
 func (f *HelperFiles) Stat(ctx context.Context, root, name string) (fs.FileInfo, error) {
 	return f.info(ctx, "stat", root, name)
 }
@@ -273,4 +331,40 @@ func remoteFileInfo(s fileStat) *viewFileInfo {
 	fi.st.Ino = s.Ino
 	fi.st.Size = s.Size
 	return fi
+}
+
+// HelperFiles returns the file operations of host for principal through
+// the host's rigout helper, and what the helper reported. It returns:
+//
+//   - ErrNotSSH when host leads to this machine;
+//   - a nil *HelperFiles and a nil error when the Router ships no helper or
+//     the host's mode is off (use plain SFTP);
+//   - under HelperAuto, when the helper cannot run there, a nil
+//     *HelperFiles and the *HelperError saying why (fall back to SFTP and
+//     say so);
+//   - under HelperRequire, then, an error wrapping ErrHelperRequired
+//     (refuse);
+//   - any other error (dial, host key) as is.
+func (r *Router) HelperFiles(ctx context.Context, host, principal string) (*HelperFiles, HelperInfo, error) {
+	t, err := r.Resolve(ctx, host, principal)
+	if err != nil {
+		return nil, HelperInfo{}, err
+	}
+	s, ok := t.Runner.(*SSH)
+	if t.Local || !ok {
+		return nil, HelperInfo{}, ErrNotSSH
+	}
+	mode := s.helperMode()
+	if mode == HelperOff {
+		return nil, HelperInfo{}, nil
+	}
+	info, err := s.HelperInfo(ctx)
+	if err != nil {
+		var he *HelperError
+		if errors.As(err, &he) && mode == HelperRequire {
+			return nil, HelperInfo{}, fmt.Errorf("%w: %w", ErrHelperRequired, err)
+		}
+		return nil, HelperInfo{}, err
+	}
+	return s.Files(), info, nil
 }
