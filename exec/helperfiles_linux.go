@@ -153,9 +153,12 @@ func helperFileOp(f *helperFile) (rep helperReply) {
 				flags |= m[1]
 			}
 		}
-		perm := f.Perm
-		if perm == 0 {
-			perm = 0o644
+		var perm uint32 // openat2 takes a mode only with O_CREAT
+		if flags&unix.O_CREAT != 0 {
+			perm = f.Perm
+			if perm == 0 {
+				perm = 0o644
+			}
 		}
 		fd, err := h.open(rel, flags, perm)
 		if err != nil {
