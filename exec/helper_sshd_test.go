@@ -247,6 +247,9 @@ func TestHelperSSHDUploadVerifyRun(t *testing.T) {
 	if !info.Uploaded || info.Tampered || info.SHA256 != sum256(bin) || info.Version != exec.HelperVersion {
 		t.Errorf("first start: %+v, want an upload of %s", info, sum256(bin))
 	}
+	if d, err := r.Describe(ctx, "box", "alice"); err != nil || !strings.Contains(d.Helper, "rigout-helper "+exec.HelperVersion+" (commands: ") {
+		t.Errorf("describe: helper %q, %v", d.Helper, err)
+	}
 	cached := filepath.Join(h.home, ".cache", "rigout", "helper-"+sum256(bin))
 	for p, want := range map[string]os.FileMode{cached: 0o500, filepath.Dir(cached): 0o700 | os.ModeDir} {
 		if fi, err := os.Stat(p); err != nil || fi.Mode() != want {
@@ -330,7 +333,11 @@ func TestHelperSSHDFallback(t *testing.T) {
 	ctx := context.Background()
 	none := &exec.HelperConfig{Binaries: map[string][]byte{"linux/none": []byte("x")}}
 
-	auto := sshRunner(t, h.router(t, none, exec.HelperAuto), "alice")
+	ar := h.router(t, none, exec.HelperAuto)
+	if d, err := ar.Describe(ctx, "box", "alice"); err != nil || !strings.Contains(d.Helper, "unavailable (") || !strings.Contains(d.Helper, "falling back") {
+		t.Errorf("describe: helper %q, %v", d.Helper, err)
+	}
+	auto := sshRunner(t, ar, "alice")
 	res, err := auto.Run(ctx, exec.Command{Shell: "echo plain"})
 	if err != nil || string(res.Stdout.Data) != "plain\n" {
 		t.Fatalf("auto fallback: %q, %v", res.Stdout.Data, err)

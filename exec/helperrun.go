@@ -368,3 +368,22 @@ func (r *Router) HelperFiles(ctx context.Context, host, principal string) (*Help
 	}
 	return s.Files(), info, nil
 }
+
+// describeHelper says, for Describe, what holds on s's host.
+func (s *SSH) describeHelper(ctx context.Context) string {
+	mode := s.helperMode()
+	if mode == HelperOff {
+		if s.r.cfg.Helper == nil {
+			return "none: no rigout helper shipped; commands run with the login's full powers and files go over plain SFTP"
+		}
+		return "off for this host: commands run with the login's full powers and files go over plain SFTP"
+	}
+	info, err := s.HelperInfo(ctx)
+	if err != nil {
+		if mode == HelperRequire {
+			return "required but unavailable (" + err.Error() + "): commands and file operations are refused"
+		}
+		return "unavailable (" + err.Error() + "): falling back to plain SSH and SFTP, the far side runs no sandbox"
+	}
+	return info.String() + "; sandbox: " + info.Sandbox
+}

@@ -627,6 +627,11 @@ type Description struct {
 	SSHCommand string `json:"ssh_command,omitempty"`
 	// Notes are caveats: ignored ssh_config directives, unknown host keys.
 	Notes []string `json:"notes,omitempty"`
+	// Helper says what holds on the host: the rigout helper's report
+	// (version, how commands are confined, how file operations resolve
+	// names), or why commands and files take plain SSH and SFTP (see
+	// HelperConfig). Empty when Local or unreachable.
+	Helper string `json:"helper,omitempty"`
 }
 
 // Describe resolves host, tests it, and returns the access guide.
@@ -658,6 +663,9 @@ func (r *Router) Describe(ctx context.Context, host, principal string) (Descript
 	d.Reachable, d.Latency, d.HostKey = tr.Reachable, tr.Latency, tr.HostKey
 	if tr.Err != nil {
 		d.Error = tr.Err.Error()
+	}
+	if s, ok := t.Runner.(*SSH); ok && tr.Err == nil {
+		d.Helper = s.describeHelper(ctx)
 	}
 	return d, nil
 }
