@@ -243,7 +243,7 @@ func TestHelperSSHDUploadVerifyRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("helper: %+v", info)
+	t.Logf("helper: %s; upload: %s; sandbox: %s", info, info.Upload, info.Sandbox)
 	if !info.Uploaded || info.Tampered || info.SHA256 != sum256(bin) || info.Version != exec.HelperVersion {
 		t.Errorf("first start: %+v, want an upload of %s", info, sum256(bin))
 	}

@@ -388,7 +388,7 @@ func uploadHelper(ctx context.Context, c *conn, full, sum string, bin []byte) er
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(bin); err != nil {
+	if _, err := f.ReadFrom(bytes.NewReader(bin)); err != nil { // pipelined writes
 		f.Close()
 		_ = cl.Remove(tmp)
 		return err

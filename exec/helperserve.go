@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -102,7 +103,10 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 			}
 		}
 	}
-	local := &Local{Sandbox: sb}
+	local := &Local{Sandbox: sb, Private: func(name string) bool {
+		// The agent socket is hidden in a view; its variable goes too.
+		return strings.HasPrefix(name, "RIGOUT_") || name == "SSH_AUTH_SOCK"
+	}}
 	defer func() {
 		if sb != nil {
 			sb.Close()
