@@ -129,10 +129,11 @@ const maxHelperFrame = 64 << 20
 
 // helperRequest is one request to a helper. ID pairs it with its reply.
 type helperRequest struct {
-	ID   uint64      `json:"id"`
-	Op   string      `json:"op"` // "run", "cancel", "file"
-	Run  *helperRun  `json:"run,omitempty"`
-	File *helperFile `json:"file,omitempty"`
+	ID     uint64      `json:"id"`
+	Op     string      `json:"op"` // "run", "cancel", "signal", "file"
+	Run    *helperRun  `json:"run,omitempty"`
+	File   *helperFile `json:"file,omitempty"`
+	Signal int         `json:"signal,omitempty"` // signal: the signal number
 }
 
 // helperRun is a command for the helper to run.
@@ -146,6 +147,8 @@ type helperRun struct {
 	Timeout   time.Duration     `json:"timeout,omitempty"`
 	MaxOutput int               `json:"max_output,omitempty"`
 	Principal Principal         `json:"principal"`
+	// Stream asks for the output as it comes, in replies with More set.
+	Stream bool `json:"stream,omitempty"`
 }
 
 // helperFile is a file operation beneath Root. Name and Name2 are
@@ -167,9 +170,13 @@ type helperFile struct {
 }
 
 // helperReply is a helper's answer. The first frame a helper writes is a
-// reply with ID 0 and Hello set.
+// reply with ID 0 and Hello set. A run's replies before its last have More
+// set: one with Pid once started, then its output when streamed.
 type helperReply struct {
 	ID     uint64      `json:"id"`
+	More   bool        `json:"more,omitempty"`
+	Pid    int         `json:"pid,omitempty"`
+	Out    *helperOut  `json:"out,omitempty"`
 	Hello  *HelperInfo `json:"hello,omitempty"`
 	Err    string      `json:"err,omitempty"`
 	Errno  int         `json:"errno,omitempty"`
@@ -210,4 +217,10 @@ func readFrame(r io.Reader, v any) error {
 		return fmt.Errorf("exec: short helper frame: %w", err)
 	}
 	return json.Unmarshal(b, v)
+}
+
+// helperOut is a chunk of a streamed run's output.
+type helperOut struct {
+	Stream Stream `json:"stream"`
+	Data   []byte `json:"data"`
 }

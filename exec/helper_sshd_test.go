@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	osexec "os/exec"
 	"os/user"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -286,6 +288,47 @@ func TestHelperSSHDUploadVerifyRun(t *testing.T) {
 	if err != nil || !res.TimedOut {
 		t.Errorf("timeout through the helper: %+v, %v", res, err)
 	}
+
+	// Start: output streams (scrubbed) while the command runs; the host
+	// reports its pid; a signal stops it.
+	var mu sync.Mutex
+	var streamed strings.Builder
+	p, err := s.Start(ctx, exec.Command{
+		Shell: "echo first secret-value; sleep 30; echo never",
+		Scrub: func(w io.Writer) io.WriteCloser { return replaceWriter{w, "secret-value", "[redacted]"} },
+		OnOutput: func(_ exec.Stream, b []byte) {
+			mu.Lock()
+			streamed.Write(b)
+			mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !eventually(5*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(streamed.String(), "first") && p.Pid() > 0
+	}) {
+		t.Fatalf("no streamed output or pid from a started command (pid %d)", p.Pid())
+	}
+	if sb, why := p.Sandbox(); !sb || !strings.Contains(p.Route(), "via rigout-helper") {
+		t.Errorf("started process: sandboxed %v (%s), route %q", sb, why, p.Route())
+	}
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	res, err = p.Wait()
+	// (In a view the shell is its PID namespace's init, which the kernel
+	// shields from SIGTERM: the call's end then kills it.)
+	if err != nil || res.Signal == "" || strings.Contains(string(res.Stdout.Data), "never") {
+		t.Errorf("signalled: %+v, %v", res, err)
+	}
+	mu.Lock()
+	if got := streamed.String(); got != "first [redacted]\n" || string(res.Stdout.Data) != got {
+		t.Errorf("streamed %q, captured %q; want both scrubbed", got, res.Stdout.Data)
+	}
+	mu.Unlock()
 
 	// A second Router finds the cached copy: no upload.
 	r2 := h.router(t, helperBinaries(bin), exec.HelperRequire)
@@ -582,3 +625,17 @@ func BenchmarkHelperSSHD(b *testing.B) {
 		})
 	}
 }
+
+// replaceWriter replaces old with new in each write (the tests write
+// whole lines).
+type replaceWriter struct {
+	w        io.Writer
+	old, new string
+}
+
+func (r replaceWriter) Write(p []byte) (int, error) {
+	_, err := io.WriteString(r.w, strings.ReplaceAll(string(p), r.old, r.new))
+	return len(p), err
+}
+
+func (r replaceWriter) Close() error { return nil }

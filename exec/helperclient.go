@@ -40,7 +40,7 @@ type helperClient struct {
 	// mu protects the following.
 	mu      sync.Mutex
 	next    uint64
-	pending map[uint64]chan helperReply
+	pending map[uint64]*pendingCall
 	err     error // why the helper ended; set once dead is closed
 
 	dead chan struct{}
@@ -55,11 +55,18 @@ func (h *helperClient) readLoop(out io.Reader) {
 			break
 		}
 		h.mu.Lock()
-		ch := h.pending[rep.ID]
-		delete(h.pending, rep.ID)
+		pc := h.pending[rep.ID]
+		if !rep.More {
+			delete(h.pending, rep.ID)
+		}
 		h.mu.Unlock()
-		if ch != nil {
-			ch <- rep
+		if pc != nil {
+			// A slow consumer of streamed output holds up this helper's
+			// other replies (they share its one channel), until it gives up.
+			select {
+			case pc.ch <- rep:
+			case <-pc.gone:
+			}
 		}
 	}
 	if errors.Is(err, io.EOF) {
@@ -80,51 +87,82 @@ func (h *helperClient) alive() bool {
 	}
 }
 
-// call sends req and waits for its reply. If ctx ends first: a run is
-// cancelled on the host and its reply (the Result of a cancelled command)
-// is still awaited, for at most linger; any other request is abandoned.
+// call sends req and waits for its reply (see await).
 func (h *helperClient) call(ctx context.Context, req helperRequest, linger time.Duration) (helperReply, error) {
-	ch := make(chan helperReply, 1)
+	id, pc, err := h.begin(req)
+	if err != nil {
+		return helperReply{}, err
+	}
+	return h.await(ctx, id, pc, linger, nil)
+}
+
+// pendingCall is a request awaiting replies.
+type pendingCall struct {
+	ch   chan helperReply
+	gone chan struct{} // closed when the caller stops waiting
+	once sync.Once
+}
+
+// begin sends req under a new ID and returns the ID and its pending call.
+func (h *helperClient) begin(req helperRequest) (uint64, *pendingCall, error) {
+	pc := &pendingCall{ch: make(chan helperReply, 16), gone: make(chan struct{})}
 	h.mu.Lock()
 	h.next++
 	req.ID = h.next
 	if h.pending == nil {
-		h.pending = map[uint64]chan helperReply{}
+		h.pending = map[uint64]*pendingCall{}
 	}
-	h.pending[req.ID] = ch
+	h.pending[req.ID] = pc
 	h.mu.Unlock()
-	forget := func() {
-		h.mu.Lock()
-		delete(h.pending, req.ID)
-		h.mu.Unlock()
-	}
 	if err := h.send(req); err != nil {
-		forget()
-		return helperReply{}, fmt.Errorf("exec: helper request: %w", err)
+		h.forget(req.ID, pc)
+		return 0, nil, fmt.Errorf("exec: helper request: %w", err)
 	}
-	select {
-	case rep := <-ch:
-		return rep, nil
-	case <-h.dead:
-		forget()
-		return helperReply{}, fmt.Errorf("exec: helper: %w", h.err)
-	case <-ctx.Done():
+	return req.ID, pc, nil
+}
+
+func (h *helperClient) forget(id uint64, pc *pendingCall) {
+	h.mu.Lock()
+	delete(h.pending, id)
+	h.mu.Unlock()
+	pc.once.Do(func() { close(pc.gone) })
+}
+
+// await waits for the last reply to request id, passing the ones before
+// it (More set) to more. If ctx ends first: a run is cancelled on the host
+// and its last reply (the Result of a cancelled command) is still awaited,
+// for at most linger; anything else is abandoned (linger 0).
+func (h *helperClient) await(ctx context.Context, id uint64, pc *pendingCall, linger time.Duration, more func(helperReply)) (helperReply, error) {
+	done := ctx.Done()
+	var expire <-chan time.Time
+	for {
+		select {
+		case rep := <-pc.ch:
+			if rep.More {
+				if more != nil {
+					more(rep)
+				}
+				continue
+			}
+			return rep, nil
+		case <-h.dead:
+			h.forget(id, pc)
+			return helperReply{}, fmt.Errorf("exec: helper: %w", h.err)
+		case <-done:
+			if linger <= 0 {
+				h.forget(id, pc)
+				return helperReply{}, ctx.Err()
+			}
+			_ = h.send(helperRequest{ID: id, Op: "cancel"})
+			done = nil
+			t := time.NewTimer(linger)
+			defer t.Stop()
+			expire = t.C
+		case <-expire:
+			h.forget(id, pc)
+			return helperReply{}, ctx.Err()
+		}
 	}
-	if req.Op != "run" {
-		forget()
-		return helperReply{}, ctx.Err()
-	}
-	_ = h.send(helperRequest{ID: req.ID, Op: "cancel"})
-	t := time.NewTimer(linger)
-	defer t.Stop()
-	select {
-	case rep := <-ch:
-		return rep, nil
-	case <-h.dead:
-	case <-t.C:
-	}
-	forget()
-	return helperReply{}, ctx.Err()
 }
 
 func (h *helperClient) send(req helperRequest) error {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -72,96 +73,179 @@ func (s *SSH) helperPrincipal(ctx context.Context) Principal {
 	return Principal{Name: s.principal}
 }
 
-// runHelper runs cmd through the host's helper. used is false when the
-// helper is off or, under HelperAuto, could not run: why then says why
-// (empty when off), and the caller takes the plain SSH path.
-func (s *SSH) runHelper(ctx context.Context, cmd Command) (res Result, err error, used bool, why string) {
+// startViaHelper starts cmd through the host's helper. used is false when
+// the helper is off or, under HelperAuto, could not run: why then says why
+// (empty when off), and the caller takes the plain SSH path. On an error,
+// res is the Result to report with it.
+func (s *SSH) startViaHelper(ctx context.Context, cmd Command) (p *SSHProcess, res Result, err error, used bool, why string) {
 	mode := s.helperMode()
 	if mode == HelperOff {
-		return res, nil, false, ""
+		return nil, res, nil, false, ""
 	}
 	res = Result{Route: s.ep.Route(), ExitCode: -1, Unsandboxed: "remote host: the far side runs no sandbox"}
 	if err := cmd.Validate(); err != nil {
-		return res, err, true, ""
+		return nil, res, err, true, ""
 	}
 	if s.r.cfg.Check != nil {
 		if err := s.r.cfg.Check(ctx, s.ep.Name, cmd); err != nil {
-			return res, err, true, ""
+			return nil, res, err, true, ""
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return res, fmt.Errorf("exec: not started: %w", err), true, ""
+		return nil, res, fmt.Errorf("exec: not started: %w", err), true, ""
 	}
 	run := &helperRun{Shell: cmd.Shell, Argv: cmd.Argv, Dir: cmd.Dir, Env: cmd.Env, Secrets: cmd.Secrets,
-		Timeout: cmd.Timeout, MaxOutput: cmd.MaxOutput, Principal: s.helperPrincipal(ctx)}
+		Timeout: cmd.Timeout, MaxOutput: cmd.MaxOutput, Principal: s.helperPrincipal(ctx), Stream: cmd.OnOutput != nil}
 	if cmd.Stdin != nil {
 		b, err := io.ReadAll(io.LimitReader(cmd.Stdin, maxHelperStdin+1))
 		if err != nil {
-			return res, fmt.Errorf("exec: read standard input: %w", err), true, ""
+			return nil, res, fmt.Errorf("exec: read standard input: %w", err), true, ""
 		}
 		if len(b) > maxHelperStdin {
-			return res, fmt.Errorf("exec: standard input over %d bytes cannot go through the rigout helper", maxHelperStdin), true, ""
+			return nil, res, fmt.Errorf("exec: standard input over %d bytes cannot go through the rigout helper", maxHelperStdin), true, ""
 		}
 		run.Stdin = b
 	}
-	actx := ctx
+	// The host enforces the Timeout; this bound is for a host that does not
+	// answer.
+	cctx, cancel := context.WithCancel(ctx)
 	if cmd.Timeout > 0 {
-		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, cmd.Timeout+s.r.cfg.Grace+s.r.cfg.Drain+5*time.Second)
-		defer cancel()
+		cancel()
+		cctx, cancel = context.WithTimeout(ctx, cmd.Timeout+s.r.cfg.Grace+s.r.cfg.Drain+5*time.Second)
 	}
-	h, c, err := s.helper(actx)
+	h, c, err := s.helper(cctx)
 	if err != nil {
+		cancel()
 		var he *HelperError
 		if !errors.As(err, &he) {
-			return res, err, true, ""
+			return nil, res, err, true, ""
 		}
 		if mode == HelperRequire {
-			return res, fmt.Errorf("%w: %w", ErrHelperRequired, err), true, ""
+			return nil, res, fmt.Errorf("%w: %w", ErrHelperRequired, err), true, ""
 		}
-		return res, nil, false, he.Reason
-	}
-	defer c.release()
-	rep, err := h.call(actx, helperRequest{Op: "run", Run: run}, s.r.cfg.Grace+s.r.cfg.Drain+2*time.Second)
-	if err != nil {
-		if cause := c.lost(); cause != nil {
-			return res, &DisconnectError{Host: s.ep.Name, Err: cause}, true, ""
-		}
-		return res, err, true, ""
-	}
-	if rep.Result != nil {
-		res = *rep.Result
+		return nil, res, nil, false, he.Reason
 	}
 	res.Route = s.ep.Route() + " via " + h.info.String()
-	if rep.Err != "" {
-		return res, fmt.Errorf("exec: on %s through the rigout helper: %s", s.ep.Name, rep.Err), true, ""
+	res.Sandboxed = h.info.Commands != "none"
+	res.Unsandboxed = ""
+	if !res.Sandboxed {
+		res.Unsandboxed = "remote host: the rigout helper runs there, with no sandbox (" + h.info.Sandbox + ")"
 	}
-	if ctx.Err() != nil {
-		res.Canceled = true
+	id, pc, err := h.begin(helperRequest{Op: "run", Run: run})
+	if err != nil {
+		cancel()
+		c.release()
+		return nil, res, err, true, ""
 	}
-	filterOutput(&cmd, &res)
-	return res, nil, true, ""
+	p = &SSHProcess{s: s, c: c, start: res, done: make(chan struct{}),
+		helper: &helperProc{h: h, id: id, cancel: cancel}}
+	out := newHelperStreams(&cmd)
+	s.r.pool.goTracked(func() {
+		defer close(p.done)
+		defer cancel()
+		defer c.release()
+		rep, err := h.await(cctx, id, pc, s.r.cfg.Grace+s.r.cfg.Drain+2*time.Second, func(r helperReply) {
+			if r.Pid != 0 {
+				p.helper.pid.Store(int64(r.Pid))
+			}
+			if r.Out != nil {
+				out.write(r.Out)
+			}
+		})
+		out.close()
+		p.res, p.err = p.start, nil
+		if err != nil {
+			p.err = err
+			if cause := c.lost(); cause != nil {
+				p.err = &DisconnectError{Host: s.ep.Name, Err: cause}
+			}
+			return
+		}
+		if rep.Result != nil {
+			p.res = *rep.Result
+			p.res.Route, p.res.Sandboxed, p.res.Unsandboxed = res.Route, res.Sandboxed && rep.Result.Sandboxed, rep.Result.Unsandboxed
+		}
+		if rep.Err != "" {
+			p.err = fmt.Errorf("exec: on %s through the rigout helper: %s", s.ep.Name, rep.Err)
+			return
+		}
+		if ctx.Err() != nil {
+			p.res.Canceled = true
+		}
+		scrubOutput(&cmd, &p.res)
+	})
+	return p, res, nil, true, ""
 }
 
-// filterOutput passes output that came back whole through cmd's Scrub and
-// OnOutput, as a streamed run would have.
-func filterOutput(cmd *Command, res *Result) {
-	for _, o := range []struct {
-		s   Stream
-		out *Output
-	}{{Stdout, &res.Stdout}, {Stderr, &res.Stderr}} {
-		data := o.out.Data
-		if cmd.Scrub != nil && len(data) > 0 {
-			var b bytes.Buffer
-			w := cmd.Scrub(&b)
-			_, _ = w.Write(data)
+// helperProc is what an SSHProcess started through the helper keeps.
+type helperProc struct {
+	h      *helperClient
+	id     uint64
+	cancel context.CancelFunc
+	pid    atomic.Int64 // the command's process group on the host, once reported
+}
+
+// helperStreams passes streamed output through cmd's Scrub to its
+// OnOutput, as a local or plain SSH run does.
+type helperStreams struct {
+	w [3]io.WriteCloser // by Stream
+}
+
+// onOutput is an io.Writer that calls OnOutput for one stream.
+type onOutput struct {
+	f func(Stream, []byte)
+	s Stream
+}
+
+func (o onOutput) Write(p []byte) (int, error) { o.f(o.s, p); return len(p), nil }
+func (o onOutput) Close() error                { return nil }
+
+func newHelperStreams(cmd *Command) *helperStreams {
+	hs := &helperStreams{}
+	if cmd.OnOutput == nil {
+		return hs
+	}
+	for _, st := range []Stream{Stdout, Stderr} {
+		var w io.WriteCloser = onOutput{cmd.OnOutput, st}
+		if cmd.Scrub != nil {
+			w = cmd.Scrub(w)
+		}
+		hs.w[st] = w
+	}
+	return hs
+}
+
+func (hs *helperStreams) write(o *helperOut) {
+	if o.Stream == Stdout || o.Stream == Stderr {
+		if w := hs.w[o.Stream]; w != nil {
+			_, _ = w.Write(o.Data)
+		}
+	}
+}
+
+func (hs *helperStreams) close() {
+	for _, w := range hs.w {
+		if w != nil {
 			_ = w.Close()
-			data = b.Bytes()
-			o.out.Data = data
 		}
-		if cmd.OnOutput != nil && len(data) > 0 {
-			cmd.OnOutput(o.s, data)
+	}
+}
+
+// scrubOutput passes the captured output, which the host returned whole,
+// through cmd's Scrub.
+func scrubOutput(cmd *Command, res *Result) {
+	if cmd.Scrub == nil {
+		return
+	}
+	for _, o := range []*Output{&res.Stdout, &res.Stderr} {
+		if len(o.Data) == 0 {
+			continue
 		}
+		var b bytes.Buffer
+		w := cmd.Scrub(&b)
+		_, _ = w.Write(o.Data)
+		_ = w.Close()
+		o.Data = b.Bytes()
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // HelperServeConfig configures the far side of the helper protocol
@@ -130,9 +131,13 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	type run struct {
+		cancel context.CancelFunc
+		proc   *Process // once started
+	}
 	// mu protects running.
 	var mu sync.Mutex
-	running := map[uint64]context.CancelFunc{}
+	running := map[uint64]*run{}
 
 	for {
 		var req helperRequest
@@ -146,8 +151,14 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 		switch req.Op {
 		case "cancel":
 			mu.Lock()
-			if c := running[req.ID]; c != nil {
-				c()
+			if r := running[req.ID]; r != nil {
+				r.cancel()
+			}
+			mu.Unlock()
+		case "signal":
+			mu.Lock()
+			if r := running[req.ID]; r != nil && r.proc != nil {
+				_ = r.proc.Signal(syscall.Signal(req.Signal))
 			}
 			mu.Unlock()
 		case "run":
@@ -156,8 +167,9 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 				continue
 			}
 			rctx, cancel := context.WithCancel(context.WithValue(ctx, helperPrincipalKey{}, req.Run.Principal))
+			rn := &run{cancel: cancel}
 			mu.Lock()
-			running[req.ID] = cancel
+			running[req.ID] = rn
 			mu.Unlock()
 			wg.Go(func() {
 				defer func() {
@@ -172,7 +184,21 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 				if len(r.Stdin) > 0 {
 					cmd.Stdin = bytes.NewReader(r.Stdin)
 				}
-				res, err := local.Run(rctx, cmd)
+				if r.Stream {
+					cmd.OnOutput = func(s Stream, p []byte) {
+						reply(helperReply{ID: req.ID, More: true, Out: &helperOut{Stream: s, Data: p}})
+					}
+				}
+				proc, err := local.Start(rctx, cmd)
+				if err != nil {
+					reply(helperReply{ID: req.ID, Err: err.Error(), Result: &Result{Route: "local", ExitCode: -1}})
+					return
+				}
+				mu.Lock()
+				rn.proc = proc
+				mu.Unlock()
+				reply(helperReply{ID: req.ID, More: true, Pid: proc.Pid()})
+				res, err := proc.Wait()
 				rep := helperReply{ID: req.ID, Result: &res}
 				if err != nil {
 					rep.Err = err.Error()

@@ -50,19 +50,21 @@ var ErrNoExitStatus = errors.New("exec: remote command ended without an exit sta
 // HelperAuto, the command takes the plain path and the Result's Route and
 // Unsandboxed say why.
 func (s *SSH) Run(ctx context.Context, cmd Command) (Result, error) {
-	res, err, used, why := s.runHelper(ctx, cmd)
-	if used {
+	p, res, err := s.start(ctx, cmd)
+	if err != nil {
 		return res, err
 	}
-	p, res, err := s.launch(ctx, cmd)
-	if err == nil {
-		res, err = p.Wait()
+	return p.Wait()
+}
+
+// start starts cmd through the host's helper, or on the plain path when
+// the helper is off or (under HelperAuto) cannot run there.
+func (s *SSH) start(ctx context.Context, cmd Command) (*SSHProcess, Result, error) {
+	p, res, err, used, why := s.startViaHelper(ctx, cmd)
+	if used {
+		return p, res, err
 	}
-	if why != "" {
-		res.Route += " [no rigout helper: " + why + "]"
-		res.Unsandboxed = "remote host without the rigout helper (" + why + "): the far side runs no sandbox"
-	}
-	return res, err
+	return s.launch(ctx, cmd, why)
 }
 
 // connLost waits briefly for the connection's supervisor to record why it
