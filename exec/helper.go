@@ -130,23 +130,27 @@ const maxHelperFrame = 64 << 20
 // helperRequest is one request to a helper. ID pairs it with its reply.
 type helperRequest struct {
 	ID     uint64      `json:"id"`
-	Op     string      `json:"op"` // "run", "cancel", "signal", "file"
+	Op     string      `json:"op"` // "run", "stdin", "cancel", "signal", "file"
 	Run    *helperRun  `json:"run,omitempty"`
 	File   *helperFile `json:"file,omitempty"`
 	Signal int         `json:"signal,omitempty"` // signal: the signal number
+	Data   []byte      `json:"data,omitempty"`   // stdin: the next bytes
+	EOF    bool        `json:"eof,omitempty"`    // stdin: the input ends
 }
 
 // helperRun is a command for the helper to run.
 type helperRun struct {
-	Shell     string            `json:"shell,omitempty"`
-	Argv      []string          `json:"argv,omitempty"`
-	Dir       string            `json:"dir,omitempty"`
-	Env       map[string]string `json:"env,omitempty"`
-	Secrets   map[string]string `json:"secrets,omitempty"`
-	Stdin     []byte            `json:"stdin,omitempty"`
-	Timeout   time.Duration     `json:"timeout,omitempty"`
-	MaxOutput int               `json:"max_output,omitempty"`
-	Principal Principal         `json:"principal"`
+	Shell   string            `json:"shell,omitempty"`
+	Argv    []string          `json:"argv,omitempty"`
+	Dir     string            `json:"dir,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Secrets map[string]string `json:"secrets,omitempty"`
+	// StdinFollows says the standard input comes in "stdin" requests, as
+	// the caller's reader yields it; otherwise the command reads nothing.
+	StdinFollows bool          `json:"stdin_follows,omitempty"`
+	Timeout      time.Duration `json:"timeout,omitempty"`
+	MaxOutput    int           `json:"max_output,omitempty"`
+	Principal    Principal     `json:"principal"`
 	// Stream asks for the output as it comes, in replies with More set.
 	Stream bool `json:"stream,omitempty"`
 }

@@ -330,6 +330,30 @@ func TestHelperSSHDUploadVerifyRun(t *testing.T) {
 	}
 	mu.Unlock()
 
+	// Standard input comes as it is written (a process manager's pipe):
+	// cat answers each line before the input ends.
+	pr, pw := io.Pipe()
+	var catOut strings.Builder
+	p, err = s.Start(ctx, exec.Command{Argv: []string{"cat"}, Stdin: pr, OnOutput: func(_ exec.Stream, b []byte) {
+		mu.Lock()
+		catOut.Write(b)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(pw, "one\n"); err != nil {
+		t.Fatal(err)
+	}
+	if !eventually(5*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return catOut.String() == "one\n" }) {
+		t.Fatalf("cat did not answer before its input ended: %q", catOut.String())
+	}
+	_, _ = io.WriteString(pw, "two\n")
+	pw.Close()
+	if res, err := p.Wait(); err != nil || res.ExitCode != 0 || string(res.Stdout.Data) != "one\ntwo\n" {
+		t.Errorf("cat: %q exit %d, %v", res.Stdout.Data, res.ExitCode, err)
+	}
+
 	// A second Router finds the cached copy: no upload.
 	r2 := h.router(t, helperBinaries(bin), exec.HelperRequire)
 	if info, err := sshRunner(t, r2, "alice").HelperInfo(ctx); err != nil || info.Uploaded {

@@ -12,10 +12,6 @@ import (
 	"time"
 )
 
-// maxHelperStdin bounds the standard input a command through the helper
-// may have: it travels in the request, whole.
-const maxHelperStdin = 16 << 20
-
 // helperMode returns the mode in force for s's host: HelperOff when the
 // Router ships no helper.
 func (s *SSH) helperMode() HelperMode {
@@ -96,16 +92,7 @@ func (s *SSH) startViaHelper(ctx context.Context, cmd Command) (p *SSHProcess, r
 	}
 	run := &helperRun{Shell: cmd.Shell, Argv: cmd.Argv, Dir: cmd.Dir, Env: cmd.Env, Secrets: cmd.Secrets,
 		Timeout: cmd.Timeout, MaxOutput: cmd.MaxOutput, Principal: s.helperPrincipal(ctx), Stream: cmd.OnOutput != nil}
-	if cmd.Stdin != nil {
-		b, err := io.ReadAll(io.LimitReader(cmd.Stdin, maxHelperStdin+1))
-		if err != nil {
-			return nil, res, fmt.Errorf("exec: read standard input: %w", err), true, ""
-		}
-		if len(b) > maxHelperStdin {
-			return nil, res, fmt.Errorf("exec: standard input over %d bytes cannot go through the rigout helper", maxHelperStdin), true, ""
-		}
-		run.Stdin = b
-	}
+	run.StdinFollows = cmd.Stdin != nil
 	// The host enforces the Timeout; this bound is for a host that does not
 	// answer.
 	cctx, cancel := context.WithCancel(ctx)
@@ -139,6 +126,11 @@ func (s *SSH) startViaHelper(ctx context.Context, cmd Command) (p *SSHProcess, r
 	}
 	p = &SSHProcess{s: s, c: c, start: res, done: make(chan struct{}),
 		helper: &helperProc{h: h, id: id, cancel: cancel}}
+	if cmd.Stdin != nil {
+		// Not tracked by the pool: a Read on the caller's reader cannot be
+		// interrupted. It ends when the reader ends or the helper does.
+		go pumpStdin(h, id, cmd.Stdin, p.done)
+	}
 	out := newHelperStreams(&cmd)
 	s.r.pool.goTracked(func() {
 		defer close(p.done)
@@ -175,6 +167,29 @@ func (s *SSH) startViaHelper(ctx context.Context, cmd Command) (p *SSHProcess, r
 		scrubOutput(&cmd, &p.res)
 	})
 	return p, res, nil, true, ""
+}
+
+// pumpStdin sends what in yields to run id's standard input on the host,
+// then its end.
+func pumpStdin(h *helperClient, id uint64, in io.Reader, done <-chan struct{}) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := in.Read(buf)
+		if n > 0 {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if h.send(helperRequest{ID: id, Op: "stdin", Data: buf[:n]}) != nil {
+				return
+			}
+		}
+		if err != nil {
+			_ = h.send(helperRequest{ID: id, Op: "stdin", EOF: true})
+			return
+		}
+	}
 }
 
 // helperProc is what an SSHProcess started through the helper keeps.

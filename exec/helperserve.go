@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"os"
@@ -133,7 +132,9 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 	defer wg.Wait()
 	type run struct {
 		cancel context.CancelFunc
-		proc   *Process // once started
+		proc   *Process    // once started
+		stdin  chan []byte // when StdinFollows; nil data is the end
+		done   <-chan struct{}
 	}
 	// mu protects running.
 	var mu sync.Mutex
@@ -155,6 +156,24 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 				r.cancel()
 			}
 			mu.Unlock()
+		case "stdin":
+			mu.Lock()
+			r := running[req.ID]
+			mu.Unlock()
+			if r != nil && r.stdin != nil {
+				data := req.Data
+				if req.EOF {
+					data = nil
+				} else if data == nil {
+					data = []byte{}
+				}
+				// Blocks (and so holds up this helper's requests) only
+				// when the command reads its input slower than it comes.
+				select {
+				case r.stdin <- data:
+				case <-r.done:
+				}
+			}
 		case "signal":
 			mu.Lock()
 			if r := running[req.ID]; r != nil && r.proc != nil {
@@ -167,7 +186,29 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 				continue
 			}
 			rctx, cancel := context.WithCancel(context.WithValue(ctx, helperPrincipalKey{}, req.Run.Principal))
-			rn := &run{cancel: cancel}
+			rn := &run{cancel: cancel, done: rctx.Done()}
+			var stdin *io.PipeWriter
+			var stdinR *io.PipeReader
+			if req.Run.StdinFollows {
+				rn.stdin = make(chan []byte, 64)
+				stdinR, stdin = io.Pipe()
+				wg.Go(func() {
+					defer stdin.Close()
+					for {
+						select {
+						case data := <-rn.stdin:
+							if data == nil {
+								return
+							}
+							if _, err := stdin.Write(data); err != nil {
+								return
+							}
+						case <-rctx.Done():
+							return
+						}
+					}
+				})
+			}
 			mu.Lock()
 			running[req.ID] = rn
 			mu.Unlock()
@@ -181,8 +222,9 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 				r := req.Run
 				cmd := Command{Shell: r.Shell, Argv: r.Argv, Dir: r.Dir, Env: r.Env, Secrets: r.Secrets,
 					Timeout: r.Timeout, MaxOutput: r.MaxOutput}
-				if len(r.Stdin) > 0 {
-					cmd.Stdin = bytes.NewReader(r.Stdin)
+				if stdinR != nil {
+					cmd.Stdin = stdinR
+					defer stdinR.Close()
 				}
 				if r.Stream {
 					cmd.OnOutput = func(s Stream, p []byte) {
