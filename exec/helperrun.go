@@ -157,11 +157,13 @@ func (s *SSH) startViaHelper(ctx context.Context, cmd Command) (p *SSHProcess, r
 			p.res = *rep.Result
 			p.res.Route, p.res.Sandboxed, p.res.Unsandboxed = res.Route, res.Sandboxed && rep.Result.Sandboxed, rep.Result.Unsandboxed
 		}
-		if rep.Err != "" {
+		if rep.Err != "" && cctx.Err() == nil {
 			p.err = fmt.Errorf("exec: on %s through the rigout helper: %s", s.ep.Name, rep.Err)
 			return
 		}
-		if ctx.Err() != nil {
+		if cctx.Err() != nil {
+			// Stopped (by ctx, a SIGKILL or the bound), possibly before
+			// it started on the host: a Result, as Wait promises.
 			p.res.Canceled = true
 		}
 		scrubOutput(&cmd, &p.res)

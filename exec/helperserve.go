@@ -135,6 +135,7 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 		proc   *Process    // once started
 		stdin  chan []byte // when StdinFollows; nil data is the end
 		done   <-chan struct{}
+		sig    syscall.Signal // a signal that came before the start
 	}
 	// mu protects running.
 	var mu sync.Mutex
@@ -176,8 +177,12 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 			}
 		case "signal":
 			mu.Lock()
-			if r := running[req.ID]; r != nil && r.proc != nil {
+			switch r := running[req.ID]; {
+			case r == nil:
+			case r.proc != nil:
 				_ = r.proc.Signal(syscall.Signal(req.Signal))
+			default:
+				r.sig = syscall.Signal(req.Signal)
 			}
 			mu.Unlock()
 		case "run":
@@ -187,11 +192,17 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 			}
 			rctx, cancel := context.WithCancel(context.WithValue(ctx, helperPrincipalKey{}, req.Run.Principal))
 			rn := &run{cancel: cancel, done: rctx.Done()}
-			var stdin *io.PipeWriter
-			var stdinR *io.PipeReader
+			// A command's input is an OS pipe, passed to it as is: when it
+			// exits, nothing waits on input that has not come yet.
+			var stdin, stdinR *os.File
 			if req.Run.StdinFollows {
+				var err error
+				if stdinR, stdin, err = os.Pipe(); err != nil {
+					cancel()
+					reply(helperReply{ID: req.ID, Err: "stdin pipe: " + err.Error(), Result: &Result{Route: "local", ExitCode: -1}})
+					continue
+				}
 				rn.stdin = make(chan []byte, 64)
-				stdinR, stdin = io.Pipe()
 				wg.Go(func() {
 					defer stdin.Close()
 					for {
@@ -224,7 +235,7 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 					Timeout: r.Timeout, MaxOutput: r.MaxOutput}
 				if stdinR != nil {
 					cmd.Stdin = stdinR
-					defer stdinR.Close()
+					defer stdin.Close() // unblocks a write the command will never read
 				}
 				if r.Stream {
 					cmd.OnOutput = func(s Stream, p []byte) {
@@ -232,12 +243,18 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 					}
 				}
 				proc, err := local.Start(rctx, cmd)
+				if stdinR != nil {
+					stdinR.Close() // the command has its own
+				}
 				if err != nil {
 					reply(helperReply{ID: req.ID, Err: err.Error(), Result: &Result{Route: "local", ExitCode: -1}})
 					return
 				}
 				mu.Lock()
 				rn.proc = proc
+				if rn.sig != 0 {
+					_ = proc.Signal(rn.sig)
+				}
 				mu.Unlock()
 				reply(helperReply{ID: req.ID, More: true, Pid: proc.Pid()})
 				res, err := proc.Wait()
