@@ -232,6 +232,7 @@ func sum256(b []byte) string {
 // commands through it, reuses it, and detects a tampered copy without
 // running it.
 func TestHelperSSHDUploadVerifyRun(t *testing.T) {
+	leakCheck(t)
 	me, err := user.Current()
 	if err != nil {
 		t.Fatal(err)
@@ -392,6 +393,7 @@ func TestHelperSSHDUploadVerifyRun(t *testing.T) {
 // for its platform) falls back under auto and says so, and is refused
 // under require without running anything.
 func TestHelperSSHDFallback(t *testing.T) {
+	leakCheck(t)
 	me, err := user.Current()
 	if err != nil {
 		t.Fatal(err)
