@@ -90,7 +90,9 @@ func unprivilegedLogin(t testing.TB) *user.User {
 	return nil
 }
 
-func startHelperHost(t testing.TB, login *user.User) *helperHost {
+// startHelperHost starts sshd for login; env are further NAME=value pairs
+// of every session's environment.
+func startHelperHost(t testing.TB, login *user.User, env ...string) *helperHost {
 	t.Helper()
 	requireSSHD(t)
 	dir, err := os.MkdirTemp("", "rigout-helper-test-")
@@ -148,7 +150,7 @@ func startHelperHost(t testing.TB, login *user.User) *helperHost {
 	fmt.Fprintf(&cfg, "HostKey %s\nListenAddress 127.0.0.1\nPidFile none\nUsePAM no\nStrictModes no\nAuthorizedKeysFile %s\n", hk, ak)
 	cfg.WriteString("PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n")
 	cfg.WriteString("PrintMotd no\nPrintLastLog no\nUseDNS no\nLogLevel INFO\nSubsystem sftp internal-sftp\n")
-	fmt.Fprintf(&cfg, "SetEnv SHLVL=1 HOME=%s\nAllowUsers %s\n", h.home, login.Username)
+	fmt.Fprintf(&cfg, "SetEnv SHLVL=1 HOME=%s %s\nAllowUsers %s\n", h.home, strings.Join(env, " "), login.Username)
 	for attempt := 0; ; attempt++ {
 		port := freePort(t)
 		cfgPath := filepath.Join(dir, "sshd_config")
@@ -665,3 +667,44 @@ func (r replaceWriter) Write(p []byte) (int, error) {
 }
 
 func (r replaceWriter) Close() error { return nil }
+
+// TestHelperSSHDHashNeverMatches: on a host whose sha256sum never agrees
+// (here a fake one first in PATH), the freshly uploaded helper is not run
+// either: require refuses, auto falls back and says why.
+func TestHelperSSHDHashNeverMatches(t *testing.T) {
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake, err := os.MkdirTemp("", "rigout-fakebin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(fake) })
+	if err := os.Chmod(fake, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fake, "sha256sum"), []byte("#!/bin/sh\necho "+strings.Repeat("0", 64)+"  -\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := startHelperHost(t, me, "PATH="+fake+":/usr/bin:/bin")
+	ctx := context.Background()
+	bin := []byte("#!/bin/sh\ntouch " + filepath.Join(h.dir, "helper-ran") + "\n")
+	cfg := &exec.HelperConfig{Binaries: map[string][]byte{runtime.GOOS + "/" + runtime.GOARCH: bin}}
+
+	_, err = sshRunner(t, h.router(t, cfg, exec.HelperRequire), "alice").Run(ctx, exec.Command{Shell: "true"})
+	var he *exec.HelperError
+	if !errors.Is(err, exec.ErrHelperRequired) || !errors.As(err, &he) || !strings.Contains(he.Reason, "after a fresh upload") {
+		t.Errorf("require: %v, want a refusal after a fresh upload", err)
+	}
+	res, err := sshRunner(t, h.router(t, cfg, exec.HelperAuto), "alice").Run(ctx, exec.Command{Shell: "echo plain"})
+	if err != nil || string(res.Stdout.Data) != "plain\n" || !strings.Contains(res.Route, "after a fresh upload") {
+		t.Errorf("auto: %q, route %q, %v", res.Stdout.Data, res.Route, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(h.home, ".cache", "rigout", "helper-"+sum256(bin))); err != nil || string(b) != string(bin) {
+		t.Errorf("the upload did not happen (%v): the test proves nothing", err)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "helper-ran")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a helper whose hash did not match ran (%v)", err)
+	}
+}
