@@ -219,10 +219,20 @@ func (s *helperSlot) close() {
 }
 
 // helperArch maps `uname -m` to GOARCH.
-var helperArch = map[string]string{
-	"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64",
-	"armv7l": "arm", "armv6l": "arm", "i686": "386", "i386": "386",
-	"riscv64": "riscv64", "ppc64le": "ppc64le", "s390x": "s390x",
+func helperArch(machine string) (string, bool) {
+	switch machine {
+	case "x86_64", "amd64":
+		return "amd64", true
+	case "aarch64", "arm64":
+		return "arm64", true
+	case "armv7l", "armv6l":
+		return "arm", true
+	case "i686", "i386":
+		return "386", true
+	case "riscv64", "ppc64le", "s390x":
+		return machine, true
+	}
+	return "", false
 }
 
 // helperCacheDir returns cfg's cache directory relative to the home.
@@ -278,7 +288,7 @@ func startHelper(ctx context.Context, cfg *HelperConfig, c *conn, host string) (
 	if !path.IsAbs(home) {
 		return fail(fmt.Sprintf("the login has no absolute $HOME (%q)", home), nil)
 	}
-	arch, ok := helperArch[f[1]]
+	arch, ok := helperArch(f[1])
 	if !ok {
 		return fail("unknown architecture "+f[1], nil)
 	}
