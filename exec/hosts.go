@@ -36,6 +36,10 @@ type HostConfig struct {
 	ProxyJump string `json:"proxy_jump,omitempty"`
 	// Labels tag the host for fan-out selectors ("web", "env=prod").
 	Labels []string `json:"labels,omitempty"`
+	// Helper says whether the host's commands and file operations go
+	// through the rigout helper when RouterConfig.Helper is set: auto
+	// (the zero value), require or off (see HelperMode).
+	Helper HelperMode `json:"helper,omitempty"`
 }
 
 // Validate reports whether h is well formed.
@@ -69,6 +73,9 @@ func (h *HostConfig) Validate() error {
 		if err := checkLabel(l); err != nil {
 			return fmt.Errorf("exec: host %s: label %q: %v", h.Name, l, err)
 		}
+	}
+	if err := h.Helper.Validate(); err != nil {
+		return fmt.Errorf("exec: host %s: %w", h.Name, err)
 	}
 	return nil
 }
@@ -131,6 +138,8 @@ type Endpoint struct {
 	Source string `json:"source"`
 	// Labels are the labels of a configured host.
 	Labels []string `json:"labels,omitempty"`
+	// Helper is the configured host's helper mode (HostConfig.Helper).
+	Helper HelperMode `json:"helper,omitempty"`
 	// Notes list ssh_config directives that apply to this host and were
 	// ignored (ProxyCommand without UnsafeProxyCommand, LocalCommand).
 	Notes []string `json:"notes,omitempty"`
@@ -294,6 +303,7 @@ func (inv *inventory) endpoint(spec HostSpec, depth int, withJumps bool) (*Endpo
 	if declared {
 		ep.Source = "config"
 		ep.Labels = slices.Clone(d.Labels)
+		ep.Helper = d.Helper
 		if d.Address != "" {
 			pre["hostname"] = d.Address
 		}

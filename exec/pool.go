@@ -88,7 +88,8 @@ type conn struct {
 	// closers are closed after client: jump-host clients, a proxy command.
 	closers     []io.Closer
 	fingerprint string
-	sftp        sftpSlot // the SFTP client, opened on first use (sftp.go)
+	sftp        sftpSlot   // the SFTP client, opened on first use (sftp.go)
+	helper      helperSlot // the rigout helper, started on first use (helperclient.go)
 	keepalive   time.Duration
 	keepaliveN  int
 
@@ -239,6 +240,7 @@ func (c *conn) lost() error {
 func (c *conn) closeTransport() {
 	c.client.Close()
 	c.sftp.close()
+	c.helper.close()
 	for i := len(c.closers) - 1; i >= 0; i-- {
 		c.closers[i].Close()
 	}

@@ -110,6 +110,11 @@ type RouterConfig struct {
 	// RemoteShell runs shell commands remotely with -c. If empty, bash
 	// where the host has it, else sh (see RemoteCommandLine).
 	RemoteShell string
+	// Helper, if set, ships rigout's helper to Linux hosts and runs their
+	// commands and file operations through it (see HelperConfig and
+	// HostConfig.Helper). If nil, hosts are reached by plain SSH and
+	// SFTP, and each Result says the far side runs no sandbox.
+	Helper *HelperConfig
 
 	// AutoHosts are the candidates of the "auto" route, in order. If nil,
 	// every configured host (Hosts and Add).
@@ -622,6 +627,11 @@ type Description struct {
 	SSHCommand string `json:"ssh_command,omitempty"`
 	// Notes are caveats: ignored ssh_config directives, unknown host keys.
 	Notes []string `json:"notes,omitempty"`
+	// Helper says what holds on the host: the rigout helper's report
+	// (version, how commands are confined, how file operations resolve
+	// names), or why commands and files take plain SSH and SFTP (see
+	// HelperConfig). Empty when Local or unreachable.
+	Helper string `json:"helper,omitempty"`
 }
 
 // Describe resolves host, tests it, and returns the access guide.
@@ -653,6 +663,9 @@ func (r *Router) Describe(ctx context.Context, host, principal string) (Descript
 	d.Reachable, d.Latency, d.HostKey = tr.Reachable, tr.Latency, tr.HostKey
 	if tr.Err != nil {
 		d.Error = tr.Err.Error()
+	}
+	if s, ok := t.Runner.(*SSH); ok && tr.Err == nil {
+		d.Helper = s.describeHelper(ctx)
 	}
 	return d, nil
 }

@@ -44,12 +44,27 @@ var ErrNoExitStatus = errors.New("exec: remote command ended without an exit sta
 // Run runs cmd on the host and waits for it. See Runner for the error
 // contract: a non-zero exit is a Result; a *DialError, *DisconnectError or
 // a refusal is an error.
+//
+// With RouterConfig.Helper, the command runs through the host's rigout
+// helper (see HelperConfig); where it cannot run and the host's mode is
+// HelperAuto, the command takes the plain path and the Result's Route and
+// Unsandboxed say why.
 func (s *SSH) Run(ctx context.Context, cmd Command) (Result, error) {
-	p, res, err := s.launch(ctx, cmd)
+	p, res, err := s.start(ctx, cmd)
 	if err != nil {
 		return res, err
 	}
 	return p.Wait()
+}
+
+// start starts cmd through the host's helper, or on the plain path when
+// the helper is off or (under HelperAuto) cannot run there.
+func (s *SSH) start(ctx context.Context, cmd Command) (*SSHProcess, Result, error) {
+	p, res, err, used, why := s.startViaHelper(ctx, cmd)
+	if used {
+		return p, res, err
+	}
+	return s.launch(ctx, cmd, why)
 }
 
 // connLost waits briefly for the connection's supervisor to record why it

@@ -174,8 +174,11 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func runSSHD(t testing.TB, cfgPath string, port int) (*sshd, error) {
-	cmd := osexec.Command(sshdPath, "-D", "-e", "-f", cfgPath)
+// runSSHD starts sshd with cfgPath; pre, if given, is a command that runs
+// it (setpriv, to run it as an unprivileged user).
+func runSSHD(t testing.TB, cfgPath string, port int, pre ...string) (*sshd, error) {
+	argv := append(pre, sshdPath, "-D", "-e", "-f", cfgPath)
+	cmd := osexec.Command(argv[0], argv[1:]...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

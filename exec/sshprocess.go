@@ -27,6 +27,7 @@ type SSHProcess struct {
 	res    Result // the watcher's, once done is closed
 	err    error
 	done   chan struct{}
+	helper *helperProc // set when it runs through the rigout helper
 }
 
 // Start starts cmd on the host and returns at once; [SSHProcess.Wait]
@@ -37,22 +38,31 @@ type SSHProcess struct {
 // period, and its channel is closed. Start returns an error only when the
 // command could not start: refused, not connected, or the channel could
 // not be opened.
+//
+// With RouterConfig.Helper, the command runs through the host's rigout
+// helper, as with Run.
 func (s *SSH) Start(ctx context.Context, cmd Command) (*SSHProcess, error) {
-	p, _, err := s.launch(ctx, cmd)
+	p, _, err := s.start(ctx, cmd)
 	return p, err
 }
 
 // Pid returns the remote process id of the command (also its process
 // group there), or 0 if the host has not reported it yet. It is a pid on
 // the remote host, not on this machine.
-func (p *SSHProcess) Pid() int { return p.pids.processID() }
+func (p *SSHProcess) Pid() int {
+	if p.helper != nil {
+		return int(p.helper.pid.Load())
+	}
+	return p.pids.processID()
+}
 
 // Route returns the SSH route the command took.
 func (p *SSHProcess) Route() string { return p.start.Route }
 
-// Sandbox reports that the command is not sandboxed, and why.
+// Sandbox reports whether the command runs inside a sandbox on the host
+// (through the rigout helper), and why not when it does not.
 func (p *SSHProcess) Sandbox() (sandboxed bool, unsandboxed string) {
-	return false, p.start.Unsandboxed
+	return p.start.Sandboxed, p.start.Unsandboxed
 }
 
 // Signal sends sig to the remote command: an SSH "signal" request on its
@@ -65,6 +75,15 @@ func (p *SSHProcess) Signal(sig syscall.Signal) error {
 	case <-p.done:
 		return ErrProcessDone
 	default:
+	}
+	if p.helper != nil {
+		// The helper signals the command's process group on the host; a
+		// SIGKILL also ends the call, should the host not answer.
+		err := p.helper.h.send(helperRequest{ID: p.helper.id, Op: "signal", Signal: int(sig)})
+		if sig == syscall.SIGKILL {
+			p.helper.cancel()
+		}
+		return err
 	}
 	name := strings.TrimPrefix(unix.SignalName(sig), "SIG")
 	if name == "" {
@@ -83,9 +102,15 @@ func (p *SSHProcess) Wait() (Result, error) {
 
 // launch connects (or reuses a pooled connection), opens a session channel
 // and starts cmd on it. On failure it returns the Result Run reports with
-// its error.
-func (s *SSH) launch(ctx context.Context, cmd Command) (*SSHProcess, Result, error) {
+// its error. noHelper, if set, says why the rigout helper is not used
+// although the host's mode is auto: the Result's Route and Unsandboxed say
+// so.
+func (s *SSH) launch(ctx context.Context, cmd Command, noHelper string) (*SSHProcess, Result, error) {
 	res := Result{Route: s.ep.Route(), ExitCode: -1, Unsandboxed: "remote host: the far side runs no sandbox"}
+	if noHelper != "" {
+		res.Route += " [no rigout helper: " + noHelper + "]"
+		res.Unsandboxed = "remote host without the rigout helper (" + noHelper + "): the far side runs no sandbox"
+	}
 	if err := cmd.Validate(); err != nil {
 		return nil, res, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -200,6 +201,46 @@ type fileSSH struct {
 	// add (and forgets those they remove) in <state dir>/hosts.json, read
 	// at every start; without it they last for the run.
 	PersistHosts bool `json:"persist_hosts"`
+	// Helper ships rigout-helper to Linux hosts, which then run commands
+	// in a per-principal view of the host and file operations beneath
+	// their roots (docs/SSH_HELPER.md). A host's "helper" is auto (the
+	// default), require or off.
+	Helper *fileSSHHelper `json:"helper"`
+}
+
+type fileSSHHelper struct {
+	// Binaries maps a platform ("linux/amd64", "linux/arm64") to a
+	// rigout-helper built for it: CGO_ENABLED=0 GOARCH=… go build
+	// ./cmd/rigout-helper.
+	Binaries map[string]string `json:"binaries"`
+	// CacheDir is where hosts keep it, relative to the login's home
+	// (default .cache/rigout).
+	CacheDir string `json:"cache_dir"`
+	// Hidden are further paths on hosts that commands cannot read.
+	Hidden []string `json:"hidden"`
+}
+
+// config reads the binaries into the Router's HelperConfig; nil when no
+// helper is configured.
+func (h *fileSSHHelper) config(principal func(context.Context) exec.Principal) (*exec.HelperConfig, error) {
+	if h == nil {
+		return nil, nil
+	}
+	if len(h.Binaries) == 0 {
+		return nil, errors.New("config: ssh.helper: no binaries (\"linux/amd64\": \"/path/to/rigout-helper\")")
+	}
+	cfg := &exec.HelperConfig{Binaries: map[string][]byte{}, CacheDir: h.CacheDir, Hidden: h.Hidden, Principal: principal}
+	for platform, path := range h.Binaries {
+		if !strings.HasPrefix(platform, "linux/") {
+			return nil, fmt.Errorf("config: ssh.helper.binaries: %q: only linux/<arch> hosts run the helper", platform)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: ssh.helper.binaries: %s: %w", platform, err)
+		}
+		cfg.Binaries[platform] = b
+	}
+	return cfg, nil
 }
 
 type fileAudit struct {

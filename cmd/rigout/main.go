@@ -265,7 +265,12 @@ func (c *common) ssh(logger *slog.Logger) (*exec.RouterConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	helper, err := c.file.SSH.Helper.config(c.viewPrincipal)
+	if err != nil {
+		return nil, err
+	}
 	return &exec.RouterConfig{
+		Helper:              helper,
 		Hosts:               hosts,
 		SSHConfigFiles:      []string{sshConfig},
 		UserKnownHostsFiles: []string{knownHosts},

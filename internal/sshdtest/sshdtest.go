@@ -16,6 +16,7 @@ import (
 	osexec "os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -229,4 +230,23 @@ func freePort(t testing.TB) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// BuildHelper builds cmd/rigout-helper for this machine without cgo, as
+// a release would, and returns a HelperConfig shipping it. The server's
+// login should have a $HOME of the test's own (Options.SetEnv), where the
+// helper's cache then lives.
+func BuildHelper(t testing.TB) *exec.HelperConfig {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "rigout-helper")
+	cmd := osexec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, "github.com/rigout/rigout/cmd/rigout-helper")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build rigout-helper: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &exec.HelperConfig{Binaries: map[string][]byte{runtime.GOOS + "/" + runtime.GOARCH: b}}
 }

@@ -210,11 +210,35 @@ func (f *Family) open(ctx context.Context, call *rigout.Call, host string) (file
 		}
 		return fsys, nil
 	}
+	// With roots, through the host's rigout helper where it runs (see
+	// helperFS); else, and where it cannot (saying why), plain SFTP.
+	var hf *exec.HelperFiles
+	var info exec.HelperInfo
+	var why string
+	if len(roots) > 0 {
+		var err error
+		hf, info, err = f.cfg.Router.HelperFiles(ctx, host, p.Name)
+		var he *exec.HelperError
+		switch {
+		case err == nil:
+		case errors.As(err, &he) && !errors.Is(err, exec.ErrHelperRequired):
+			why = he.Reason
+		default:
+			return nil, err
+		}
+	}
 	l, err := f.cfg.Router.SFTP(ctx, host, p.Name)
 	if err != nil {
 		return nil, err
 	}
-	return newSFTPFS(l, roots), nil
+	if hf != nil {
+		return newHelperFS(ctx, hf, info, l, roots), nil
+	}
+	s := newSFTPFS(l, roots)
+	if why != "" {
+		s.route += " [no rigout helper: " + why + "]"
+	}
+	return s, nil
 }
 
 // resolver returns the Resolve function of a path argument whose host is

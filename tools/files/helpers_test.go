@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/tools/files"
 )
 
@@ -170,6 +172,25 @@ func backends(t *testing.T, s setup, f func(t *testing.T, e *env, host string)) 
 		s.ssh = &h.cfg
 		f(t, newEnv(t, s), "sftp1")
 	})
+	if len(s.roots) > 0 {
+		// A principal with roots reaches an SSH host's files through
+		// rigout's helper there.
+		t.Run("helper", func(t *testing.T) { f(t, newEnv(t, helperSetup(t, s)), "sftp1") })
+	}
+}
+
+// helperSetup returns s reaching sshd as host "sftp1" with rigout's helper
+// required there, the login's $HOME a temp dir.
+func helperSetup(t *testing.T, s setup) setup {
+	t.Helper()
+	srv := sshdtest.Start(t, sshdtest.Options{MaxSessions: 50, SetEnv: map[string]string{"HOME": t.TempDir()}})
+	cfg := srv.Router
+	cfg.Hosts = slices.Clone(cfg.Hosts)
+	cfg.Hosts[0].Name = "sftp1"
+	cfg.Hosts[0].Helper = exec.HelperRequire
+	cfg.Helper = sshdtest.BuildHelper(t)
+	s.ssh = &cfg
+	return s
 }
 
 func mustTime(s string) time.Time {

@@ -593,7 +593,7 @@ func (o *op) lookup(name string, group bool) (int, error) {
 	if group {
 		kind = "group"
 	}
-	if s, ok := o.fsys.(*sftpFS); ok {
+	if s, ok := sftpOf(o.fsys); ok {
 		file := "/etc/passwd"
 		if group {
 			file = "/etc/group"

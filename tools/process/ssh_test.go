@@ -34,6 +34,8 @@ type sshHost struct {
 	// and the gateway's ledger.
 	creds  *credentials.Store
 	ledger rigout.AuditLedger
+	// helper, if set, is required on the host (rigout's helper).
+	helper *exec.HelperConfig
 }
 
 // connectSSH builds a gateway whose shell family reaches h as host "far"
@@ -49,9 +51,14 @@ func connectSSH(t *testing.T, m *sessions.Manager, h sshHost) *client.Client {
 	if err := os.WriteFile(known, []byte(h.known+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	mode := exec.HelperOff
+	if h.helper != nil {
+		mode = exec.HelperRequire
+	}
 	r, err := exec.NewRouter(exec.RouterConfig{
 		Local:          &exec.Local{UnsafeNoSandbox: true},
-		Hosts:          []exec.HostConfig{{Name: "far", Address: h.addr, Port: h.port, User: h.user, Key: keyPath}},
+		Helper:         h.helper,
+		Hosts:          []exec.HostConfig{{Name: "far", Address: h.addr, Port: h.port, User: h.user, Key: keyPath, Helper: mode}},
 		KnownHostsFile: known,
 		HostKeyPolicy:  exec.HostKeyStrict,
 		HomeDir:        dir,

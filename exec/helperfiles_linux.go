@@ -1,0 +1,335 @@
+package exec
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// defaultHelperReadMax bounds a read through the helper when the request
+// gives no Max.
+const defaultHelperReadMax = 32 << 20
+
+// helperResolve is how every name beneath a root is resolved: by the
+// kernel, in the system call that uses it, never above the root — an
+// absolute symbolic link, or ".." (through a link or not) that would
+// leave it, fails the call — and never through /proc's magic links.
+// Symbolic links that stay beneath the root are followed, as os.Root
+// follows them locally: the escape is closed by RESOLVE_BENEATH, which,
+// unlike a check before the use, no concurrent swap can get around.
+const helperResolve = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS
+
+// helperFilesSupport says how file operations resolve names on this
+// kernel: "openat2", or why they cannot.
+func helperFilesSupport() string {
+	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "unavailable (" + err.Error() + ")"
+	}
+	defer unix.Close(root)
+	fd, err := unix.Openat2(root, ".", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: helperResolve})
+	if err != nil {
+		return "unavailable (openat2: " + err.Error() + ", Linux 5.6 or later needed)"
+	}
+	unix.Close(fd)
+	return "openat2 beneath the root"
+}
+
+// helperRel returns name relative to root: name is absolute beneath root,
+// or relative. "." is the root itself.
+func helperRel(root, name string) (string, error) {
+	if !filepath.IsAbs(root) {
+		return "", errors.New("root is not an absolute path")
+	}
+	root = filepath.Clean(root)
+	if filepath.IsAbs(name) {
+		name = filepath.Clean(name)
+		if !under(root, name) {
+			return "", errors.New("path is not beneath the root")
+		}
+		name = strings.TrimPrefix(strings.TrimPrefix(name, root), "/")
+		if name == "" {
+			name = "."
+		}
+		return name, nil
+	}
+	name = filepath.Clean(name)
+	if name == ".." || strings.HasPrefix(name, "../") {
+		return "", errors.New("path is not beneath the root")
+	}
+	return name, nil
+}
+
+// helperFiles holds the root's descriptor for one operation.
+type helperFiles struct {
+	root int
+}
+
+func (h *helperFiles) open(rel string, flags int, perm uint32) (int, error) {
+	for {
+		fd, err := unix.Openat2(h.root, rel, &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Mode: uint64(perm), Resolve: helperResolve})
+		if err == unix.EINTR || err == unix.EAGAIN {
+			// EAGAIN: a concurrent rename elsewhere; try again.
+			continue
+		}
+		return fd, err
+	}
+}
+
+// parent opens rel's directory beneath the root and returns it with the
+// last component, which must be a plain name.
+func (h *helperFiles) parent(rel string) (int, string, error) {
+	dir, base := filepath.Split(rel)
+	if base == "" || base == "." || base == ".." {
+		return -1, "", unix.EINVAL
+	}
+	if dir == "" {
+		dir = "."
+	}
+	fd, err := h.open(filepath.Clean(dir), unix.O_PATH|unix.O_DIRECTORY, 0)
+	return fd, base, err
+}
+
+// helperFileOp performs f beneath its root. Every name is resolved by the
+// kernel in one step (openat2 with RESOLVE_BENEATH, see helperResolve),
+// and operations on a last component (mkdir, unlink, rename, lstat) work
+// on a descriptor of its directory so opened: there is no check followed
+// by a use that a concurrent rename or symbolic link could redirect.
+func helperFileOp(f *helperFile) (rep helperReply) {
+	fail := func(err error) helperReply {
+		rep := helperReply{Err: err.Error()}
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			rep.Errno = int(errno)
+		}
+		return rep
+	}
+	rel, err := helperRel(f.Root, f.Name)
+	if err != nil {
+		return helperReply{Err: err.Error(), Errno: int(unix.EXDEV)}
+	}
+	rootfd, err := unix.Open(filepath.Clean(f.Root), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fail(err)
+	}
+	defer unix.Close(rootfd)
+	h := &helperFiles{root: rootfd}
+
+	switch f.Op {
+	case "read":
+		fd, err := h.open(rel, unix.O_RDONLY, 0)
+		if err != nil {
+			return fail(err)
+		}
+		file := os.NewFile(uintptr(fd), rel)
+		defer file.Close()
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return fail(err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return fail(unix.EISDIR)
+		}
+		max := f.Max
+		if max <= 0 {
+			max = defaultHelperReadMax
+		}
+		data, err := io.ReadAll(io.LimitReader(io.NewSectionReader(file, f.Offset, max), max))
+		if err != nil {
+			return fail(err)
+		}
+		return helperReply{Data: data, Infos: []fileStat{statToFile(filepath.Base(rel), &st)}}
+	case "write":
+		flags := unix.O_WRONLY
+		for _, m := range [][2]int{{os.O_CREATE, unix.O_CREAT}, {os.O_EXCL, unix.O_EXCL}, {os.O_TRUNC, unix.O_TRUNC}} {
+			if f.Flag&m[0] != 0 {
+				flags |= m[1]
+			}
+		}
+		var perm uint32 // openat2 takes a mode only with O_CREAT
+		if flags&unix.O_CREAT != 0 {
+			perm = f.Perm
+			if perm == 0 {
+				perm = 0o644
+			}
+		}
+		fd, err := h.open(rel, flags, perm)
+		if err != nil {
+			return fail(err)
+		}
+		file := os.NewFile(uintptr(fd), rel)
+		var werr error
+		if len(f.Data) > 0 {
+			_, werr = file.WriteAt(f.Data, f.Offset)
+		}
+		if cerr := file.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return fail(werr)
+		}
+		return helperReply{}
+	case "stat":
+		fd, err := h.open(rel, unix.O_PATH, 0)
+		if err != nil {
+			return fail(err)
+		}
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return fail(err)
+		}
+		return helperReply{Infos: []fileStat{statToFile(filepath.Base(rel), &st)}}
+	case "lstat":
+		if rel == "." {
+			var st unix.Stat_t
+			if err := unix.Fstat(rootfd, &st); err != nil {
+				return fail(err)
+			}
+			return helperReply{Infos: []fileStat{statToFile(filepath.Base(f.Root), &st)}}
+		}
+		pfd, base, err := h.parent(rel)
+		if err != nil {
+			return fail(err)
+		}
+		defer unix.Close(pfd)
+		var st unix.Stat_t
+		if err := unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH); err != nil {
+			return fail(err)
+		}
+		return helperReply{Infos: []fileStat{statToFile(base, &st)}}
+	case "readdir":
+		fd, err := h.open(rel, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return fail(err)
+		}
+		dir := os.NewFile(uintptr(fd), rel)
+		defer dir.Close()
+		names, err := dir.Readdirnames(-1)
+		if err != nil {
+			return fail(err)
+		}
+		infos := make([]fileStat, 0, len(names))
+		for _, n := range names {
+			var st unix.Stat_t
+			if unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				continue // gone meanwhile
+			}
+			infos = append(infos, statToFile(n, &st))
+		}
+		return helperReply{Infos: infos}
+	case "mkdir", "remove":
+		pfd, base, err := h.parent(rel)
+		if err != nil {
+			return fail(err)
+		}
+		defer unix.Close(pfd)
+		if f.Op == "mkdir" {
+			perm := f.Perm
+			if perm == 0 {
+				perm = 0o755
+			}
+			err = unix.Mkdirat(pfd, base, perm)
+		} else {
+			err = unix.Unlinkat(pfd, base, 0)
+			if err == unix.EISDIR || err == unix.EPERM {
+				err = unix.Unlinkat(pfd, base, unix.AT_REMOVEDIR)
+			}
+		}
+		if err != nil {
+			return fail(err)
+		}
+		return helperReply{}
+	case "rename":
+		rel2, err := helperRel(f.Root, f.Name2)
+		if err != nil {
+			return helperReply{Err: err.Error(), Errno: int(unix.EXDEV)}
+		}
+		p1, b1, err := h.parent(rel)
+		if err != nil {
+			return fail(err)
+		}
+		defer unix.Close(p1)
+		p2, b2, err := h.parent(rel2)
+		if err != nil {
+			return fail(err)
+		}
+		defer unix.Close(p2)
+		if err := unix.Renameat(p1, b1, p2, b2); err != nil {
+			return fail(err)
+		}
+		return helperReply{}
+	case "chmod", "chown", "chtimes":
+		// The file is opened O_PATH beneath the root; the change is made
+		// through that descriptor.
+		fd, err := h.open(rel, unix.O_PATH, 0)
+		if err != nil {
+			return fail(err)
+		}
+		defer unix.Close(fd)
+		self := "/proc/self/fd/" + strconv.Itoa(fd)
+		switch f.Op {
+		case "chmod":
+			err = unix.Fchmodat(unix.AT_FDCWD, self, f.Perm&0o7777, 0)
+		case "chown":
+			err = unix.Fchownat(fd, "", f.UID, f.GID, unix.AT_EMPTY_PATH)
+		default:
+			ts := []unix.Timespec{unix.NsecToTimespec(f.Atime), unix.NsecToTimespec(f.Mtime)}
+			err = unix.UtimesNanoAt(unix.AT_FDCWD, self, ts, 0)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		return helperReply{}
+	case "readlink":
+		pfd, base, err := h.parent(rel)
+		if err != nil {
+			return fail(err)
+		}
+		defer unix.Close(pfd)
+		buf := make([]byte, unix.PathMax)
+		n, err := unix.Readlinkat(pfd, base, buf)
+		if err != nil {
+			return fail(err)
+		}
+		return helperReply{Link: string(buf[:n])}
+	}
+	return helperReply{Err: "unknown file operation " + f.Op}
+}
+
+// statToFile turns a stat into its wire form.
+func statToFile(name string, st *unix.Stat_t) fileStat {
+	mode := fs.FileMode(st.Mode & 0o777)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		mode |= fs.ModeDevice
+	}
+	if st.Mode&unix.S_ISUID != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if st.Mode&unix.S_ISGID != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if st.Mode&unix.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return fileStat{Name: name, Size: st.Size, Mode: uint32(mode), MTime: st.Mtim.Nano(),
+		UID: int(st.Uid), GID: int(st.Gid), Ino: st.Ino}
+}
