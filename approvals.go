@@ -171,10 +171,35 @@ type decision struct {
 	approver string
 }
 
-func newApprovalQueue(cfg ApprovalConfig) *approvalQueue {
+// minApprovalKey is the shortest Config.ApprovalKey accepted.
+const minApprovalKey = 32
+
+// DeriveApprovalKey returns the [Config.ApprovalKey] of the gateways that
+// share a ledger chain key: HMAC-SHA256 under chainKey of
+// "rigout.approval-key.v1". Replicas that hold the same chain key then
+// sign and check approvals alike, and the approval key reveals nothing of
+// the chain key.
+func DeriveApprovalKey(chainKey []byte) []byte {
+	m := hmac.New(sha256.New, chainKey)
+	m.Write([]byte("rigout.approval-key.v1"))
+	return m.Sum(nil)
+}
+
+// approvalSubkey is the key of one use (purpose) of the approval key, or
+// a random key when there is none.
+func approvalSubkey(key []byte, purpose string) []byte {
+	if key == nil {
+		k := make([]byte, 32)
+		_, _ = rand.Read(k) // crypto/rand.Read does not fail
+		return k
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
+}
+
+func newApprovalQueue(cfg ApprovalConfig, key []byte) *approvalQueue {
 	cfg.setDefaults()
-	key := make([]byte, 32)
-	_, _ = rand.Read(key) // crypto/rand.Read does not fail
 	return &approvalQueue{cfg: cfg, key: key, pending: map[string]*pendingEntry{}, per: map[string]int{}}
 }
 

@@ -184,7 +184,7 @@ var errBadAnswer = errors.New("rigout: answer to a question not asked in this ca
 // questions are the questions a gateway asked through elicitation and has
 // not yet seen answered. It is safe for concurrent use.
 type questions struct {
-	key [32]byte // HMAC key, random per gateway
+	key []byte // HMAC key: Config.ApprovalKey's, or random per gateway
 
 	// mu protects the following.
 	mu    sync.Mutex
@@ -192,10 +192,8 @@ type questions struct {
 	order [][16]byte             // nonces in issue order, for eviction
 }
 
-func newQuestions() *questions {
-	q := &questions{open: map[[16]byte]time.Time{}}
-	_, _ = rand.Read(q.key[:]) // crypto/rand.Read does not fail
-	return q
+func newQuestions(key []byte) *questions {
+	return &questions{key: key, open: map[[16]byte]time.Time{}}
 }
 
 // issue records a new question bound to digest and returns its
@@ -251,7 +249,7 @@ func (q *questions) redeem(state string, digest [32]byte, now time.Time) error {
 }
 
 func (q *questions) mac(body []byte, digest [32]byte) []byte {
-	m := hmac.New(sha256.New, q.key[:])
+	m := hmac.New(sha256.New, q.key)
 	m.Write(body)
 	m.Write(digest[:])
 	return m.Sum(nil)

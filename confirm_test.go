@@ -10,7 +10,7 @@ import (
 // whatever its bytes, and parsing never panics; an issued one redeems once,
 // for its own digest only.
 func FuzzRedeem(f *testing.F) {
-	q := newQuestions()
+	q := newQuestions(approvalSubkey(nil, ""))
 	now := time.Unix(1_800_000_000, 0)
 	digest := [32]byte{1, 2, 3}
 	issued := q.issue(digest, now)
@@ -18,7 +18,7 @@ func FuzzRedeem(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, state string) {
-		q := newQuestions() // a fresh key: nothing it did not issue redeems
+		q := newQuestions(approvalSubkey(nil, "")) // a fresh key: nothing it did not issue redeems
 		if q.redeem(state, digest, now) == nil {
 			t.Fatalf("redeemed %q, never issued", state)
 		}

@@ -549,6 +549,19 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 	if ledger != nil {
 		cfg.Audit = ledger
 	}
+	// Replicas sharing a ledger share its chain key: the approval key is
+	// derived from it, so that what one replica signs (a question's
+	// requestState, an approval's digest) another checks alike.
+	getenv := os.Getenv
+	if c.sec != nil {
+		getenv = c.sec.getenv
+	}
+	if key, err := chainKey(c.file.Audit, getenv); err != nil {
+		a.Close()
+		return nil, err
+	} else if key != nil {
+		cfg.ApprovalKey = rigout.DeriveApprovalKey(key)
+	}
 	if r := a.router; r != nil {
 		cfg.ResolveHost = func(_ context.Context, host string) ([]rigout.HostReach, error) {
 			rs, err := r.Reaches(host)
