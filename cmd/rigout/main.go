@@ -545,6 +545,10 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 		AuditArgValues:            c.file.Audit.StoreArgs,
 		Principal:                 principal,
 		Approvals:                 c.approvals,
+		// Each call's commands are marked with its ledger call ID, so
+		// that a start after this gateway dies mid-call finds and ends
+		// what the call left running (reconcileInterrupted).
+		Middleware: []rigout.Middleware{markCalls},
 	}
 	if ledger != nil {
 		cfg.Audit = ledger
