@@ -35,6 +35,7 @@ type fileDownstream struct {
 	Allow           []string          `json:"allow"`
 	Deny            []string          `json:"deny"`
 	ReadOnlyTools   []string          `json:"read_only_tools"`
+	PathArgs        []string          `json:"path_args"`
 	Timeout         duration          `json:"timeout"`
 }
 
@@ -118,7 +119,7 @@ func (c *fileConfig) federation(creds downstreamCredentials, logger *slog.Logger
 			Name: n, Command: slices.Clone(d.Command), Env: d.Env, Dir: d.Dir,
 			URL: d.URL, Token: token, EnvCredentials: envCreds,
 			MaxResult: d.MaxResultBytes, MaxMessage: d.MaxMessageBytes,
-			Allow: d.Allow, Deny: d.Deny, ReadOnlyTools: d.ReadOnlyTools,
+			Allow: d.Allow, Deny: d.Deny, ReadOnlyTools: d.ReadOnlyTools, PathArgs: d.PathArgs,
 			Timeout: time.Duration(d.Timeout),
 		})
 	}
