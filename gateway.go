@@ -172,6 +172,9 @@ func (c *Config) setDefaults() error {
 	if c.ApprovalKey != nil && len(c.ApprovalKey) < minApprovalKey {
 		return fmt.Errorf("rigout: ApprovalKey is %d bytes; want at least %d", len(c.ApprovalKey), minApprovalKey)
 	}
+	if c.Approvals != nil && c.Approvals.Store != nil && c.ApprovalKey == nil {
+		return errors.New("rigout: Approvals.Store shares the queue between gateways, which must share Config.ApprovalKey too (a random per-gateway key would make every decision made on another gateway look forged)")
+	}
 	if c.RefusalRows.Calls < 0 || c.RefusalRows.Per < 0 {
 		return fmt.Errorf("rigout: refusal rows %d per %s: want positive numbers", c.RefusalRows.Calls, c.RefusalRows.Per)
 	}

@@ -566,6 +566,19 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 	} else if key != nil {
 		cfg.ApprovalKey = rigout.DeriveApprovalKey(key)
 	}
+	// On PostgreSQL the approval queue is the ledger's, shared by the
+	// gateways: a call held on one is decided on any. Without the shared
+	// key (the unsafe database-held chain key) it stays this gateway's.
+	if st, ok := ledger.(rigout.ApprovalStore); ok && cfg.Approvals != nil {
+		if cfg.ApprovalKey != nil {
+			ac := *cfg.Approvals
+			ac.Store = st
+			cfg.Approvals = &ac
+			logger.Info("operator approval queue shared through the PostgreSQL ledger")
+		} else {
+			logger.Warn("operator approval queue is this gateway's alone: sharing it through the PostgreSQL ledger needs audit.key_env, from which the gateways derive their approval key")
+		}
+	}
 	if r := a.router; r != nil {
 		cfg.ResolveHost = func(_ context.Context, host string) ([]rigout.HostReach, error) {
 			rs, err := r.Reaches(host)
