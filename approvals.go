@@ -48,20 +48,13 @@ type ApprovalConfig struct {
 	// pending approval (to page an operator, say). Its context ends when
 	// the approval is decided or expires. It must not block forever.
 	Notify func(ctx context.Context, p PendingApproval)
-	// Store, if set, shares the queue with the other gateways of the
-	// deployment (the PostgreSQL ledger, audit/postgres, is one): a call
-	// held back on one gateway is listed, and decided, on any, and the
-	// waiting gateway polls the store for the decision. Decisions carry a
-	// MAC under the approval key, which the gateways must share
-	// (Config.ApprovalKey is then required), so that a decision written
-	// into the store by hand is refused. If nil, the queue is this
-	// gateway's alone.
-	Store ApprovalStore
 }
 
-// ApprovalStore keeps pending approvals where several gateways see them.
-// Times are the gateways' clocks, passed in. Its errors fail closed: a
-// call whose approval cannot be stored or read back does not run.
+// ApprovalStore keeps what the gateways of one deployment share about
+// approvals (Config.ApprovalStore): the operator approval queue and the
+// spent elicitation answers. Times are the gateways' clocks, passed in.
+// Its errors fail closed: a call whose approval cannot be stored or read
+// back does not run, an answer that cannot be marked spent does not count.
 type ApprovalStore interface {
 	// PutApproval stores a pending approval.
 	PutApproval(ctx context.Context, r audit.ApprovalRecord) error
@@ -77,6 +70,10 @@ type ApprovalStore interface {
 	// EndApproval deletes approval id and returns it as it was, decided
 	// or not; found is false when there is none.
 	EndApproval(ctx context.Context, id string) (r audit.ApprovalRecord, found bool, err error)
+	// SpendNonce marks the nonce of an elicitation question answered, to
+	// be remembered until expires (its question's expiry); it reports
+	// false when the nonce was spent already.
+	SpendNonce(ctx context.Context, nonce []byte, expires time.Time) (bool, error)
 }
 
 // approvalPoll is how often a call waiting on a shared queue looks for
@@ -189,8 +186,9 @@ var (
 
 // approvalQueue holds the pending approvals. It is safe for concurrent use.
 type approvalQueue struct {
-	cfg ApprovalConfig
-	key []byte // digest key
+	cfg   ApprovalConfig
+	key   []byte        // digest key
+	store ApprovalStore // the shared queue, or nil
 
 	// mu protects the following.
 	mu      sync.Mutex
@@ -236,9 +234,9 @@ func approvalSubkey(key []byte, purpose string) []byte {
 	return m.Sum(nil)
 }
 
-func newApprovalQueue(cfg ApprovalConfig, key []byte) *approvalQueue {
+func newApprovalQueue(cfg ApprovalConfig, key []byte, store ApprovalStore) *approvalQueue {
 	cfg.setDefaults()
-	return &approvalQueue{cfg: cfg, key: key, pending: map[string]*pendingEntry{}, per: map[string]int{}}
+	return &approvalQueue{cfg: cfg, key: key, store: store, pending: map[string]*pendingEntry{}, per: map[string]int{}}
 }
 
 // approvalDigest is the keyed digest of exactly what is approved.
@@ -280,7 +278,7 @@ func (c *Call) AwaitApproval(ctx context.Context, r ApprovalRequest) (Approval, 
 		q.mu.Unlock()
 		return Approval{}, &ApprovalError{Outcome: ApprovalQueueFull}
 	}
-	shared := q.cfg.Store != nil
+	shared := q.store != nil
 	if !shared {
 		q.pending[e.p.ID] = e
 	} else {
@@ -298,7 +296,7 @@ func (c *Call) AwaitApproval(ctx context.Context, r ApprovalRequest) (Approval, 
 	defer cancel()
 	if shared {
 		body, _ := json.Marshal(e.p)
-		if err := q.cfg.Store.PutApproval(ctx, audit.ApprovalRecord{ID: e.p.ID, Principal: e.p.Principal, Digest: e.p.Digest,
+		if err := q.store.PutApproval(ctx, audit.ApprovalRecord{ID: e.p.ID, Principal: e.p.Principal, Digest: e.p.Digest,
 			Body: body, Requested: e.p.Requested, Expires: e.p.Expires}); err != nil {
 			return Approval{}, fmt.Errorf("rigout: approval %s: the shared queue: %w", e.p.ID, err)
 		}
@@ -349,7 +347,7 @@ func (c *Call) AwaitApproval(ctx context.Context, r ApprovalRequest) (Approval, 
 // waitCtx ends, then takes the approval out of the store: a decision made
 // by then stands, whose MAC must verify.
 func (q *approvalQueue) waitShared(ctx, waitCtx context.Context, p PendingApproval) (decision, error) {
-	st := q.cfg.Store
+	st := q.store
 	tick := time.NewTicker(approvalPoll)
 	defer tick.Stop()
 poll:
@@ -417,7 +415,7 @@ func (c *Call) setDetail(k, v string) {
 // PendingApprovals returns the calls waiting for an operator, oldest
 // first, for approver, who must hold the approve scope. Its own calls are
 // listed too (marked by Principal), though it cannot decide them. With a
-// shared queue (ApprovalConfig.Store) it lists every gateway's.
+// shared queue (Config.ApprovalStore) it lists every gateway's.
 func (g *Gateway) PendingApprovals(ctx context.Context, approver auth.Principal) ([]PendingApproval, error) {
 	if err := approver.Scopes.RequireApprove(); err != nil {
 		return nil, err
@@ -427,7 +425,7 @@ func (g *Gateway) PendingApprovals(ctx context.Context, approver auth.Principal)
 		return nil, ErrNoApprovals
 	}
 	now := g.cfg.Now()
-	if q.cfg.Store != nil {
+	if q.store != nil {
 		return g.sharedPending(ctx, now)
 	}
 	q.mu.Lock()
@@ -457,7 +455,7 @@ func (g *Gateway) DecideApproval(ctx context.Context, approver auth.Principal, i
 	if q == nil {
 		return PendingApproval{}, ErrNoApprovals
 	}
-	if q.cfg.Store != nil {
+	if q.store != nil {
 		p, err := g.decideShared(ctx, approver, id, digest, approve)
 		if err != nil {
 			return p, err
@@ -503,7 +501,7 @@ func (g *Gateway) recordDecision(ctx context.Context, approver auth.Principal, p
 
 // sharedPending lists the shared queue's pending approvals.
 func (g *Gateway) sharedPending(ctx context.Context, now time.Time) ([]PendingApproval, error) {
-	rs, err := g.approvals.cfg.Store.PendingApprovals(ctx, now)
+	rs, err := g.approvals.store.PendingApprovals(ctx, now)
 	if err != nil {
 		return nil, fmt.Errorf("rigout: the shared approval queue: %w", err)
 	}
@@ -530,7 +528,7 @@ func sharedBody(r audit.ApprovalRecord) (PendingApproval, bool) {
 func (g *Gateway) decideShared(ctx context.Context, approver auth.Principal, id, digest string, approve bool) (PendingApproval, error) {
 	q := g.approvals
 	now := g.cfg.Now()
-	r, found, err := q.cfg.Store.Approval(ctx, id)
+	r, found, err := q.store.Approval(ctx, id)
 	if err != nil {
 		return PendingApproval{}, fmt.Errorf("rigout: the shared approval queue: %w", err)
 	}
@@ -543,7 +541,7 @@ func (g *Gateway) decideShared(ctx context.Context, approver auth.Principal, id,
 	case !hmac.Equal([]byte(strings.ToLower(digest)), []byte(r.Digest)):
 		return PendingApproval{}, ErrApprovalDigest
 	}
-	done, err := q.cfg.Store.DecideApproval(ctx, id, r.Digest, approver.Name, approve, q.decisionMAC(id, r.Digest, approver.Name, approve), now)
+	done, err := q.store.DecideApproval(ctx, id, r.Digest, approver.Name, approve, q.decisionMAC(id, r.Digest, approver.Name, approve), now)
 	if err != nil {
 		return PendingApproval{}, fmt.Errorf("rigout: the shared approval queue: %w", err)
 	}

@@ -16,10 +16,11 @@ import (
 // call stopped waiting are deleted, so this only stops a runaway.
 const maxSharedApprovals = 10000
 
-// The Ledger keeps the operator approval queue of the gateways sharing
-// its database (rigout.ApprovalStore), in rigout_approvals: a call held
-// back on one gateway is listed and decided on any. Expiry is decided by
-// the gateways' clocks, passed in.
+// The Ledger keeps what the gateways sharing its database share about
+// approvals (rigout.ApprovalStore): the operator approval queue, in
+// rigout_approvals (a call held back on one gateway is listed and decided
+// on any), and the spent elicitation nonces, in rigout_spent_nonces.
+// Expiry is decided by the gateways' clocks, passed in.
 
 // PutApproval stores a pending approval.
 func (l *Ledger) PutApproval(ctx context.Context, r audit.ApprovalRecord) error {
@@ -113,4 +114,22 @@ func (l *Ledger) EndApproval(ctx context.Context, id string) (audit.ApprovalReco
 		return r, false, fmt.Errorf("postgres: %s: end approval: %w", l.label, err)
 	}
 	return r, true, nil
+}
+
+// SpendNonce marks an elicitation question's nonce answered until
+// expires, and reports false when it was already: the INSERT's primary
+// key makes it once across gateways. Nonces that expired ten minutes
+// before this one are deleted on the way.
+func (l *Ledger) SpendNonce(ctx context.Context, nonce []byte, expires time.Time) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	if _, err := l.pool.Exec(ctx, `DELETE FROM rigout_spent_nonces WHERE expires_ns < $1`, expires.Add(-10*time.Minute).UnixNano()); err != nil {
+		return false, fmt.Errorf("postgres: %s: spend nonce: %w", l.label, err)
+	}
+	tag, err := l.pool.Exec(ctx, `INSERT INTO rigout_spent_nonces (nonce, expires_ns) VALUES ($1, $2) ON CONFLICT (nonce) DO NOTHING`,
+		nonce, expires.UnixNano())
+	if err != nil {
+		return false, fmt.Errorf("postgres: %s: spend nonce: %w", l.label, err)
+	}
+	return tag.RowsAffected() == 1, nil
 }

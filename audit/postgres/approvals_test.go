@@ -57,7 +57,7 @@ func TestApprovalsAcrossReplicas(t *testing.T) {
 	gateway := func(name string) *rigout.Gateway {
 		l := open(t, dsn, name, nil)
 		return gwtest.New(t, rigout.Config{Audit: l, Tools: []rigout.Tool{held(sentinel)}, Principal: &agent, ApprovalKey: key,
-			Approvals: &rigout.ApprovalConfig{Wait: 20 * time.Second, Store: l}})
+			ApprovalStore: l, Approvals: &rigout.ApprovalConfig{Wait: 20 * time.Second}})
 	}
 	a, b := gateway("gw-a"), gateway("gw-b")
 	ca := gwtest.Connect(t, a)
@@ -154,7 +154,7 @@ func TestApprovalsAcrossReplicas(t *testing.T) {
 	}
 
 	// A shared queue needs the shared key.
-	if _, err := rigout.New(rigout.Config{Approvals: &rigout.ApprovalConfig{Store: lb}}); err == nil {
+	if _, err := rigout.New(rigout.Config{ApprovalStore: lb}); err == nil {
 		t.Error("a gateway with a shared queue and no ApprovalKey was built")
 	}
 }

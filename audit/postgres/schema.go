@@ -78,10 +78,16 @@ var migrations = [...]string{
 	`ALTER TABLE rigout_audit_heads ADD COLUMN link bytea NOT NULL DEFAULT ''::bytea;
 	ALTER TABLE rigout_audit_heads ADD COLUMN mac bytea NOT NULL DEFAULT ''::bytea;`,
 
-	// 2 → 3: the operator approval queue the gateways share (see
-	// approvals.go): a call waiting on one gateway can be decided on
-	// another. Rows are deleted when their call stops waiting.
-	`CREATE TABLE IF NOT EXISTS rigout_approvals (
+	// 2 → 3: what the gateways share about approvals (see approvals.go):
+	// the operator approval queue, whose rows are deleted when their call
+	// stops waiting, and the nonces of answered elicitation questions,
+	// kept until the question's expiry, so an answer counts once on any
+	// gateway.
+	`CREATE TABLE IF NOT EXISTS rigout_spent_nonces (
+		nonce      bytea  PRIMARY KEY,
+		expires_ns bigint NOT NULL
+	);
+	CREATE TABLE IF NOT EXISTS rigout_approvals (
 		id           text    PRIMARY KEY,
 		principal    text    NOT NULL,
 		digest       text    NOT NULL,

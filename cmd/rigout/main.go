@@ -566,17 +566,16 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 	} else if key != nil {
 		cfg.ApprovalKey = rigout.DeriveApprovalKey(key)
 	}
-	// On PostgreSQL the approval queue is the ledger's, shared by the
-	// gateways: a call held on one is decided on any. Without the shared
-	// key (the unsafe database-held chain key) it stays this gateway's.
-	if st, ok := ledger.(rigout.ApprovalStore); ok && cfg.Approvals != nil {
+	// On PostgreSQL the approval queue and the spent answers are the
+	// ledger's, shared by the gateways: a call held on one is decided on
+	// any. Without the shared key (the unsafe database-held chain key)
+	// they stay this gateway's.
+	if st, ok := ledger.(rigout.ApprovalStore); ok {
 		if cfg.ApprovalKey != nil {
-			ac := *cfg.Approvals
-			ac.Store = st
-			cfg.Approvals = &ac
-			logger.Info("operator approval queue shared through the PostgreSQL ledger")
+			cfg.ApprovalStore = st
+			logger.Info("approvals shared through the PostgreSQL ledger: the operator queue and answered questions")
 		} else {
-			logger.Warn("operator approval queue is this gateway's alone: sharing it through the PostgreSQL ledger needs audit.key_env, from which the gateways derive their approval key")
+			logger.Warn("approvals are this gateway's alone: sharing them through the PostgreSQL ledger needs audit.key_env, from which the gateways derive their approval key")
 		}
 	}
 	if r := a.router; r != nil {
