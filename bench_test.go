@@ -9,6 +9,7 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit/sqlite"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/tools/shell"
 )
 
@@ -52,7 +53,7 @@ func BenchmarkGatewayExecuteTrue(b *testing.B) {
 // benchExecuteTrue measures one call against a gateway with a ledger
 // opened with lc, or none when lc is nil.
 func benchExecuteTrue(b *testing.B, lc *sqlite.Config) {
-	sh, err := shell.New(shell.Config{})
+	sh, err := shell.New(shell.Config{Local: &exec.Local{UnsafeNoSandbox: true}})
 	if err != nil {
 		b.Fatal(err)
 	}

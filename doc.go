@@ -51,7 +51,11 @@ transport for stdio or streamable HTTP, or to your own transport.
 Build a gateway from tools — your own, a family's, or both — and talk to
 it through any MCP client (see the package example):
 
-	sh, err := shell.New(shell.Config{})
+	sb, err := exec.NewSandbox(exec.SandboxConfig{}) // or sandboxcfg.Derive(policy, stateDir)
+	if err != nil {
+		return err
+	}
+	sh, err := shell.New(shell.Config{Local: &exec.Local{Sandbox: sb}})
 	if err != nil {
 		return err
 	}

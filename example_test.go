@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/tools/shell"
 )
 
@@ -29,7 +30,16 @@ func Example() {
 			return rigout.TextResult("hello, " + args.Name), nil
 		},
 	}
-	sh, err := shell.New(shell.Config{})
+	// Commands run in a kernel sandbox: here Landlock with nothing
+	// protected; sandboxcfg.Derive derives the rigout binary's from a
+	// policy. (exec.Local{UnsafeNoSandbox: true} runs them unconfined.)
+	sb, err := exec.NewSandbox(exec.SandboxConfig{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	sh, err := shell.New(shell.Config{Local: &exec.Local{Sandbox: sb}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -74,7 +84,9 @@ func ExampleMiddleware() {
 			return res, err
 		}
 	}
-	sh, _ := shell.New(shell.Config{})
+	sb, _ := exec.NewSandbox(exec.SandboxConfig{})
+	defer sb.Close()
+	sh, _ := shell.New(shell.Config{Local: &exec.Local{Sandbox: sb}})
 	gw, _ := rigout.New(rigout.Config{Tools: sh.Tools(), Middleware: []rigout.Middleware{logCalls}})
 	defer gw.Close()
 	c, _ := client.NewInProcessClient(gw.MCPServer())

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/tools/shell"
 )
@@ -35,6 +36,9 @@ func text(res *mcp.CallToolResult) string { return gwtest.Text(res) }
 // front of cfg's tools.
 func withShell(t testing.TB, cfg rigout.Config, sc shell.Config) rigout.Config {
 	t.Helper()
+	if sc.Local == nil && sc.Router == nil {
+		sc.Local = &exec.Local{UnsafeNoSandbox: true}
+	}
 	f, err := shell.New(sc)
 	if err != nil {
 		t.Fatal(err)

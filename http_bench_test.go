@@ -18,6 +18,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/tools/activity"
 	"github.com/rigout/rigout/tools/shell"
 	"github.com/rigout/rigout/transport"
@@ -84,7 +85,7 @@ func benchHTTPServer(b *testing.B, withAuth, withAudit bool, token string) strin
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
-	sh, err := shell.New(shell.Config{WorkDir: b.TempDir()})
+	sh, err := shell.New(shell.Config{Local: &exec.Local{UnsafeNoSandbox: true}, WorkDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}

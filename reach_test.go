@@ -47,7 +47,7 @@ func countingListener(t *testing.T, addr string) (port int, dials *atomic.Int64)
 func reachRouter(t *testing.T, port int) (*exec.Router, func(context.Context, string) ([]rigout.HostReach, error)) {
 	t.Helper()
 	r, err := exec.NewRouter(exec.RouterConfig{
-		HostKeyPolicy: exec.HostKeyStrict, HomeDir: t.TempDir(), LocalUser: "tester", Local: &exec.Local{},
+		HostKeyPolicy: exec.HostKeyStrict, HomeDir: t.TempDir(), LocalUser: "tester", Local: &exec.Local{UnsafeNoSandbox: true},
 		Hosts: []exec.HostConfig{{Name: "web1", Address: "127.0.0.2", Port: port, User: "deploy"}},
 	})
 	if err != nil {

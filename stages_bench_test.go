@@ -50,7 +50,7 @@ func BenchmarkExecuteStages(b *testing.B) {
 			}
 		}
 	})
-	local := &exec.Local{}
+	local := &exec.Local{UnsafeNoSandbox: true}
 	for name, cmd := range map[string]exec.Command{
 		"exec-argv":   {Argv: []string{"true"}},
 		"exec-bash":   {Shell: "true"},
@@ -79,7 +79,7 @@ func BenchmarkExecuteStages(b *testing.B) {
 		"call-two-rows-argv":    {"argv": []string{"true"}, "environment": map[string]string{"X": "1"}},
 	} {
 		b.Run(name, func(b *testing.B) {
-			sh, err := shell.New(shell.Config{})
+			sh, err := shell.New(shell.Config{Local: &exec.Local{UnsafeNoSandbox: true}})
 			if err != nil {
 				b.Fatal(err)
 			}

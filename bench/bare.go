@@ -13,7 +13,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/internal/sandboxcfg"
+	"github.com/rigout/rigout/sandboxcfg"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/activity"
 	"github.com/rigout/rigout/tools/shell"

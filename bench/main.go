@@ -42,9 +42,13 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	rigexec "github.com/rigout/rigout/exec"
 )
 
 func main() {
+	// Scenario 14 starts this program again as a view's spawner.
+	rigexec.ServeSandboxSpawner()
 	if len(os.Args) > 1 && os.Args[1] == bareArg {
 		os.Exit(runBare(os.Args[2:], os.Stderr))
 	}
@@ -256,6 +260,7 @@ func scenarios() []scenario {
 		{ID: "11", Title: "terminal session: warm session vs one-shot call", Quick: 900 * time.Millisecond, Full: 39 * time.Second, Run: terminalLatency, NeedsBuild: true},
 		{ID: "12", Title: "audit ledger engines: PostgreSQL vs SQLite through rigout serve", Quick: 10 * time.Second, Full: 2 * time.Minute, Run: ledgerEngines, NeedsBuild: true},
 		{ID: "13", Title: "audit ledger queries: 10M rows vs 100k", Quick: 5 * time.Second, Full: 3 * time.Minute, Run: ledgerQuery},
+		{ID: "14", Title: "per-principal view: first call, idle memory", Quick: 5 * time.Second, Full: 30 * time.Second, Run: viewCost},
 	}
 }
 

@@ -16,30 +16,38 @@ const baselineEnv = "RIGOUT_BENCH_SANDBOX_BASELINE"
 
 // sandboxCost is scenario 9: the same execute_command argv [true] over
 // stdio, from a `rigout stdio` whose local commands run in the kernel
-// sandbox (the default) and from one started with --unsafe-no-sandbox,
+// sandbox as by default (each principal's view of the machine with
+// Landlock and seccomp beneath), from one started with --unsafe-no-views
+// (Landlock alone) and from one started with --unsafe-no-sandbox,
 // interleaved call by call. The floor is the unsandboxed gateway, so the
-// ratio is what the sandbox costs (both have a cgroup per call). With
-// RIGOUT_BENCH_SANDBOX_BASELINE set, a second pair from that binary is
-// interleaved too and gets a row of its own.
+// ratios are what each sandbox costs (all have a cgroup per call, or in a
+// view a PID namespace). With RIGOUT_BENCH_SANDBOX_BASELINE set, the same
+// three from that binary are interleaved too and get rows of their own.
 func sandboxCost(ctx context.Context, b *bench) error {
 	if err := b.build(ctx); err != nil {
 		return err
 	}
 	type pair struct {
-		name    string
-		on, off rawClient
+		name          string
+		on, land, off rawClient
 	}
 	start := func(name, bin string) (*pair, func(), error) {
 		on, err := b.rawStdioClientOf(ctx, bin, filepath.Join(b.tmp, name+"-sandbox-on"))
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s stdio: %w", name, err)
 		}
+		land, err := b.rawStdioClientOf(ctx, bin, filepath.Join(b.tmp, name+"-sandbox-landlock"), "--unsafe-no-views")
+		if err != nil {
+			on.Close()
+			return nil, nil, fmt.Errorf("%s stdio --unsafe-no-views: %w", name, err)
+		}
 		off, err := b.rawStdioClientOf(ctx, bin, filepath.Join(b.tmp, name+"-sandbox-off"), "--unsafe-no-sandbox")
 		if err != nil {
 			on.Close()
+			land.Close()
 			return nil, nil, fmt.Errorf("%s stdio --unsafe-no-sandbox: %w", name, err)
 		}
-		return &pair{name: name, on: on, off: off}, func() { on.Close(); off.Close() }, nil
+		return &pair{name: name, on: on, land: land, off: off}, func() { on.Close(); land.Close(); off.Close() }, nil
 	}
 	p, stop, err := start("rigout", b.rigout)
 	if err != nil {
@@ -73,51 +81,47 @@ func sandboxCost(ctx context.Context, b *bench) error {
 			break
 		}
 		for _, p := range pairs {
-			if _, err := call(p.on); err != nil {
-				return err
-			}
-			if _, err := call(p.off); err != nil {
-				return err
+			for _, c := range []rawClient{p.on, p.land, p.off} {
+				if _, err := call(c); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	sOn, sOff := make([][]float64, len(pairs)), make([][]float64, len(pairs))
+	sOn, sLand, sOff := make([][]float64, len(pairs)), make([][]float64, len(pairs)), make([][]float64, len(pairs))
 	b.logf("scenario 9: %d iterations", n)
 	for i := 0; i < n && !timeUp(); i++ {
 		for k := range pairs {
-			// Rotate which pair goes first, and alternate on and off.
+			// Rotate which triple goes first, and the order within it.
 			j := (i + k) % len(pairs)
 			p := pairs[j]
-			first, second := p.on, p.off
-			if i%2 == 1 {
-				first, second = p.off, p.on
+			clients := []rawClient{p.on, p.land, p.off}
+			out := []*[][]float64{&sOn, &sLand, &sOff}
+			for r := range clients {
+				m := (r + i) % len(clients)
+				d, err := call(clients[m])
+				if err != nil {
+					return err
+				}
+				(*out[m])[j] = append((*out[m])[j], ms(d))
 			}
-			d1, err := call(first)
-			if err != nil {
-				return err
-			}
-			d2, err := call(second)
-			if err != nil {
-				return err
-			}
-			if i%2 == 1 {
-				d1, d2 = d2, d1
-			}
-			sOn[j], sOff[j] = append(sOn[j], ms(d1)), append(sOff[j], ms(d2))
 		}
 	}
 	if len(sOn[0]) < n {
 		b.logf("scenario 9: %d of %d iterations within the budget", len(sOn[0]), n)
 	}
 	for j, p := range pairs {
-		key, name := "9/sandbox", "stdio, argv [true], sandboxed (Landlock + cgroup per call), p50"
+		key, suffix := "9/sandbox", ""
 		if p.name != "rigout" {
-			key, name = "9/"+p.name+"-sandbox", name+", "+baselineEnv+" binary, same run"
+			key, suffix = "9/"+p.name+"-sandbox", ", "+baselineEnv+" binary, same run"
 		}
 		b.res.AddSeries(key+"-on", "ms", sOn[j])
+		b.res.AddSeries(key+"-landlock", "ms", sLand[j])
 		b.res.AddSeries(key+"-off", "ms", sOff[j])
-		b.res.AddRow(Row{Scenario: "9", Name: name, Unit: "ms", Better: "lower",
+		b.res.AddRow(Row{Scenario: "9", Name: "stdio, argv [true], sandboxed as by default (the principal's view, Landlock, seccomp), p50" + suffix, Unit: "ms", Better: "lower",
 			Stat: "median", Floor: "the same gateway with --unsafe-no-sandbox", Target: "≤ 1.1×", RigoutSeries: key + "-on", FloorSeries: key + "-off"})
+		b.res.AddRow(Row{Scenario: "9", Name: "stdio, argv [true], Landlock alone (--unsafe-no-views) + cgroup per call, p50" + suffix, Unit: "ms", Better: "lower",
+			Stat: "median", Floor: "the same gateway with --unsafe-no-sandbox", RigoutSeries: key + "-landlock", FloorSeries: key + "-off"})
 	}
 	return nil
 }

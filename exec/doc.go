@@ -103,7 +103,7 @@
 // word for word, never expanded by the remote shell (from Example_ssh):
 //
 //	r, err := exec.NewRouter(exec.RouterConfig{
-//		Local:               &exec.Local{}, // for "local"
+//		Local:               &exec.Local{UnsafeNoSandbox: true}, // for "local" (a gateway gives it a Sandbox)
 //		Hosts:               []exec.HostConfig{{Name: "web1", Address: address, Port: port, Labels: []string{"web"}}},
 //		UserKnownHostsFiles: []string{knownHosts},
 //		KnownHostsFile:      filepath.Join(stateDir, "known_hosts"), // where Trust records keys

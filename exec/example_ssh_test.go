@@ -64,7 +64,7 @@ func ExampleRouter_Resolve() {
 	home, _ := os.MkdirTemp("", "rigout-example")
 	defer os.RemoveAll(home)
 	r, err := exec.NewRouter(exec.RouterConfig{
-		Local:         &exec.Local{},
+		Local:         &exec.Local{UnsafeNoSandbox: true},
 		Hosts:         []exec.HostConfig{{Name: "web1", Address: "10.0.0.5", User: "deploy", Labels: []string{"web"}}},
 		HostKeyPolicy: exec.HostKeyStrict,
 		HomeDir:       home,
@@ -133,7 +133,7 @@ func Example_ssh() {
 	ctx := context.Background()
 
 	r, err := exec.NewRouter(exec.RouterConfig{
-		Local:               &exec.Local{}, // for "local"
+		Local:               &exec.Local{UnsafeNoSandbox: true}, // for "local" (a gateway gives it a Sandbox)
 		Hosts:               []exec.HostConfig{{Name: "web1", Address: address, Port: port, Labels: []string{"web"}}},
 		UserKnownHostsFiles: []string{knownHosts},
 		KnownHostsFile:      filepath.Join(stateDir, "known_hosts"), // where Trust records keys
@@ -164,7 +164,7 @@ func Example_fanOut() {
 	address, port, stateDir := srv.Host(), srv.Port(), filepath.Join(home, "state")
 	ctx := context.Background()
 	r, err := exec.NewRouter(exec.RouterConfig{
-		Local:               &exec.Local{}, // for "local"
+		Local:               &exec.Local{UnsafeNoSandbox: true}, // for "local" (a gateway gives it a Sandbox)
 		Hosts:               []exec.HostConfig{{Name: "web1", Address: address, Port: port, Labels: []string{"web"}}},
 		UserKnownHostsFiles: []string{knownHosts},
 		KnownHostsFile:      filepath.Join(stateDir, "known_hosts"), // where Trust records keys
@@ -206,7 +206,7 @@ func Example_trust() {
 	address, port, stateDir := srv.Host(), srv.Port(), filepath.Join(home, "state")
 	ctx := context.Background()
 	r, err := exec.NewRouter(exec.RouterConfig{
-		Local:               &exec.Local{}, // for "local"
+		Local:               &exec.Local{UnsafeNoSandbox: true}, // for "local" (a gateway gives it a Sandbox)
 		Hosts:               []exec.HostConfig{{Name: "web1", Address: address, Port: port, Labels: []string{"web"}}},
 		UserKnownHostsFiles: []string{knownHosts},
 		KnownHostsFile:      filepath.Join(stateDir, "known_hosts"), // where Trust records keys

@@ -99,3 +99,7 @@ func Direct(argv, env []string, dir string) (string, []string, bool) { return di
 
 // ConnectErr exposes connectErr to the external tests.
 var ConnectErr = connectErr
+
+// ViewsWithSharedProc makes c's views act as on a kernel without procfs's
+// pidns= option: each call sees its principal's /proc.
+func ViewsWithSharedProc(c *ViewConfig) { c.sharedProc = true }

@@ -43,7 +43,7 @@ func EndLeftovers(g GatewayProcess, call string) (Leftover, error) {
 			if cg.populated() {
 				continue // could not empty it: leave it, not claimed as ended
 			}
-			_ = cg.close()
+			_ = cg.closeWhenEmpty(leftoverKillWait)
 			out.Cgroups = append(out.Cgroups, dir)
 			out.PIDs = append(out.PIDs, pids...)
 		}

@@ -47,8 +47,15 @@ type Local struct {
 	// a background descendant holds the pipes open. If zero, 250ms.
 	Drain time.Duration
 	// Sandbox, if set, confines every command (see Sandbox). If nil,
-	// commands run unconfined and each Result says so.
+	// commands run unconfined and each Result says so; the tool families,
+	// sessions.Manager and federation then refuse the Local
+	// ([ErrNoSandbox]) unless UnsafeNoSandbox is set.
 	Sandbox *Sandbox
+	// UnsafeNoSandbox, if true, says the embedder means a Local without a
+	// Sandbox to run its commands unconfined: only the command policy
+	// stands between them and the machine. [CheckSandboxed] accepts such
+	// a Local; it has no effect when Sandbox is set.
+	UnsafeNoSandbox bool
 	// LeaveDescendants, if true, lets processes a command started in the
 	// background outlive the call. By default they are killed when the
 	// leader exits (after Drain), and Result.Orphans counts them.

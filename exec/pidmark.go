@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // Before the command, the remote line prints the login shell's process id
@@ -41,9 +42,40 @@ type pidFilter struct {
 	scanned int
 	done    bool
 	pid     int
+	// settled is closed once done is set: the pid is known, or will not
+	// be.
+	settled chan struct{}
 }
 
-func newPIDFilter(w io.Writer) *pidFilter { return &pidFilter{w: w} }
+func newPIDFilter(w io.Writer) *pidFilter { return &pidFilter{w: w, settled: make(chan struct{})} }
+
+// settle marks the search over; f.mu must be held.
+func (f *pidFilter) settle() {
+	if !f.done {
+		f.done = true
+		close(f.settled)
+	}
+}
+
+// pidWait bounds how long a signal waits for the remote process id: the
+// remote shell prints it before anything else, so only a host slow to
+// start the command makes it wait.
+const pidWait = 2 * time.Second
+
+// waitProcessID returns the remote process id once the marker has been
+// seen, or 0 when it will not be or after limit, or when stop is closed
+// (the command ended). A stop sent before the id arrives would otherwise
+// reach only what an SSH signal request reaches (see above).
+func (f *pidFilter) waitProcessID(limit time.Duration, stop <-chan struct{}) int {
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-f.settled:
+	case <-stop:
+	case <-t.C:
+	}
+	return f.processID()
+}
 
 func (f *pidFilter) Write(p []byte) (int, error) {
 	f.mu.Lock()
@@ -81,7 +113,7 @@ func (f *pidFilter) scan() {
 	}
 	after := rest[j+1:]
 	f.buf = nil
-	f.done = true
+	f.settle()
 	if len(after) > 0 {
 		_, _ = f.w.Write(after)
 	}
@@ -103,7 +135,7 @@ func (f *pidFilter) finish() {
 		_, _ = f.w.Write(f.buf)
 	}
 	f.buf = nil
-	f.done = true
+	f.settle()
 }
 
 // close writes out anything held back, at the end of the stream.

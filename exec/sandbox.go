@@ -403,6 +403,9 @@ func (s *Sandbox) Status() SandboxStatus {
 			st.ViewsReason = err.Error()
 		} else {
 			st.Views = true
+			if lim := s.views.limits(); lim != "" {
+				st.Unenforced = append(st.Unenforced, lim)
+			}
 		}
 	}
 	if s.abi == 0 {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/proctest"
+	"golang.org/x/sys/unix"
 )
 
 // The containment suite runs each command as a dedicated unprivileged uid
@@ -37,6 +38,12 @@ const requireEnv = "RIGOUT_REQUIRE_SANDBOX"
 func TestMain(m *testing.M) {
 	exec.ServeSandboxSpawner()
 	if os.Getenv(helperEnv) != "" {
+		if keep := os.Getenv(readOnlyEnv); keep != "" {
+			if err := readOnlyMachine(keep); err != nil {
+				fmt.Fprintln(os.Stderr, "read-only machine:", err)
+				os.Exit(3)
+			}
+		}
 		os.Exit(sandboxHelper())
 	}
 	os.Exit(m.Run())
@@ -195,6 +202,9 @@ func sandboxHelper() int {
 // containment is the suite's setting: the uid, the helper binary and a
 // base directory both can reach.
 type containment struct {
+	// root runs the gateway side as root, in a mount namespace of its
+	// own where the machine is read-only but base (readOnlyMachine).
+	root   bool
 	uid    int
 	bin    string
 	base   string
@@ -236,6 +246,62 @@ func newContainment(t *testing.T) *containment {
 		t.Fatal(err)
 	}
 	return &containment{uid: uid, bin: bin, base: base, secret: fmt.Sprintf("secret-%d", rand.Int64())}
+}
+
+// newRootContainment is newContainment for a gateway running as root.
+func newRootContainment(t *testing.T) *containment {
+	t.Helper()
+	c := newContainment(t)
+	c.root, c.uid = true, 0
+	return c
+}
+
+// readOnlyEnv tells the helper to make the machine read-only in its own
+// mount namespace, all but the directory it names.
+const readOnlyEnv = "RIGOUT_TEST_READ_ONLY_MACHINE"
+
+// parentNSEnv names the mount namespace of the test that started the
+// helper, which the helper's must not be.
+const parentNSEnv = "RIGOUT_TEST_PARENT_MNTNS"
+
+// readOnlyMachine makes every mount of this process's mount namespace,
+// which must be its own, read-only, except keep (the test's directory)
+// and /dev, /proc and /sys/fs/cgroup, which a gateway writes to set up
+// views and cgroups. It checks the result: a root containment case must
+// never run against a writable machine.
+func readOnlyMachine(keep string) error {
+	self, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return err
+	}
+	if parent := os.Getenv(parentNSEnv); parent == "" || self == parent {
+		return fmt.Errorf("not in a mount namespace of its own (%s, the test's %q): refusing to touch the machine's mounts", self, parent)
+	}
+	if err := unix.Mount(keep, keep, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s: %w", keep, err)
+	}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("make / read-only: %w", err)
+	}
+	for _, p := range []string{keep, "/dev", "/proc", "/sys/fs/cgroup"} {
+		err := unix.MountSetattr(unix.AT_FDCWD, p, unix.AT_RECURSIVE, &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY})
+		if err != nil && p == keep {
+			return fmt.Errorf("make %s writable: %w", keep, err)
+		}
+	}
+	for p, ro := range map[string]bool{"/": true, "/etc": true, "/usr": true, "/tmp": true, keep: false} {
+		var st unix.Statfs_t
+		if err := unix.Statfs(p, &st); err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			return fmt.Errorf("statfs %s: %w", p, err)
+		}
+		if got := st.Flags&unix.ST_RDONLY != 0; got != ro {
+			return fmt.Errorf("%s read-only = %v after the set-up, want %v", p, got, ro)
+		}
+	}
+	return nil
 }
 
 // sentinels is one case's tree, owned by the uid, so that only the
@@ -380,6 +446,16 @@ func (c *containment) run(t *testing.T, req helperRequest) helperReply {
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Credential: &syscall.Credential{Uid: uint32(c.uid), Gid: uint32(c.uid), Groups: []uint32{}},
 		Pdeathsig:  syscall.SIGKILL,
+	}
+	if c.root {
+		// A mount namespace of its own (Go makes its mounts private), in
+		// which the helper makes the machine read-only first.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+		parent, err := os.Readlink("/proc/self/ns/mnt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Env = append(cmd.Env, readOnlyEnv+"="+c.base, parentNSEnv+"="+parent)
 	}
 	out, err := cmd.Output()
 	if err != nil {

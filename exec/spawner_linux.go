@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
@@ -88,10 +89,14 @@ type spawnerServer struct {
 	// ruleset gets a rule for each.
 	mounts []int
 	// procfd is an O_PATH descriptor of the view's /proc (the principal's
-	// PID namespace), where the mounter finds each call's namespaces.
+	// PID namespace), where mounters find each call's PID namespace.
 	procfd int
-	// mounts0 carries requests to the mounter.
-	mounts0 chan mountReq
+	// threads offers the thread prepared for the next command.
+	threads chan preparedThread
+	// callProc: each call's PID namespace gets a /proc of its own (the
+	// kernel has procfs's pidns= option); else a call sees the /proc of
+	// its principal's namespace.
+	callProc bool
 
 	// amu protects acks: a command's exit is not reaped until the gateway
 	// acknowledges its start (it reads the command's pid from the pidfd,
@@ -114,7 +119,7 @@ func serveSpawner() int {
 		return 2
 	}
 	closeFiles(files)
-	if err := setupView(*msg.View); err != nil {
+	if err := setupView(*msg.View, &s.callProc); err != nil {
 		s.send(spawnMsg{Op: "error", Err: err.Error()})
 		return 1
 	}
@@ -130,9 +135,16 @@ func serveSpawner() int {
 		s.send(spawnMsg{Op: "error", Err: fmt.Sprintf("sandbox view: open /proc: %v", err)})
 		return 1
 	}
-	s.mounts0 = make(chan mountReq)
-	go s.mounter()
-	s.send(spawnMsg{Op: "ready"})
+	s.threads = make(chan preparedThread)
+	go s.prepare()
+	ready := spawnMsg{Op: "ready"}
+	if !s.callProc {
+		ready.Err = "each call sees its principal's processes in /proc, not only its own (the kernel has no procfs pidns= option, Linux 6.18)"
+	}
+	s.send(ready)
+	// Building the view is the most the spawner allocates until its
+	// principal's commands come: give that back while it waits.
+	debug.FreeOSMemory()
 	for {
 		msg, files, err := s.recv()
 		if err != nil {
@@ -170,12 +182,160 @@ func (s *spawnerServer) send(m spawnMsg, files ...*os.File) {
 
 func (s *spawnerServer) recv() (spawnMsg, []*os.File, error) { return recvMsg(s.sock) }
 
-// spawn starts one command on a thread that is confined first and thrown
-// away after: no capabilities, no_new_privs, the seccomp filter, the
-// Landlock ruleset. The command is the first process of a new PID
-// namespace.
+// spawn starts one command on the thread prepared for it (see prepare),
+// which confines itself with the request's Landlock ruleset, starts the
+// command as the first process of the thread's PID namespace, reports it,
+// waits for its end and is thrown away after. The read loop goes on at
+// once: a slow start never delays the principal's next request.
 func (s *spawnerServer) spawn(m spawnMsg, files []*os.File) {
+	t := <-s.threads
+	go s.prepare() // the next call's thread, while this one starts its command
+	if t.err != nil {
+		closeFiles(files)
+		s.send(spawnMsg{Op: "error", ID: m.ID, Err: t.err.Error()})
+		return
+	}
+	t.req <- callReq{m: m, files: files}
+}
+
+// callReq hands a request to a prepared thread.
+type callReq struct {
+	m     spawnMsg
+	files []*os.File
+}
+
+// preparedThread is a locked OS thread made ready for the next command
+// ahead of its request, off the call's path: a mount namespace of its
+// own (a copy of the view), no_new_privs, no capabilities left to pass
+// on, the seccomp filter, and a mounter thread already inside that mount
+// namespace, waiting to mount the call's /proc. Only the request's
+// Landlock ruleset is applied when it comes.
+type preparedThread struct {
+	req chan callReq
+	err error // preparing failed: the thread is gone
+}
+
+// prepare makes a thread ready for one command, offers it to the next
+// spawn request, and runs that request on it.
+func (s *spawnerServer) prepare() {
+	runtime.LockOSThread()
+	// Never unlocked: the runtime ends the thread with the goroutine, and
+	// its namespaces and confinement with it.
+	mnt, err := s.prepareThread()
+	if err != nil {
+		s.threads <- preparedThread{err: err}
+		return
+	}
+	req := make(chan callReq)
+	s.threads <- preparedThread{req: req}
+	r, ok := <-req
+	if !ok {
+		close(mnt)
+		return
+	}
+	s.run(r.m, r.files, mnt)
+}
+
+// prepareThread readies the calling locked thread (see preparedThread)
+// and returns the channel on which its mounter takes the call's first
+// process.
+func (s *spawnerServer) prepareThread() (chan<- mountReq, error) {
+	// A mount namespace of the call's own (a copy of the view), for its
+	// /proc; made before the seccomp filter, which refuses it.
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return nil, fmt.Errorf("unshare: %w", err)
+	}
+	mnt := make(chan mountReq, 1)
+	if !s.callProc {
+		if err := confineThread(-1, s.filter); err != nil {
+			return nil, err
+		}
+		return mnt, nil
+	}
+	ns, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("the call's mount namespace: %w", err)
+	}
+	ready := make(chan error, 1)
+	go s.mounter(ns, ready, mnt)
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	if err := confineThread(-1, s.filter); err != nil {
+		close(mnt)
+		return nil, err
+	}
+	return mnt, nil
+}
+
+// callProcMount mounts the /proc of the call whose first process, pid, is
+// stopped at its exec, through the call's mounter, and lets it go.
+func (s *spawnerServer) callProcMount(pid int, mnt chan<- mountReq) error {
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err != nil || !ws.Stopped() {
+		return fmt.Errorf("the command did not stop at its exec (%v, status %#x)", err, uint32(ws))
+	}
+	done := make(chan error, 1)
+	mnt <- mountReq{pid: pid, done: done}
+	if err := <-done; err != nil {
+		return err
+	}
+	if _, _, errno := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(pid), 0, 0, 0, 0); errno != 0 {
+		return fmt.Errorf("detach: %w", errno)
+	}
+	return nil
+}
+
+// mountReq asks a call's mounter to mount the call's /proc.
+type mountReq struct {
+	pid  int // the call's first process, stopped at its exec
+	done chan error
+}
+
+// mounter enters, on a thread of its own and with a file system context
+// of its own, the call's mount namespace ns (which it closes), says so on
+// ready, then mounts the call's /proc for the one request on reqs. It is
+// never confined, and its thread is thrown away after.
+func (s *spawnerServer) mounter(ns int, ready chan<- error, reqs <-chan mountReq) {
+	runtime.LockOSThread() // never unlocked: the thread leaves the spawner's mount namespace
+	err := unix.Unshare(unix.CLONE_FS)
+	if err == nil {
+		err = unix.Setns(ns, unix.CLONE_NEWNS)
+	}
+	unix.Close(ns)
+	if err != nil {
+		ready <- fmt.Errorf("enter the call's mount namespace: %w", err)
+		return
+	}
+	ready <- nil
+	if req, ok := <-reqs; ok {
+		req.done <- s.mountProc(req.pid)
+	}
+}
+
+// mountProc mounts over /proc, in the calling thread's mount namespace, a
+// read-only procfs of the PID namespace of process pid: the call sees its
+// own processes only, and getpid agrees with /proc.
+func (s *spawnerServer) mountProc(pid int) error {
+	pidns, err := unix.Openat(s.procfd, strconv.Itoa(pid)+"/ns/pid", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("the call's PID namespace: %w", err)
+	}
+	defer unix.Close(pidns)
+	opts := "pidns=/proc/self/fd/" + strconv.Itoa(pidns)
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, opts); err != nil {
+		return fmt.Errorf("mount the call's /proc: %w", err)
+	}
+	return nil
+}
+
+// run starts the command of m on the calling prepared thread, reports
+// its start and, once the gateway has acknowledged it, its exit. The
+// thread outlives the command, so the teardown of the call's namespaces
+// comes after the exit is reported, not before.
+func (s *spawnerServer) run(m spawnMsg, files []*os.File, mnt chan<- mountReq) {
 	fail := func(err error) { s.send(spawnMsg{Op: "error", ID: m.ID, Err: err.Error()}) }
+	defer close(mnt)
 	var master *os.File
 	if m.PTY != nil {
 		// A terminal of the view's own: the slave as the three streams,
@@ -209,79 +369,45 @@ func (s *spawnerServer) spawn(m spawnMsg, files []*os.File) {
 			return
 		}
 	}
-	rsfd := -1
 	if m.Rule {
-		rsfd = int(files[3].Fd())
+		rsfd := int(files[3].Fd())
 		if err := s.addMountRules(rsfd, m.Access); err != nil {
 			fail(err)
 			return
 		}
+		if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rsfd), 0, 0); errno != 0 {
+			fail(fmt.Errorf("landlock_restrict_self: %w", errno))
+			return
+		}
 	}
-	type started struct {
-		proc *os.Process
-		err  error
+	// The command is the first process of a new PID namespace, and stops
+	// at its exec until its /proc is mounted (when it gets its own).
+	attr := &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID, Ptrace: s.callProc, Setpgid: true}
+	if m.TTY {
+		attr = &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID, Ptrace: s.callProc, Setsid: true, Setctty: true, Ctty: 0}
 	}
-	ch := make(chan started, 1)
-	go func() {
-		runtime.LockOSThread()
-		// Never unlocked: the runtime ends the thread with the goroutine,
-		// and its confinement with it.
-		// A mount namespace of the call's own (a copy of the view), for its
-		// /proc; made before the seccomp filter, which refuses it.
-		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-			ch <- started{err: fmt.Errorf("unshare: %w", err)}
-			return
-		}
-		if err := confineThread(rsfd, s.filter); err != nil {
-			ch <- started{err: err}
-			return
-		}
-		// The command is the first process of a new PID namespace, and
-		// stops at its exec until its /proc is mounted.
-		attr := &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID, Ptrace: true, Setpgid: true}
-		if m.TTY {
-			attr = &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID, Ptrace: true, Setsid: true, Setctty: true, Ctty: 0}
-		}
-		p, err := os.StartProcess(m.Path, m.Argv, &os.ProcAttr{
-			Dir: m.Dir, Env: m.Env, Files: files[:3], Sys: attr,
-		})
-		if err != nil {
-			ch <- started{err: err}
-			return
-		}
-		var ws unix.WaitStatus
-		if _, err := unix.Wait4(p.Pid, &ws, unix.WALL, nil); err != nil || !ws.Stopped() {
-			_ = p.Kill()
-			_, _ = p.Wait()
-			ch <- started{err: fmt.Errorf("the command did not stop at its exec (%v, status %#x)", err, uint32(ws))}
-			return
-		}
-		done := make(chan error, 1)
-		s.mounts0 <- mountReq{pid: p.Pid, done: done}
-		if err := <-done; err != nil {
-			_ = p.Kill()
-			_, _ = p.Wait()
-			ch <- started{err: err}
-			return
-		}
-		if _, _, errno := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(p.Pid), 0, 0, 0, 0); errno != 0 {
-			_ = p.Kill()
-			_, _ = p.Wait()
-			ch <- started{err: fmt.Errorf("detach: %w", errno)}
-			return
-		}
-		ch <- started{p, nil}
-	}()
-	r := <-ch
-	if r.err != nil {
-		fail(r.err)
+	p, err := os.StartProcess(m.Path, m.Argv, &os.ProcAttr{Dir: m.Dir, Env: m.Env, Files: files[:3], Sys: attr})
+	if err != nil {
+		fail(err)
 		return
 	}
-	pidfd, err := unix.PidfdOpen(r.proc.Pid, 0)
+	stop := func(err error) {
+		_ = p.Kill()
+		_, _ = p.Wait()
+		fail(err)
+	}
+	var ws unix.WaitStatus
+	if s.callProc {
+		if err := s.callProcMount(p.Pid, mnt); err != nil {
+			stop(err)
+			return
+		}
+	}
+	closeFiles(files)
+	files = nil
+	pidfd, err := unix.PidfdOpen(p.Pid, 0)
 	if err != nil {
-		_ = r.proc.Kill()
-		_, _ = r.proc.Wait()
-		fail(fmt.Errorf("pidfd_open: %w", err))
+		stop(fmt.Errorf("pidfd_open: %w", err))
 		return
 	}
 	pf := os.NewFile(uintptr(pidfd), "pidfd")
@@ -292,24 +418,21 @@ func (s *spawnerServer) spawn(m spawnMsg, files []*os.File) {
 		s.send(spawnMsg{Op: "started", ID: m.ID}, pf)
 	}
 	pf.Close()
-	go func() {
-		var info unix.Siginfo
-		for {
-			err := unix.Waitid(unix.P_PID, r.proc.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-			if !errors.Is(err, unix.EINTR) {
-				break
-			}
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, p.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
 		}
-		<-acked
-		var ws unix.WaitStatus
-		for {
-			_, err := unix.Wait4(r.proc.Pid, &ws, 0, nil)
-			if !errors.Is(err, unix.EINTR) {
-				break
-			}
+	}
+	<-acked
+	for {
+		_, err := unix.Wait4(p.Pid, &ws, 0, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
 		}
-		s.send(spawnMsg{Op: "exit", ID: m.ID, Status: uint32(ws)})
-	}()
+	}
+	s.send(spawnMsg{Op: "exit", ID: m.ID, Status: uint32(ws)})
 }
 
 // addMountRules grants access on the view's own mounts in ruleset rsfd.
@@ -345,51 +468,6 @@ func (s *spawnerServer) ack(id uint64) {
 		close(ch)
 		delete(s.acks, id)
 	}
-}
-
-// mountReq asks the mounter to mount the /proc of a new call.
-type mountReq struct {
-	pid  int // the call's first process, stopped at its exec
-	done chan error
-}
-
-// mounter serves mountReqs on a thread of its own, with a file system
-// context of its own (so that it can enter each call's mount namespace);
-// it is never confined.
-func (s *spawnerServer) mounter() {
-	runtime.LockOSThread() // never unlocked: the thread leaves the spawner's mount namespace
-	err := unix.Unshare(unix.CLONE_FS)
-	for req := range s.mounts0 {
-		if err != nil {
-			req.done <- fmt.Errorf("unshare: %w", err)
-			continue
-		}
-		req.done <- s.mountProc(req.pid)
-	}
-}
-
-// mountProc mounts over /proc, in the mount namespace of the call whose
-// first process is pid, a read-only procfs of the call's PID namespace:
-// the call sees its own processes only, and getpid agrees with /proc.
-func (s *spawnerServer) mountProc(pid int) error {
-	mnt, err := unix.Openat(s.procfd, strconv.Itoa(pid)+"/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("the call's mount namespace: %w", err)
-	}
-	defer unix.Close(mnt)
-	pidns, err := unix.Openat(s.procfd, strconv.Itoa(pid)+"/ns/pid", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("the call's PID namespace: %w", err)
-	}
-	defer unix.Close(pidns)
-	if err := unix.Setns(mnt, unix.CLONE_NEWNS); err != nil {
-		return fmt.Errorf("enter the call's mount namespace: %w", err)
-	}
-	opts := "pidns=/proc/self/fd/" + strconv.Itoa(pidns)
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, opts); err != nil {
-		return fmt.Errorf("mount the call's /proc: %w", err)
-	}
-	return nil
 }
 
 // confineThread confines the calling thread, which must be locked and
@@ -429,8 +507,10 @@ func confineThread(rsfd int, filter []unix.SockFilter) error {
 }
 
 // setupView builds the principal's view and makes it this process's root.
-// It runs in the spawner, root in its new user namespace.
-func setupView(v viewSpec) error {
+// It runs in the spawner, root in its new user namespace. It sets
+// *callProc when the kernel can mount a /proc for each call's PID
+// namespace (procfs's pidns= option, Linux 6.18).
+func setupView(v viewSpec, callProc *bool) error {
 	step := func(what string, err error) error {
 		if err != nil {
 			return fmt.Errorf("sandbox view: %s: %w", what, err)
@@ -552,11 +632,20 @@ func setupView(v viewSpec) error {
 	}
 
 	// A /proc of the principal's PID namespace: no process outside it is
-	// visible.
-	// Named explicitly with pidns= (the spawner's own namespace): a kernel
-	// without the option (before 6.18) refuses it here, where the view can
-	// still be reported unavailable, rather than at each call's /proc.
-	if err := mount("proc", at("/proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "pidns=/proc/self/ns/pid"); err != nil {
+	// visible. Named explicitly with pidns= (the spawner's own namespace)
+	// to learn whether the kernel has the option that gives each call a
+	// /proc of its own; a kernel without it (before 6.18) refuses it, and
+	// the spawner, the first process of that namespace, mounts its own.
+	procFlags := uintptr(unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
+	var err error = unix.EINVAL
+	if !v.SharedProc {
+		err = unix.Mount("proc", at("/proc"), "proc", procFlags, "pidns=/proc/self/ns/pid")
+	}
+	*callProc = err == nil
+	if errors.Is(err, unix.EINVAL) {
+		err = unix.Mount("proc", at("/proc"), "proc", procFlags, "")
+	}
+	if err := step("mount "+at("/proc"), err); err != nil {
 		return err
 	}
 	if v.Offline {

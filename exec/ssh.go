@@ -121,7 +121,7 @@ func (s *SSH) open(ctx context.Context, c *conn, line string, cmd Command, stdou
 // period is not answering: the connection is closed so that nothing waits
 // on it. It returns the session's end and the last signal sent.
 func (s *SSH) stop(c *conn, sess *ssh.Session, waited <-chan error, pids *pidFilter) (error, string) {
-	s.signal(c, sess, pids.processID(), ssh.SIGTERM)
+	s.signal(c, sess, pids.waitProcessID(min(pidWait, s.r.cfg.Grace), nil), ssh.SIGTERM)
 	grace := time.NewTimer(s.r.cfg.Grace)
 	defer grace.Stop()
 	select {

@@ -70,7 +70,7 @@ func (p *SSHProcess) Signal(sig syscall.Signal) error {
 	if name == "" {
 		return fmt.Errorf("exec: signal %d has no SSH name", int(sig))
 	}
-	p.s.signal(p.c, p.sess, p.pids.processID(), ssh.Signal(name))
+	p.s.signal(p.c, p.sess, p.pids.waitProcessID(pidWait, p.done), ssh.Signal(name))
 	return nil
 }
 

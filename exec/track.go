@@ -174,7 +174,7 @@ func (t *tracker) end(leave bool) int {
 		return 0 // empty: removed at once
 	}
 	t.cg.kill(5 * time.Second)
-	_ = t.cg.close()
+	_ = t.cg.closeWhenEmpty(2 * time.Second)
 	return n
 }
 

@@ -286,6 +286,20 @@ func (g *callCgroup) populated() bool {
 	return bytes.Contains(b, []byte("populated 1"))
 }
 
+// closeWhenEmpty removes the cgroup, trying again for up to wait while
+// the kernel still counts a process that has just been killed (rmdir
+// fails with EBUSY until its exit is complete).
+func (g *callCgroup) closeWhenEmpty(wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for delay := 100 * time.Microsecond; ; delay = min(2*delay, 20*time.Millisecond) {
+		err := g.close()
+		if err == nil || !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(delay)
+	}
+}
+
 // close removes the cgroup; it must be empty by then. The descriptor is
 // closed once, even when removal fails and close is called again. It is
 // rmdir itself: os.Remove would first try, and fail, to unlink the

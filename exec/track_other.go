@@ -13,11 +13,12 @@ func cgroupBase() (string, error) { return "", errors.New("cgroups are Linux onl
 
 type callCgroup struct{}
 
-func (l *Local) attach(*osexec.Cmd, string) *callCgroup { return nil }
-func (g *callCgroup) pids() []int                       { return nil }
-func (g *callCgroup) signal(syscall.Signal)             {}
-func (g *callCgroup) kill(time.Duration)                {}
-func (g *callCgroup) close() error                      { return nil }
+func (l *Local) attach(*osexec.Cmd, string) *callCgroup  { return nil }
+func (g *callCgroup) pids() []int                        { return nil }
+func (g *callCgroup) signal(syscall.Signal)              {}
+func (g *callCgroup) kill(time.Duration)                 {}
+func (g *callCgroup) close() error                       { return nil }
+func (g *callCgroup) closeWhenEmpty(time.Duration) error { return nil }
 
 func callProcs(string, int, uint64) ([]int, bool) { return nil, false }
 func procStart(int) (uint64, bool)                { return 0, false }

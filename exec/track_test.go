@@ -23,17 +23,20 @@ func TestNoProcessOutlivesItsCall(t *testing.T) {
 		name    string
 		shell   string // SLEEP is replaced by a sleep with a unique argument
 		timeout bool
-		want    int  // processes the call left behind (Result.Orphans)
-		cgroup  bool // escapes TrackMarker, as documented
+		want    int // processes the call left behind (Result.Orphans)
+		// extra: intermediate processes that may not have exited yet when
+		// the call ends, on a busy machine, and are then counted too
+		extra  int
+		cgroup bool // escapes TrackMarker, as documented
 	}{
 		{name: "background", shell: "SLEEP &", want: 1},
 		{name: "setsid", shell: "setsid SLEEP &", want: 1},
-		{name: "double fork", shell: "(setsid sh -c 'SLEEP &' &)", want: 1},
+		{name: "double fork", shell: "(setsid sh -c 'SLEEP &' &)", want: 1, extra: 1},
 		{name: "nohup", shell: "nohup SLEEP >/dev/null 2>&1 &", want: 1},
 		{name: "disown", shell: "SLEEP & disown", want: 1},
 		{name: "closed pipes", shell: "setsid SLEEP </dev/null >/dev/null 2>&1 &", want: 1},
 		{name: "cleared environment", shell: "env -i setsid SLEEP </dev/null >/dev/null 2>&1 &", want: 1, cgroup: true},
-		{name: "all of them", shell: "SLEEP & setsid SLEEP & (setsid sh -c 'SLEEP &' &); nohup SLEEP >/dev/null 2>&1 & SLEEP & disown", want: 5},
+		{name: "all of them", shell: "SLEEP & setsid SLEEP & (setsid sh -c 'SLEEP &' &); nohup SLEEP >/dev/null 2>&1 & SLEEP & disown", want: 5, extra: 1},
 		{name: "timed out", shell: "SLEEP & setsid SLEEP & (setsid sh -c 'SLEEP &' &); nohup SLEEP >/dev/null 2>&1 & SLEEP & disown; SLEEP", timeout: true},
 		{name: "timed out, ignoring SIGTERM", shell: "trap '' TERM; setsid sh -c 'trap \"\" TERM; SLEEP' & SLEEP", timeout: true},
 	}
@@ -44,14 +47,14 @@ func TestNoProcessOutlivesItsCall(t *testing.T) {
 					if tt.cgroup && mode != exec.TrackCgroup {
 						t.Skip("escapes marker tracking, as TrackMarker documents")
 					}
-					testEscape(t, mode, sandboxed, tt.shell, tt.timeout, tt.want)
+					testEscape(t, mode, sandboxed, tt.shell, tt.timeout, tt.want, tt.want+tt.extra)
 				})
 			}
 		}
 	}
 }
 
-func testEscape(t *testing.T, mode exec.TrackMode, sandboxed bool, shell string, timeout bool, want int) {
+func testEscape(t *testing.T, mode exec.TrackMode, sandboxed bool, shell string, timeout bool, want, most int) {
 	l := &exec.Local{Grace: 100 * time.Millisecond, Drain: 50 * time.Millisecond}
 	if mode == exec.TrackMarker {
 		exec.UseMarkerTracking(l)
@@ -79,8 +82,8 @@ func testEscape(t *testing.T, mode exec.TrackMode, sandboxed bool, shell string,
 	if res.TimedOut != timeout || res.Sandboxed != sandboxed {
 		t.Errorf("result %+v", res)
 	}
-	if !timeout && res.Orphans != want {
-		t.Errorf("Orphans = %d, want %d", res.Orphans, want)
+	if !timeout && (res.Orphans < want || res.Orphans > most) {
+		t.Errorf("Orphans = %d, want %d (at most %d)", res.Orphans, want, most)
 	}
 }
 

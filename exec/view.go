@@ -69,6 +69,10 @@ type ViewConfig struct {
 	// longest idle one is ended (it is started again on its principal's
 	// next command). If zero, 64.
 	MaxPrincipals int
+
+	// sharedProc makes views act as on a kernel without procfs's pidns=
+	// option (before 6.18), for tests of that path.
+	sharedProc bool
 }
 
 // Principal is who a command runs for, as far as its view is concerned.
@@ -132,6 +136,9 @@ type viewSpec struct {
 	Tmp         string   `json:"tmp"`                    // the host directory bound at /tmp
 	Mount       string   `json:"mount"`                  // an empty host directory the new root is built on
 	Offline     bool     `json:"offline,omitempty"`
+	// SharedProc: do not try procfs's pidns= option (see ViewConfig's
+	// sharedProc).
+	SharedProc bool `json:"shared_proc,omitempty"`
 }
 
 // cleanPaths returns ps resolved through symbolic links where they exist,

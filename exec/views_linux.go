@@ -28,6 +28,8 @@ type viewSet struct {
 	// unavailable, if they are.
 	probed chan struct{}
 	err    error
+	// limit, once probed, says what views do not give on this kernel.
+	limit string
 
 	// mu protects the following.
 	mu       sync.Mutex
@@ -78,8 +80,15 @@ func (v *viewSet) probe() error {
 	if err != nil {
 		return err
 	}
+	v.limit = sp.limit
 	sp.close()
 	return nil
+}
+
+// limits returns, once probed, what views do not give on this kernel.
+func (v *viewSet) limits() string {
+	<-v.probed
+	return v.limit
 }
 
 // available waits for the probe and returns why views are unavailable.
@@ -96,6 +105,7 @@ func (v *viewSet) spec(p Principal) viewSpec {
 		HideSockets: v.cfg.HideSockets,
 		ShowSockets: cleanPaths(p.Sockets),
 		Offline:     p.Offline,
+		SharedProc:  v.cfg.sharedProc,
 	}
 	switch {
 	case p.ReadOnly:
@@ -247,6 +257,7 @@ func (v *viewSet) start(p Principal) (*spawner, error) {
 		case r.err != nil:
 			ready <- r.err
 		case r.msg.Op == "ready":
+			sp.limit = r.msg.Err
 			ready <- nil
 		case r.msg.Op == "error":
 			ready <- errors.New(r.msg.Err)
@@ -299,9 +310,12 @@ type reply struct {
 
 // spawner is the gateway's side of one principal's spawner.
 type spawner struct {
-	cmd  *osexec.Cmd
-	sock int
-	mnt  string
+	// limit says what its view does not give on this kernel (the ready
+	// message's Err); set before the spawner is used.
+	limit string
+	cmd   *osexec.Cmd
+	sock  int
+	mnt   string
 	// wmu serializes writes to sock.
 	wmu sync.Mutex
 

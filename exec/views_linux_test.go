@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/internal/proctest"
 )
 
 // viewConfig is the sandbox of a view case: the case's directory is the
@@ -49,7 +50,20 @@ func (c *containment) viewRun(t *testing.T, s sentinels, p exec.Principal, shell
 // get out of a principal's view: each must leave the sentinels as they
 // were, and its check must hold.
 func TestViewContainment(t *testing.T) {
-	c := newContainment(t)
+	testViewContainment(t, newContainment(t))
+}
+
+// TestViewContainmentAsRoot runs the same cases with the gateway as root,
+// as an embedder's gateway often is, where only the view and Landlock
+// stand between a command and the machine (root's commands pass every
+// permission check). It runs in a throwaway mount namespace in which the
+// whole machine but the test's directory is read-only, so a regression
+// meets a read-only machine, never the real one.
+func TestViewContainmentAsRoot(t *testing.T) {
+	testViewContainment(t, newRootContainment(t))
+}
+
+func testViewContainment(t *testing.T, c *containment) {
 	full := exec.Principal{Name: "full"}
 	nothing := func(t *testing.T, s sentinels, rep helperReply) {}
 	tests := []struct {
@@ -409,5 +423,55 @@ func TestViewConfigNeedsTmpDir(t *testing.T) {
 			sb.Close()
 			t.Errorf("TmpDir %q: NewSandbox accepted it", dir)
 		}
+	}
+}
+
+// TestViewSharedProc runs views as on a kernel without procfs's pidns=
+// option (before Linux 6.18): each call still has a PID namespace of its
+// own, so nothing outlives it, but sees its principal's /proc; the status
+// says so. The commands are harmless: they only look and sleep.
+func TestViewSharedProc(t *testing.T) {
+	dir := t.TempDir()
+	vc := &exec.ViewConfig{TmpDir: filepath.Join(dir, "tmp")}
+	exec.ViewsWithSharedProc(vc)
+	sb, err := exec.NewSandbox(exec.SandboxConfig{Views: vc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	st := sb.Status()
+	if !st.Views {
+		skipOrFail(t, "no per-principal views: "+st.ViewsReason)
+	}
+	if !strings.Contains(strings.Join(st.Unenforced, "; "), "pidns=") {
+		t.Errorf("status does not say what the kernel lacks: %v", st.Unenforced)
+	}
+	l := &exec.Local{Sandbox: sb}
+	marker := fmt.Sprintf("7356%d", os.Getpid())
+	res, err := l.Run(context.Background(), exec.Command{Dir: "/",
+		Shell: "echo pid=$$; ls /proc | grep -c '^[0-9]'; for p in /proc/[0-9]*; do cat $p/environ >/dev/null 2>&1 || echo unreadable $p; done; " +
+			"sleep " + marker + " & setsid sleep " + marker + " & true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 || !res.Sandboxed {
+		t.Fatalf("exit %d, sandboxed %v: %s", res.ExitCode, res.Sandboxed, res.Stderr.Data)
+	}
+	lines := strings.Split(strings.TrimSpace(string(res.Stdout.Data)), "\n")
+	if len(lines) < 2 || lines[0] != "pid=1" {
+		t.Fatalf("the call is not the first process of a PID namespace of its own: %q", res.Stdout.Data)
+	}
+	// The principal's namespace: its spawner and the call (with the ls
+	// and grep of the pipeline), nothing of the host.
+	if n, _ := strconv.Atoi(lines[1]); n < 2 || n > 8 {
+		t.Errorf("/proc lists %d processes: want the principal's few", n)
+	}
+	// The spawner (the namespace's first process, holding capabilities in
+	// it) must not be readable by the call.
+	if !strings.Contains(string(res.Stdout.Data), "unreadable /proc/1\n") {
+		t.Errorf("the call could read its spawner's environment: %q", res.Stdout.Data)
+	}
+	if left := proctest.WithArg(marker); len(left) > 0 {
+		t.Errorf("%d processes outlived the call: %v", len(left), left)
 	}
 }

@@ -19,6 +19,7 @@ type viewSet struct{}
 func newViewSet(ViewConfig) *viewSet { return nil }
 
 func (v *viewSet) available() error { return errNoViews }
+func (v *viewSet) limits() string   { return "" }
 
 func (v *viewSet) close() {}
 

@@ -39,7 +39,7 @@ func BenchmarkEcho(b *testing.B) {
 		fed, err := federation.New(federation.Config{Servers: []federation.Server{{
 			Name: "a", Command: []string{os.Args[0], "-test.run=^$"},
 			Env: map[string]string{"FEDTEST_DOWNSTREAM": "stdio", "FEDTEST_DIR": b.TempDir()},
-		}}})
+		}}, UnsafeNoSandbox: true})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -35,6 +35,13 @@ than [Server].MaxMessage is read: the federation starts stdio servers
 itself and reads their output, like HTTP bodies, through a reader that
 fails a longer line, which fails the call and restarts the connection.
 
+A stdio server starts as a local command does ([exec.Local.StartPipes]):
+inside [Config].Sandbox, in the view of a principal of its own where the
+sandbox has views (its context names the server, [DownstreamFromContext]),
+so it sees the machine as a command does, its hidden files hidden. Without
+a Sandbox, New refuses a stdio server unless [Config].UnsafeNoSandbox says
+to start it unconfined.
+
 A downstream that hangs makes only its own calls time out; one that exits
 mid-call fails that call with a clear error and is restarted; one that
 lies (schemas that do not compile, duplicate names, oversized lists) has
@@ -44,9 +51,12 @@ tool, whose description in tools/list carries a one-line summary, and in
 
 # Usage
 
-	fed, err := federation.New(federation.Config{Servers: []federation.Server{
-		{Name: "git", Command: []string{"mcp-git", "--repo", "/srv/repo"}},
-	}})
+	fed, err := federation.New(federation.Config{
+		Servers: []federation.Server{
+			{Name: "git", Command: []string{"mcp-git", "--repo", "/srv/repo"}},
+		},
+		Sandbox: sb, // stdio servers start in it, as local commands do
+	})
 	if err != nil {
 		return err
 	}

@@ -9,12 +9,11 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	osexec "os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -22,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/redact"
 )
 
@@ -308,83 +308,73 @@ func (d *downstream) oversize(err error) error {
 
 // spawn starts a stdio downstream: its standard output behind a
 // lineLimit, its standard input, and release, which closes what is left
-// of the pipes once the client is closed. The process is reaped when it
-// exits; ctx's end kills its process group.
+// of the pipes once the client is closed. It starts as a local command,
+// in the federation's sandbox (in the view of the principal its context
+// names, see DownstreamFromContext); ctx's end ends it with all it
+// started.
 func (d *downstream) spawn(ctx context.Context) (io.Reader, io.WriteCloser, func(), error) {
-	cmd, err := d.command(ctx, d.srv.Command[0], nil, d.srv.Command[1:])
+	cmd, err := d.command(ctx)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	inR, inW, err := os.Pipe()
+	ctx = context.WithValue(ctx, downstreamKey{}, d.srv.Name)
+	p, in, outR, err := d.f.local.StartPipes(ctx, cmd)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, nil, nil, err
+	if ok, why := p.Sandbox(); !ok {
+		d.log.Warn("federation: stdio downstream runs outside the kernel sandbox", "why", why)
 	}
-	cmd.Stdin, cmd.Stdout = inR, outW
-	err = cmd.Start()
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
-		return nil, nil, nil, err
-	}
-	go func() { _ = cmd.Wait() }()
 	out := &lineLimit{r: outR, max: d.srv.MaxMessage, over: d.tooLarge()}
-	return out, inW, func() { inW.Close(); outR.Close() }, nil
+	return out, in, func() { in.Close(); outR.Close() }, nil
 }
 
-// command builds a stdio downstream's process: no shell, a small
-// environment (with the values of its env credentials, resolved now), its
-// own process group, killed whole when its session ends.
-func (d *downstream) command(ctx context.Context, name string, _ []string, args []string) (*osexec.Cmd, error) {
-	cmd := osexec.CommandContext(ctx, name, args...)
-	env := []string{}
+// command builds a stdio downstream's command: no shell, a small
+// environment (with the values of its env credentials, resolved now, as
+// secrets), its stderr logged line by line.
+func (d *downstream) command(ctx context.Context) (exec.Command, error) {
 	creds := make([]string, 0, len(d.srv.EnvCredentials))
 	for k := range d.srv.EnvCredentials {
 		creds = append(creds, k)
 	}
 	sort.Strings(creds)
-	var vals, credEnv []string
+	var vals []string
+	secrets := map[string]string{}
 	for _, k := range creds {
 		v, err := d.f.cfg.Credentials.Credential(ctx, d.srv.EnvCredentials[k])
 		if err != nil {
-			return nil, fmt.Errorf("env credential %s: %w", k, err)
+			return exec.Command{}, fmt.Errorf("env credential %s: %w", k, err)
 		}
 		if len(v) < redact.MinSecretLen {
-			return nil, fmt.Errorf("env credential %s: the value is shorter than %d bytes, too short to be masked, so it is not used", k, redact.MinSecretLen)
+			return exec.Command{}, fmt.Errorf("env credential %s: the value is shorter than %d bytes, too short to be masked, so it is not used", k, redact.MinSecretLen)
 		}
 		vals = append(vals, v)
-		credEnv = append(credEnv, k+"="+v)
+		secrets[k] = v
 	}
 	if err := d.addSecrets(vals...); err != nil {
-		return nil, err
+		return exec.Command{}, err
 	}
+	env := map[string]string{}
 	for _, k := range inheritedEnv {
 		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
+			env[k] = v
 		}
 	}
-	keys := make([]string, 0, len(d.srv.Env))
-	for k := range d.srv.Env {
-		keys = append(keys, k)
+	for k, v := range d.srv.Env {
+		env[k] = v
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		env = append(env, k+"="+d.srv.Env[k])
-	}
-	cmd.Env = append(env, credEnv...)
-	cmd.Dir = d.srv.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	cmd.Stderr = &logWriter{log: d.log, mask: d.redact}
-	return cmd, nil
+	stderr := &logWriter{log: d.log, mask: d.redact}
+	return exec.Command{
+		Argv: slices.Clone(d.srv.Command), Dir: d.srv.Dir, Env: env, Secrets: secrets,
+		// What the Process keeps of each stream for its Result, which
+		// nothing reads: the output itself goes to the client and the log.
+		MaxOutput: 4 << 10,
+		OnOutput: func(s exec.Stream, p []byte) {
+			if s == exec.Stderr {
+				_, _ = stderr.Write(p)
+			}
+		},
+	}, nil
 }
 
 // notified routes the downstream's notifications: a tool list change, or

@@ -23,11 +23,14 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/rigout/rigout/exec"
 )
 
 // The test binary doubles as the downstream servers: with
 // FEDTEST_DOWNSTREAM set it serves MCP on stdio instead of running tests.
 func TestMain(m *testing.M) {
+	exec.ServeSandboxSpawner() // the views' spawner is this binary, started again
 	switch os.Getenv("FEDTEST_DOWNSTREAM") {
 	case "":
 		os.Exit(m.Run())
@@ -142,6 +145,14 @@ func newDownstreamServer(dir string) *server.MCPServer {
 	s.AddTool(mcp.NewTool("flood", mcp.WithDescription("Over HTTP, answer 50 MiB (see serveHTTPProcess).")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("not over HTTP"), nil
+		})
+	s.AddTool(mcp.NewTool("cat", mcp.WithDescription("Read the file path."), mcp.WithString("path", mcp.Required())),
+		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			b, err := os.ReadFile(r.GetString("path", ""))
+			if err != nil {
+				return mcp.NewToolResultError(err.Error()), nil
+			}
+			return mcp.NewToolResultText(string(b)), nil
 		})
 	s.AddTool(mcp.NewTool("grow", mcp.WithDescription("Add the tool extra.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/federation"
 )
 
@@ -19,7 +20,15 @@ func Example() {
 		return
 	}
 	defer gw.Close()
-	fed, err := federation.New(federation.Config{Servers: []federation.Server{{
+	// Stdio servers start in a kernel sandbox, as local commands do (here
+	// Landlock alone: views need exec.ServeSandboxSpawner in main).
+	sb, err := exec.NewSandbox(exec.SandboxConfig{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	fed, err := federation.New(federation.Config{Sandbox: sb, Servers: []federation.Server{{
 		Name:          "a",
 		Command:       []string{os.Args[0], "-test.run=^$"},
 		Env:           map[string]string{"FEDTEST_DOWNSTREAM": "stdio", "FEDTEST_DIR": os.TempDir()},

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/exec"
 )
 
 // Defaults of Config.
@@ -67,6 +68,30 @@ type Config struct {
 	// MinBackoff and MaxBackoff bound the wait before restarting a
 	// downstream, doubled after each failure. If zero, 250ms and 30s.
 	MinBackoff, MaxBackoff time.Duration
+	// Sandbox confines stdio servers: each starts inside it as a local
+	// command does (exec.Local.StartPipes), in the view of the principal
+	// the sandbox's ViewConfig.Principal returns for the server's
+	// context, in which [DownstreamFromContext] names the server (the
+	// rigout binary gives each one a principal of its own,
+	// "federation:NAME", with the work areas). Required when there is a
+	// stdio server, unless UnsafeNoSandbox.
+	Sandbox *exec.Sandbox
+	// UnsafeNoSandbox, if true, starts stdio servers without a Sandbox,
+	// unconfined: only what they are given stands between them and the
+	// machine.
+	UnsafeNoSandbox bool
+}
+
+// downstreamKey is the context key of [DownstreamFromContext].
+type downstreamKey struct{}
+
+// DownstreamFromContext returns the name of the downstream server a
+// context starts, in the context a stdio server's process is started
+// with: a sandbox's ViewConfig.Principal reads it to give the server's
+// view a principal of its own.
+func DownstreamFromContext(ctx context.Context) (name string, ok bool) {
+	name, ok = ctx.Value(downstreamKey{}).(string)
+	return name, ok
 }
 
 // Server is one downstream MCP server: Command (stdio) or URL
@@ -204,9 +229,10 @@ func isLoopback(host string) bool {
 // through one gateway. Build it with New, Start it on a gateway, Close it
 // when done. It is safe for concurrent use.
 type Federation struct {
-	cfg  Config
-	log  *slog.Logger
-	down []*downstream
+	cfg   Config
+	log   *slog.Logger
+	down  []*downstream
+	local *exec.Local // starts the stdio servers
 
 	// mu protects the following.
 	mu      sync.Mutex
@@ -242,6 +268,9 @@ func New(cfg Config) (*Federation, error) {
 		c.MaxBackoff = 30 * time.Second
 	}
 	f := &Federation{cfg: c, log: c.Logger}
+	// The stdio servers' own runner: an empty base environment (each
+	// command gets only its Env and credentials), the given sandbox.
+	f.local = &exec.Local{Env: []string{}, Sandbox: c.Sandbox, UnsafeNoSandbox: c.UnsafeNoSandbox, Grace: time.Second}
 	seen := map[string]bool{}
 	for i := range c.Servers {
 		s := c.Servers[i]
@@ -252,6 +281,11 @@ func New(cfg Config) (*Federation, error) {
 			return nil, fmt.Errorf("federation: downstream %s is configured twice", s.Name)
 		}
 		seen[s.Name] = true
+		if len(s.Command) > 0 {
+			if err := exec.CheckSandboxed(f.local); err != nil {
+				return nil, fmt.Errorf("federation: stdio downstream %s needs Config.Sandbox (or Config.UnsafeNoSandbox, to start it unconfined): %w", s.Name, err)
+			}
+		}
 		if (s.Token != "" || len(s.EnvCredentials) > 0) && c.Credentials == nil {
 			return nil, fmt.Errorf("federation: downstream %s has a token or env credentials but no Credentials resolve them", s.Name)
 		}

@@ -36,10 +36,11 @@ func start(t *testing.T, cfg rigout.Config, servers ...federation.Server) (*rigo
 	t.Helper()
 	gw := gwtest.New(t, cfg)
 	fed, err := federation.New(federation.Config{
-		Servers:     servers,
-		Ping:        300 * time.Millisecond,
-		MinBackoff:  100 * time.Millisecond,
-		Credentials: federation.EnvCredentials(func(n string) string { return map[string]string{"DOWN_TOKEN": "s3cret-down-token"}[n] }),
+		Servers:         servers,
+		UnsafeNoSandbox: true,
+		Ping:            300 * time.Millisecond,
+		MinBackoff:      100 * time.Millisecond,
+		Credentials:     federation.EnvCredentials(func(n string) string { return map[string]string{"DOWN_TOKEN": "s3cret-down-token"}[n] }),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -360,7 +361,7 @@ func TestScopedTokenReachesOnlyItsTool(t *testing.T) {
 func TestLyingDownstreamIsReportedNotFatal(t *testing.T) {
 	liar := federation.Server{Name: "liar", Command: []string{os.Args[0], "-test.run=^$"}, Env: map[string]string{"FEDTEST_DOWNSTREAM": "liar"}}
 	gw := gwtest.New(t, rigout.Config{})
-	fed, err := federation.New(federation.Config{Servers: []federation.Server{liar, stdioServer("a", t.TempDir())}, MaxTools: 50})
+	fed, err := federation.New(federation.Config{Servers: []federation.Server{liar, stdioServer("a", t.TempDir())}, MaxTools: 50, UnsafeNoSandbox: true})
 	if err != nil {
 		t.Fatal(err)
 	}

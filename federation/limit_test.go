@@ -41,10 +41,11 @@ func TestLargeResultsAreCapped(t *testing.T) {
 	// A ping slower than the test's default: a downstream busy writing
 	// 50 MiB does not answer one, and the limit is what is tested here.
 	fed, err := federation.New(federation.Config{
-		Servers:     []federation.Server{s, web, other, fl},
-		Ping:        time.Minute,
-		MinBackoff:  100 * time.Millisecond,
-		Credentials: federation.EnvCredentials(func(n string) string { return map[string]string{"DOWN_TOKEN": "s3cret-down-token"}[n] }),
+		Servers:         []federation.Server{s, web, other, fl},
+		UnsafeNoSandbox: true,
+		Ping:            time.Minute,
+		MinBackoff:      100 * time.Millisecond,
+		Credentials:     federation.EnvCredentials(func(n string) string { return map[string]string{"DOWN_TOKEN": "s3cret-down-token"}[n] }),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -143,10 +144,11 @@ func TestEnvCredentials(t *testing.T) {
 	l := gwtest.OpenLedger(t)
 	gw := gwtest.New(t, rigout.Config{Audit: l})
 	fed, err := federation.New(federation.Config{
-		Servers:     []federation.Server{s, bad},
-		Logger:      slog.New(slog.NewJSONHandler(&logs, nil)),
-		MinBackoff:  time.Hour, // bad stays down for the test
-		Credentials: federation.EnvCredentials(func(n string) string { return map[string]string{"KEYREF": value}[n] }),
+		Servers:         []federation.Server{s, bad},
+		UnsafeNoSandbox: true,
+		Logger:          slog.New(slog.NewJSONHandler(&logs, nil)),
+		MinBackoff:      time.Hour, // bad stays down for the test
+		Credentials:     federation.EnvCredentials(func(n string) string { return map[string]string{"KEYREF": value}[n] }),
 	})
 	if err != nil {
 		t.Fatal(err)

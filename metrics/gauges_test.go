@@ -18,7 +18,7 @@ func (h hostCounts) Connections() map[string]int { return h }
 // TestGauges: background processes, terminals and pooled connections are
 // read at scrape time.
 func TestGauges(t *testing.T) {
-	m0, err := sessions.New(sessions.Config{Local: &exec.Local{}, SpoolDir: t.TempDir()})
+	m0, err := sessions.New(sessions.Config{Local: &exec.Local{UnsafeNoSandbox: true}, SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

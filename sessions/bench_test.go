@@ -37,7 +37,7 @@ func BenchmarkSpool(b *testing.B) {
 		}
 	})
 	b.Run("exec-local-no-spool", func(b *testing.B) {
-		l := &exec.Local{}
+		l := &exec.Local{UnsafeNoSandbox: true}
 		b.SetBytes(spoolBytes)
 		for b.Loop() {
 			res, err := l.Run(context.Background(), exec.Command{Shell: produce})
@@ -47,7 +47,7 @@ func BenchmarkSpool(b *testing.B) {
 		}
 	})
 	b.Run("sessions-spooled", func(b *testing.B) {
-		m, err := sessions.New(sessions.Config{SpoolDir: b.TempDir(), SpoolMax: spoolBytes, SpoolTotal: 2 * spoolBytes})
+		m, err := sessions.New(sessions.Config{Local: &exec.Local{UnsafeNoSandbox: true}, SpoolDir: b.TempDir(), SpoolMax: spoolBytes, SpoolTotal: 2 * spoolBytes})
 		if err != nil {
 			b.Fatal(err)
 		}

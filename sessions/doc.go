@@ -51,7 +51,7 @@
 //
 // # Usage
 //
-//	m, err := sessions.New(sessions.Config{Local: &exec.Local{}})
+//	m, err := sessions.New(sessions.Config{Local: &exec.Local{Sandbox: sb}}) // sb from exec.NewSandbox
 //	if err != nil {
 //		return err
 //	}

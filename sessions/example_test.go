@@ -13,8 +13,17 @@ import (
 // its output later, waiting for it instead of polling.
 func Example() {
 	ctx := context.Background()
+	// Commands run in a kernel sandbox: here Landlock with nothing
+	// protected; sandboxcfg.Derive derives the rigout binary's from a
+	// policy. (exec.Local{UnsafeNoSandbox: true} runs them unconfined.)
+	sb, err := exec.NewSandbox(exec.SandboxConfig{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
 	if err := func() error {
-		m, err := sessions.New(sessions.Config{Local: &exec.Local{}})
+		m, err := sessions.New(sessions.Config{Local: &exec.Local{Sandbox: sb}})
 		if err != nil {
 			return err
 		}
@@ -49,7 +58,16 @@ func Example() {
 // directory and variables persist, and each command reports its exit code.
 func ExampleManager_OpenTerminal() {
 	ctx := context.Background()
-	m, err := sessions.New(sessions.Config{})
+	// Commands run in a kernel sandbox: here Landlock with nothing
+	// protected; sandboxcfg.Derive derives the rigout binary's from a
+	// policy. (exec.Local{UnsafeNoSandbox: true} runs them unconfined.)
+	sb, err := exec.NewSandbox(exec.SandboxConfig{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	m, err := sessions.New(sessions.Config{Local: &exec.Local{Sandbox: sb}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -77,7 +77,7 @@ func TestNoLeakAfterHundredProcesses(t *testing.T) {
 		ssh, closeSSH := sshStarter(t)
 		defer closeSSH()
 		m, err := sessions.New(sessions.Config{
-			Local:    &exec.Local{Grace: 200 * time.Millisecond},
+			Local:    &exec.Local{UnsafeNoSandbox: true, Grace: 200 * time.Millisecond},
 			SpoolDir: t.TempDir(), MaxPerPrincipal: 100, MaxTotal: 100,
 		})
 		if err != nil {

@@ -79,15 +79,18 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("sessions: the gateway already runs %d background processes, the most allowed", e.Limit)
 }
 
-// Config configures a Manager. The zero value is valid: a zero exec.Local,
-// the defaults above, and a spool directory under the system's temporary
+// Config configures a Manager. Local is required, so that no process
+// runs outside a sandbox by accident; the rest has useful zero values: the
+// defaults above, and a spool directory under the system's temporary
 // directory.
 type Config struct {
-	// Local runs the processes. If nil, a zero exec.Local (no sandbox):
-	// give the Manager the same Local as the shell family to keep its
-	// sandbox. Leave its LeaveDescendants false: a Manager's process is
-	// one Local call from start to exit, so what it leaves behind when its
-	// leader exits is ended then, and Close leaves nothing running.
+	// Local runs the processes: give the Manager the same Local as the
+	// shell family, to keep its sandbox. Required, with a Sandbox or with
+	// UnsafeNoSandbox to run the processes unconfined: else New fails with
+	// exec.ErrNoSandbox. Leave its LeaveDescendants false: a Manager's
+	// process is one Local call from start to exit, so what it leaves
+	// behind when its leader exits is ended then, and Close leaves nothing
+	// running.
 	Local *exec.Local
 	// MaxPerPrincipal caps the running processes of one principal. If
 	// zero, DefaultMaxPerPrincipal.
@@ -153,9 +156,6 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	c.Instance = instanceLabel(c.Instance)
-	if c.Local == nil {
-		c.Local = &exec.Local{}
-	}
 	c.MaxPerPrincipal = cmp.Or(max(c.MaxPerPrincipal, 0), DefaultMaxPerPrincipal)
 	c.MaxTotal = cmp.Or(max(c.MaxTotal, 0), DefaultMaxTotal)
 	c.Retention = cmp.Or(max(c.Retention, 0), DefaultRetention)
@@ -209,6 +209,9 @@ type Manager struct {
 // New builds a Manager from cfg, which is copied, creates its spool
 // directory and starts its reaper.
 func New(cfg Config) (*Manager, error) {
+	if err := exec.CheckSandboxed(cfg.Local); err != nil {
+		return nil, fmt.Errorf("sessions: Config.Local: %w", err)
+	}
 	c := cfg
 	c.setDefaults()
 	dir, err := os.MkdirTemp(c.SpoolDir, "rigout-spool-")

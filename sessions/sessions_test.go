@@ -26,7 +26,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func newManager(t *testing.T, cfg sessions.Config) *sessions.Manager {
 	t.Helper()
 	if cfg.Local == nil {
-		cfg.Local = &exec.Local{Grace: 200 * time.Millisecond}
+		cfg.Local = &exec.Local{UnsafeNoSandbox: true, Grace: 200 * time.Millisecond}
 	}
 	if cfg.SpoolDir == "" {
 		cfg.SpoolDir = t.TempDir()
@@ -345,7 +345,7 @@ func TestCaps(t *testing.T) {
 }
 
 func TestCloseLeavesNothing(t *testing.T) {
-	m, err := sessions.New(sessions.Config{Local: &exec.Local{Grace: 200 * time.Millisecond}, SpoolDir: t.TempDir()})
+	m, err := sessions.New(sessions.Config{Local: &exec.Local{UnsafeNoSandbox: true, Grace: 200 * time.Millisecond}, SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,7 +512,7 @@ func TestReadWaitBounded(t *testing.T) {
 func TestManyProcessesLeaveNothing(t *testing.T) {
 	fds := func() int { ents, _ := os.ReadDir("/proc/self/fd"); return len(ents) }
 	before := fds()
-	m, err := sessions.New(sessions.Config{Local: &exec.Local{Grace: 200 * time.Millisecond}, SpoolDir: t.TempDir()})
+	m, err := sessions.New(sessions.Config{Local: &exec.Local{UnsafeNoSandbox: true, Grace: 200 * time.Millisecond}, SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 // router's warm pooled connection per call). Compare the pairs as ratios.
 func BenchmarkTerminalTrue(b *testing.B) {
 	ctx := context.Background()
-	local := &exec.Local{}
+	local := &exec.Local{UnsafeNoSandbox: true}
 	b.Run("local/session", func(b *testing.B) {
 		m := benchManager(b, local)
 		term, err := m.OpenTerminal(ctx, "bench", sessions.TerminalOptions{})
@@ -92,7 +92,7 @@ func BenchmarkTerminalIdleMemory(b *testing.B) {
 	const n = 50
 	ctx := context.Background()
 	for b.Loop() {
-		m := benchManager(b, &exec.Local{})
+		m := benchManager(b, &exec.Local{UnsafeNoSandbox: true})
 		warm, err := m.OpenTerminal(ctx, "bench", sessions.TerminalOptions{})
 		if err != nil {
 			b.Fatal(err)

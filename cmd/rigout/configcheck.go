@@ -81,7 +81,8 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 	if _, err := f.RateLimit.limits(); err != nil {
 		problems = append(problems, fmt.Errorf("config: %w", err))
 	}
-	if _, err := f.federation(downstreamCredentials{getenv: os.Getenv}, nil); err != nil {
+	// Built to be checked, never started: no sandbox is needed.
+	if _, err := f.federation(downstreamCredentials{getenv: os.Getenv}, nil, true, nil); err != nil {
 		problems = append(problems, err)
 	}
 	hostKeys := os.Getenv("RIGOUT_HOST_KEYS")

@@ -22,8 +22,8 @@ import (
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/runstate"
-	"github.com/rigout/rigout/internal/sandboxcfg"
 	"github.com/rigout/rigout/internal/statedir"
+	"github.com/rigout/rigout/sandboxcfg"
 	"github.com/rigout/rigout/validate"
 )
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/credentials"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/federation"
 	"github.com/rigout/rigout/redact"
 )
@@ -86,8 +87,10 @@ func (d downstreamCredentials) Credential(ctx context.Context, ref string) (stri
 // federation builds (without starting) the federation of the file's
 // downstream servers, or returns nil when there are none. The HTTP
 // servers' tokens come from the variables (token_env) or credential
-// aliases (token_credential) the file names.
-func (c *fileConfig) federation(creds downstreamCredentials, logger *slog.Logger) (*federation.Federation, error) {
+// aliases (token_credential) the file names. Stdio servers start in sb,
+// each in the view of its own principal "federation:NAME" (see
+// viewPrincipal); unsafeNoSandbox, with a nil sb, starts them unconfined.
+func (c *fileConfig) federation(creds downstreamCredentials, sb *exec.Sandbox, unsafeNoSandbox bool, logger *slog.Logger) (*federation.Federation, error) {
 	if len(c.Downstream) == 0 {
 		return nil, nil
 	}
@@ -124,9 +127,11 @@ func (c *fileConfig) federation(creds downstreamCredentials, logger *slog.Logger
 		})
 	}
 	fed, err := federation.New(federation.Config{
-		Servers:     servers,
-		Credentials: creds,
-		Logger:      logger,
+		Servers:         servers,
+		Credentials:     creds,
+		Logger:          logger,
+		Sandbox:         sb,
+		UnsafeNoSandbox: sb == nil && unsafeNoSandbox,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("config: downstream: %w", err)
@@ -151,9 +156,10 @@ func (c *fileConfig) secretLookingEnv() []string {
 }
 
 // downstreams starts the federation of the file's downstream servers on
-// gw, or returns nil when there are none.
-func (c *common) downstreams(gw *rigout.Gateway, store *credentials.Store, logger *slog.Logger) (*federation.Federation, error) {
-	fed, err := c.file.federation(downstreamCredentials{getenv: c.sec.getenv, store: store}, logger)
+// gw, or returns nil when there are none. Stdio servers start in sb, nil
+// only with --unsafe-no-sandbox.
+func (c *common) downstreams(gw *rigout.Gateway, sb *exec.Sandbox, store *credentials.Store, logger *slog.Logger) (*federation.Federation, error) {
+	fed, err := c.file.federation(downstreamCredentials{getenv: c.sec.getenv, store: store}, sb, c.noSandbox, logger)
 	if err != nil || fed == nil {
 		return nil, err
 	}

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,9 +22,10 @@ import (
 // another MCP server behind the gateway — here a second rigout over stdio
 // — whose tools are served as inner__TOOL through the same chain.
 func TestDownstreamSection(t *testing.T) {
+	innerState := t.TempDir()
 	inner, _ := json.Marshal(map[string]any{"downstream": map[string]any{"inner": map[string]any{
 		"command":         []string{rigoutBinary(t), "stdio"},
-		"env":             map[string]string{"RIGOUT_STATE_DIR": t.TempDir()},
+		"env":             map[string]string{"RIGOUT_STATE_DIR": innerState},
 		"read_only_tools": []string{"get_server_activity"},
 		"deny":            []string{"*terminal*"},
 		"timeout":         "30s",
@@ -53,6 +56,57 @@ func TestDownstreamSection(t *testing.T) {
 	if res, err = s.client.CallTool(context.Background(), req); err != nil || !strings.Contains(resultText(res), `"state": "ready"`) {
 		t.Errorf("downstream_status = %v %q", err, resultText(res))
 	}
+
+	// The inner rigout runs in the outer gateway's sandbox, in the view of
+	// a principal of its own (federation:inner): a PID and a mount
+	// namespace other than the outer gateway's, where the outer gateway's
+	// state directory is hidden. The outer gateway's own commands show
+	// whether views work here.
+	res = call(t, s.client, "execute_command", map[string]any{"command": "ls /proc | grep -c '^[0-9]'"})
+	sc, _ := res.StructuredContent.(map[string]any)
+	if n, _ := strconv.Atoi(strings.TrimSpace(fmt.Sprint(sc["stdout"]))); n == 0 || n > 5 {
+		if os.Getenv("RIGOUT_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("no per-principal views here (a command sees %d processes)", n)
+		}
+		t.Skipf("SKIP: no per-principal views here (a command sees %d processes)", n)
+	}
+	pid := 0
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		// The inner rigout itself, not a spawner of its own views.
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
+		if procEnv(p.Name(), "RIGOUT_STATE_DIR") == innerState && strings.HasSuffix(string(cmdline), "\x00stdio\x00") {
+			pid, _ = strconv.Atoi(p.Name())
+		}
+	}
+	if pid == 0 {
+		t.Fatal("the inner rigout's process was not found")
+	}
+	for _, ns := range []string{"pid", "mnt"} {
+		outer, err1 := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", s.pid, ns))
+		down, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", pid, ns))
+		if err1 != nil || err2 != nil || outer == down {
+			t.Errorf("the stdio downstream shares the gateway's %s namespace (%s, %s; %v %v)", ns, outer, down, err1, err2)
+		}
+	}
+	outerState := procEnv(strconv.Itoa(s.pid), "RIGOUT_STATE_DIR")
+	if entries, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "root", outerState)); err == nil && len(entries) > 0 {
+		t.Errorf("the stdio downstream's view shows the gateway's state directory %s (%d entries)", outerState, len(entries))
+	}
+}
+
+// procEnv returns process pid's environment variable name, or "".
+func procEnv(pid, name string) string {
+	env, err := os.ReadFile(filepath.Join("/proc", pid, "environ"))
+	if err != nil {
+		return ""
+	}
+	for _, kv := range strings.Split(string(env), "\x00") {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // TestDownstreamTokenCredential: an HTTP downstream's bearer token comes

@@ -435,7 +435,7 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 		return nil, err
 	}
 	a := &assembly{sandbox: sb}
-	local := &exec.Local{Private: c.sec.private, Sandbox: sb}
+	local := &exec.Local{Private: c.sec.private, Sandbox: sb, UnsafeNoSandbox: c.noSandbox}
 	a.local = local
 	if sshCfg != nil {
 		sshCfg.Local = local
@@ -593,7 +593,7 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 		a.Close()
 		return nil, err
 	}
-	if a.downstream, err = c.downstreams(a.Gateway, creds, logger); err != nil {
+	if a.downstream, err = c.downstreams(a.Gateway, a.sandbox, creds, logger); err != nil {
 		a.Close()
 		return nil, err
 	}

@@ -12,7 +12,8 @@ import (
 
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/internal/sandboxcfg"
+	"github.com/rigout/rigout/federation"
+	"github.com/rigout/rigout/sandboxcfg"
 	"github.com/rigout/rigout/validate"
 )
 
@@ -142,12 +143,17 @@ func (a *afterFirstWrite) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// viewPrincipal is who a local command runs for, as its view sees it: the
-// token of an HTTP call (its name, roots and read-only scope), else the
-// stdio client, one full principal. With the docker family on, a
-// principal that may call docker_operations keeps the docker socket in
+// viewPrincipal is who a local command runs for, as its view sees it: a
+// stdio downstream server is a principal of its own, "federation:NAME",
+// with the work areas (downstream servers are shared by every token);
+// else the token of an HTTP call (its name, roots and read-only scope),
+// else the stdio client, one full principal. With the docker family on,
+// a principal that may call docker_operations keeps the docker socket in
 // sight (every other socket under /run is hidden).
 func (c *common) viewPrincipal(ctx context.Context) exec.Principal {
+	if name, ok := federation.DownstreamFromContext(ctx); ok {
+		return exec.Principal{Name: "federation:" + name}
+	}
 	p, ok := auth.FromContext(ctx)
 	if !ok {
 		p = auth.Principal{Name: "stdio", Scopes: auth.FullScopes()}

@@ -277,7 +277,7 @@ func BenchmarkSandboxedLocal(b *testing.B) {
 	if st := sb.Status(); !st.Enforced {
 		b.Skip("no Landlock: " + st.Reason)
 	}
-	on, off := &exec.Local{Sandbox: sb}, &exec.Local{}
+	on, off := &exec.Local{Sandbox: sb}, &exec.Local{UnsafeNoSandbox: true}
 	run := func(l *exec.Local) time.Duration {
 		t0 := time.Now()
 		res, err := l.Run(context.Background(), exec.Command{Argv: []string{"true"}, Timeout: 30 * time.Second})
@@ -368,5 +368,112 @@ func TestE2ENonRootGatewayDefaultPolicy(t *testing.T) {
 			t.Fatalf("no per-principal view for a non-root gateway's command (it sees %d processes):\n%s", n, resultText(res))
 		}
 		t.Skipf("SKIP: no per-principal views here (%d processes visible)", n)
+	}
+}
+
+// TestE2EViewEveryRoute sends the same depth-three delete under a
+// protected root through every route a local command or file operation
+// takes — a command, a shell fed on its standard input, a handed-off
+// process, a terminal session, the file tools — with `rigout stdio`
+// running as a uid of its own, and the path spelled so that the policy
+// cannot see it: only the view (read-only as a whole tree) stands in the
+// way. Harmless if it fails: the uid owns only the sentinels.
+func TestE2EViewEveryRoute(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP: needs root to switch to an unprivileged uid")
+	}
+	uid := freeUID(t)
+	base, err := os.MkdirTemp("", "rigout-view-routes-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	root := filepath.Join(base, "protected")
+	deep := filepath.Join(root, "sub", "deep")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sentinel := filepath.Join(deep, "f.txt")
+	if err := os.WriteFile(sentinel, []byte("deep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{base, root, filepath.Join(root, "sub"), deep, sentinel} {
+		if err := os.Chown(p, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`{"policy": {"protected_roots_replace": ["/", %q]}, "work_areas": [%q]}`, root, base)
+	cfgPath := filepath.Join(base, "rigout.json")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startStdioAs(t, uid, "--config", cfgPath, "--no-ssh", "--require-sandbox")
+	if res := call(t, s.client, "execute_command", map[string]any{"argv": []any{"true"}}); res.IsError {
+		t.Fatalf("a plain command: %s", resultText(res))
+	}
+	hidden := `"$(echo ` + base64.StdEncoding.EncodeToString([]byte(deep)) + ` | base64 -d)"`
+	del := "rm -rf " + hidden + "; rm -f " + hidden + "/f.txt; ls " + hidden
+	intact := func(route string, res *mcp.CallToolResult) {
+		t.Helper()
+		if strings.Contains(resultText(res), "refused by policy") {
+			t.Errorf("%s: the policy saw through the delete; the test no longer probes the view: %s", route, resultText(res))
+		}
+		if b, err := os.ReadFile(sentinel); err != nil || string(b) != "deep" {
+			t.Errorf("%s changed the sentinel three levels under a protected root (%q, %v): %s", route, b, err, resultText(res))
+			// Put it back, so that each route is judged on its own.
+			_ = os.MkdirAll(deep, 0o755)
+			_ = os.WriteFile(sentinel, []byte("deep"), 0o644)
+			for _, p := range []string{filepath.Join(root, "sub"), deep, sentinel} {
+				_ = os.Chown(p, uid, uid)
+			}
+		}
+	}
+	intact("execute_command", call(t, s.client, "execute_command", map[string]any{"command": del}))
+	intact("a shell fed on stdin", call(t, s.client, "execute_command", map[string]any{"command": "bash -s", "stdin": del + "\n"}))
+
+	res := call(t, s.client, "execute_command", map[string]any{"command": "sleep 0.5; " + del + "; echo HANDED-OFF-DONE", "wait_seconds": 0})
+	sc, _ := res.StructuredContent.(map[string]any)
+	id, _ := sc["id"].(string)
+	if id == "" {
+		if n, _ := sc["next"].(map[string]any); n != nil {
+			a, _ := n["arguments"].(map[string]any)
+			id, _ = a["id"].(string)
+		}
+	}
+	if id == "" {
+		t.Fatalf("the command was not handed off: %s", resultText(res))
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		res = call(t, s.client, "process", map[string]any{"action": "read", "id": id})
+		if strings.Contains(resultText(res), "HANDED-OFF-DONE") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the handed-off process did not finish: %s", resultText(res))
+		}
+	}
+	intact("a handed-off process", res)
+
+	res = call(t, s.client, "create_terminal_session", map[string]any{})
+	if res.IsError {
+		t.Fatalf("create_terminal_session: %s", resultText(res))
+	}
+	sid := res.StructuredContent.(map[string]any)["session_id"].(string)
+	intact("a terminal session", call(t, s.client, "execute_in_terminal", map[string]any{"session_id": sid, "command": del}))
+	call(t, s.client, "close_terminal_session", map[string]any{"session_id": sid})
+
+	intact("file_operations delete", call(t, s.client, "file_operations", map[string]any{"action": "delete", "path": sentinel}))
+	intact("file_operations write", call(t, s.client, "file_operations", map[string]any{"action": "write", "path": sentinel, "content": "changed"}))
+
+	// Work in the work area still goes through every route.
+	w := filepath.Join(base, "made.txt")
+	if res := call(t, s.client, "file_operations", map[string]any{"action": "write", "path": w, "content": "x"}); res.IsError {
+		t.Errorf("file_operations write in the work area: %s", resultText(res))
+	}
+	if res := call(t, s.client, "execute_command", map[string]any{"command": "rm " + w + " && echo REMOVED"}); !strings.Contains(resultText(res), "REMOVED") {
+		t.Errorf("rm in the work area: %s", resultText(res))
 	}
 }

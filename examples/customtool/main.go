@@ -15,12 +15,15 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/sandboxcfg"
 	"github.com/rigout/rigout/tools/shell"
 	"github.com/rigout/rigout/transport"
 )
@@ -62,7 +65,19 @@ var diskFree = rigout.Tool{
 
 // newGateway builds the gateway: execute_command plus disk_free.
 func newGateway(logger *slog.Logger) (*rigout.Gateway, error) {
-	sh, err := shell.New(shell.Config{})
+	// execute_command runs its commands in a kernel sandbox derived from
+	// the default policy, as the rigout binary does (state in the user's
+	// cache directory, hidden from commands where the kernel can).
+	state, err := os.UserCacheDir()
+	if err != nil {
+		return nil, err
+	}
+	cfg, _ := sandboxcfg.Derive(nil, filepath.Join(state, "customtool"))
+	sb, err := exec.NewSandbox(cfg)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := shell.New(shell.Config{Local: &exec.Local{Sandbox: sb}})
 	if err != nil {
 		return nil, err
 	}

@@ -85,11 +85,17 @@ func newGateway(logger *slog.Logger, ledger *sqlite.Ledger, root string) (*rigou
 	if err != nil {
 		return nil, err
 	}
+	// The command runs in a kernel sandbox beneath the gate, as the
+	// families' commands do (sandboxcfg.Derive gives the rigout binary's).
+	sb, err := exec.NewSandbox(exec.SandboxConfig{})
+	if err != nil {
+		return nil, err
+	}
 	return rigout.New(rigout.Config{
 		Name:   "gatedtool",
 		Logger: logger,
 		Audit:  ledger,
-		Tools:  append(act.Tools(), pruneRelease(g, &exec.Local{})),
+		Tools:  append(act.Tools(), pruneRelease(g, &exec.Local{Sandbox: sb})),
 	})
 }
 

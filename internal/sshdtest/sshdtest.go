@@ -152,7 +152,7 @@ func Start(t testing.TB, o Options) *Server {
 			t.Fatal(err)
 		}
 		s.Router = exec.RouterConfig{
-			Local:             &exec.Local{},
+			Local:             &exec.Local{UnsafeNoSandbox: true},
 			Hosts:             []exec.HostConfig{{Name: Host, Address: "127.0.0.1", Port: port, User: me.Username, Key: uk}},
 			SSHConfigFiles:    []string{filepath.Join(dir, "no_ssh_config")},
 			KnownHostsFile:    known,

@@ -60,11 +60,14 @@ const (
 // Engines are the CLIs the family drives, in the order it looks for them.
 var Engines = []string{"docker", "podman"}
 
-// Config configures the family. The zero value is valid: this machine
-// only, the default command policy.
+// Config configures the family. Local (or Router) is required, so that
+// no command runs outside a sandbox by accident; the rest has useful zero
+// values: this machine only, the default command policy.
 type Config struct {
-	// Local runs commands on this machine. If nil, a zero exec.Local; with
-	// a Router, the router's local runner.
+	// Local runs commands on this machine: an exec.Local with a Sandbox,
+	// or with UnsafeNoSandbox to run them unconfined; with a Router, the
+	// router's local runner instead, which must be one too. Required
+	// without a Router: New fails with exec.ErrNoSandbox.
 	Local exec.Runner
 	// Router, if set, lets the tool reach SSH hosts. The caller owns it.
 	Router *exec.Router
@@ -93,8 +96,8 @@ type Family struct {
 // New builds the family from cfg, which is copied.
 func New(cfg Config) (*Family, error) {
 	c := cfg
-	if c.Local == nil {
-		c.Local = &exec.Local{}
+	if err := checkSandboxed(c.Local, c.Router); err != nil {
+		return nil, fmt.Errorf("docker: Config.Local: %w", err)
 	}
 	if c.Gate == nil {
 		g, err := gate.New(gate.Config{})
@@ -520,4 +523,13 @@ func text(o exec.Output) string {
 	}
 	return fmt.Sprintf("%s\n[… %d bytes dropped: output over the cap keeps its first %d and last %d bytes …]\n%s",
 		rigout.SafeText(o.Data[:o.Head]), o.Dropped, o.Head, len(o.Data)-o.Head, rigout.SafeText(o.Data[o.Head:]))
+}
+
+// checkSandboxed refuses local commands that would run without a sandbox
+// the embedder did not ask to go without.
+func checkSandboxed(local exec.Runner, router *exec.Router) error {
+	if router != nil {
+		return router.CheckSandboxed()
+	}
+	return exec.CheckSandboxed(local)
 }

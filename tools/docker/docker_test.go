@@ -24,13 +24,16 @@ func connect(t *testing.T, rc *exec.RouterConfig, p *auth.Principal) *client.Cli
 	cfg := docker.Config{}
 	if rc != nil {
 		c := *rc
-		c.Local = &exec.Local{}
+		c.Local = &exec.Local{UnsafeNoSandbox: true}
 		r, err := exec.NewRouter(c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.Close() })
 		cfg.Router = r
+	}
+	if cfg.Router == nil && cfg.Local == nil {
+		cfg.Local = &exec.Local{UnsafeNoSandbox: true}
 	}
 	f, err := docker.New(cfg)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/tools/files"
 	"github.com/rigout/rigout/tools/shell"
@@ -143,7 +144,7 @@ func BenchmarkRead10MB(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sh, err := shell.New(shell.Config{})
+	sh, err := shell.New(shell.Config{Local: &exec.Local{UnsafeNoSandbox: true}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -228,7 +228,7 @@ func uploader(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := exec.RouterConfig{
-		Local:          &exec.Local{},
+		Local:          &exec.Local{UnsafeNoSandbox: true},
 		Hosts:          []exec.HostConfig{{Name: "sftp1", Address: "127.0.0.1", Port: port, User: u.Username, Key: os.Getenv("UPLOAD_KEY")}},
 		KnownHostsFile: os.Getenv("UPLOAD_KNOWN"),
 		HostKeyPolicy:  exec.HostKeyStrict,

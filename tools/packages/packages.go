@@ -57,11 +57,15 @@ const (
 	DefaultProgressInterval = 2 * time.Second
 )
 
-// Config configures the family. The zero value is valid: this machine
-// only, the default command policy, every install within its call.
+// Config configures the family. Local (or Router) is required, so that
+// no command runs outside a sandbox by accident; the rest has useful zero
+// values: this machine only, the default command policy, every install
+// within its call.
 type Config struct {
-	// Local runs commands on this machine. If nil, a zero exec.Local; with
-	// a Router, the router's local runner.
+	// Local runs commands on this machine: an exec.Local with a Sandbox,
+	// or with UnsafeNoSandbox to run them unconfined; with a Router, the
+	// router's local runner instead, which must be one too. Required
+	// without a Router: New fails with exec.ErrNoSandbox.
 	Local exec.Runner
 	// Router, if set, lets the tools reach SSH hosts. The caller owns it.
 	Router *exec.Router
@@ -101,8 +105,8 @@ type Family struct{ cfg Config }
 // New builds the family from cfg, which is copied.
 func New(cfg Config) (*Family, error) {
 	c := cfg
-	if c.Local == nil {
-		c.Local = &exec.Local{}
+	if err := checkSandboxed(c.Local, c.Router); err != nil {
+		return nil, fmt.Errorf("packages: Config.Local: %w", err)
 	}
 	if c.Gate == nil {
 		g, err := gate.New(gate.Config{})
@@ -648,4 +652,13 @@ func render(rep *report, failed bool) *mcp.CallToolResult {
 		fmt.Fprintf(&sb, "next: %s\n", rep.NextCall)
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(sb.String())}, StructuredContent: rep, IsError: failed}
+}
+
+// checkSandboxed refuses local commands that would run without a sandbox
+// the embedder did not ask to go without.
+func checkSandboxed(local exec.Runner, router *exec.Router) error {
+	if router != nil {
+		return router.CheckSandboxed()
+	}
+	return exec.CheckSandboxed(local)
 }

@@ -28,13 +28,16 @@ func connect(t *testing.T, cfg packages.Config, rc *exec.RouterConfig) *client.C
 	t.Helper()
 	if rc != nil {
 		c := *rc
-		c.Local = &exec.Local{}
+		c.Local = &exec.Local{UnsafeNoSandbox: true}
 		r, err := exec.NewRouter(c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.Close() })
 		cfg.Router = r
+	}
+	if cfg.Router == nil && cfg.Local == nil {
+		cfg.Local = &exec.Local{UnsafeNoSandbox: true}
 	}
 	f, err := packages.New(cfg)
 	if err != nil {
@@ -341,7 +344,7 @@ func TestHandOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
-	local := &exec.Local{Grace: 200 * time.Millisecond}
+	local := &exec.Local{UnsafeNoSandbox: true, Grace: 200 * time.Millisecond}
 	m, err := sessions.New(sessions.Config{Local: local, SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

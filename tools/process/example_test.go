@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/process"
 	"github.com/rigout/rigout/tools/shell"
@@ -16,13 +17,23 @@ import (
 // execute_command hands a command still running after wait_seconds to
 // the Manager; the process tool reads it on, waiting for its output.
 func Example() {
-	m, err := sessions.New(sessions.Config{})
+	// Commands run in a kernel sandbox: here Landlock with nothing
+	// protected; sandboxcfg.Derive derives the rigout binary's from a
+	// policy. (exec.Local{UnsafeNoSandbox: true} runs them unconfined.)
+	sb, err := exec.NewSandbox(exec.SandboxConfig{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	local := &exec.Local{Sandbox: sb} // one Local for both, one sandbox
+	m, err := sessions.New(sessions.Config{Local: local})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer m.Close()
-	sh, _ := shell.New(shell.Config{Processes: m})
+	sh, _ := shell.New(shell.Config{Local: local, Processes: m})
 	pf, err := process.New(process.Config{Manager: m})
 	if err != nil {
 		fmt.Println(err)

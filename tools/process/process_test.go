@@ -33,7 +33,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // newManager returns a Manager closed when the test ends.
 func newManager(t *testing.T, rec audit.Recorder) *sessions.Manager {
 	t.Helper()
-	m, err := sessions.New(sessions.Config{Local: &exec.Local{Grace: 200 * time.Millisecond}, SpoolDir: t.TempDir(), Audit: rec})
+	m, err := sessions.New(sessions.Config{Local: &exec.Local{UnsafeNoSandbox: true, Grace: 200 * time.Millisecond}, SpoolDir: t.TempDir(), Audit: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func newManager(t *testing.T, rec audit.Recorder) *sessions.Manager {
 // principal (full scopes unless scopes is given), and connects to it.
 func connect(t *testing.T, m *sessions.Manager, principal string, scopes *auth.Scopes, ledger rigout.AuditLedger) *client.Client {
 	t.Helper()
-	sh, err := shell.New(shell.Config{Processes: m})
+	sh, err := shell.New(shell.Config{Local: &exec.Local{UnsafeNoSandbox: true}, Processes: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestStopEndsIt(t *testing.T) {
 }
 
 func TestCapRefusesClearly(t *testing.T) {
-	m, err := sessions.New(sessions.Config{MaxPerPrincipal: 1, SpoolDir: t.TempDir()})
+	m, err := sessions.New(sessions.Config{Local: &exec.Local{UnsafeNoSandbox: true}, MaxPerPrincipal: 1, SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/credentials"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/exec/sshtest"
 	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
@@ -158,7 +159,7 @@ func procEnv(t *testing.T) (*client.Client, *sessions.Manager, *sqlite.Ledger) {
 	t.Helper()
 	l := gwtest.OpenLedger(t)
 	m := newManager(t, l)
-	sh, err := shell.New(shell.Config{Processes: m, Credentials: procStore(t)})
+	sh, err := shell.New(shell.Config{Local: &exec.Local{UnsafeNoSandbox: true}, Processes: m, Credentials: procStore(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

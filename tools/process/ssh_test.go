@@ -50,7 +50,7 @@ func connectSSH(t *testing.T, m *sessions.Manager, h sshHost) *client.Client {
 		t.Fatal(err)
 	}
 	r, err := exec.NewRouter(exec.RouterConfig{
-		Local:          &exec.Local{},
+		Local:          &exec.Local{UnsafeNoSandbox: true},
 		Hosts:          []exec.HostConfig{{Name: "far", Address: h.addr, Port: h.port, User: h.user, Key: keyPath}},
 		KnownHostsFile: known,
 		HostKeyPolicy:  exec.HostKeyStrict,

@@ -21,6 +21,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/credentials"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/process"
@@ -40,7 +41,7 @@ func serveTasks(t *testing.T, ledger rigout.AuditLedger) string {
 // serveTasksWith is serveTasks on m, with a credential store.
 func serveTasksWith(t *testing.T, ledger rigout.AuditLedger, m *sessions.Manager, creds *credentials.Store) string {
 	t.Helper()
-	sh, err := shell.New(shell.Config{Processes: m, Credentials: creds})
+	sh, err := shell.New(shell.Config{Local: &exec.Local{UnsafeNoSandbox: true}, Processes: m, Credentials: creds})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,23 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/tools/shell"
 )
 
 // The shell family gives a gateway execute_command; without a Router it
 // runs commands on this machine only.
 func Example() {
-	sh, err := shell.New(shell.Config{})
+	// Commands run in a kernel sandbox: here Landlock with nothing
+	// protected; sandboxcfg.Derive derives the rigout binary's from a
+	// policy. (exec.Local{UnsafeNoSandbox: true} runs them unconfined.)
+	sb, err := exec.NewSandbox(exec.SandboxConfig{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	sh, err := shell.New(shell.Config{Local: &exec.Local{Sandbox: sb}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -9,13 +9,14 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/shell"
 )
 
 func newManager(t *testing.T) *sessions.Manager {
 	t.Helper()
-	m, err := sessions.New(sessions.Config{SpoolDir: t.TempDir()})
+	m, err := sessions.New(sessions.Config{Local: &exec.Local{UnsafeNoSandbox: true}, SpoolDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

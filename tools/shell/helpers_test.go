@@ -35,11 +35,14 @@ func newGateway(t *testing.T, s setup) *rigout.Gateway {
 	}
 	sc := s.Shell
 	sc.Gate = g
+	if sc.Local == nil {
+		sc.Local = &exec.Local{UnsafeNoSandbox: true} // these tests are about the policy, not the sandbox
+	}
 	cfg := s.Config
 	if s.SSH != nil {
 		rc := *s.SSH
 		if rc.Local == nil {
-			rc.Local = &exec.Local{}
+			rc.Local = &exec.Local{UnsafeNoSandbox: true}
 		}
 		if cfg.Audit != nil {
 			rc.OnHostKey = hosts.HostKeyRecorder(cfg.Audit)

@@ -21,6 +21,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/credentials"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/sessions"
@@ -97,7 +98,7 @@ func TestSecretsLocal(t *testing.T) {
 	l := openLedger(t)
 	var logs syncBuffer
 	spool := t.TempDir()
-	m, err := sessions.New(sessions.Config{SpoolDir: spool, Audit: l})
+	m, err := sessions.New(sessions.Config{Local: &exec.Local{UnsafeNoSandbox: true}, SpoolDir: spool, Audit: l})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func ExampleConfig_credentials() {
 	f := filepath.Join(dir, "token")
 	os.WriteFile(f, []byte("example-token-value\n"), 0o600)
 	store, _ := credentials.New(credentials.Config{Aliases: map[string]credentials.Spec{"deploy": {File: f}}})
-	sh, _ := shell.New(shell.Config{Credentials: store})
+	sh, _ := shell.New(shell.Config{Local: &exec.Local{UnsafeNoSandbox: true}, Credentials: store})
 	gw, _ := rigout.New(rigout.Config{Tools: sh.Tools()})
 	defer gw.Close()
 	c, _ := client.NewInProcessClient(gw.MCPServer())

@@ -59,12 +59,15 @@ const (
 	DefaultShowMax = 16 << 10
 )
 
-// Config configures the family. The zero value is valid: local commands
-// only, the default command policy, the gateway process's working
-// directory.
+// Config configures the family. Local (or Router) is required, so that
+// no command runs outside a sandbox by accident; the rest has useful zero
+// values: local commands only, the default command policy, the gateway
+// process's working directory.
 type Config struct {
-	// Local runs commands on this machine. If nil, a zero exec.Local; with
-	// a Router, the router's own local runner is used instead.
+	// Local runs commands on this machine: an exec.Local with a Sandbox,
+	// or with UnsafeNoSandbox to run them unconfined; with a Router, the
+	// router's local runner instead, which must be one too. Required
+	// without a Router: New fails with exec.ErrNoSandbox.
 	Local exec.Runner
 	// Router, if set, lets commands reach SSH hosts: the host argument
 	// goes through its routing ladder and hosts fans out. The caller owns
@@ -124,8 +127,8 @@ type Family struct {
 // New builds the family from cfg, which is copied.
 func New(cfg Config) (*Family, error) {
 	c := cfg
-	if c.Local == nil {
-		c.Local = &exec.Local{}
+	if err := checkSandboxed(c.Local, c.Router); err != nil {
+		return nil, fmt.Errorf("shell: Config.Local: %w", err)
 	}
 	if c.Gate == nil {
 		g, err := gate.New(gate.Config{})
@@ -256,4 +259,13 @@ func (f *Family) localDir(dir string) (string, error) {
 		return "", fmt.Errorf("%q is not a directory", dir)
 	}
 	return real, nil
+}
+
+// checkSandboxed refuses local commands that would run without a sandbox
+// the embedder did not ask to go without.
+func checkSandboxed(local exec.Runner, router *exec.Router) error {
+	if router != nil {
+		return router.CheckSandboxed()
+	}
+	return exec.CheckSandboxed(local)
 }

@@ -42,7 +42,7 @@ func BenchmarkSSHStages(b *testing.B) {
 	ctx := context.Background()
 	d := sshdtest.Start(b, sshdtest.Options{})
 	rc := d.Router
-	local := &exec.Local{}
+	local := &exec.Local{UnsafeNoSandbox: true}
 	rc.Local = local
 	r, err := exec.NewRouter(rc)
 	if err != nil {

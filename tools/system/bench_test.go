@@ -31,13 +31,16 @@ func BenchmarkMemory(b *testing.B) {
 		cfg := system.Config{}
 		if rc != nil {
 			c := *rc
-			c.Local = &exec.Local{}
+			c.Local = &exec.Local{UnsafeNoSandbox: true}
 			r, err := exec.NewRouter(c)
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { r.Close() })
 			cfg.Router = r
+		}
+		if cfg.Router == nil {
+			cfg.Local = &exec.Local{UnsafeNoSandbox: true}
 		}
 		f, _ := system.New(cfg)
 		c := gwtest.Connect(b, gwtest.New(b, rigout.Config{Tools: f.Tools()}))

@@ -11,13 +11,23 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/tools/system"
 )
 
 // get_hardware_info answers with JSON in structuredContent; here its
 // memory total agrees with /proc/meminfo.
 func Example() {
-	sf, err := system.New(system.Config{})
+	// Commands run in a kernel sandbox: here Landlock with nothing
+	// protected; sandboxcfg.Derive derives the rigout binary's from a
+	// policy. (exec.Local{UnsafeNoSandbox: true} runs them unconfined.)
+	sb, err := exec.NewSandbox(exec.SandboxConfig{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	sf, err := system.New(system.Config{Local: &exec.Local{Sandbox: sb}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -58,11 +58,14 @@ const (
 	snapshotWindow = time.Second
 )
 
-// Config configures the family. The zero value is valid: this machine
-// only, the default command policy.
+// Config configures the family. Local (or Router) is required, so that
+// no command runs outside a sandbox by accident; the rest has useful zero
+// values: this machine only, the default command policy.
 type Config struct {
-	// Local runs commands on this machine (nvidia-smi). If nil, a zero
-	// exec.Local; with a Router, the router's local runner.
+	// Local runs commands on this machine (nvidia-smi): an exec.Local
+	// with a Sandbox, or with UnsafeNoSandbox to run them unconfined; with
+	// a Router, the router's local runner instead, which must be one too.
+	// Required without a Router: New fails with exec.ErrNoSandbox.
 	Local exec.Runner
 	// Router, if set, lets the tools reach SSH hosts. The caller owns it.
 	Router *exec.Router
@@ -85,8 +88,8 @@ type Family struct {
 // New builds the family from cfg, which is copied.
 func New(cfg Config) (*Family, error) {
 	c := cfg
-	if c.Local == nil {
-		c.Local = &exec.Local{}
+	if err := checkSandboxed(c.Local, c.Router); err != nil {
+		return nil, fmt.Errorf("system: Config.Local: %w", err)
 	}
 	if c.Gate == nil {
 		g, err := gate.New(gate.Config{})
@@ -482,4 +485,13 @@ func hardwareSummary(h Hardware) string {
 		fmt.Fprintf(&sb, " (cached from %s; refresh reads again)", h.CollectedAt.Format(time.RFC3339))
 	}
 	return sb.String()
+}
+
+// checkSandboxed refuses local commands that would run without a sandbox
+// the embedder did not ask to go without.
+func checkSandboxed(local exec.Runner, router *exec.Router) error {
+	if router != nil {
+		return router.CheckSandboxed()
+	}
+	return exec.CheckSandboxed(local)
 }

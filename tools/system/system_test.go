@@ -31,13 +31,16 @@ func connect(t *testing.T, rc *exec.RouterConfig) *client.Client {
 	cfg := system.Config{}
 	if rc != nil {
 		c := *rc
-		c.Local = &exec.Local{}
+		c.Local = &exec.Local{UnsafeNoSandbox: true}
 		r, err := exec.NewRouter(c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.Close() })
 		cfg.Router = r
+	}
+	if cfg.Router == nil && cfg.Local == nil {
+		cfg.Local = &exec.Local{UnsafeNoSandbox: true}
 	}
 	f, err := system.New(cfg)
 	if err != nil {
@@ -326,7 +329,7 @@ func TestGateRefusal(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := exec.NewRouter(exec.RouterConfig{
-		Local: &exec.Local{}, KnownHostsFile: known, HostKeyPolicy: exec.HostKeyStrict, HomeDir: dir,
+		Local: &exec.Local{UnsafeNoSandbox: true}, KnownHostsFile: known, HostKeyPolicy: exec.HostKeyStrict, HomeDir: dir,
 		Hosts: []exec.HostConfig{{Name: "rec", Address: srv.Host(), Port: srv.Port(), User: "agent", Key: keyPath}},
 	})
 	if err != nil {

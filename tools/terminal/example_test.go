@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/terminal"
 )
@@ -15,7 +16,16 @@ import (
 // A terminal session keeps its working directory and variables from one
 // execute_in_terminal to the next.
 func Example() {
-	m, err := sessions.New(sessions.Config{})
+	// Commands run in a kernel sandbox: here Landlock with nothing
+	// protected; sandboxcfg.Derive derives the rigout binary's from a
+	// policy. (exec.Local{UnsafeNoSandbox: true} runs them unconfined.)
+	sb, err := exec.NewSandbox(exec.SandboxConfig{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sb.Close()
+	m, err := sessions.New(sessions.Config{Local: &exec.Local{Sandbox: sb}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,9 +1,3 @@
-// Package sandboxcfg derives the kernel sandbox of the rigout binary's
-// local commands (an exec.SandboxConfig) from the command policy and the
-// state directory. It is shared by cmd/rigout, which builds the sandbox
-// of `rigout serve` and `rigout stdio` from it, and by the bench module,
-// whose bare gateway must run commands in the same sandbox to compare like
-// with like.
 package sandboxcfg
 
 import (

@@ -1,0 +1,128 @@
+package rigout_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/sessions"
+	"github.com/rigout/rigout/tools/docker"
+	"github.com/rigout/rigout/tools/packages"
+	"github.com/rigout/rigout/tools/shell"
+	"github.com/rigout/rigout/tools/system"
+)
+
+// TestFamiliesRefuseToRunUnsandboxed: a family or session manager with
+// no local runner, or a Local without a Sandbox (directly or as its
+// Router's), refuses at construction with exec.ErrNoSandbox, naming the
+// fix; a Sandbox, UnsafeNoSandbox or a Router that does not run locally
+// is accepted.
+func TestFamiliesRefuseToRunUnsandboxed(t *testing.T) {
+	sb, err := exec.NewSandbox(exec.SandboxConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	router := func(local exec.Runner) *exec.Router {
+		r, err := exec.NewRouter(exec.RouterConfig{Local: local, HostKeyPolicy: exec.HostKeyStrict})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+	unsafe := &exec.Local{UnsafeNoSandbox: true}
+	type build func(local exec.Runner, r *exec.Router) error
+	families := map[string]build{
+		"shell": func(l exec.Runner, r *exec.Router) error {
+			_, err := shell.New(shell.Config{Local: l, Router: r})
+			return err
+		},
+		"docker": func(l exec.Runner, r *exec.Router) error {
+			_, err := docker.New(docker.Config{Local: l, Router: r})
+			return err
+		},
+		"packages": func(l exec.Runner, r *exec.Router) error {
+			_, err := packages.New(packages.Config{Local: l, Router: r})
+			return err
+		},
+		"system": func(l exec.Runner, r *exec.Router) error {
+			_, err := system.New(system.Config{Local: l, Router: r})
+			return err
+		},
+		"sessions": func(l exec.Runner, r *exec.Router) error {
+			local, _ := l.(*exec.Local)
+			m, err := sessions.New(sessions.Config{Local: local, SpoolDir: t.TempDir()})
+			if err == nil {
+				m.Close()
+			}
+			return err
+		},
+	}
+	tests := []struct {
+		name    string
+		local   exec.Runner
+		router  func() *exec.Router
+		wantErr error
+	}{
+		{name: "zero config", wantErr: exec.ErrNoSandbox},
+		{name: "Local without a sandbox", local: &exec.Local{}, wantErr: exec.ErrNoSandbox},
+		{name: "Router whose Local has no sandbox", router: func() *exec.Router { return router(&exec.Local{}) }, wantErr: exec.ErrNoSandbox},
+		{name: "Local with a sandbox", local: &exec.Local{Sandbox: sb}},
+		{name: "Local with UnsafeNoSandbox", local: unsafe},
+		{name: "Router with a sandboxed Local", router: func() *exec.Router { return router(&exec.Local{Sandbox: sb}) }},
+		{name: "Router without a Local", router: func() *exec.Router { return router(nil) }},
+	}
+	for _, tt := range tests {
+		for name, build := range families {
+			t.Run(tt.name+"/"+name, func(t *testing.T) {
+				var r *exec.Router
+				if tt.router != nil {
+					if name == "sessions" {
+						t.Skip("a Manager takes no Router")
+					}
+					r = tt.router()
+				}
+				err := build(tt.local, r)
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("New: %v, want %v", err, tt.wantErr)
+				}
+				if err != nil && (!strings.Contains(err.Error(), "UnsafeNoSandbox") || !strings.Contains(err.Error(), "Sandbox (exec.NewSandbox")) {
+					t.Errorf("the error does not name the fix: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// TestUnsafeNoSandboxRuns: the explicit opt-in runs commands, unconfined,
+// and says so in the result.
+func TestUnsafeNoSandboxRuns(t *testing.T) {
+	local := &exec.Local{UnsafeNoSandbox: true}
+	sh, err := shell.New(shell.Config{Local: local})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := gwtest.Connect(t, gwtest.New(t, rigout.Config{Tools: sh.Tools()}))
+	res := gwtest.Call(t, c, "execute_command", map[string]any{"argv": []string{"echo", "ran-unconfined"}})
+	if res.IsError || !strings.Contains(gwtest.Text(res), "ran-unconfined") {
+		t.Errorf("execute_command with UnsafeNoSandbox: %q", gwtest.Text(res))
+	}
+	m, err := sessions.New(sessions.Config{Local: local, SpoolDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	p, err := m.Start(context.Background(), "alice", exec.Command{Argv: []string{"echo", "bg-unconfined"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.Wait(context.Background())
+	if err != nil || !strings.Contains(string(r.Stdout.Data), "bg-unconfined") || r.Sandboxed {
+		t.Errorf("a Manager's process with UnsafeNoSandbox: %+v, %v", r, err)
+	}
+}
