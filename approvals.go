@@ -50,6 +50,36 @@ type ApprovalConfig struct {
 	Notify func(ctx context.Context, p PendingApproval)
 }
 
+// ApprovalStore keeps what the gateways of one deployment share about
+// approvals (Config.ApprovalStore): the operator approval queue and the
+// spent elicitation answers. Times are the gateways' clocks, passed in.
+// Its errors fail closed: a call whose approval cannot be stored or read
+// back does not run, an answer that cannot be marked spent does not count.
+type ApprovalStore interface {
+	// PutApproval stores a pending approval.
+	PutApproval(ctx context.Context, r audit.ApprovalRecord) error
+	// PendingApprovals returns the undecided approvals unexpired at now,
+	// oldest first.
+	PendingApprovals(ctx context.Context, now time.Time) ([]audit.ApprovalRecord, error)
+	// Approval returns approval id; found is false when there is none.
+	Approval(ctx context.Context, id string) (r audit.ApprovalRecord, found bool, err error)
+	// DecideApproval records a decision on id, once: only while id is
+	// undecided and unexpired at now, its digest is digest and its
+	// principal is not approver. It reports whether it did.
+	DecideApproval(ctx context.Context, id, digest, approver string, approve bool, mac []byte, now time.Time) (bool, error)
+	// EndApproval deletes approval id and returns it as it was, decided
+	// or not; found is false when there is none.
+	EndApproval(ctx context.Context, id string) (r audit.ApprovalRecord, found bool, err error)
+	// SpendNonce marks the nonce of an elicitation question answered, to
+	// be remembered until expires (its question's expiry); it reports
+	// false when the nonce was spent already.
+	SpendNonce(ctx context.Context, nonce []byte, expires time.Time) (bool, error)
+}
+
+// approvalPoll is how often a call waiting on a shared queue looks for
+// its decision.
+const approvalPoll = 200 * time.Millisecond
+
 func (c *ApprovalConfig) setDefaults() {
 	if c.Wait <= 0 {
 		c.Wait = DefaultApprovalWait
@@ -148,17 +178,23 @@ var (
 	// ErrApprovalDigest means the digest sent with a decision is not the
 	// pending command's.
 	ErrApprovalDigest = errors.New("rigout: the digest does not match the pending command")
+	// ErrForgedDecision means a decision read from the shared store does
+	// not carry the MAC a gateway holding the approval key computes: it
+	// was not made through a gateway.
+	ErrForgedDecision = errors.New("rigout: the decision in the approval store was not made by a gateway (bad MAC); nothing runs")
 )
 
 // approvalQueue holds the pending approvals. It is safe for concurrent use.
 type approvalQueue struct {
-	cfg ApprovalConfig
-	key []byte // digest key
+	cfg   ApprovalConfig
+	key   []byte        // digest key
+	store ApprovalStore // the shared queue, or nil
 
 	// mu protects the following.
 	mu      sync.Mutex
 	pending map[string]*pendingEntry
 	per     map[string]int // principal → pending
+	shared  int            // this gateway's calls waiting on the shared queue
 }
 
 type pendingEntry struct {
@@ -171,11 +207,36 @@ type decision struct {
 	approver string
 }
 
-func newApprovalQueue(cfg ApprovalConfig) *approvalQueue {
+// minApprovalKey is the shortest Config.ApprovalKey accepted.
+const minApprovalKey = 32
+
+// DeriveApprovalKey returns the [Config.ApprovalKey] of the gateways that
+// share a ledger chain key: HMAC-SHA256 under chainKey of
+// "rigout.approval-key.v1". Replicas that hold the same chain key then
+// sign and check approvals alike, and the approval key reveals nothing of
+// the chain key.
+func DeriveApprovalKey(chainKey []byte) []byte {
+	m := hmac.New(sha256.New, chainKey)
+	m.Write([]byte("rigout.approval-key.v1"))
+	return m.Sum(nil)
+}
+
+// approvalSubkey is the key of one use (purpose) of the approval key, or
+// a random key when there is none.
+func approvalSubkey(key []byte, purpose string) []byte {
+	if key == nil {
+		k := make([]byte, 32)
+		_, _ = rand.Read(k) // crypto/rand.Read does not fail
+		return k
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
+}
+
+func newApprovalQueue(cfg ApprovalConfig, key []byte, store ApprovalStore) *approvalQueue {
 	cfg.setDefaults()
-	key := make([]byte, 32)
-	_, _ = rand.Read(key) // crypto/rand.Read does not fail
-	return &approvalQueue{cfg: cfg, key: key, pending: map[string]*pendingEntry{}, per: map[string]int{}}
+	return &approvalQueue{cfg: cfg, key: key, store: store, pending: map[string]*pendingEntry{}, per: map[string]int{}}
 }
 
 // approvalDigest is the keyed digest of exactly what is approved.
@@ -213,18 +274,33 @@ func (c *Call) AwaitApproval(ctx context.Context, r ApprovalRequest) (Approval, 
 		answer: make(chan decision, 1),
 	}
 	q.mu.Lock()
-	if len(q.pending) >= q.cfg.MaxPending || q.per[e.p.Principal] >= q.cfg.MaxPendingPerPrincipal {
+	if len(q.pending)+q.shared >= q.cfg.MaxPending || q.per[e.p.Principal] >= q.cfg.MaxPendingPerPrincipal {
 		q.mu.Unlock()
 		return Approval{}, &ApprovalError{Outcome: ApprovalQueueFull}
 	}
-	q.pending[e.p.ID] = e
+	shared := q.store != nil
+	if !shared {
+		q.pending[e.p.ID] = e
+	} else {
+		q.shared++
+	}
 	q.per[e.p.Principal]++
 	q.mu.Unlock()
+	if shared {
+		defer q.endShared(e.p.Principal)
+	}
 	c.setDetail("approval", e.p.ID)
 	c.setDetail("approval_digest", e.p.Digest)
 
 	waitCtx, cancel := context.WithTimeout(ctx, q.cfg.Wait)
 	defer cancel()
+	if shared {
+		body, _ := json.Marshal(e.p)
+		if err := q.store.PutApproval(ctx, audit.ApprovalRecord{ID: e.p.ID, Principal: e.p.Principal, Digest: e.p.Digest,
+			Body: body, Requested: e.p.Requested, Expires: e.p.Expires}); err != nil {
+			return Approval{}, fmt.Errorf("rigout: approval %s: the shared queue: %w", e.p.ID, err)
+		}
+	}
 	if q.cfg.Notify != nil {
 		go q.cfg.Notify(waitCtx, e.p)
 	}
@@ -232,20 +308,27 @@ func (c *Call) AwaitApproval(ctx context.Context, r ApprovalRequest) (Approval, 
 		slog.String("approval", e.p.ID), slog.String("call", c.ID), slog.String("principal", e.p.Principal), slog.String("rule", r.Rule))
 
 	var d decision
-	select {
-	case d = <-e.answer:
-	case <-waitCtx.Done():
-		q.mu.Lock()
-		if _, still := q.pending[e.p.ID]; still {
-			q.removeLocked(e)
-			q.mu.Unlock()
-			if ctx.Err() != nil {
-				return Approval{}, &ApprovalError{ID: e.p.ID, Outcome: ApprovalCanceled}
-			}
-			return Approval{}, &ApprovalError{ID: e.p.ID, Outcome: ApprovalExpired, Wait: q.cfg.Wait}
+	if shared {
+		var err error
+		if d, err = q.waitShared(ctx, waitCtx, e.p); err != nil {
+			return Approval{}, err
 		}
-		q.mu.Unlock()
-		d = <-e.answer // decided just as the wait ended: the decision stands
+	} else {
+		select {
+		case d = <-e.answer:
+		case <-waitCtx.Done():
+			q.mu.Lock()
+			if _, still := q.pending[e.p.ID]; still {
+				q.removeLocked(e)
+				q.mu.Unlock()
+				if ctx.Err() != nil {
+					return Approval{}, &ApprovalError{ID: e.p.ID, Outcome: ApprovalCanceled}
+				}
+				return Approval{}, &ApprovalError{ID: e.p.ID, Outcome: ApprovalExpired, Wait: q.cfg.Wait}
+			}
+			q.mu.Unlock()
+			d = <-e.answer // decided just as the wait ended: the decision stands
+		}
 	}
 	if !d.approve {
 		c.setDetail("denied_by", d.approver)
@@ -258,6 +341,60 @@ func (c *Call) AwaitApproval(ctx context.Context, r ApprovalRequest) (Approval, 
 	}
 	c.setDetail("approved_by", d.approver)
 	return Approval{ID: e.p.ID, Approver: d.approver, Digest: e.p.Digest}, nil
+}
+
+// waitShared waits for the decision on p in the shared store until
+// waitCtx ends, then takes the approval out of the store: a decision made
+// by then stands, whose MAC must verify.
+func (q *approvalQueue) waitShared(ctx, waitCtx context.Context, p PendingApproval) (decision, error) {
+	st := q.store
+	tick := time.NewTicker(approvalPoll)
+	defer tick.Stop()
+poll:
+	for {
+		select {
+		case <-waitCtx.Done():
+			break poll
+		case <-tick.C:
+			if r, found, err := st.Approval(waitCtx, p.ID); err == nil && (!found || r.Decided) {
+				break poll
+			}
+		}
+	}
+	r, found, err := st.EndApproval(context.WithoutCancel(ctx), p.ID)
+	switch {
+	case err != nil:
+		return decision{}, fmt.Errorf("rigout: approval %s: the shared queue: %w", p.ID, err)
+	case !found || !r.Decided:
+		if ctx.Err() != nil {
+			return decision{}, &ApprovalError{ID: p.ID, Outcome: ApprovalCanceled}
+		}
+		return decision{}, &ApprovalError{ID: p.ID, Outcome: ApprovalExpired, Wait: q.cfg.Wait}
+	case r.Digest != p.Digest || r.Principal != p.Principal || r.Approver == p.Principal ||
+		!hmac.Equal(r.MAC, q.decisionMAC(p.ID, p.Digest, r.Approver, r.Approved)):
+		return decision{}, ErrForgedDecision
+	}
+	return decision{approve: r.Approved, approver: r.Approver}, nil
+}
+
+// decisionMAC is what a gateway writes with a decision in the shared
+// store, under the approval digest key the gateways share.
+func (q *approvalQueue) decisionMAC(id, digest, approver string, approve bool) []byte {
+	m := hmac.New(sha256.New, q.key)
+	for _, part := range []string{"rigout.approval-decision/1", id, digest, approver, fmt.Sprint(approve)} {
+		fmt.Fprintf(m, "%d:%s", len(part), part)
+	}
+	return m.Sum(nil)
+}
+
+// endShared releases the caps a call waiting on the shared queue held.
+func (q *approvalQueue) endShared(principal string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.shared--
+	if q.per[principal]--; q.per[principal] <= 0 {
+		delete(q.per, principal)
+	}
 }
 
 func (q *approvalQueue) removeLocked(e *pendingEntry) {
@@ -277,8 +414,9 @@ func (c *Call) setDetail(k, v string) {
 
 // PendingApprovals returns the calls waiting for an operator, oldest
 // first, for approver, who must hold the approve scope. Its own calls are
-// listed too (marked by Principal), though it cannot decide them.
-func (g *Gateway) PendingApprovals(approver auth.Principal) ([]PendingApproval, error) {
+// listed too (marked by Principal), though it cannot decide them. With a
+// shared queue (Config.ApprovalStore) it lists every gateway's.
+func (g *Gateway) PendingApprovals(ctx context.Context, approver auth.Principal) ([]PendingApproval, error) {
 	if err := approver.Scopes.RequireApprove(); err != nil {
 		return nil, err
 	}
@@ -287,6 +425,9 @@ func (g *Gateway) PendingApprovals(approver auth.Principal) ([]PendingApproval, 
 		return nil, ErrNoApprovals
 	}
 	now := g.cfg.Now()
+	if q.store != nil {
+		return g.sharedPending(ctx, now)
+	}
 	q.mu.Lock()
 	out := make([]PendingApproval, 0, len(q.pending))
 	for _, e := range q.pending {
@@ -314,6 +455,14 @@ func (g *Gateway) DecideApproval(ctx context.Context, approver auth.Principal, i
 	if q == nil {
 		return PendingApproval{}, ErrNoApprovals
 	}
+	if q.store != nil {
+		p, err := g.decideShared(ctx, approver, id, digest, approve)
+		if err != nil {
+			return p, err
+		}
+		g.recordDecision(ctx, approver, p, approve)
+		return p, nil
+	}
 	q.mu.Lock()
 	e, ok := q.pending[id]
 	switch {
@@ -330,19 +479,76 @@ func (g *Gateway) DecideApproval(ctx context.Context, approver auth.Principal, i
 	q.removeLocked(e)
 	e.answer <- decision{approve: approve, approver: approver.Name}
 	q.mu.Unlock()
+	g.recordDecision(ctx, approver, e.p, approve)
+	return e.p, nil
+}
 
+// recordDecision logs and records an operator's decision.
+func (g *Gateway) recordDecision(ctx context.Context, approver auth.Principal, p PendingApproval, approve bool) {
+	id := p.ID
 	dec := audit.DecisionDeclined
 	if approve {
 		dec = audit.DecisionConfirmed
 	}
 	g.log.LogAttrs(ctx, slog.LevelWarn, "held-back call decided by an operator",
-		slog.String("approval", id), slog.String("call", e.p.Call), slog.String("approver", approver.Name), slog.String("decision", string(dec)))
+		slog.String("approval", id), slog.String("call", p.Call), slog.String("approver", approver.Name), slog.String("decision", string(dec)))
 	_ = g.RecordEvent(ctx, audit.Event{
 		Type: audit.TypeApprovalDecide, Principal: approver.Name, Transport: approver.Transport, RemoteAddr: approver.RemoteAddr,
-		Tool: e.p.Tool, Host: e.p.Host, Decision: dec, Rule: e.p.Rule, Bypassed: e.p.Bypass && approve, Status: audit.StatusOK,
-		Detail: DetailJSON(map[string]string{"approval": id, "call": e.p.Call, "for": e.p.Principal, "digest": e.p.Digest}),
+		Tool: p.Tool, Host: p.Host, Decision: dec, Rule: p.Rule, Bypassed: p.Bypass && approve, Status: audit.StatusOK,
+		Detail: DetailJSON(map[string]string{"approval": id, "call": p.Call, "for": p.Principal, "digest": p.Digest}),
 	})
-	return e.p, nil
+}
+
+// sharedPending lists the shared queue's pending approvals.
+func (g *Gateway) sharedPending(ctx context.Context, now time.Time) ([]PendingApproval, error) {
+	rs, err := g.approvals.store.PendingApprovals(ctx, now)
+	if err != nil {
+		return nil, fmt.Errorf("rigout: the shared approval queue: %w", err)
+	}
+	out := make([]PendingApproval, 0, len(rs))
+	for _, r := range rs {
+		if p, ok := sharedBody(r); ok {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// sharedBody decodes a stored approval, which must agree with its row.
+func sharedBody(r audit.ApprovalRecord) (PendingApproval, bool) {
+	var p PendingApproval
+	if json.Unmarshal(r.Body, &p) != nil || p.ID != r.ID || p.Principal != r.Principal || p.Digest != r.Digest {
+		return PendingApproval{}, false
+	}
+	return p, true
+}
+
+// decideShared decides approval id in the shared store, with the same
+// checks as the local queue, and a MAC the waiting gateway verifies.
+func (g *Gateway) decideShared(ctx context.Context, approver auth.Principal, id, digest string, approve bool) (PendingApproval, error) {
+	q := g.approvals
+	now := g.cfg.Now()
+	r, found, err := q.store.Approval(ctx, id)
+	if err != nil {
+		return PendingApproval{}, fmt.Errorf("rigout: the shared approval queue: %w", err)
+	}
+	p, ok := sharedBody(r)
+	switch {
+	case !found || !ok || r.Decided || !now.Before(r.Expires):
+		return PendingApproval{}, ErrApprovalNotFound
+	case approver.Name == r.Principal:
+		return PendingApproval{}, ErrSelfApproval
+	case !hmac.Equal([]byte(strings.ToLower(digest)), []byte(r.Digest)):
+		return PendingApproval{}, ErrApprovalDigest
+	}
+	done, err := q.store.DecideApproval(ctx, id, r.Digest, approver.Name, approve, q.decisionMAC(id, r.Digest, approver.Name, approve), now)
+	if err != nil {
+		return PendingApproval{}, fmt.Errorf("rigout: the shared approval queue: %w", err)
+	}
+	if !done {
+		return PendingApproval{}, ErrApprovalNotFound // decided or withdrawn meanwhile
+	}
+	return p, nil
 }
 
 // ApprovalsHandler serves the approvals API to operators. Wrap it in the
@@ -364,7 +570,7 @@ func (g *Gateway) ApprovalsHandler() http.Handler {
 		}
 		switch r.Method {
 		case http.MethodGet:
-			list, err := g.PendingApprovals(p)
+			list, err := g.PendingApprovals(r.Context(), p)
 			if err != nil {
 				approvalError(w, err)
 				return

@@ -99,7 +99,7 @@ func (c *Call) Confirm(ctx context.Context, question string) (state Confirmation
 	_, answered := params.InputResponses[confirmKey]
 	if answered || params.RequestState != "" {
 		if !c.principal.Scopes.InteractiveClient || !answered ||
-			c.gw.questions.redeem(params.RequestState, c.confirmDigest(question), c.gw.cfg.Now()) != nil {
+			c.gw.questions.redeem(ctx, params.RequestState, c.confirmDigest(question), c.gw.cfg.Now()) != nil {
 			return Unsolicited, nil
 		}
 		ans := server.ElicitationResponse(params.InputResponses, confirmKey)
@@ -184,7 +184,8 @@ var errBadAnswer = errors.New("rigout: answer to a question not asked in this ca
 // questions are the questions a gateway asked through elicitation and has
 // not yet seen answered. It is safe for concurrent use.
 type questions struct {
-	key [32]byte // HMAC key, random per gateway
+	key   []byte        // HMAC key: Config.ApprovalKey's, or random per gateway
+	store ApprovalStore // where spent nonces are shared, or nil
 
 	// mu protects the following.
 	mu    sync.Mutex
@@ -192,10 +193,8 @@ type questions struct {
 	order [][16]byte             // nonces in issue order, for eviction
 }
 
-func newQuestions() *questions {
-	q := &questions{open: map[[16]byte]time.Time{}}
-	_, _ = rand.Read(q.key[:]) // crypto/rand.Read does not fail
-	return q
+func newQuestions(key []byte, store ApprovalStore) *questions {
+	return &questions{key: key, store: store, open: map[[16]byte]time.Time{}}
 }
 
 // issue records a new question bound to digest and returns its
@@ -220,9 +219,10 @@ func (q *questions) issue(digest [32]byte, now time.Time) string {
 }
 
 // redeem checks state against digest and consumes its question: it
-// answers a question issued by this gateway, unaltered, unexpired, about
-// the same digest, and not redeemed before.
-func (q *questions) redeem(state string, digest [32]byte, now time.Time) error {
+// answers a question issued by this gateway (or, with a shared store, by
+// a gateway holding the same key), unaltered, unexpired, about the same
+// digest, and not redeemed before (on any gateway sharing the store).
+func (q *questions) redeem(ctx context.Context, state string, digest [32]byte, now time.Time) error {
 	parts := strings.Split(state, ".")
 	if len(parts) != 3 || parts[0] != "v1" {
 		return errBadAnswer
@@ -237,8 +237,20 @@ func (q *questions) redeem(state string, digest [32]byte, now time.Time) error {
 	}
 	var nonce [16]byte
 	copy(nonce[:], body[:16])
-	if now.Unix() > int64(binary.BigEndian.Uint64(body[16:])) {
+	expires := int64(binary.BigEndian.Uint64(body[16:]))
+	if now.Unix() > expires {
 		return errBadAnswer
+	}
+	if q.store != nil {
+		// The MAC proves a gateway of the deployment asked it; the store
+		// makes the answer count once across them.
+		q.mu.Lock()
+		delete(q.open, nonce)
+		q.mu.Unlock()
+		if ok, err := q.store.SpendNonce(ctx, nonce[:], time.Unix(expires, 0)); err != nil || !ok {
+			return errBadAnswer
+		}
+		return nil
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -251,7 +263,7 @@ func (q *questions) redeem(state string, digest [32]byte, now time.Time) error {
 }
 
 func (q *questions) mac(body []byte, digest [32]byte) []byte {
-	m := hmac.New(sha256.New, q.key[:])
+	m := hmac.New(sha256.New, q.key)
 	m.Write(body)
 	m.Write(digest[:])
 	return m.Sum(nil)

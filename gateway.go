@@ -132,6 +132,28 @@ type Config struct {
 	// (auth.Scopes.InteractiveClient), and is refused otherwise.
 	Approvals *ApprovalConfig
 
+	// ApprovalKey keys what the gateway signs about approvals: the
+	// requestState of its elicitation questions and the digests of
+	// pending operator approvals (see [DeriveApprovalKey]). Gateways that
+	// serve one deployment behind a load balancer must share it, so that
+	// one replica checks what another issued; derive it from a secret they
+	// already share and commands cannot read (rigout derives it from the
+	// ledger's chain key). At least 32 bytes. If nil, a random key drawn at
+	// New: nothing signed by this gateway is accepted by another, or by it
+	// after a restart.
+	ApprovalKey []byte
+
+	// ApprovalStore, if set, shares approvals with the other gateways of
+	// the deployment (the PostgreSQL ledger, audit/postgres, is one): the
+	// operator queue (a call held back on one gateway is listed, and
+	// decided, on any; the waiting gateway polls the store for the
+	// decision) and the spent elicitation answers (a requestState issued
+	// by one gateway is redeemed once on any). Decisions carry a MAC under
+	// the approval key, so one written into the store by hand is refused:
+	// ApprovalKey, the same on every gateway, is then required. If nil,
+	// both are this gateway's alone.
+	ApprovalStore ApprovalStore
+
 	// Now returns the current time. If nil, time.Now.
 	Now func() time.Time
 }
@@ -157,6 +179,12 @@ func (c *Config) setDefaults() error {
 	}
 	if err := c.RateLimit.validate(); err != nil {
 		return err
+	}
+	if c.ApprovalKey != nil && len(c.ApprovalKey) < minApprovalKey {
+		return fmt.Errorf("rigout: ApprovalKey is %d bytes; want at least %d", len(c.ApprovalKey), minApprovalKey)
+	}
+	if c.ApprovalStore != nil && c.ApprovalKey == nil {
+		return errors.New("rigout: ApprovalStore shares approvals between gateways, which must share ApprovalKey too (a random per-gateway key would make every decision made on another gateway look forged)")
 	}
 	if c.RefusalRows.Calls < 0 || c.RefusalRows.Per < 0 {
 		return fmt.Errorf("rigout: refusal rows %d per %s: want positive numbers", c.RefusalRows.Calls, c.RefusalRows.Per)
@@ -197,6 +225,7 @@ func (c Config) clone() Config {
 		a := *c.Approvals
 		c.Approvals = &a
 	}
+	c.ApprovalKey = slices.Clone(c.ApprovalKey)
 	return c
 }
 
@@ -266,10 +295,10 @@ func New(cfg Config) (*Gateway, error) {
 		refused: newRefusals(c.RefusalRows, c.Now),
 		tasks:   newTaskTable(),
 
-		questions: newQuestions(),
+		questions: newQuestions(approvalSubkey(c.ApprovalKey, "rigout.confirm.request-state.v1"), c.ApprovalStore),
 	}
 	if c.Approvals != nil {
-		g.approvals = newApprovalQueue(*c.Approvals)
+		g.approvals = newApprovalQueue(*c.Approvals, approvalSubkey(c.ApprovalKey, "rigout.approval.digest.v1"), c.ApprovalStore)
 	}
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(true),

@@ -222,8 +222,8 @@ type OAuthConfig struct {
 	// UnusedClientTTL is how long a dynamic registration lives without
 	// obtaining a grant: after it, the client is unknown and its slot is
 	// free again. A client that obtained a grant is kept. If zero, one
-	// hour. (The in-memory store frees the slot; a store that does not
-	// keep StoredClient.Expires keeps registrations forever.)
+	// hour. (The in-memory store and auth/pgstore free the slot; a store
+	// that does not keep StoredClient.Expires keeps registrations forever.)
 	UnusedClientTTL time.Duration
 
 	// AuthorizationsPerAddr is how many requests to /oauth/authorize (the

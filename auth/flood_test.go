@@ -106,11 +106,14 @@ func TestOAuthAuthorizeFlood(t *testing.T) {
 // TestOAuthRegistrationFlood floods /oauth/register from several
 // addresses: each gets DefaultRegistrationsPerAddr registrations, then 429;
 // the slots they fill come free once the registrations lapse unused, and a
-// client that obtained a grant is kept.
-func TestOAuthRegistrationFlood(t *testing.T) {
+// client that obtained a grant is kept. It runs against PostgreSQL too
+// (oauthSuite), where the lapsed rows must be deleted from the database.
+func TestOAuthRegistrationFlood(t *testing.T) { testOAuthRegistrationFlood(t, memoryStore) }
+
+func testOAuthRegistrationFlood(t *testing.T, st storeKind) {
 	h := newHarness(t, func(_ *harness, c *auth.Config) {
 		c.OAuth = &auth.OAuthConfig{Consent: true, AllowRegistration: true, MaxRegisteredClients: 25,
-			RegistrationScopes: auth.FullScopes()}
+			RegistrationScopes: auth.FullScopes(), Store: st.open(t)}
 	})
 	register := func(c *http.Client) (int, string) {
 		req := h.newRequest(http.MethodPost, "/oauth/register", strings.NewReader(`{"redirect_uris":["http://127.0.0.1/callback"],"token_endpoint_auth_method":"none"}`))

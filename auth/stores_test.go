@@ -37,6 +37,7 @@ var oauthSuite = []struct {
 	{"DynamicRegistration", testOAuthDynamicRegistration},
 	{"RevokeClient", testOAuthRevokeClient},
 	{"ThrottleSparesValidRequests", testOAuthThrottleSparesValidRequests},
+	{"RegistrationFlood", testOAuthRegistrationFlood},
 }
 
 // TestOAuthSuitePostgres runs the whole OAuth suite against pgstore on a

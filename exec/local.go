@@ -124,10 +124,16 @@ func (l *Local) watch(ctx context.Context, timeout time.Duration, tr *tracker, e
 	return why
 }
 
-// newCallMarker returns a fresh environment entry marking one call.
-func newCallMarker() string {
+// newCallMarker returns a fresh environment entry marking one command:
+// RIGOUT_CALL_ID=<call>.<random> when the context names the call (see
+// WithCall), so that a later start can find what the call left running,
+// else RIGOUT_CALL_ID=<random>.
+func newCallMarker(call string) string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
+	if call != "" {
+		return callMarkerEnv + "=" + call + "." + hex.EncodeToString(b[:])
+	}
 	return callMarkerEnv + "=" + hex.EncodeToString(b[:])
 }
 

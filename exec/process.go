@@ -213,10 +213,11 @@ func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File, viewPTY *
 		return nil, res, err
 	}
 	c := newCmd("")
-	cg := l.attach(c)
+	call := CallFrom(ctx)
+	cg := l.attach(c, call)
 	marker := ""
 	if cg == nil && !l.LeaveDescendants {
-		marker = newCallMarker()
+		marker = newCallMarker(call)
 		c.Env = append(slices.Clip(env), marker)
 	}
 	sandboxed, err := l.start(sandbox, c)
@@ -226,7 +227,7 @@ func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File, viewPTY *
 		// that works.
 		_ = cg.close()
 		cg = nil
-		marker = newCallMarker()
+		marker = newCallMarker(call)
 		c2 := newCmd(marker)
 		firstErr := err
 		if sandboxed, err = l.start(sandbox, c2); err == nil {

@@ -18,8 +18,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// attach prepares c to start in a new call cgroup, if l uses them.
-func (l *Local) attach(c *osexec.Cmd) *callCgroup {
+// attach prepares c to start in a new call cgroup, if l uses them. call,
+// if not empty, is the call's ID (see WithCall), which names the cgroup.
+func (l *Local) attach(c *osexec.Cmd, call string) *callCgroup {
 	if l.LeaveDescendants {
 		return nil
 	}
@@ -27,7 +28,7 @@ func (l *Local) attach(c *osexec.Cmd) *callCgroup {
 	if err != nil {
 		return nil
 	}
-	cg, err := newCallCgroup(base)
+	cg, err := newCallCgroup(base, call)
 	if err != nil {
 		l.disableCgroups(err)
 		return nil
@@ -38,10 +39,32 @@ func (l *Local) attach(c *osexec.Cmd) *callCgroup {
 }
 
 // cgroupBase finds the cgroup v2 directory of this process and creates
-// the directory for its call cgroups beneath it, rigout.<pid>, shared by
-// every Local of the process (call cgroups have random names). Left-overs
-// of gateways that are gone are removed on the way.
+// the directory for its call cgroups beneath it, rigout.<pid>.<start> (the
+// process's start time in clock ticks since boot, so that a later process
+// with the same PID is told apart), shared by every Local of the process.
+// Call cgroups are named call-<call ID>.<random> (call-<random> without a
+// call ID). Empty left-overs of gateways that are gone are removed on the
+// way.
 func cgroupBase() (string, error) {
+	parent, err := cgroupParent()
+	if err != nil {
+		return "", err
+	}
+	sweepCgroups(parent)
+	start, ok := procStart(os.Getpid())
+	if !ok {
+		return "", errors.New("cannot read this process's start time")
+	}
+	base := filepath.Join(parent, baseName(GatewayProcess{PID: os.Getpid(), StartTime: start}))
+	if err := os.Mkdir(base, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("create %s: %w", base, err)
+	}
+	return base, nil
+}
+
+// cgroupParent is the cgroup v2 directory of this process, where the
+// bases of the call cgroups are.
+func cgroupParent() (string, error) {
 	mnt, err := cgroup2Mount()
 	if err != nil {
 		return "", err
@@ -50,18 +73,18 @@ func cgroupBase() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	parent := filepath.Join(mnt, own)
-	sweepCgroups(parent)
-	base := filepath.Join(parent, fmt.Sprintf("rigout.%d", os.Getpid()))
-	if err := os.Mkdir(base, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return "", fmt.Errorf("create %s: %w", base, err)
-	}
-	return base, nil
+	return filepath.Join(mnt, own), nil
+}
+
+// baseName is the name of gateway g's directory of call cgroups.
+func baseName(g GatewayProcess) string {
+	return fmt.Sprintf("rigout.%d.%d", g.PID, g.StartTime)
 }
 
 // sweepCgroups removes the empty call cgroups and bases that gateways no
 // longer running left in parent. A cgroup that still holds a process
-// cannot be removed and stays.
+// cannot be removed and stays (EndLeftovers ends those of the calls a
+// ledger names).
 func sweepCgroups(parent string) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
@@ -72,10 +95,18 @@ func sweepCgroups(parent string) {
 		if !ok || !e.IsDir() {
 			continue
 		}
-		pidStr, _, _ := strings.Cut(rest, ".")
+		pidStr, startStr, _ := strings.Cut(rest, ".")
 		pid, err := strconv.Atoi(pidStr)
-		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
-			continue // alive, or not ours to judge
+		if err != nil || pid <= 0 {
+			continue // not ours to judge
+		}
+		start, err := strconv.ParseUint(startStr, 10, 64)
+		if err != nil { // rigout.<pid>, of an older build: gone when no such PID
+			if syscall.Kill(pid, 0) != syscall.ESRCH {
+				continue
+			}
+		} else if !gatewayGone(GatewayProcess{PID: pid, StartTime: start}) {
+			continue
 		}
 		dir := filepath.Join(parent, e.Name())
 		calls, _ := os.ReadDir(dir)
@@ -153,11 +184,16 @@ type callCgroup struct {
 	fd  int
 }
 
-// newCallCgroup creates a cgroup for one call under base.
-func newCallCgroup(base string) (*callCgroup, error) {
+// newCallCgroup creates a cgroup for one command under base, named for
+// call when it is not empty.
+func newCallCgroup(base, call string) (*callCgroup, error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	dir := filepath.Join(base, "call-"+hex.EncodeToString(b[:]))
+	name := "call-" + hex.EncodeToString(b[:])
+	if call != "" {
+		name = "call-" + call + "." + hex.EncodeToString(b[:])
+	}
+	dir := filepath.Join(base, name)
 	err := os.Mkdir(dir, 0o755)
 	if errors.Is(err, os.ErrNotExist) {
 		// The base was swept away (by hand, or by a gateway that

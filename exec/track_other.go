@@ -13,7 +13,7 @@ func cgroupBase() (string, error) { return "", errors.New("cgroups are Linux onl
 
 type callCgroup struct{}
 
-func (l *Local) attach(*osexec.Cmd) *callCgroup          { return nil }
+func (l *Local) attach(*osexec.Cmd, string) *callCgroup  { return nil }
 func (g *callCgroup) pids() []int                        { return nil }
 func (g *callCgroup) signal(syscall.Signal)              {}
 func (g *callCgroup) kill(time.Duration)                 {}
@@ -24,3 +24,12 @@ func callProcs(string, int, uint64) ([]int, bool) { return nil, false }
 func procStart(int) (uint64, bool)                { return 0, false }
 
 func catches(int, syscall.Signal) bool { return false }
+
+// EndLeftovers finds nothing outside Linux: there are no call cgroups,
+// and no /proc to find the markers in.
+func EndLeftovers(g GatewayProcess, call string) (Leftover, error) {
+	if err := checkLeftoverArgs(g, call); err != nil {
+		return Leftover{}, err
+	}
+	return Leftover{}, nil
+}

@@ -119,6 +119,15 @@ func newDownstreamServer(dir string) *server.MCPServer {
 			os.Exit(3)
 			return nil, nil
 		})
+	// paths touches nothing: it reports the arguments it received, so a
+	// regression of the roots check shows without harm.
+	s.AddTool(mcp.NewTool("paths", mcp.WithDescription("Report the path arguments received."),
+		mcp.WithString("path"), mcp.WithString("target"), mcp.WithNumber("dir"),
+		mcp.WithArray("destination_paths", mcp.WithStringItems())),
+		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			b, _ := json.Marshal(r.GetArguments())
+			return mcp.NewToolResultText(string(b)), nil
+		})
 	s.AddTool(mcp.NewTool("big", mcp.WithDescription("Return a text of size bytes."), mcp.WithNumber("size")),
 		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(strings.Repeat("x", r.GetInt("size", 0))), nil

@@ -121,6 +121,18 @@ type Server struct {
 	// read-only tokens may call them. Every other tool is Exec, whatever
 	// the downstream's annotations say.
 	ReadOnlyTools []string
+	// PathArgs names the downstream tools' arguments that are file paths
+	// (a string, or a list of strings): for a token confined to file roots
+	// (auth.Scopes.Roots), each value must fall inside the roots or the
+	// call is refused before it reaches the downstream, and the downstream
+	// receives the resolved absolute path. A stdio server's relative paths
+	// are taken from Dir (the gateway's working directory if empty) and
+	// its symbolic links resolved on this machine's file system; an HTTP
+	// server's paths are judged lexically, and a relative one is refused.
+	// If nil, [DefaultPathArgs] decides, for arguments the schema declares
+	// as strings (or lists of them) or gives no type; an empty, non-nil
+	// list declares none.
+	PathArgs []string
 	// Timeout bounds each call. If zero, DefaultCallTimeout (2m).
 	Timeout time.Duration
 	// EnvCredentials adds variables to a stdio server's environment whose
@@ -170,6 +182,11 @@ func (s *Server) check() error {
 		case u.Scheme == "http" && isLoopback(u.Hostname()):
 		default:
 			return fmt.Errorf("federation: downstream %s: url %q: want https (plain http only to a loopback address)", s.Name, s.URL)
+		}
+	}
+	for _, a := range s.PathArgs {
+		if a == "" {
+			return fmt.Errorf("federation: downstream %s: empty name in path_args", s.Name)
 		}
 	}
 	for _, g := range append(append(slices.Clone(s.Allow), s.Deny...), s.ReadOnlyTools...) {

@@ -20,3 +20,41 @@ func TestNameRuleMatchesCountedPattern(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultPathArgs: the default names are paths, in their _path forms
+// too; other names and host arguments are not; of the default names only
+// string, list-of-string or untyped arguments are taken.
+func TestDefaultPathArgs(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want bool
+	}{
+		{"path", true}, {"paths", true}, {"file", true}, {"filename", true}, {"directory", true},
+		{"dir", true}, {"cwd", true}, {"source", true}, {"destination", true},
+		{"file_path", true}, {"source_path", true}, {"output_paths", true},
+		{"target", false}, {"msg", false}, {"pathology", false}, {"_path", false}, {"host", false},
+	} {
+		if got := DefaultPathArgs(c.name); got != c.want {
+			t.Errorf("DefaultPathArgs(%q) = %v, want %v", c.name, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		schema string
+		want   bool
+	}{
+		{`{"type":"string"}`, true},
+		{`{}`, true},
+		{`{"description":"a file"}`, true},
+		{`{"type":["string","null"]}`, true},
+		{`{"type":"array","items":{"type":"string"}}`, true},
+		{`{"type":"array"}`, true},
+		{`{"type":"number"}`, false},
+		{`{"type":"object"}`, false},
+		{`{"type":"array","items":{"type":"object"}}`, false},
+		{`not json`, false},
+	} {
+		if got := stringish([]byte(c.schema)); got != c.want {
+			t.Errorf("stringish(%s) = %v, want %v", c.schema, got, c.want)
+		}
+	}
+}

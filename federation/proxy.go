@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -24,6 +28,45 @@ const (
 )
 
 var hostArgRE = regexp.MustCompile(`^(host|hosts|.+_host|.+_hosts)$`)
+
+// pathArgRE is DefaultPathArgs's pattern.
+var pathArgRE = regexp.MustCompile(`^(path|paths|file|filename|directory|dir|cwd|source|destination|.+_paths?)$`)
+
+// DefaultPathArgs reports whether an argument of a downstream tool is
+// taken for a file path when [Server.PathArgs] is nil: path, paths, file,
+// filename, directory, dir, cwd, source, destination, and names ending in
+// _path or _paths (file_path, source_path, …). Only arguments whose schema
+// is a string, a list of strings, or untyped are taken.
+func DefaultPathArgs(name string) bool { return pathArgRE.MatchString(name) }
+
+// stringish reports whether a property schema admits a string or a list
+// of strings, or says nothing of its type.
+func stringish(raw json.RawMessage) bool {
+	var p struct {
+		Type  json.RawMessage `json:"type"`
+		Items *struct {
+			Type json.RawMessage `json:"type"`
+		} `json:"items"`
+	}
+	if json.Unmarshal(raw, &p) != nil {
+		return false
+	}
+	has := func(t json.RawMessage, want string) bool {
+		if t == nil {
+			return true
+		}
+		var one string
+		if json.Unmarshal(t, &one) == nil {
+			return one == want
+		}
+		var many []string
+		return json.Unmarshal(t, &many) == nil && slices.Contains(many, want)
+	}
+	if p.Type == nil || has(p.Type, "string") {
+		return true
+	}
+	return has(p.Type, "array") && (p.Items == nil || has(p.Items.Type, "string"))
+}
 
 func matchGlob(pattern, name string) (bool, error) { return path.Match(pattern, name) }
 
@@ -121,6 +164,19 @@ func (d *downstream) tool(t mcp.Tool) (rigout.Tool, error) {
 	for _, n := range names {
 		hosts = append(hosts, rigout.HostArg{Name: n, Resolve: rigout.HostAsGiven}) // the peer's names: judged as given
 	}
+	// An argument that is a file path is declared, so the token's file
+	// roots apply to it: the operator's list, or the default names.
+	var paths []rigout.PathArg
+	for _, n := range sortedKeys(props.Properties) {
+		if hostArgRE.MatchString(n) {
+			continue
+		}
+		declared := d.srv.PathArgs != nil && slices.Contains(d.srv.PathArgs, n) ||
+			d.srv.PathArgs == nil && DefaultPathArgs(n) && stringish(props.Properties[n])
+		if declared {
+			paths = append(paths, rigout.PathArg{Name: n, Resolve: d.resolvePath})
+		}
+	}
 	return rigout.Tool{
 		Name:         d.srv.Name + Separator + t.Name,
 		Title:        title,
@@ -129,6 +185,7 @@ func (d *downstream) tool(t mcp.Tool) (rigout.Tool, error) {
 		OutputSchema: outSchema,
 		Risk:         risk,
 		Hosts:        hosts,
+		Paths:        paths,
 		Hints:        &mcp.ToolAnnotation{IdempotentHint: t.Annotations.IdempotentHint, OpenWorldHint: t.Annotations.OpenWorldHint},
 		Handler:      d.handler(t.Name),
 	}, nil
@@ -192,7 +249,7 @@ func (d *downstream) handler(tool string) rigout.Handler {
 		defer cancel()
 		var req mcp.CallToolRequest
 		req.Params.Name = tool
-		req.Params.Arguments = call.Args
+		req.Params.Arguments = confinedArgs(call)
 		if call.WantsProgress(ctx) {
 			// The downstream reports to a token of ours, which is mapped
 			// back to the caller's.
@@ -241,4 +298,99 @@ func (d *downstream) handler(tool string) rigout.Handler {
 		}
 		return rigout.ErrorResult("%s failed: downstream %s: %v", call.Tool.Name, d.srv.Name, err), nil
 	}
+}
+
+// maxPath bounds a path argument's value.
+const maxPath = 4096
+
+// resolvePath is the Resolve of a downstream tool's path argument. For a
+// token without file roots the value passes as given (nothing to judge).
+// For one confined to roots it returns the absolute path the downstream
+// will act on: a stdio server's relative path is taken from its Dir (or
+// the gateway's working directory) and its symbolic links resolved on this
+// machine, as far as the path exists; an HTTP server's must be absolute
+// and is cleaned lexically. "~" is refused: the downstream would expand
+// it, and the gateway cannot know to what.
+func (d *downstream) resolvePath(_ context.Context, call *rigout.Call, v string) (string, error) {
+	if len(call.Principal().Scopes.Roots) == 0 {
+		return v, nil
+	}
+	switch {
+	case v == "":
+		return "", errors.New("empty path")
+	case len(v) > maxPath:
+		return "", fmt.Errorf("path is %d bytes; the limit is %d", len(v), maxPath)
+	case strings.HasPrefix(v, "~"):
+		return "", fmt.Errorf("%q: this token is confined to file roots, so give an absolute path (the downstream would expand ~ itself)", v)
+	}
+	if d.srv.URL != "" {
+		if !path.IsAbs(v) {
+			return "", fmt.Errorf("%q is relative; this token is confined to file roots, so give an absolute path", v)
+		}
+		return path.Clean(v), nil
+	}
+	if !filepath.IsAbs(v) {
+		base := d.srv.Dir
+		if base == "" {
+			wd, err := os.Getwd()
+			if err != nil {
+				return "", fmt.Errorf("%q is relative and the gateway's working directory is unknown: %v", v, err)
+			}
+			base = wd
+		}
+		v = filepath.Join(base, v)
+	}
+	return resolveExisting(filepath.Clean(v)), nil
+}
+
+// resolveExisting resolves the symbolic links of the longest part of p
+// that exists, and appends the rest: what the downstream will reach when
+// it opens p (unless a link changes in between).
+func resolveExisting(p string) string {
+	rest := ""
+	for cur := p; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+// confinedArgs returns the arguments to send downstream: for a token
+// confined to file roots, each declared path argument replaced by the
+// resolved path its roots were checked against, so that what was judged is
+// what the downstream touches; otherwise the call's arguments as given.
+func confinedArgs(call *rigout.Call) map[string]any {
+	if len(call.Principal().Scopes.Roots) == 0 || len(call.Tool.Paths) == 0 {
+		return call.Args
+	}
+	args := maps.Clone(call.Args)
+	for _, p := range call.Tool.Paths {
+		switch call.Args[p.Name].(type) {
+		case string:
+			if v, ok := call.Path(p.Name); ok {
+				args[p.Name] = v
+			}
+		case []any, []string:
+			if l := call.PathList(p.Name); l != nil {
+				args[p.Name] = slices.Clone(l)
+			}
+		}
+	}
+	return args
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

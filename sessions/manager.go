@@ -264,7 +264,7 @@ func (m *Manager) StartOn(ctx context.Context, principal string, st Starter, cmd
 	m.wg.Add(1) // for the waiter; Close cannot have begun waiting yet
 	m.mu.Unlock()
 
-	p, err := m.start(m.withInstance(newID()), principal, st, cmd)
+	p, err := m.start(m.withInstance(newID()), exec.CallFrom(ctx), principal, st, cmd)
 	if err != nil {
 		m.release(principal)
 		m.wg.Done()
@@ -327,7 +327,7 @@ func (m *Manager) RunKeep(ctx context.Context, principal string, st Starter, cmd
 	}
 	m.wg.Add(1)
 	m.mu.Unlock()
-	p, err := m.start(m.withInstance(newID()), principal, st, cmd)
+	p, err := m.start(m.withInstance(newID()), exec.CallFrom(ctx), principal, st, cmd)
 	if err != nil {
 		m.wg.Done()
 		return exec.Result{ExitCode: -1}, nil, err
@@ -413,8 +413,9 @@ func (m *Manager) recordStart(ctx context.Context, p *Process) {
 		slog.String("id", p.id), slog.String("principal", p.principal), slog.Int("pid", p.Info().Pid))
 }
 
-// start creates the spool files and the input pipe, and starts cmd.
-func (m *Manager) start(id, principal string, st Starter, cmd exec.Command) (_ *Process, err error) {
+// start creates the spool files and the input pipe, and starts cmd for
+// the call whose ID is call ("" when none is known).
+func (m *Manager) start(id, call, principal string, st Starter, cmd exec.Command) (_ *Process, err error) {
 	p := &Process{
 		m: m, id: id, principal: principal, command: describe(cmd), started: m.cfg.Now(), route: st.Route(),
 		changed: make(chan struct{}), done: make(chan struct{}), startLogged: make(chan struct{}),
@@ -445,7 +446,9 @@ func (m *Manager) start(id, principal string, st Starter, cmd exec.Command) (_ *
 			user(s, b)
 		}
 	}
-	ctx, cancel := context.WithCancelCause(m.ctx)
+	// The process outlives the request, not the manager; it keeps the
+	// call's ID (exec.WithCall), which marks its processes.
+	ctx, cancel := context.WithCancelCause(exec.WithCall(m.ctx, call))
 	ctx, cancelTimeout := context.WithTimeoutCause(ctx, m.cfg.MaxLifetime, ErrCeiling)
 	p.ctx = ctx
 	p.cancel = func(cause error) { cancel(cause); cancelTimeout() }

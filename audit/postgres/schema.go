@@ -77,6 +77,29 @@ var migrations = [...]string{
 	// hash and link it records, so a head updated by hand does not verify.
 	`ALTER TABLE rigout_audit_heads ADD COLUMN link bytea NOT NULL DEFAULT ''::bytea;
 	ALTER TABLE rigout_audit_heads ADD COLUMN mac bytea NOT NULL DEFAULT ''::bytea;`,
+
+	// 2 → 3: what the gateways share about approvals (see approvals.go):
+	// the operator approval queue, whose rows are deleted when their call
+	// stops waiting, and the nonces of answered elicitation questions,
+	// kept until the question's expiry, so an answer counts once on any
+	// gateway.
+	`CREATE TABLE IF NOT EXISTS rigout_spent_nonces (
+		nonce      bytea  PRIMARY KEY,
+		expires_ns bigint NOT NULL
+	);
+	CREATE TABLE IF NOT EXISTS rigout_approvals (
+		id           text    PRIMARY KEY,
+		principal    text    NOT NULL,
+		digest       text    NOT NULL,
+		body         bytea   NOT NULL,
+		requested_ns bigint  NOT NULL,
+		expires_ns   bigint  NOT NULL,
+		gateway      text    NOT NULL,
+		decided      boolean NOT NULL DEFAULT false,
+		approved     boolean NOT NULL DEFAULT false,
+		approver     text    NOT NULL DEFAULT '',
+		mac          bytea   NOT NULL DEFAULT ''::bytea
+	);`,
 }
 
 // SchemaVersion is the schema version this build writes and reads.

@@ -26,6 +26,12 @@
 // every gateway on the next request. A database that cannot be reached
 // makes every check fail (closed): the Front answers 503.
 //
+// A dynamic registration that obtains no grant within the Front's
+// UnusedClientTTL lapses as in the memory store: the client is unknown
+// from then on and its row is deleted (when a registration needs the slot,
+// and by the periodic sweep), so a flood of registrations does not fill
+// the table forever.
+//
 // The schema is created and migrated on [Open] under the same advisory
 // lock as the audit ledger of package audit/postgres, whose rigout_meta
 // table it shares (key oauth_schema_version).

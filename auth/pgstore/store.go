@@ -86,6 +86,13 @@ var migrations = [...]string{
 	DELETE FROM rigout_oauth_grants;
 	DELETE FROM rigout_oauth_pending;
 	DELETE FROM rigout_oauth_spent;`,
+
+	// 2 → 3: registrations lapse. A dynamically registered client that
+	// has obtained no grant by expires_ns is unknown from then on and its
+	// row is deleted (auth.StoredClient.Expires); 0 means never, which is
+	// what clients registered before this version keep.
+	`ALTER TABLE rigout_oauth_clients ADD COLUMN registered_ns bigint NOT NULL DEFAULT 0;
+	ALTER TABLE rigout_oauth_clients ADD COLUMN expires_ns bigint NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the OAuth schema version this build writes and reads.
@@ -349,6 +356,28 @@ func (s *Store) wrap(op string, err error) error {
 
 func ns(t time.Time) int64 { return t.UnixNano() }
 
+// nsOrZero is ns, with the zero time (never) as 0.
+func nsOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromNS is the inverse of nsOrZero.
+func fromNS(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// deleteLapsedClients deletes the registrations that lapsed unused by $1
+// (a client with a grant has expires_ns 0, cleared by CreateGrant; the
+// NOT EXISTS guards a grant made by an older build).
+const deleteLapsedClients = `DELETE FROM rigout_oauth_clients c WHERE c.expires_ns <> 0 AND c.expires_ns <= $1
+	AND NOT EXISTS (SELECT 1 FROM rigout_oauth_grants g WHERE g.client_id = c.id)`
+
 func (s *Store) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, s.timeout)
 }
@@ -362,8 +391,9 @@ func (s *Store) Client(ctx context.Context, id string) (auth.StoredClient, bool,
 		secret []byte
 		scopes []byte
 	)
-	err := s.pool.QueryRow(ctx, `SELECT id, name, secret, confidential, redirect_uris, scopes
-		FROM rigout_oauth_clients WHERE id = $1`, id).Scan(&c.ID, &c.Name, &secret, &c.Confidential, &c.RedirectURIs, &scopes)
+	var registered, expires int64
+	err := s.pool.QueryRow(ctx, `SELECT id, name, secret, confidential, redirect_uris, scopes, registered_ns, expires_ns
+		FROM rigout_oauth_clients WHERE id = $1`, id).Scan(&c.ID, &c.Name, &secret, &c.Confidential, &c.RedirectURIs, &scopes, &registered, &expires)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, false, nil
 	}
@@ -374,11 +404,14 @@ func (s *Store) Client(ctx context.Context, id string) (auth.StoredClient, bool,
 	if err := json.Unmarshal(scopes, &c.Scopes); err != nil {
 		return c, false, s.wrap("client scopes", err)
 	}
+	c.Registered, c.Expires = fromNS(registered), fromNS(expires)
 	return c, true, nil
 }
 
-// AddClient implements [auth.OAuthStore]. The bound is checked in the
-// statement; gateways inserting at the same instant may pass it by a few.
+// AddClient implements [auth.OAuthStore]. Registrations that lapsed
+// unused by c.Registered are deleted first, so that their slots come free
+// as in the memory store. The bound is checked in the statement; gateways
+// inserting at the same instant may pass it by a few.
 func (s *Store) AddClient(ctx context.Context, c auth.StoredClient, max int) error {
 	ctx, cancel := s.ctx(ctx)
 	defer cancel()
@@ -386,9 +419,14 @@ func (s *Store) AddClient(ctx context.Context, c auth.StoredClient, max int) err
 	if err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, `INSERT INTO rigout_oauth_clients (id, name, secret, confidential, redirect_uris, scopes)
-		SELECT $1, $2, $3, $4, $5, $6 WHERE (SELECT count(*) FROM rigout_oauth_clients) < $7`,
-		c.ID, c.Name, c.Secret[:], c.Confidential, c.RedirectURIs, scopes, max)
+	if !c.Registered.IsZero() {
+		if _, err := s.pool.Exec(ctx, deleteLapsedClients, ns(c.Registered)); err != nil {
+			return s.wrap("delete lapsed registrations", err)
+		}
+	}
+	tag, err := s.pool.Exec(ctx, `INSERT INTO rigout_oauth_clients (id, name, secret, confidential, redirect_uris, scopes, registered_ns, expires_ns)
+		SELECT $1, $2, $3, $4, $5, $6, $8, $9 WHERE (SELECT count(*) FROM rigout_oauth_clients) < $7`,
+		c.ID, c.Name, c.Secret[:], c.Confidential, c.RedirectURIs, scopes, max, nsOrZero(c.Registered), nsOrZero(c.Expires))
 	if err != nil {
 		return s.wrap("add client", err)
 	}
@@ -515,6 +553,10 @@ func (s *Store) CreateGrant(ctx context.Context, g auth.Grant, code auth.Digest,
 			return nil
 		}
 		if err := s.insertTokens(ctx, tx, g.ID, t); err != nil {
+			return err
+		}
+		// A client that obtained a grant is kept (auth.StoredClient.Expires).
+		if _, err := tx.Exec(ctx, `UPDATE rigout_oauth_clients SET expires_ns = 0 WHERE id = $1 AND expires_ns <> 0`, g.ClientID); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `UPDATE rigout_oauth_spent SET grant_id = $1 WHERE digest = $2`, g.ID, s.key(code))
@@ -665,6 +707,7 @@ func (s *Store) sweep(ctx context.Context, now time.Time) {
 		`DELETE FROM rigout_oauth_grants g WHERE NOT EXISTS (SELECT 1 FROM rigout_oauth_tokens t
 			WHERE t.grant_id = g.id AND NOT t.used AND t.expires_ns > $1)`,
 		`DELETE FROM rigout_oauth_tokens WHERE NOT refresh AND expires_ns <= $1`,
+		deleteLapsedClients,
 	} {
 		if _, err := s.pool.Exec(ctx, q, n); err != nil {
 			s.log.Warn("pgstore: sweep of expired OAuth state failed", "db", s.label, "error", err.Error())

@@ -36,6 +36,7 @@ type fileDownstream struct {
 	Allow           []string          `json:"allow"`
 	Deny            []string          `json:"deny"`
 	ReadOnlyTools   []string          `json:"read_only_tools"`
+	PathArgs        []string          `json:"path_args"`
 	Timeout         duration          `json:"timeout"`
 }
 
@@ -121,7 +122,7 @@ func (c *fileConfig) federation(creds downstreamCredentials, sb *exec.Sandbox, u
 			Name: n, Command: slices.Clone(d.Command), Env: d.Env, Dir: d.Dir,
 			URL: d.URL, Token: token, EnvCredentials: envCreds,
 			MaxResult: d.MaxResultBytes, MaxMessage: d.MaxMessageBytes,
-			Allow: d.Allow, Deny: d.Deny, ReadOnlyTools: d.ReadOnlyTools,
+			Allow: d.Allow, Deny: d.Deny, ReadOnlyTools: d.ReadOnlyTools, PathArgs: d.PathArgs,
 			Timeout: time.Duration(d.Timeout),
 		})
 	}

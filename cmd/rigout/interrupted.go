@@ -9,8 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/runstate"
 )
 
@@ -64,9 +67,11 @@ type unfinishedLister interface {
 // call of a gateway that still runs, or of an intent row that names no
 // gateway (written before rows were stamped, or by an embedder), is left
 // as it is. It returns how many calls it reconciled and how many it left.
-// Processes such a call left running are not ended here: the command's
-// process tracking (its cgroup or its marker) belonged to the dead
-// gateway.
+// Processes such a call left running on this boot (a gateway without
+// per-principal views, whose commands' processes the kernel does not end
+// with it) are ended, found by the call's cgroup or marker
+// (exec.EndLeftovers), and the done row says what was ended
+// (detail "left_over").
 func reconcileInterrupted(ctx context.Context, l gatewayLedger, self runstate.Identity, now time.Time, logger *slog.Logger) (done, left int, err error) {
 	u, ok := l.(unfinishedLister)
 	if !ok {
@@ -91,10 +96,14 @@ func reconcileInterrupted(ctx context.Context, l gatewayLedger, self runstate.Id
 		e.Time = now.UTC()
 		e.Duration = now.Sub(in.Time)
 		e.Error = fmt.Sprintf("interrupted: the gateway (PID %d) stopped before the call finished", owner.PID)
-		e.Detail = rigout.DetailJSON(map[string]string{
+		detail := map[string]string{
 			"interrupted": fmt.Sprintf("reconciled at the start of PID %d; intent row %d", self.PID, in.Seq),
 			gatewayDetail: d[gatewayDetail],
-		})
+		}
+		if left := endLeftovers(owner, self, in.CallID, logger); left != "" {
+			detail[leftoverDetail] = left
+		}
+		e.Detail = rigout.DetailJSON(detail)
 		if err := l.Record(context.WithoutCancel(ctx), e); err != nil {
 			return done, left, fmt.Errorf("reconcile call %s: %w", in.CallID, err)
 		}
@@ -105,6 +114,36 @@ func reconcileInterrupted(ctx context.Context, l gatewayLedger, self runstate.Id
 			"reconciled_as_interrupted", done, "left_open", left, "limit", maxReconcile)
 	}
 	return done, left, nil
+}
+
+// markCalls puts each call's ID in its context (exec.WithCall): the local
+// executor names the call's cgroup, or marks its processes, with it.
+func markCalls(next rigout.Handler) rigout.Handler {
+	return func(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
+		return next(exec.WithCall(ctx, call.ID), call)
+	}
+}
+
+// leftoverDetail is the detail key of an interrupted call's done row that
+// says what of the call was found still running and ended.
+const leftoverDetail = "left_over"
+
+// endLeftovers ends what call, run by the gone gateway owner, left
+// running, and says what it ended; "" when nothing can be known (another
+// boot, where nothing survived, or no call ID).
+func endLeftovers(owner, self runstate.Identity, call string, logger *slog.Logger) string {
+	if owner.BootID != self.BootID || call == "" {
+		return ""
+	}
+	lo, err := exec.EndLeftovers(exec.GatewayProcess{PID: owner.PID, StartTime: owner.StartTime}, call)
+	if err != nil {
+		logger.Warn("interrupted call: cannot look for the processes it left running", "call", call, "err", err)
+		return "not looked for: " + err.Error()
+	}
+	if len(lo.PIDs) > 0 {
+		logger.Warn("interrupted call: ended the processes it left running", "call", call, "pids", lo.PIDs, "cgroups", lo.Cgroups)
+	}
+	return lo.String()
 }
 
 // parseIdentity reads "PID/STARTTIME/BOOTID".

@@ -550,9 +550,38 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 		AuditArgValues:            c.file.Audit.StoreArgs,
 		Principal:                 principal,
 		Approvals:                 c.approvals,
+		// Each call's commands are marked with its ledger call ID, so
+		// that a start after this gateway dies mid-call finds and ends
+		// what the call left running (reconcileInterrupted).
+		Middleware: []rigout.Middleware{markCalls},
 	}
 	if ledger != nil {
 		cfg.Audit = ledger
+	}
+	// Replicas sharing a ledger share its chain key: the approval key is
+	// derived from it, so that what one replica signs (a question's
+	// requestState, an approval's digest) another checks alike.
+	getenv := os.Getenv
+	if c.sec != nil {
+		getenv = c.sec.getenv
+	}
+	if key, err := chainKey(c.file.Audit, getenv); err != nil {
+		a.Close()
+		return nil, err
+	} else if key != nil {
+		cfg.ApprovalKey = rigout.DeriveApprovalKey(key)
+	}
+	// On PostgreSQL the approval queue and the spent answers are the
+	// ledger's, shared by the gateways: a call held on one is decided on
+	// any. Without the shared key (the unsafe database-held chain key)
+	// they stay this gateway's.
+	if st, ok := ledger.(rigout.ApprovalStore); ok {
+		if cfg.ApprovalKey != nil {
+			cfg.ApprovalStore = st
+			logger.Info("approvals shared through the PostgreSQL ledger: the operator queue and answered questions")
+		} else {
+			logger.Warn("approvals are this gateway's alone: sharing them through the PostgreSQL ledger needs audit.key_env, from which the gateways derive their approval key")
+		}
 	}
 	if r := a.router; r != nil {
 		cfg.ResolveHost = func(_ context.Context, host string) ([]rigout.HostReach, error) {

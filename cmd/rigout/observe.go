@@ -126,7 +126,7 @@ func (o *observer) routes(front *auth.Front, routes map[string]http.Handler, pub
 		uc.Processes = o.a.processes
 	}
 	if gw := o.a.Gateway; gw != nil && gw.Config().Approvals != nil {
-		uc.ListApprovals = func(p auth.Principal) (any, error) { return gw.PendingApprovals(p) }
+		uc.ListApprovals = func(p auth.Principal) (any, error) { return gw.PendingApprovals(context.Background(), p) }
 		uc.DecideApproval = func(ctx context.Context, p auth.Principal, id, digest string, approve bool) (any, error) {
 			return gw.DecideApproval(ctx, p, id, digest, approve)
 		}

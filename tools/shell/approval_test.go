@@ -30,7 +30,7 @@ func agent() *auth.Principal {
 func waitPending(t *testing.T, gw *rigout.Gateway, as auth.Principal) rigout.PendingApproval {
 	t.Helper()
 	for range 500 {
-		list, err := gw.PendingApprovals(as)
+		list, err := gw.PendingApprovals(context.Background(), as)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func TestApprovalRefusals(t *testing.T) {
 			}
 		})
 	}
-	if _, err := gw.PendingApprovals(noScope); !errors.As(err, &scopeErr) {
+	if _, err := gw.PendingApprovals(context.Background(), noScope); !errors.As(err, &scopeErr) {
 		t.Errorf("listing without the scope: %v", err)
 	}
 	res := <-done // expires after 2s
