@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func writePGConfig(t *testing.T, dir, dsn, gateway string) string {
 
 // burst runs 4 clients calling execute_command against url until ctx ends
 // and returns the markers of the calls that were acknowledged.
-func burst(ctx context.Context, url, token, prefix string) []string {
+func burst(ctx context.Context, url, token, prefix string, count *atomic.Int64) []string {
 	var mu sync.Mutex
 	var acked []string
 	var wg sync.WaitGroup
@@ -68,6 +69,7 @@ func burst(ctx context.Context, url, token, prefix string) []string {
 				mu.Lock()
 				acked = append(acked, marker)
 				mu.Unlock()
+				count.Add(1)
 			}
 		})
 	}
@@ -100,18 +102,32 @@ func TestTwoGatewaysSharePostgresLedger(t *testing.T) {
 		t.Fatal("a SQLite ledger was created although the config names PostgreSQL")
 	}
 	ctxA, stopA := context.WithCancel(context.Background())
-	ctxB, stopB := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer stopA()
+	ctxB, stopB := context.WithCancel(context.Background())
 	defer stopB()
 	var ackedA, ackedB []string
+	var nA, nB atomic.Int64
 	var wg sync.WaitGroup
-	wg.Go(func() { ackedA = burst(ctxA, urls[0], token, "a") })
-	wg.Go(func() { ackedB = burst(ctxB, urls[1], token, "b") })
-	time.Sleep(700 * time.Millisecond)
+	wg.Go(func() { ackedA = burst(ctxA, urls[0], token, "a", &nA) })
+	wg.Go(func() { ackedB = burst(ctxB, urls[1], token, "b", &nB) })
+	// Each gateway has acknowledged calls when gw-a is killed mid-burst,
+	// and gw-b acknowledges more after: counted, not timed.
+	atLeast := func(n *atomic.Int64, want int64) {
+		for deadline := time.Now().Add(60 * time.Second); n.Load() < want; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("only %d calls acknowledged in 60 s, want %d", n.Load(), want)
+			}
+		}
+	}
+	atLeast(&nA, 5)
+	atLeast(&nB, 5)
 	if err := cmds[0].Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	cmds[0].Wait()
 	stopA()
+	atLeast(&nB, nB.Load()+5)
+	stopB()
 	wg.Wait()
 	if len(ackedA) == 0 || len(ackedB) == 0 {
 		t.Fatalf("acknowledged: gw-a %d, gw-b %d; the test did not exercise both gateways", len(ackedA), len(ackedB))
