@@ -113,6 +113,13 @@ func freeUID(t *testing.T) int {
 // with a state directory that uid owns.
 func startStdioAs(t *testing.T, uid int, args ...string) *server {
 	t.Helper()
+	return startStdioAsEnv(t, uid, nil, args...)
+}
+
+// startStdioAsEnv is startStdioAs with extraEnv added to (or replacing)
+// the gateway's environment.
+func startStdioAsEnv(t *testing.T, uid int, extraEnv []string, args ...string) *server {
+	t.Helper()
 	setpriv, err := osexec.LookPath("setpriv")
 	if err != nil {
 		if os.Getenv("RIGOUT_REQUIRE_SANDBOX") == "1" {
@@ -150,7 +157,7 @@ func startStdioAs(t *testing.T, uid int, args ...string) *server {
 		append([]string{"--reuid=" + id, "--regid=" + id, "--clear-groups", "--", bin, "stdio"}, args...),
 		mcptransport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*osexec.Cmd, error) {
 			cmd = osexec.CommandContext(ctx, command, args...)
-			cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/nonexistent", "RIGOUT_STATE_DIR=" + state}
+			cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/nonexistent", "RIGOUT_STATE_DIR=" + state}, extraEnv...)
 			cmd.Dir = binDir
 			return cmd, nil
 		}))
@@ -475,5 +482,73 @@ func TestE2EViewEveryRoute(t *testing.T) {
 	}
 	if res := call(t, s.client, "execute_command", map[string]any{"command": "rm " + w + " && echo REMOVED"}); !strings.Contains(resultText(res), "REMOVED") {
 		t.Errorf("rm in the work area: %s", resultText(res))
+	}
+}
+
+// TestE2EViewHidesSecretFiles: with rigout stdio as an unprivileged uid
+// whose home is a work area, a command cannot read the SSH identity file,
+// ~/.pgpass, nor an alias's credential file, though the uid owns them and
+// the directories around them stay usable; each path spelled plainly, so
+// only the view stands in the way (the redactor would hide a known value,
+// so the command only says whether it could read the sentinel).
+func TestE2EViewHidesSecretFiles(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP: needs root to switch to an unprivileged uid")
+	}
+	uid := freeUID(t)
+	base, err := os.MkdirTemp("", "rigout-view-secrets-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	home := filepath.Join(base, "home")
+	files := map[string]string{
+		filepath.Join(home, ".ssh", "id_ed25519"): "SENTINEL-KEY",
+		filepath.Join(home, ".pgpass"):            "SENTINEL-PG",
+		filepath.Join(base, "creds", "deploy"):    "SENTINEL-CRED",
+		filepath.Join(home, "notes.txt"):          "SENTINEL-OPEN",
+	}
+	for f, v := range files {
+		if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte(v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := filepath.Walk(base, func(p string, _ os.FileInfo, err error) error {
+		if err == nil {
+			err = os.Chown(p, uid, uid)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`{"work_areas": [%q], "credentials": {"deploy": {"file": %q}}}`, base, filepath.Join(base, "creds", "deploy"))
+	cfgPath := filepath.Join(base, "rigout.json")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startStdioAsEnv(t, uid, []string{"HOME=" + home}, "--config", cfgPath, "--no-ssh", "--require-sandbox")
+	probe := ""
+	for f := range files {
+		probe += fmt.Sprintf("grep -q SENTINEL %q 2>/dev/null && echo READ:%s; ", f, filepath.Base(f))
+	}
+	res := call(t, s.client, "execute_command", map[string]any{"command": probe + "echo done"})
+	text := resultText(res)
+	_, out, ok := strings.Cut(text, "stdout:\n") // not the command line, which names every file
+	if !ok || !strings.Contains(out, "done") {
+		t.Fatalf("the probe did not run: %s", text)
+	}
+	if !strings.Contains(out, "READ:notes.txt") {
+		t.Errorf("an ordinary file of the home was not readable: the probe proves nothing: %s", out)
+	}
+	for _, name := range []string{"id_ed25519", ".pgpass", "deploy"} {
+		if strings.Contains(out, "READ:"+name) {
+			t.Errorf("the command read %s through the view: %s", name, out)
+		}
 	}
 }
