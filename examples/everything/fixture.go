@@ -272,21 +272,29 @@ func (f *fixture) tools() []rigout.Tool {
 		},
 		{
 			Name:        "json_schema_2020_12_tool",
-			Description: "Tool with JSON Schema 2020-12 features: $schema, $defs and $ref, additionalProperties false.",
+			Description: "Tool with JSON Schema 2020-12 features: $schema, $defs with $anchor and $ref, allOf/anyOf, if/then/else, additionalProperties false.",
 			Risk:        rigout.ReadOnly,
 			InputSchema: json.RawMessage(`{
 				"$schema": "https://json-schema.org/draft/2020-12/schema",
 				"type": "object",
 				"$defs": {
 					"address": {
+						"$anchor": "addressDef",
 						"type": "object",
 						"properties": {"street": {"type": "string"}, "city": {"type": "string"}}
 					}
 				},
 				"properties": {
 					"name": {"type": "string"},
-					"address": {"$ref": "#/$defs/address"}
+					"address": {"$ref": "#/$defs/address"},
+					"contactMethod": {"type": "string", "enum": ["phone", "email"]},
+					"phone": {"type": "string"},
+					"email": {"type": "string"}
 				},
+				"allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+				"if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+				"then": {"required": ["phone"]},
+				"else": {"required": ["email"]},
 				"additionalProperties": false
 			}`),
 			Handler: func(_ context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {

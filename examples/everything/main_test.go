@@ -290,7 +290,7 @@ func exercise(t *testing.T, c *client.Client, tr transport.Interface, u *fakeUse
 		if err != nil || raw.Error != nil {
 			t.Fatalf("raw tools/list: %v %+v", err, raw)
 		}
-		for _, want := range []string{`"$schema":"https://json-schema.org/draft/2020-12/schema"`, `"$defs":{`, `"$ref":"#/$defs/address"`} {
+		for _, want := range []string{`"$schema":"https://json-schema.org/draft/2020-12/schema"`, `"$defs":{`, `"$ref":"#/$defs/address"`, `"$anchor":"addressDef"`, `"allOf":[`, `"if":{`, `"then":{`, `"else":{`} {
 			if !bytes.Contains(raw.Result, []byte(want)) {
 				t.Errorf("json_schema_2020_12_tool schema lacks %s", want)
 			}
@@ -330,11 +330,14 @@ func exercise(t *testing.T, c *client.Client, tr transport.Interface, u *fakeUse
 	})
 
 	t.Run("schema", func(t *testing.T) {
-		args := map[string]any{"name": "Ada", "address": map[string]any{"street": "1 Main St", "city": "London"}}
+		args := map[string]any{"name": "Ada", "address": map[string]any{"street": "1 Main St", "city": "London"}, "email": "ada@example.com"}
 		if res := call(t, "json_schema_2020_12_tool", args); res.IsError || !strings.Contains(text(res), "London") {
 			t.Errorf("valid arguments: %+v", res)
 		}
 		res := call(t, "json_schema_2020_12_tool", map[string]any{"address": map[string]any{"city": 7}, "extra": true})
+		if res := call(t, "json_schema_2020_12_tool", map[string]any{"contactMethod": "phone", "email": "ada@example.com"}); !res.IsError || !strings.Contains(text(res), "phone") {
+			t.Errorf("if/then (contactMethod phone without phone): %s", text(res))
+		}
 		if !res.IsError || !strings.Contains(text(res), "extra") || !strings.Contains(text(res), "city") {
 			t.Errorf("invalid arguments: %s", text(res))
 		}
