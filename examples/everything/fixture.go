@@ -139,6 +139,20 @@ func (f *fixture) tools() []rigout.Tool {
 			},
 		},
 		{
+			// SEP-2243 (2026-07-28): a parameter annotated x-mcp-header also
+			// travels in the Mcp-Param-Region header; mcp-go checks that
+			// the two agree (and decodes =?base64?…?= values) before the
+			// call runs.
+			Name:        "test_custom_headers",
+			Description: "Echoes its region argument, which clients also send in the Mcp-Param-Region header.",
+			Risk:        rigout.ReadOnly,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}},"required":["region"],"additionalProperties":false}`),
+			Handler: func(_ context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
+				region, _ := call.Args["region"].(string)
+				return rigout.TextResult("region: " + region), nil
+			},
+		},
+		{
 			Name:        "test_image_content",
 			Description: "Returns a 1x1 red PNG image.",
 			Risk:        rigout.ReadOnly, InputSchema: noArgs,
@@ -181,6 +195,14 @@ func (f *fixture) tools() []rigout.Tool {
 		{
 			Name:        "test_tool_with_logging",
 			Description: "Sends three info log notifications, 50 ms apart, then returns.",
+			Risk:        rigout.ReadOnly, InputSchema: noArgs,
+			Handler: f.withLogging,
+		},
+		{
+			// server-stateless (2026-07-28) calls it without a logLevel in
+			// _meta and checks that no notifications/message comes back.
+			Name:        "test_logging_tool",
+			Description: "Like test_tool_with_logging: sends three info log notifications, 50 ms apart, then returns.",
 			Risk:        rigout.ReadOnly, InputSchema: noArgs,
 			Handler: f.withLogging,
 		},

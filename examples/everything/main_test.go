@@ -22,8 +22,8 @@ const testToken = "everything-test-token"
 
 // wantTools are the registry's rows.
 var wantTools = []string{
-	"test_simple_text", "test_image_content", "test_audio_content", "test_embedded_resource",
-	"test_multiple_content_types", "test_tool_with_logging", "test_tool_with_progress",
+	"test_simple_text", "test_custom_headers", "test_image_content", "test_audio_content", "test_embedded_resource",
+	"test_multiple_content_types", "test_tool_with_logging", "test_logging_tool", "test_tool_with_progress",
 	"test_error_handling", "test_sampling", "test_elicitation", "test_elicitation_sep1034_defaults",
 	"test_elicitation_sep1330_enums", "json_schema_2020_12_tool", "update_watched_resource",
 }
@@ -304,6 +304,9 @@ func exercise(t *testing.T, c *client.Client, tr transport.Interface, u *fakeUse
 	t.Run("content", func(t *testing.T) {
 		if got := text(call(t, "test_simple_text", nil)); got != simpleText {
 			t.Errorf("test_simple_text: %q", got)
+		}
+		if got := text(call(t, "test_custom_headers", map[string]any{"region": "eu-west"})); got != "region: eu-west" {
+			t.Errorf("test_custom_headers: %q", got)
 		}
 		img, ok := call(t, "test_image_content", nil).Content[0].(mcp.ImageContent)
 		if !ok || img.MIMEType != "image/png" || !strings.HasPrefix(img.Data, "iVBORw0KGgo") {
