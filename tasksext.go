@@ -323,6 +323,12 @@ func (g *Gateway) serveTaskMethod(w http.ResponseWriter, r *http.Request, req *r
 	case strings.TrimSpace(r.Header.Get(mcp.HeaderName)) != req.Params.TaskID:
 		writeRPCError(w, req.ID, mcp.HEADER_MISMATCH, mcp.HeaderName+" header does not match params.taskId", nil)
 		return
+	case !req.declaresTasks():
+		// SEP-2663: the task methods are gated on the request declaring
+		// the extension.
+		writeRPCError(w, req.ID, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, req.Method+" needs the "+tasksExtension+" extension in the request's client capabilities",
+			map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}}})
+		return
 	}
 	task, ok := g.xtasks.get(g.principalOf(r.Context()).Name, req.Params.TaskID)
 	if !ok {

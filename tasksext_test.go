@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,13 +67,18 @@ func extTaskServer(t *testing.T) (url string, ended <-chan string) {
 }
 
 // extPost sends one 2026-07-28 request as principal who, declaring the
-// tasks extension, and returns the HTTP status and the JSON-RPC answer.
+// tasks extension unless who ends in "/noext", and returns the HTTP status
+// and the JSON-RPC answer.
 func extPost(t *testing.T, url, who, method, name string, params map[string]any) (int, map[string]any) {
 	t.Helper()
+	caps := map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+	if w, ok := strings.CutSuffix(who, "/noext"); ok {
+		who, caps = w, map[string]any{}
+	}
 	params["_meta"] = map[string]any{
 		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
 		mcp.MetaKeyClientInfo:         map[string]any{"name": "ext-test", "version": "1"},
-		mcp.MetaKeyClientCapabilities: map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+		mcp.MetaKeyClientCapabilities: caps,
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
@@ -97,8 +103,10 @@ func extPost(t *testing.T, url, who, method, name string, params map[string]any)
 
 // TestTasksExtensionBoundToPrincipal: a task belongs to the principal that
 // created it. Another principal's tasks/get and tasks/cancel hear what an
-// unknown task ID hears (-32602, HTTP 400) and leave the task running; its
-// owner's tasks/cancel ends the call's context.
+// unknown task ID hears (-32602, HTTP 400) and leave the task running, as
+// does the owner's own request without the extension (-32021, with the
+// missing capability in the error's data); the owner's tasks/cancel ends
+// the call's context.
 func TestTasksExtensionBoundToPrincipal(t *testing.T) {
 	url, ended := extTaskServer(t)
 	_, r := extPost(t, url, "alice", "tools/call", "wait", map[string]any{"name": "wait", "arguments": map[string]any{}})
@@ -115,6 +123,8 @@ func TestTasksExtensionBoundToPrincipal(t *testing.T) {
 		{"bob", "tasks/get", 400, -32602},
 		{"bob", "tasks/cancel", 400, -32602},
 		{"bob", "tasks/update", 400, -32602},
+		{"alice/noext", "tasks/get", 400, -32021},
+		{"alice/noext", "tasks/cancel", 400, -32021},
 		{"alice", "tasks/get", 200, 0},
 		{"alice", "tasks/cancel", 200, 0},
 	}
@@ -125,7 +135,15 @@ func TestTasksExtensionBoundToPrincipal(t *testing.T) {
 		if status != tt.wantStatus || code != tt.wantCode {
 			t.Errorf("%s %s: HTTP %d %v, want HTTP %d code %v", tt.who, tt.method, status, r, tt.wantStatus, tt.wantCode)
 		}
-		if tt.who == "bob" {
+		if code == -32021 {
+			data, _ := e["data"].(map[string]any)
+			req, _ := data["requiredCapabilities"].(map[string]any)
+			ext, _ := req["extensions"].(map[string]any)
+			if _, ok := ext["io.modelcontextprotocol/tasks"]; !ok {
+				t.Errorf("%s %s: -32021 without data.requiredCapabilities.extensions: %v", tt.who, tt.method, r)
+			}
+		}
+		if tt.who != "alice" {
 			select {
 			case why := <-ended:
 				t.Fatalf("the call ended (%s) after %s's %s", why, tt.who, tt.method)
