@@ -291,6 +291,8 @@ func (g *Gateway) TasksHTTP(next http.Handler) http.Handler {
 		switch req.Method {
 		case "tasks/get", "tasks/update", "tasks/cancel":
 			g.serveTaskMethod(w, r, &req)
+		case string(mcp.MethodServerDiscover):
+			g.serveDiscover(w, r, next)
 		case "tasks/result", "tasks/list":
 			writeRPCError(w, req.ID, mcp.METHOD_NOT_FOUND, req.Method+" is not a method of protocol 2026-07-28 (the tasks extension inlines the result in tasks/get)", nil)
 		case string(mcp.MethodToolsCall):
@@ -303,6 +305,29 @@ func (g *Gateway) TasksHTTP(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		}
 	})
+}
+
+// serveDiscover passes server/discover to next and removes the 2025-11-25
+// capabilities.tasks slot mcp-go reports there: at 2026-07-28 tasks are
+// the extension, declared under capabilities.extensions, and the extension
+// forbids the old slot.
+func (g *Gateway) serveDiscover(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	rec := newResponseRecorder()
+	next.ServeHTTP(rec, r)
+	var msg map[string]any
+	if strings.HasPrefix(rec.header.Get("Content-Type"), "application/json") && json.Unmarshal(rec.body.Bytes(), &msg) == nil {
+		if res, ok := msg["result"].(map[string]any); ok {
+			if caps, ok := res["capabilities"].(map[string]any); ok {
+				delete(caps, "tasks")
+				if b, err := json.Marshal(msg); err == nil {
+					rec.body.Reset()
+					rec.body.Write(append(b, '\n'))
+					rec.header.Del("Content-Length")
+				}
+			}
+		}
+	}
+	rec.copyTo(w)
 }
 
 // serveTaskMethod answers tasks/get, tasks/update and tasks/cancel.

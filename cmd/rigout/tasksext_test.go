@@ -105,6 +105,9 @@ func TestE2ETasksExtension(t *testing.T) {
 	if _, ok := ext["io.modelcontextprotocol/tasks"]; !ok {
 		t.Fatalf("server/discover does not declare the tasks extension: %v %+v", d.Result, d.Error)
 	}
+	if _, ok := caps["tasks"]; ok {
+		t.Errorf("server/discover keeps the 2025-11-25 capabilities.tasks slot the extension forbids: %v", caps)
+	}
 
 	// A long command becomes a task.
 	r := c.send("tools/call", "execute_command", map[string]any{"name": "execute_command", "arguments": map[string]any{"command": "sleep 3; echo finished"}})

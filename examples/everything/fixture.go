@@ -77,6 +77,7 @@ func newFixture(logger *slog.Logger, middleware ...rigout.Middleware) (*fixture,
 		Name:         "rigout-everything",
 		Instructions: "Conformance fixtures for the MCP test suite, served by rigout.",
 		Logger:       logger,
+		TaskAfter:    200 * time.Millisecond,
 		Middleware:   middleware,
 		MCPOptions: []server.ServerOption{
 			server.WithResourceCapabilities(true, true),
@@ -150,6 +151,45 @@ func (f *fixture) tools() []rigout.Tool {
 			Handler: func(_ context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
 				region, _ := call.Args["region"].(string)
 				return rigout.TextResult("region: " + region), nil
+			},
+		},
+		{
+			Name:        "greet",
+			Description: "Says hello (the tasks-extension scenarios' sync tool).",
+			Risk:        rigout.ReadOnly,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"additionalProperties":false}`),
+			Handler: func(_ context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
+				name, _ := call.Args["name"].(string)
+				return rigout.TextResult("Hello, " + name + "!"), nil
+			},
+		},
+		{
+			Name:        "slow_compute",
+			Description: "Sleeps seconds seconds, then answers (a task when it outlasts the gateway's TaskAfter).",
+			Risk:        rigout.ReadOnly, Tasks: true,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"seconds":{"type":"number","minimum":0},"label":{"type":"string"}},"additionalProperties":false}`),
+			Handler: func(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
+				seconds, _ := call.Args["seconds"].(float64)
+				label, _ := call.Args["label"].(string)
+				select {
+				case <-time.After(time.Duration(seconds * float64(time.Second))):
+					return rigout.TextResult(fmt.Sprintf("computed %s after %gs", label, seconds)), nil
+				case <-ctx.Done():
+					return rigout.ErrorResult("cancelled"), nil
+				}
+			},
+		},
+		{
+			Name:        "failing_job",
+			Description: "Runs half a second as a task, then reports a tool execution error.",
+			Risk:        rigout.ReadOnly, Tasks: true, InputSchema: noArgs,
+			Handler: func(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
+				select {
+				case <-time.After(500 * time.Millisecond):
+					return rigout.ErrorResult("the job failed"), nil
+				case <-ctx.Done():
+					return rigout.ErrorResult("cancelled"), nil
+				}
 			},
 		},
 		{

@@ -22,7 +22,7 @@ const testToken = "everything-test-token"
 
 // wantTools are the registry's rows.
 var wantTools = []string{
-	"test_simple_text", "test_custom_headers", "test_image_content", "test_audio_content", "test_embedded_resource",
+	"greet", "slow_compute", "failing_job", "test_simple_text", "test_custom_headers", "test_image_content", "test_audio_content", "test_embedded_resource",
 	"test_multiple_content_types", "test_tool_with_logging", "test_logging_tool", "test_tool_with_progress",
 	"test_error_handling", "test_sampling", "test_elicitation", "test_elicitation_sep1034_defaults",
 	"test_elicitation_sep1330_enums", "json_schema_2020_12_tool", "update_watched_resource",

@@ -74,19 +74,22 @@ stop_all() {
 	PIDS=()
 }
 
-# scenario URL TOKEN OUTDIR NAME [SPEC_VERSION] runs one conformance
-# scenario against URL, with the bearer token added by auth-preload.cjs,
-# writing the suite's checks under OUTDIR and its output to
-# OUTDIR/NAME.log. With SPEC_VERSION the suite speaks that protocol
+# scenario URL TOKEN OUTDIR NAME [SPEC_VERSION [FLAG...]] runs one
+# conformance scenario against URL, with the bearer token added by
+# auth-preload.cjs, writing the suite's checks under OUTDIR and its output
+# to OUTDIR/NAME.log. With SPEC_VERSION the suite speaks that protocol
 # revision (2025-11-25: initialize and sessions; 2026-07-28: stateless
-# requests, server/discover). It returns the suite's exit status (0 when no
-# check failed).
+# requests, server/discover); FLAGs go to the suite as they are (--force
+# runs an extension scenario). It returns the suite's exit status (0 when
+# no check failed).
 scenario() {
 	local url=$1 token=$2 out=$3 name=$4 version=${5:-}
 	local args=(server --url "$url" --scenario "$name" -o "$out")
 	if [ -n "$version" ]; then
 		args+=(--spec-version "$version")
 	fi
+	shift $(($# < 5 ? $# : 5))
+	args+=("$@")
 	mkdir -p "$out"
 	INTEROP_TOKEN=$token INTEROP_ORIGIN=${url%/mcp} \
 		timeout 120 "$NODE" --require "$HERE/auth-preload.cjs" "$CONFORMANCE" \

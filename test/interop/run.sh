@@ -68,6 +68,17 @@ for v in "${VERSIONS[@]}"; do
 	fi
 	conformance fixture "$SERVER_URL" "$token" "$v" "${ALL[@]}"
 done
+# The tasks extension's scenarios are on no spec timeline: --force runs
+# them at 2026-07-28 (the fixture serves the extension as rigout serve does,
+# with Gateway.TasksHTTP, and carries greet, slow_compute and failing_job).
+mapfile -t TASKS < <("$NODE" "$CONFORMANCE" list --server | sed -n 's/^  - \(tasks-[^ ]*\) \[extension\].*/\1/p')
+echo "-- fixture, tasks extension at 2026-07-28 (${#TASKS[@]} scenarios)"
+for s in "${TASKS[@]}"; do
+	scenario "$SERVER_URL" "$token" "$RESULTS/fixture-tasks@2026-07-28" "$s" 2026-07-28 --force || true
+done
+status=0
+"$NODE" "$HERE/check-results.mjs" fixture-tasks@2026-07-28 "$RESULTS/fixture-tasks@2026-07-28" "$HERE/allow-list.txt" "${TASKS[@]}" || status=$?
+verdict "conformance: fixture, tasks extension at 2026-07-28" "$status"
 stop_all
 
 # 2. The scenarios that need no fixtures against the real binary, with
