@@ -154,6 +154,11 @@ type Config struct {
 	// both are this gateway's alone.
 	ApprovalStore ApprovalStore
 
+	// TaskAfter is how long a call of a tool with [Tool.Tasks], from a
+	// client at protocol 2026-07-28 that declares the tasks extension, may
+	// run before it becomes a task (see [Gateway.TasksHTTP]). If zero, 2s.
+	TaskAfter time.Duration
+
 	// Now returns the current time. If nil, time.Now.
 	Now func() time.Time
 }
@@ -197,6 +202,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.TaskAfter <= 0 {
+		c.TaskAfter = defaultTaskAfter
 	}
 	if c.Principal == nil {
 		p := auth.Principal{Name: "local", Transport: "in-process", Scopes: auth.FullScopes()}
@@ -255,6 +263,7 @@ type Gateway struct {
 	auditErr atomic.Pointer[auditError] // the last ledger failure, for Health
 	started  time.Time
 	tasks    *taskTable
+	xtasks   *extTasks // the tasks extension's (tasksext.go)
 	taskOnce sync.Once
 
 	questions *questions     // elicitations asked and not yet answered
@@ -294,6 +303,7 @@ func New(cfg Config) (*Gateway, error) {
 		rate:    newRateLimiter(c.RateLimit, c.Now),
 		refused: newRefusals(c.RefusalRows, c.Now),
 		tasks:   newTaskTable(),
+		xtasks:  newExtTasks(),
 
 		questions: newQuestions(approvalSubkey(c.ApprovalKey, "rigout.confirm.request-state.v1"), c.ApprovalStore),
 	}
@@ -381,6 +391,7 @@ func (g *Gateway) Close() error {
 	defer g.mu.Unlock()
 	g.closed = true
 	g.tasks.cancelAll()
+	g.xtasks.cancelAll()
 	return nil
 }
 
@@ -653,6 +664,7 @@ func (g *Gateway) dispatch(r *registered) server.ToolHandlerFunc {
 			principal: principal,
 			risk:      r.tool.Risk,
 			schema:    r.input,
+			extTask:   r.tool.Tasks && inExtTask(ctx),
 		}
 		args, err := decodeArgs(req.Params.Arguments)
 		if err != nil {

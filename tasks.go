@@ -230,6 +230,7 @@ func (t *taskTable) cancelAll() {
 func (g *Gateway) enableTasks() {
 	g.taskOnce.Do(func() {
 		server.WithTaskCapabilities(true, true, true)(g.srv)
+		g.advertiseTasksExtension()
 		h := g.srv.GetHooks()
 		h.AddOnRequestInitialization(g.checkTaskRequest)
 		h.AddBeforeCallTool(func(ctx context.Context, _ any, req *mcp.CallToolRequest) {
@@ -292,7 +293,9 @@ func (g *Gateway) checkTaskRequest(ctx context.Context, _ any, message any) erro
 	return nil
 }
 
-// Task reports whether the call runs as an MCP task: the client asked for
-// it and the tool declares [Tool.Tasks]. Such a call has no client
-// timeout to fit in; its context ends on tasks/cancel.
-func (c *Call) Task() bool { return c.Tool.Tasks && c.Request.Params.Task != nil }
+// Task reports whether the call runs as an MCP task: the tool declares
+// [Tool.Tasks] and the client asked for a task (2025-11-25) or declared
+// the tasks extension (2026-07-28, where the gateway turns the call into a
+// task if it runs long: see [Gateway.TasksHTTP]). Such a call has no
+// client timeout to fit in; its context ends on tasks/cancel.
+func (c *Call) Task() bool { return c.Tool.Tasks && (c.Request.Params.Task != nil || c.extTask) }

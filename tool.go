@@ -285,6 +285,7 @@ type Call struct {
 	secrets  *redact.Set    // values of this call to mask (see MaskSecrets)
 	argsErr  *ArgumentError // the arguments were not a JSON object
 	schema   *argSchema     // the tool's compiled input schema
+	extTask  bool           // a tasks-extension call (tasksext.go)
 }
 
 // MaskSecrets adds values the call handles (a credential it injected into

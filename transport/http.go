@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -298,6 +299,16 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 	case http.MethodGet, http.MethodDelete:
+		if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+			// Protocol 2026-07-28 has no sessions and no GET stream:
+			// both verbs are 405 whatever the session header says.
+			w.Header().Set("Allow", "POST")
+			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{
+				"error":   "method_not_allowed",
+				"message": r.Method + " is not part of protocol " + r.Header.Get(mcp.HeaderProtocolVersion) + ": use POST " + h.cfg.Path + " (server-to-client messages use subscriptions/listen)",
+			})
+			return
+		}
 		if h.cfg.Stateless {
 			w.Header().Set("Allow", "POST")
 			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{

@@ -258,11 +258,13 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		MaxBody:         *maxBody,
 		ShutdownTimeout: *shutdown,
 		Guard:           front.Guard,
-		Auth:            front.RequireBearer,
-		Routes:          routes,
-		SessionOwner:    sessionOwner,
-		Health:          gw.health,
-		Logger:          logger,
+		// The tasks extension (2026-07-28) is served in front of mcp-go,
+		// after authentication: its tasks belong to principals.
+		Auth:         func(h http.Handler) http.Handler { return front.RequireBearer(gw.TasksHTTP(h)) },
+		Routes:       routes,
+		SessionOwner: sessionOwner,
+		Health:       gw.health,
+		Logger:       logger,
 	})
 	if err != nil {
 		ln.Close()

@@ -77,6 +77,7 @@ func newFixture(logger *slog.Logger, middleware ...rigout.Middleware) (*fixture,
 		Name:         "rigout-everything",
 		Instructions: "Conformance fixtures for the MCP test suite, served by rigout.",
 		Logger:       logger,
+		TaskAfter:    200 * time.Millisecond,
 		Middleware:   middleware,
 		MCPOptions: []server.ServerOption{
 			server.WithResourceCapabilities(true, true),
@@ -139,6 +140,59 @@ func (f *fixture) tools() []rigout.Tool {
 			},
 		},
 		{
+			// SEP-2243 (2026-07-28): a parameter annotated x-mcp-header also
+			// travels in the Mcp-Param-Region header; mcp-go checks that
+			// the two agree (and decodes =?base64?…?= values) before the
+			// call runs.
+			Name:        "test_custom_headers",
+			Description: "Echoes its region argument, which clients also send in the Mcp-Param-Region header.",
+			Risk:        rigout.ReadOnly,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}},"required":["region"],"additionalProperties":false}`),
+			Handler: func(_ context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
+				region, _ := call.Args["region"].(string)
+				return rigout.TextResult("region: " + region), nil
+			},
+		},
+		{
+			Name:        "greet",
+			Description: "Says hello (the tasks-extension scenarios' sync tool).",
+			Risk:        rigout.ReadOnly,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"additionalProperties":false}`),
+			Handler: func(_ context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
+				name, _ := call.Args["name"].(string)
+				return rigout.TextResult("Hello, " + name + "!"), nil
+			},
+		},
+		{
+			Name:        "slow_compute",
+			Description: "Sleeps seconds seconds, then answers (a task when it outlasts the gateway's TaskAfter).",
+			Risk:        rigout.ReadOnly, Tasks: true,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"seconds":{"type":"number","minimum":0},"label":{"type":"string"}},"additionalProperties":false}`),
+			Handler: func(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
+				seconds, _ := call.Args["seconds"].(float64)
+				label, _ := call.Args["label"].(string)
+				select {
+				case <-time.After(time.Duration(seconds * float64(time.Second))):
+					return rigout.TextResult(fmt.Sprintf("computed %s after %gs", label, seconds)), nil
+				case <-ctx.Done():
+					return rigout.ErrorResult("cancelled"), nil
+				}
+			},
+		},
+		{
+			Name:        "failing_job",
+			Description: "Runs half a second as a task, then reports a tool execution error.",
+			Risk:        rigout.ReadOnly, Tasks: true, InputSchema: noArgs,
+			Handler: func(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
+				select {
+				case <-time.After(500 * time.Millisecond):
+					return rigout.ErrorResult("the job failed"), nil
+				case <-ctx.Done():
+					return rigout.ErrorResult("cancelled"), nil
+				}
+			},
+		},
+		{
 			Name:        "test_image_content",
 			Description: "Returns a 1x1 red PNG image.",
 			Risk:        rigout.ReadOnly, InputSchema: noArgs,
@@ -181,6 +235,14 @@ func (f *fixture) tools() []rigout.Tool {
 		{
 			Name:        "test_tool_with_logging",
 			Description: "Sends three info log notifications, 50 ms apart, then returns.",
+			Risk:        rigout.ReadOnly, InputSchema: noArgs,
+			Handler: f.withLogging,
+		},
+		{
+			// server-stateless (2026-07-28) calls it without a logLevel in
+			// _meta and checks that no notifications/message comes back.
+			Name:        "test_logging_tool",
+			Description: "Like test_tool_with_logging: sends three info log notifications, 50 ms apart, then returns.",
 			Risk:        rigout.ReadOnly, InputSchema: noArgs,
 			Handler: f.withLogging,
 		},
@@ -272,21 +334,29 @@ func (f *fixture) tools() []rigout.Tool {
 		},
 		{
 			Name:        "json_schema_2020_12_tool",
-			Description: "Tool with JSON Schema 2020-12 features: $schema, $defs and $ref, additionalProperties false.",
+			Description: "Tool with JSON Schema 2020-12 features: $schema, $defs with $anchor and $ref, allOf/anyOf, if/then/else, additionalProperties false.",
 			Risk:        rigout.ReadOnly,
 			InputSchema: json.RawMessage(`{
 				"$schema": "https://json-schema.org/draft/2020-12/schema",
 				"type": "object",
 				"$defs": {
 					"address": {
+						"$anchor": "addressDef",
 						"type": "object",
 						"properties": {"street": {"type": "string"}, "city": {"type": "string"}}
 					}
 				},
 				"properties": {
 					"name": {"type": "string"},
-					"address": {"$ref": "#/$defs/address"}
+					"address": {"$ref": "#/$defs/address"},
+					"contactMethod": {"type": "string", "enum": ["phone", "email"]},
+					"phone": {"type": "string"},
+					"email": {"type": "string"}
 				},
+				"allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+				"if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+				"then": {"required": ["phone"]},
+				"else": {"required": ["email"]},
 				"additionalProperties": false
 			}`),
 			Handler: func(_ context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {

@@ -4,10 +4,14 @@
 // every fixture the official MCP conformance suite
 // (@modelcontextprotocol/conformance) looks for in its server scenarios:
 //
-//   - tools test_simple_text, test_image_content, test_audio_content,
-//     test_embedded_resource, test_multiple_content_types,
-//     test_tool_with_logging, test_tool_with_progress, test_error_handling,
-//     test_sampling, test_elicitation, test_elicitation_sep1034_defaults,
+//   - tools greet, slow_compute and failing_job for the tasks extension
+//     (io.modelcontextprotocol/tasks, served by Gateway.TasksHTTP: calls of
+//     the last two that outlast 200 ms become tasks), test_simple_text,
+//     test_custom_headers (x-mcp-header),
+//     test_image_content, test_audio_content, test_embedded_resource,
+//     test_multiple_content_types, test_tool_with_logging, test_logging_tool,
+//     test_tool_with_progress, test_error_handling, test_sampling,
+//     test_elicitation, test_elicitation_sep1034_defaults,
 //     test_elicitation_sep1330_enums and json_schema_2020_12_tool, all rows
 //     of the gateway's registry, so every call passes the gateway's schema
 //     check and middleware;
@@ -113,7 +117,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	h, err := transport.NewHTTP(f.gw.MCPServer(), transport.HTTPConfig{
 		Name:         "rigout-everything",
 		Guard:        front.Guard,
-		Auth:         front.RequireBearer,
+		Auth:         func(h http.Handler) http.Handler { return front.RequireBearer(f.gw.TasksHTTP(h)) },
 		Routes:       front.Routes(),
 		SessionOwner: sessionOwner,
 		Health:       func() map[string]any { return f.gw.Health().Fields() },

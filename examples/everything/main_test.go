@@ -22,8 +22,8 @@ const testToken = "everything-test-token"
 
 // wantTools are the registry's rows.
 var wantTools = []string{
-	"test_simple_text", "test_image_content", "test_audio_content", "test_embedded_resource",
-	"test_multiple_content_types", "test_tool_with_logging", "test_tool_with_progress",
+	"greet", "slow_compute", "failing_job", "test_simple_text", "test_custom_headers", "test_image_content", "test_audio_content", "test_embedded_resource",
+	"test_multiple_content_types", "test_tool_with_logging", "test_logging_tool", "test_tool_with_progress",
 	"test_error_handling", "test_sampling", "test_elicitation", "test_elicitation_sep1034_defaults",
 	"test_elicitation_sep1330_enums", "json_schema_2020_12_tool", "update_watched_resource",
 }
@@ -290,7 +290,7 @@ func exercise(t *testing.T, c *client.Client, tr transport.Interface, u *fakeUse
 		if err != nil || raw.Error != nil {
 			t.Fatalf("raw tools/list: %v %+v", err, raw)
 		}
-		for _, want := range []string{`"$schema":"https://json-schema.org/draft/2020-12/schema"`, `"$defs":{`, `"$ref":"#/$defs/address"`} {
+		for _, want := range []string{`"$schema":"https://json-schema.org/draft/2020-12/schema"`, `"$defs":{`, `"$ref":"#/$defs/address"`, `"$anchor":"addressDef"`, `"allOf":[`, `"if":{`, `"then":{`, `"else":{`} {
 			if !bytes.Contains(raw.Result, []byte(want)) {
 				t.Errorf("json_schema_2020_12_tool schema lacks %s", want)
 			}
@@ -304,6 +304,9 @@ func exercise(t *testing.T, c *client.Client, tr transport.Interface, u *fakeUse
 	t.Run("content", func(t *testing.T) {
 		if got := text(call(t, "test_simple_text", nil)); got != simpleText {
 			t.Errorf("test_simple_text: %q", got)
+		}
+		if got := text(call(t, "test_custom_headers", map[string]any{"region": "eu-west"})); got != "region: eu-west" {
+			t.Errorf("test_custom_headers: %q", got)
 		}
 		img, ok := call(t, "test_image_content", nil).Content[0].(mcp.ImageContent)
 		if !ok || img.MIMEType != "image/png" || !strings.HasPrefix(img.Data, "iVBORw0KGgo") {
@@ -330,11 +333,14 @@ func exercise(t *testing.T, c *client.Client, tr transport.Interface, u *fakeUse
 	})
 
 	t.Run("schema", func(t *testing.T) {
-		args := map[string]any{"name": "Ada", "address": map[string]any{"street": "1 Main St", "city": "London"}}
+		args := map[string]any{"name": "Ada", "address": map[string]any{"street": "1 Main St", "city": "London"}, "email": "ada@example.com"}
 		if res := call(t, "json_schema_2020_12_tool", args); res.IsError || !strings.Contains(text(res), "London") {
 			t.Errorf("valid arguments: %+v", res)
 		}
 		res := call(t, "json_schema_2020_12_tool", map[string]any{"address": map[string]any{"city": 7}, "extra": true})
+		if res := call(t, "json_schema_2020_12_tool", map[string]any{"contactMethod": "phone", "email": "ada@example.com"}); !res.IsError || !strings.Contains(text(res), "phone") {
+			t.Errorf("if/then (contactMethod phone without phone): %s", text(res))
+		}
 		if !res.IsError || !strings.Contains(text(res), "extra") || !strings.Contains(text(res), "city") {
 			t.Errorf("invalid arguments: %s", text(res))
 		}

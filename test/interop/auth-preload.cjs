@@ -2,8 +2,10 @@
 // to every HTTP request the process sends to $INTEROP_ORIGIN, and to no
 // other origin. The conformance suite has no option for request headers;
 // it sends its requests through the global fetch (the MCP SDK client and
-// the SSE scenarios) and through undici's request() (the DNS rebinding
-// scenario), so both are wrapped. A header the caller set itself wins.
+// the SSE scenarios), through undici's request() (the DNS rebinding
+// scenario) and through node:http's request() (the 2026-07-28 header
+// validation scenario), so all three are wrapped. A header the caller set
+// itself wins.
 "use strict";
 
 const token = process.env.INTEROP_TOKEN;
@@ -53,4 +55,24 @@ undici.request = function requestWithAuth(url, opts = {}) {
     headers.authorization = header;
   }
   return realRequest.call(this, url, { ...opts, headers });
+};
+
+// node:http's request(options[, callback]), as the suite calls it: one
+// options object with hostname, port and headers. The suite imports the
+// module's default export, which is this very object.
+const http = require("node:http");
+const realHTTPRequest = http.request;
+http.request = function httpRequestWithAuth(opts, ...rest) {
+  if (typeof opts !== "object" || opts === null || opts instanceof URL) {
+    return realHTTPRequest.call(this, opts, ...rest);
+  }
+  const port = opts.port ?? 80;
+  if (!targetsServer(`http://${opts.hostname ?? opts.host ?? "localhost"}:${port}`)) {
+    return realHTTPRequest.call(this, opts, ...rest);
+  }
+  const headers = { ...(opts.headers ?? {}) };
+  if (!Object.keys(headers).some((k) => k.toLowerCase() === "authorization")) {
+    headers.authorization = header;
+  }
+  return realHTTPRequest.call(this, { ...opts, headers }, ...rest);
 };

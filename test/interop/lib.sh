@@ -74,16 +74,32 @@ stop_all() {
 	PIDS=()
 }
 
-# scenario URL TOKEN OUTDIR NAME runs one conformance scenario against URL,
-# with the bearer token added by auth-preload.cjs, writing the suite's
-# checks under OUTDIR and its output to OUTDIR/NAME.log. It returns the
-# suite's exit status (0 when no check failed).
+# scenario URL TOKEN OUTDIR NAME [SPEC_VERSION [FLAG...]] runs one
+# conformance scenario against URL, with the bearer token added by
+# auth-preload.cjs, writing the suite's checks under OUTDIR and its output
+# to OUTDIR/NAME.log. With SPEC_VERSION the suite speaks that protocol
+# revision (2025-11-25: initialize and sessions; 2026-07-28: stateless
+# requests, server/discover); FLAGs go to the suite as they are (--force
+# runs an extension scenario). It returns the suite's exit status (0 when
+# no check failed).
 scenario() {
-	local url=$1 token=$2 out=$3 name=$4
+	local url=$1 token=$2 out=$3 name=$4 version=${5:-}
+	local args=(server --url "$url" --scenario "$name" -o "$out")
+	if [ -n "$version" ]; then
+		args+=(--spec-version "$version")
+	fi
+	shift $(($# < 5 ? $# : 5))
+	args+=("$@")
 	mkdir -p "$out"
 	INTEROP_TOKEN=$token INTEROP_ORIGIN=${url%/mcp} \
 		timeout 120 "$NODE" --require "$HERE/auth-preload.cjs" "$CONFORMANCE" \
-		server --url "$url" --scenario "$name" -o "$out" >"$out/$name.log" 2>&1
+		"${args[@]}" >"$out/$name.log" 2>&1
+}
+
+# scenarios_of VERSION prints the suite's server scenarios that apply at
+# VERSION, one a line.
+scenarios_of() {
+	"$NODE" "$CONFORMANCE" list --server --spec-version "$1" | sed -n 's/^  - \([^ ]*\).*/\1/p'
 }
 
 # build_go OUT PKG builds a Go package of the module.
