@@ -32,6 +32,7 @@ type spawnRequest struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	ruleset        int
+	hold           func() error
 }
 
 type nsChild struct {
