@@ -60,7 +60,7 @@ func TestLocalStartPTY(t *testing.T) {
 	if _, err := p.Write([]byte("typed\n")); err != nil {
 		t.Fatal(err)
 	}
-	out = readUntil(t, p, "got typed")
+	readUntil(t, p, "got typed")
 	// Close hangs up; the shell ignores SIGHUP, so the tree is killed
 	// after the grace: nothing of the session group is left.
 	pid := p.Pid()

@@ -179,10 +179,8 @@ func TestRouterFanOut(t *testing.T) {
 	leakCheck(t)
 	e := newSSHEnv(t)
 	var hosts []exec.HostConfig
-	var servers []*sshtest.Server
 	for i := range 3 {
 		s := e.trustedServer(sshtest.Config{})
-		servers = append(servers, s)
 		hosts = append(hosts, exec.HostConfig{Name: fmt.Sprintf("web%d", i+1), Address: "127.0.0.1", Port: s.Port(), Labels: []string{"web"}})
 	}
 	down := e.server(sshtest.Config{})

@@ -203,8 +203,8 @@ func buildThreadProbe(t *testing.T) string {
 		t.Skip("SKIPPED, launch-thread probe not run: no C compiler to build testdata/threadprobe.c")
 	}
 	probe := filepath.Join(t.TempDir(), "threadprobe")
-	if out, err := osexec.Command(cc, "-O2", "-static", "-o", probe, "testdata/threadprobe.c").CombinedOutput(); err != nil {
-		if out, err = osexec.Command(cc, "-O2", "-o", probe, "testdata/threadprobe.c").CombinedOutput(); err != nil {
+	if _, err := osexec.Command(cc, "-O2", "-static", "-o", probe, "testdata/threadprobe.c").CombinedOutput(); err != nil {
+		if out, err := osexec.Command(cc, "-O2", "-o", probe, "testdata/threadprobe.c").CombinedOutput(); err != nil {
 			t.Skipf("SKIPPED, cannot build the probe: %v: %s", err, out)
 		}
 	}

@@ -22,7 +22,7 @@ func landlockABI() (int, error) {
 		case unix.ENOSYS:
 			return 0, errors.New("kernel built without Landlock")
 		case unix.EOPNOTSUPP:
-			return 0, errors.New("Landlock disabled at boot (lsm=)")
+			return 0, errors.New("disabled at boot: Landlock is not in the kernel's lsm= list")
 		}
 		return 0, fmt.Errorf("landlock_create_ruleset: %w", errno)
 	}

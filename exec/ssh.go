@@ -134,14 +134,14 @@ func (s *SSH) open(ctx context.Context, c *conn, line string, cmd Command, stdou
 // channel (see pidFilter). Then it closes the channel and waits for the
 // session to end. A peer that does not close the channel within the drain
 // period is not answering: the connection is closed so that nothing waits
-// on it. It returns the session's end and the last signal sent.
-func (s *SSH) stop(c *conn, sess *ssh.Session, waited <-chan error, pids *pidFilter) (error, string) {
+// on it. It returns the last signal sent and the session's end.
+func (s *SSH) stop(c *conn, sess *ssh.Session, waited <-chan error, pids *pidFilter) (string, error) {
 	s.signal(c, sess, pids.waitProcessID(min(pidWait, s.r.cfg.Grace), nil), ssh.SIGTERM)
 	grace := time.NewTimer(s.r.cfg.Grace)
 	defer grace.Stop()
 	select {
 	case err := <-waited:
-		return err, "SIGTERM"
+		return "SIGTERM", err
 	case <-grace.C:
 	}
 	s.signal(c, sess, pids.processID(), ssh.SIGKILL)
@@ -149,18 +149,18 @@ func (s *SSH) stop(c *conn, sess *ssh.Session, waited <-chan error, pids *pidFil
 	defer drain.Stop()
 	select {
 	case err := <-waited:
-		return err, "SIGKILL"
+		return "SIGKILL", err
 	case <-drain.C:
 	}
 	sess.Close()
 	drain.Reset(s.r.cfg.Drain)
 	select {
 	case err := <-waited:
-		return err, "SIGKILL"
+		return "SIGKILL", err
 	case <-drain.C:
 	}
 	c.kill(errors.New("the peer did not close a channel after SIGKILL"))
-	return <-waited, "SIGKILL"
+	return "SIGKILL", <-waited
 }
 
 // signal sends sig to the remote command: a "signal" request on its

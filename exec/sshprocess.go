@@ -229,7 +229,7 @@ func (p *SSHProcess) watch(ctx context.Context, start time.Time, deadline <-chan
 	}
 	lastSignal := ""
 	if why != stopNone {
-		waitErr, lastSignal = s.stop(c, p.sess, waited, p.pids)
+		lastSignal, waitErr = s.stop(c, p.sess, waited, p.pids)
 	}
 	p.pids.close()
 	res.Duration = time.Since(start)

@@ -263,7 +263,9 @@ func (g *callCgroup) reclaim() bool {
 func (g *callCgroup) kill(wait time.Duration) {
 	// cgroup.kill would end the gateway too if a command moved it here and
 	// it could not be moved back: then each member but the gateway.
-	stuck := g.reclaim() && g.reclaim()
+	// Two tries: a command may move the gateway back in between.
+	stuck := g.reclaim()
+	stuck = stuck && g.reclaim()
 	haveKill := !stuck && os.WriteFile(filepath.Join(g.dir, "cgroup.kill"), []byte("1"), 0) == nil
 	deadline := time.Now().Add(wait)
 	for delay := 50 * time.Microsecond; g.populated(); delay = min(2*delay, 10*time.Millisecond) {

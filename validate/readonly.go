@@ -375,7 +375,7 @@ func readOnlyRedirect(r *syntax.Redirect) bool {
 	case syntax.DplOut, syntax.DplIn:
 		v, ok := literalWord(r.Word)
 		return ok && (v == "-" || isDigits(v))
-	case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.ClbOut:
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob:
 		v, ok := literalWord(r.Word)
 		return ok && v == "/dev/null"
 	}

@@ -14,16 +14,6 @@ type target struct {
 
 func (t target) none() bool { return t.lit == "" && len(t.pats) == 0 }
 
-func (t target) show() string {
-	if t.lit != "" {
-		return showPath(t.lit)
-	}
-	if len(t.pats) > 0 {
-		return showPath(tokString(t.pats[0]))
-	}
-	return ""
-}
-
 // target resolves an operand. Relative operands resolve against the working
 // directory when it is known; otherwise they cannot name a protected path.
 func (w *walker) target(f field) target {

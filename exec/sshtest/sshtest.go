@@ -451,11 +451,10 @@ func (s *Server) forward(nch ssh.NewChannel) {
 }
 
 type session struct {
-	env   []string
-	pty   *ptyReq // a "pty-req" was granted
-	mu    sync.Mutex
-	pgid  int
-	start chan struct{}
+	env  []string
+	pty  *ptyReq // a "pty-req" was granted
+	mu   sync.Mutex
+	pgid int
 }
 
 func (s *Server) session(ch ssh.Channel, reqs <-chan *ssh.Request) {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"strings"
 	"syscall"
 	"time"
@@ -302,6 +301,3 @@ func (r *rootFS) Close() error {
 	clear(r.open)
 	return errors.Join(errs...)
 }
-
-// cleanAbs reports whether p is an absolute, clean path.
-func cleanAbs(p string) bool { return path.IsAbs(p) && path.Clean(p) == p }

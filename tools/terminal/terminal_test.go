@@ -122,7 +122,7 @@ func TestTerminalToolsLocal(t *testing.T) {
 	// Ctrl-C stops a running command.
 	arg := marker()
 	call(t, c, "execute_in_terminal", map[string]any{"session_id": id, "command": "sleep " + arg, "timeout": 1})
-	res, text, sc = call(t, c, "execute_in_terminal", map[string]any{"session_id": id, "interrupt": true})
+	_, text, sc = call(t, c, "execute_in_terminal", map[string]any{"session_id": id, "interrupt": true})
 	if sc["exit_code"] != float64(130) || sc["signal"] != "SIGINT" {
 		t.Errorf("interrupt: %s", text)
 	}
@@ -260,7 +260,7 @@ func TestTerminalToolsSSH(t *testing.T) {
 	id := sc["session_id"].(string)
 	dir := t.TempDir()
 	call(t, c, "execute_in_terminal", map[string]any{"session_id": id, "command": "cd " + dir + "; X=remote"})
-	res, text, sc = call(t, c, "execute_in_terminal", map[string]any{"session_id": id, "command": "echo $X $PWD; (exit 7)"})
+	_, text, sc = call(t, c, "execute_in_terminal", map[string]any{"session_id": id, "command": "echo $X $PWD; (exit 7)"})
 	if sc["output"] != "remote "+dir+"\n" || sc["exit_code"] != float64(7) || sc["cwd"] != dir {
 		t.Errorf("ssh session: %s", text)
 	}
