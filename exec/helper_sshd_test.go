@@ -37,7 +37,7 @@ import (
 // buildHelper builds cmd/rigout-helper without cgo and returns its bytes.
 func buildHelper(t testing.TB) []byte {
 	t.Helper()
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin := "go" // from PATH, as the README's test command runs it
 	out := filepath.Join(t.TempDir(), "rigout-helper")
 	cmd := osexec.Command(goBin, "build", "-o", out, "github.com/rigout/rigout/cmd/rigout-helper")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -73,22 +73,22 @@ func (s *SSH) helperPrincipal(ctx context.Context) Principal {
 // the helper is off or, under HelperAuto, could not run: why then says why
 // (empty when off), and the caller takes the plain SSH path. On an error,
 // res is the Result to report with it.
-func (s *SSH) startViaHelper(ctx context.Context, cmd Command) (p *SSHProcess, res Result, err error, used bool, why string) {
+func (s *SSH) startViaHelper(ctx context.Context, cmd Command) (p *SSHProcess, res Result, used bool, why string, err error) {
 	mode := s.helperMode()
 	if mode == HelperOff {
-		return nil, res, nil, false, ""
+		return nil, res, false, "", nil
 	}
 	res = Result{Route: s.ep.Route(), ExitCode: -1, Unsandboxed: "remote host: the far side runs no sandbox"}
 	if err := cmd.Validate(); err != nil {
-		return nil, res, err, true, ""
+		return nil, res, true, "", err
 	}
 	if s.r.cfg.Check != nil {
 		if err := s.r.cfg.Check(ctx, s.ep.Name, cmd); err != nil {
-			return nil, res, err, true, ""
+			return nil, res, true, "", err
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, res, fmt.Errorf("exec: not started: %w", err), true, ""
+		return nil, res, true, "", fmt.Errorf("exec: not started: %w", err)
 	}
 	run := &helperRun{Shell: cmd.Shell, Argv: cmd.Argv, Dir: cmd.Dir, Env: cmd.Env, Secrets: cmd.Secrets,
 		Timeout: cmd.Timeout, MaxOutput: cmd.MaxOutput, Principal: s.helperPrincipal(ctx), Stream: cmd.OnOutput != nil}
@@ -105,12 +105,12 @@ func (s *SSH) startViaHelper(ctx context.Context, cmd Command) (p *SSHProcess, r
 		cancel()
 		var he *HelperError
 		if !errors.As(err, &he) {
-			return nil, res, err, true, ""
+			return nil, res, true, "", err
 		}
 		if mode == HelperRequire {
-			return nil, res, fmt.Errorf("%w: %w", ErrHelperRequired, err), true, ""
+			return nil, res, true, "", fmt.Errorf("%w: %w", ErrHelperRequired, err)
 		}
-		return nil, res, nil, false, he.Reason
+		return nil, res, false, he.Reason, nil
 	}
 	res.Route = s.ep.Route() + " via " + h.info.String()
 	res.Sandboxed = h.info.Commands != "none"
@@ -121,13 +121,13 @@ func (s *SSH) startViaHelper(ctx context.Context, cmd Command) (p *SSHProcess, r
 	// Connected to the helper (which overlapped whatever Hold waits for).
 	if err := cmd.hold(); err != nil {
 		cancel()
-		return nil, res, err, true, ""
+		return nil, res, true, "", err
 	}
 	id, pc, err := h.begin(helperRequest{Op: "run", Run: run})
 	if err != nil {
 		cancel()
 		c.release()
-		return nil, res, err, true, ""
+		return nil, res, true, "", err
 	}
 	p = &SSHProcess{s: s, c: c, start: res, done: make(chan struct{}),
 		helper: &helperProc{h: h, id: id, cancel: cancel}}
@@ -173,7 +173,7 @@ func (s *SSH) startViaHelper(ctx context.Context, cmd Command) (p *SSHProcess, r
 		}
 		scrubOutput(&cmd, &p.res)
 	})
-	return p, res, nil, true, ""
+	return p, res, true, "", nil
 }
 
 // pumpStdin sends what in yields to run id's standard input on the host,

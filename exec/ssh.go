@@ -60,7 +60,7 @@ func (s *SSH) Run(ctx context.Context, cmd Command) (Result, error) {
 // start starts cmd through the host's helper, or on the plain path when
 // the helper is off or (under HelperAuto) cannot run there.
 func (s *SSH) start(ctx context.Context, cmd Command) (*SSHProcess, Result, error) {
-	p, res, err, used, why := s.startViaHelper(ctx, cmd)
+	p, res, used, why, err := s.startViaHelper(ctx, cmd)
 	if used {
 		return p, res, err
 	}

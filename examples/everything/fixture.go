@@ -1,5 +1,7 @@
 package main
 
+//lint:file-ignore SA1019 mcp-go marks what protocol 2026-07-28 removed (the GET stream, ping, logging, sampling) deprecated; rigout still serves and tests 2025-11-25 clients, which use them.
+
 import (
 	"context"
 	"encoding/json"

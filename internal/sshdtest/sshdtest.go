@@ -239,7 +239,7 @@ func freePort(t testing.TB) int {
 func BuildHelper(t testing.TB) *exec.HelperConfig {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "rigout-helper")
-	cmd := osexec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, "github.com/rigout/rigout/cmd/rigout-helper")
+	cmd := osexec.Command("go", "build", "-o", out, "github.com/rigout/rigout/cmd/rigout-helper")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build rigout-helper: %v\n%s", err, b)
