@@ -81,20 +81,11 @@ func (g *Gateway) runOverlapped(ctx context.Context, call *Call, h Handler) *mcp
 	}()
 	res := g.run(context.WithValue(ctx, intentKey{}, p), call, h)
 	<-p.done
-	if recErr != nil {
-		g.auditFailed(ctx, recErr)
-		if g.cfg.UnsafeAuditBestEffort {
-			return res
-		}
-		// Nothing was released: the commands failed in AwaitIntent.
-		call.Outcome.Status = audit.StatusError
-		call.Outcome.Error = "audit ledger unavailable"
-		call.unaudited = true
-		return ErrorResult("%s did not run: the audit ledger could not record it (%v). "+
-			"The operator must fix the ledger (see /health)", call.Tool.Name, recErr)
+	// Without the row, nothing was released: the commands failed in
+	// AwaitIntent.
+	if failed := g.intentRecorded(ctx, call, recErr); failed != nil {
+		return failed
 	}
-	call.intent = true
-	g.auditErr.Store(nil)
 	return res
 }
 
@@ -114,7 +105,15 @@ func (g *Gateway) intentEvent(ctx context.Context, call *Call) audit.Event {
 // the result it returns is then the call's answer.
 func (g *Gateway) recordIntent(ctx context.Context, call *Call) *mcp.CallToolResult {
 	e := g.intentEvent(ctx, call)
-	if err := g.cfg.Audit.Record(context.WithoutCancel(ctx), e); err != nil {
+	return g.intentRecorded(ctx, call, g.cfg.Audit.Record(context.WithoutCancel(ctx), e))
+}
+
+// intentRecorded settles call once its intent row was written, or could
+// not be (err): it returns the call's answer when the call may not run
+// (fail closed), and nil when it may, with or without the row
+// (UnsafeAuditBestEffort).
+func (g *Gateway) intentRecorded(ctx context.Context, call *Call, err error) *mcp.CallToolResult {
+	if err != nil {
 		g.auditFailed(ctx, err)
 		if g.cfg.UnsafeAuditBestEffort {
 			return nil
