@@ -297,7 +297,10 @@ func TestHelperSSHDUploadVerifyRun(t *testing.T) {
 	p, err := s.Start(ctx, exec.Command{
 		Shell: "echo first secret-value; sleep 30; echo never",
 		Scrub: func(w io.Writer) io.WriteCloser { return replaceWriter{w, "secret-value", "[redacted]"} },
-		OnOutput: func(_ exec.Stream, b []byte) {
+		OnOutput: func(st exec.Stream, b []byte) {
+			if st != exec.Stdout {
+				return // the shell may say "Terminated" on stderr, or not
+			}
 			mu.Lock()
 			streamed.Write(b)
 			mu.Unlock()
