@@ -24,6 +24,22 @@ func TestRequestPath(t *testing.T) {
 	}
 }
 
+// TestArchitecture keeps docs/ARCHITECTURE.md true to the tree in the
+// same way.
+func TestArchitecture(t *testing.T) {
+	root := filepath.Join("..", "..")
+	problems, st, err := Check(root, filepath.Join(root, "docs", "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("docs/ARCHITECTURE.md %s", p)
+	}
+	if st.References < 25 {
+		t.Errorf("checked only %d references; the document or the parser lost them", st.References)
+	}
+}
+
 // TestCheckFindsWhatIsGone shows each kind of failure on a small tree.
 func TestCheckFindsWhatIsGone(t *testing.T) {
 	root := t.TempDir()
