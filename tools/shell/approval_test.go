@@ -58,9 +58,7 @@ func TestOperatorApproval(t *testing.T) {
 		{"approve confirm rule", heldBack, "approve", true, "", audit.DecisionConfirmed},
 		{"deny confirm rule", heldBack, "deny", false, "Operator operator denied it", audit.DecisionDeclined},
 		{"expire", heldBack, "", false, "no operator decided within", audit.DecisionConfirm},
-		{"approve asked bypass", func(s string) map[string]any {
-			return map[string]any{"command": "mkfs.ext4 -q -F " + s + ".img >/dev/null 2>&1; touch " + s, "bypass_security": true}
-		}, "approve", true, "", audit.DecisionConfirmed},
+		{"approve asked bypass", bypassed, "approve", true, "", audit.DecisionConfirmed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -138,10 +138,7 @@ func TestBypassIsNeverPutToTheClient(t *testing.T) {
 	p := &person{answer: mcp.ElicitationResponseActionAccept, confirm: true}
 	l := openLedger(t)
 	c := connectWithPerson(t, newGateway(t, setup{Config: rigout.Config{Audit: l, Principal: interactive()}}), p)
-	// mkfs.ext4 on a file that does not exist fails; the deny rule holds it back.
-	res := callTool(t, c, "execute_command", map[string]any{
-		"command": "mkfs.ext4 -q -F " + sentinel + ".img >/dev/null 2>&1; touch " + sentinel, "bypass_security": true,
-	})
+	res := callTool(t, c, "execute_command", bypassed(sentinel))
 	if !res.IsError || p.asked.Load() != 0 || !strings.Contains(text(res), "ask_bypass") {
 		t.Fatalf("bypass without the scope: asked %d, %q", p.asked.Load(), text(res))
 	}

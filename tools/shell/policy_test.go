@@ -113,8 +113,7 @@ func TestPolicyAllowsOrdinaryWork(t *testing.T) {
 func TestPolicyBypassNeedsTheScope(t *testing.T) {
 	dir := t.TempDir()
 	sentinel := filepath.Join(dir, "ran")
-	// mkfs on a regular file harms nothing; the policy refuses it by name.
-	cmd := map[string]any{"command": "mkfs.ext4 -q -F " + sentinel + " >/dev/null 2>&1; touch " + sentinel, "bypass_security": true}
+	cmd := bypassed(sentinel)
 
 	c := connect(t, newGateway(t, setup{Shell: shell.Config{WorkDir: dir}}))
 	res := callTool(t, c, "execute_command", cmd)

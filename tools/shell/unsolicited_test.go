@@ -34,6 +34,13 @@ func heldBack(sentinel string) map[string]any {
 	return map[string]any{"command": "sudo -V >/dev/null 2>&1; touch " + sentinel}
 }
 
+// bypassed is a call with bypass_security of a command the default policy
+// refuses (disk-format), harmless if it runs whatever the policy does: the
+// mkfs is behind `false &&`, and only the sentinel is touched.
+func bypassed(sentinel string) map[string]any {
+	return map[string]any{"command": "false && mkfs.ext4 -q -F " + sentinel + ".img; touch " + sentinel, "bypass_security": true}
+}
+
 // clock is a test clock the gateway reads.
 type clock struct{ skew atomic.Int64 }
 
@@ -310,7 +317,7 @@ func TestSelfApprovalWithNarrowToken(t *testing.T) {
 		args map[string]any
 	}{
 		{"confirm rule", heldBack(sentinel)},
-		{"bypass", map[string]any{"command": "mkfs.ext4 -q -F " + sentinel + ".img >/dev/null 2>&1; touch " + sentinel, "bypass_security": true}},
+		{"bypass", bypassed(sentinel)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
