@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/rigout/rigout/internal/gwtest"
@@ -39,25 +37,7 @@ func TestSwapRaceHelper(t *testing.T) {
 		t.Errorf("the read's route does not name the helper: %s", out)
 	}
 
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	t.Cleanup(func() { stop.Store(true); wg.Wait() })
-	var swaps atomic.Int64
-	wg.Go(func() {
-		for i := 0; !stop.Load(); i++ {
-			tmp := filepath.Join(root, "swap.new")
-			_ = os.RemoveAll(tmp)
-			var err error
-			if i%2 == 0 {
-				err = os.Symlink(outside, tmp)
-			} else {
-				err = os.Symlink("real", tmp)
-			}
-			if err == nil && os.Rename(tmp, swap) == nil {
-				swaps.Add(1)
-			}
-		}
-	})
+	swaps, stop := swapRace(t, root, swap, outside, false)
 	ok := 0
 	const rounds = 60
 	for i := 0; i < rounds; i++ {
@@ -74,14 +54,13 @@ func TestSwapRaceHelper(t *testing.T) {
 				ok++
 			}
 			if text := gwtest.Text(res); c.leaked(text) {
-				stop.Store(true)
+				stop()
 				t.Fatalf("round %d %v: canary leaked: %s", i, args, text)
 			}
 		}
 		c.check(t, "swap race through the helper")
 	}
-	stop.Store(true)
-	wg.Wait()
+	stop()
 	t.Logf("%d rounds, %d swaps, %d calls succeeded inside the root; canary intact", rounds, swaps.Load(), ok)
 	if swaps.Load() < 10 {
 		t.Fatalf("only %d swaps happened: the race did not run", swaps.Load())

@@ -228,32 +228,7 @@ func TestSwapRace(t *testing.T) {
 	}
 	write(t, filepath.Join(real, "f.txt"), "inside\n")
 
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	t.Cleanup(func() { stop.Store(true); wg.Wait() })
-	var swaps atomic.Int64
-	wg.Go(func() {
-		for i := 0; !stop.Load(); i++ {
-			tmp := filepath.Join(root, "swap.new")
-			_ = os.RemoveAll(tmp)
-			var err error
-			if i%2 == 0 {
-				err = os.Symlink(outside, tmp)
-			} else {
-				err = os.Symlink("real", tmp)
-			}
-			if err == nil && os.Rename(tmp, swap) == nil {
-				swaps.Add(1)
-			}
-			// Also swap a real directory in and out of the name.
-			if i%3 == 0 {
-				_ = os.Remove(swap)
-				_ = os.Mkdir(swap, 0o755)
-				write(t, filepath.Join(swap, "f.txt"), "inside\n")
-				_ = os.RemoveAll(swap)
-			}
-		}
-	})
+	swaps, stop := swapRace(t, root, swap, outside, true)
 	ok := 0
 	const rounds = 150
 	for i := 0; i < rounds; i++ {
@@ -270,21 +245,54 @@ func TestSwapRace(t *testing.T) {
 			}
 			text := gwtest.Text(res)
 			if c.leaked(text) {
-				stop.Store(true)
+				stop()
 				t.Fatalf("round %d %v: canary leaked: %s", i, args, text)
 			}
 		}
 		res := e.call("bulk_file_transfer", map[string]any{"action": "copy", "source": swap + "/f.txt", "destination": root + "/got.txt"})
 		if !res.IsError && strings.Contains(readFile(t, root+"/got.txt"), "CANARY") {
-			stop.Store(true)
+			stop()
 			t.Fatal("transfer copied the canary in")
 		}
 		c.check(t, "swap race")
 	}
-	stop.Store(true)
-	wg.Wait()
+	stop()
 	t.Logf("%d rounds, %d swaps, %d calls succeeded inside the root; canary intact", rounds, swaps.Load(), ok)
 	if swaps.Load() < 10 {
 		t.Fatalf("only %d swaps happened: the race did not run", swaps.Load())
 	}
+}
+
+// swapRace keeps swapping the name swap, in root, between a link to
+// outside and a link to root's "real" directory (and, with dirToo, a real
+// directory holding f.txt), until the test ends; it returns the count of
+// swaps made and a function that stops it (and waits for it).
+func swapRace(t *testing.T, root, swap, outside string, dirToo bool) (*atomic.Int64, func()) {
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	end := func() { stop.Store(true); wg.Wait() }
+	t.Cleanup(end)
+	var swaps atomic.Int64
+	wg.Go(func() {
+		for i := 0; !stop.Load(); i++ {
+			tmp := filepath.Join(root, "swap.new")
+			_ = os.RemoveAll(tmp)
+			var err error
+			if i%2 == 0 {
+				err = os.Symlink(outside, tmp)
+			} else {
+				err = os.Symlink("real", tmp)
+			}
+			if err == nil && os.Rename(tmp, swap) == nil {
+				swaps.Add(1)
+			}
+			if dirToo && i%3 == 0 {
+				_ = os.Remove(swap)
+				_ = os.Mkdir(swap, 0o755)
+				_ = os.WriteFile(filepath.Join(swap, "f.txt"), []byte("inside\n"), 0o644)
+				_ = os.RemoveAll(swap)
+			}
+		}
+	})
+	return &swaps, end
 }
