@@ -137,6 +137,9 @@ func startHelperHost(t testing.TB, login *user.User, env ...string) *helperHost 
 	if uid != os.Geteuid() {
 		setpriv, err := osexec.LookPath("setpriv")
 		if err != nil {
+			if os.Getenv("RIGOUT_REQUIRE_SSHD") == "1" {
+				t.Fatal("RIGOUT_REQUIRE_SSHD=1 and setpriv (util-linux), needed to run sshd as an unprivileged user, is missing")
+			}
 			t.Skip("SKIP: setpriv (util-linux) is needed to run sshd as an unprivileged user")
 		}
 		pre = []string{setpriv, "--reuid=" + login.Uid, "--regid=" + login.Gid, "--clear-groups", "--"}

@@ -200,12 +200,12 @@ func buildThreadProbe(t *testing.T) string {
 	t.Helper()
 	cc, err := osexec.LookPath("cc")
 	if err != nil {
-		t.Skip("SKIPPED, launch-thread probe not run: no C compiler to build testdata/threadprobe.c")
+		skipOrFail(t, "launch-thread probe not run: no C compiler (cc) to build testdata/threadprobe.c")
 	}
 	probe := filepath.Join(t.TempDir(), "threadprobe")
 	if _, err := osexec.Command(cc, "-O2", "-static", "-o", probe, "testdata/threadprobe.c").CombinedOutput(); err != nil {
 		if out, err := osexec.Command(cc, "-O2", "-o", probe, "testdata/threadprobe.c").CombinedOutput(); err != nil {
-			t.Skipf("SKIPPED, cannot build the probe: %v: %s", err, out)
+			skipOrFail(t, fmt.Sprintf("cannot build the launch-thread probe: %v: %s", err, out))
 		}
 	}
 	return probe

@@ -114,13 +114,15 @@ type tracker struct {
 // signal sends sig to the call's process group and, with a cgroup, to
 // every process in it.
 func (t *tracker) signal(sig syscall.Signal) {
-	_ = syscall.Kill(-t.pgid, sig)
 	if t.view && terminates(sig) && !catches(t.pgid, sig) {
 		// The leader is the first process of its PID namespace, which
 		// the kernel spares every signal it has no handler for: do what
-		// the signal would have done to any other process.
+		// the signal would have done to any other process. First, so that
+		// the leader cannot go on running (a shell's next command) once
+		// the signal has ended its children; its end ends them anyway.
 		_ = syscall.Kill(t.pgid, syscall.SIGKILL)
 	}
+	_ = syscall.Kill(-t.pgid, sig)
 	switch {
 	case t.cg != nil && sig == syscall.SIGKILL:
 		t.cg.kill(0)
