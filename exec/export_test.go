@@ -103,3 +103,7 @@ var ConnectErr = connectErr
 // ViewsWithSharedProc makes c's views act as on a kernel without procfs's
 // pidns= option: each call sees its principal's /proc.
 func ViewsWithSharedProc(c *ViewConfig) { c.sharedProc = true }
+
+// SeatbeltWith makes c's Sandbox confine its commands with the Seatbelt
+// wiring macOS uses, running path as sandbox-exec.
+func SeatbeltWith(c *SandboxConfig, path string) { c.seatbeltExec = path }

@@ -139,9 +139,12 @@ func newCallMarker(call string) string {
 
 // start starts c, inside sandbox if it is not nil, and reports whether
 // the command is confined.
-func (l *Local) start(sandbox *Sandbox, c *osexec.Cmd) (bool, error) {
-	if sandbox == nil {
+func (l *Local) start(ctx context.Context, sandbox *Sandbox, c *osexec.Cmd) (bool, error) {
+	switch {
+	case sandbox == nil:
 		return false, c.Start()
+	case sandbox.seatbelt != nil:
+		return sandbox.startSeatbelt(ctx, c)
 	}
 	return sandbox.start(c)
 }

@@ -174,7 +174,7 @@ func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File, viewPTY *
 		// command runs unconfined, and says so.
 		res.Unsandboxed = "sudo needs setuid, which the sandbox's no_new_privs forbids: ran outside the sandbox"
 		sandbox = nil
-	case sandbox.abi == 0:
+	case sandbox.abi == 0 && sandbox.seatbelt == nil:
 		res.Unsandboxed = sandbox.Status().Reason
 	}
 
@@ -220,7 +220,7 @@ func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File, viewPTY *
 		marker = newCallMarker(call)
 		c.Env = append(slices.Clip(env), marker)
 	}
-	sandboxed, err := l.start(sandbox, c)
+	sandboxed, err := l.start(ctx, sandbox, c)
 	if err != nil && cg != nil && !errors.Is(err, ErrSandboxClosed) {
 		// Starting into the cgroup may be what failed (no delegation,
 		// no clone3): try once without it, and stop using cgroups if
@@ -230,7 +230,7 @@ func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File, viewPTY *
 		marker = newCallMarker(call)
 		c2 := newCmd(marker)
 		firstErr := err
-		if sandboxed, err = l.start(sandbox, c2); err == nil {
+		if sandboxed, err = l.start(ctx, sandbox, c2); err == nil {
 			l.disableCgroups(firstErr)
 			c = c2
 		}

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -67,8 +68,14 @@ type SandboxConfig struct {
 	// resolved by NewSandbox, so configuration errors show there.
 	BuildLater bool
 	// Views, if set, runs every command in a view of the machine of its
-	// principal's own, beneath the Landlock ruleset (see ViewConfig).
+	// principal's own, beneath the Landlock ruleset (see ViewConfig). On
+	// macOS, the principal's Seatbelt profile takes its writable trees,
+	// read-only and hidden paths and network switch from it instead.
 	Views *ViewConfig
+
+	// seatbeltExec, if set, confines commands with this sandbox-exec(1)
+	// on any system: tests run the macOS wiring with a stand-in.
+	seatbeltExec string
 }
 
 // Sandbox is a kernel sandbox (Landlock, on Linux) that Local applies to
@@ -223,6 +230,10 @@ type Sandbox struct {
 	// SandboxConfig.Views.
 	views *viewSet
 
+	// seatbelt confines commands on macOS instead of Landlock and views;
+	// nil elsewhere.
+	seatbelt *seatbelt
+
 	// launchMu protects the following. Under mu held for reading, next
 	// is confined by the current ruleset; rebuilds and Close dismiss it.
 	launchMu  sync.Mutex
@@ -272,6 +283,10 @@ type SandboxStatus struct {
 	Views bool
 	// ViewsReason says why Views is false when views were asked for.
 	ViewsReason string
+	// Seatbelt reports that commands run under a macOS Seatbelt profile
+	// (sandbox-exec) generated from the same configuration, one profile
+	// per principal when views were asked for (see SeatbeltProfile).
+	Seatbelt bool
 }
 
 // String returns a one-line summary for health reports.
@@ -280,6 +295,9 @@ func (s SandboxStatus) String() string {
 		return "no kernel sandbox (" + s.Reason + "): only the command policy guards"
 	}
 	msg := fmt.Sprintf("Landlock ABI %d enforced", s.ABI)
+	if s.Seatbelt {
+		msg = "Seatbelt (sandbox-exec) enforced"
+	}
 	if s.Views {
 		msg = "per-principal views (user, mount, PID and IPC namespaces, seccomp) beneath " + msg
 	} else if s.ViewsReason != "" {
@@ -323,6 +341,11 @@ func NewSandbox(cfg SandboxConfig) (*Sandbox, error) {
 		return nil, fmt.Errorf("exec: sandbox: ViewConfig.TmpDir must be an absolute directory for the principals' private /tmp, got %q", v.TmpDir)
 	}
 	s := &Sandbox{cfg: c, ready: make(chan struct{})}
+	if path := cmp.Or(c.seatbeltExec, seatbeltPath()); path != "" {
+		s.seatbelt = newSeatbelt(path, cfg.Views)
+		close(s.ready)
+		return s, nil
+	}
 	noInheritedDescriptors()
 	if cfg.Views != nil {
 		s.views = newViewSet(*cfg.Views)
@@ -396,6 +419,9 @@ func (s *Sandbox) Ready() error {
 func (s *Sandbox) Status() SandboxStatus {
 	if s == nil {
 		return SandboxStatus{Reason: "no sandbox configured"}
+	}
+	if s.seatbelt != nil {
+		return s.seatbelt.status()
 	}
 	st := SandboxStatus{ABI: s.abi}
 	if s.views != nil {
@@ -505,6 +531,9 @@ func (s *Sandbox) SetConfig(cfg SandboxConfig) error {
 	}
 	old := s.cfg
 	s.cfg = c
+	if s.seatbelt != nil {
+		s.seatbelt.forget()
+	}
 	if s.abi == 0 {
 		return nil
 	}

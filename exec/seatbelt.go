@@ -21,6 +21,10 @@ type SeatbeltPolicy struct {
 	// Writable lists the trees commands may change: the principal's roots
 	// and a temporary directory. Everything else is read-only.
 	Writable []string
+	// Private lists trees commands may read and change although they lie
+	// beneath a Hidden path: a principal's own temporary directory kept in
+	// the hidden state directory. Private paths are writable too.
+	Private []string
 	// Network, if set, lets commands use the network. If not, they keep
 	// Unix sockets and lose IP: no outbound connection, no bound port.
 	Network bool
@@ -38,7 +42,8 @@ type SeatbeltPolicy struct {
 //     (deeper paths stay as writable as p.Writable makes them), so a
 //     protected root outside p.Writable is read-only as a whole;
 //   - Hidden paths can be neither read nor written (their own metadata
-//     stays readable, so listing their parent works);
+//     stays readable, so listing their parent works), except Private
+//     trees beneath them;
 //   - the directories above any of those paths cannot be deleted or
 //     renamed, which would move a path out from under its rule;
 //   - signals reach only processes of the same sandbox.
@@ -57,6 +62,7 @@ func SeatbeltProfile(p SeatbeltPolicy) (string, error) {
 		{"Sealed", &p.Sandbox.Sealed},
 		{"Hidden", &p.Sandbox.Hidden},
 		{"ReadOnly", &p.Sandbox.ReadOnly},
+		{"Private", &p.Private},
 	}
 	var errs []error
 	for _, l := range lists {
@@ -134,6 +140,15 @@ func SeatbeltProfile(p SeatbeltPolicy) (string, error) {
 		b.WriteString(")\n(allow file-read-metadata\n")
 		for _, h := range p.Sandbox.Hidden {
 			b.WriteString("  (literal " + seatbeltString(h) + ")\n")
+		}
+		b.WriteString(")\n")
+	}
+
+	if len(p.Private) > 0 {
+		b.WriteString("\n;; Private: the command's own trees, even beneath a hidden path.\n")
+		b.WriteString("(allow file-read* file-write*\n")
+		for _, d := range p.Private {
+			b.WriteString("  (subpath " + seatbeltString(d) + ")\n")
 		}
 		b.WriteString(")\n")
 	}

@@ -33,6 +33,15 @@ var seatbeltCases = []struct {
 		Writable: []string{"/Users/ana/projects", "/private/tmp", "/Users/ana/projects/"},
 	}},
 	{"network", exec.SeatbeltPolicy{Writable: []string{"/private/var/folders/xy/T"}, Network: true}},
+	{"principal", exec.SeatbeltPolicy{
+		Sandbox: exec.SandboxConfig{
+			Protected: []string{"/Users/ana"},
+			Hidden:    []string{"/Users/ana/Library/Application Support/rigout"},
+			ReadOnly:  []string{"/Users/ana/projects/site/.git"},
+		},
+		Writable: []string{"/Users/ana/projects/site", "/Users/ana/Library/Application Support/rigout/tmp/seatbelt-1f2e"},
+		Private:  []string{"/Users/ana/Library/Application Support/rigout/tmp/seatbelt-1f2e"},
+	}},
 	{"odd-paths", exec.SeatbeltPolicy{
 		Sandbox:  exec.SandboxConfig{Hidden: []string{`/Users/a"b/state`}, Protected: []string{`/srv/data.v2 (old)`, "/"}},
 		Writable: []string{`/srv/back\slash`},

@@ -268,7 +268,9 @@ func (c *common) checkViews(sb *exec.Sandbox, logger *slog.Logger) error {
 		return nil
 	}
 	st := sb.Status()
-	if st.Views {
+	if st.Views || st.Seatbelt {
+		// macOS: each principal's Seatbelt profile holds its roots and
+		// read-only scopes (exec.SeatbeltProfile).
 		return nil
 	}
 	return fmt.Errorf("per-principal views are unavailable here (%s), and %s %s confined to roots or to reading: without a view of its own the kernel would not hold that; fix the cause (unprivileged user namespaces, kernel 6.18 for the calls' /proc), or start with --unsafe-no-views to keep them by the policy and Landlock alone",
