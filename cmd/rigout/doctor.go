@@ -414,6 +414,19 @@ func (d *doctor) sandbox() {
 	default:
 		d.add("kernel sandbox", "ok", st.String(), "")
 	}
+	if st.Enforced {
+		// A command through it, as the gateway runs them: on macOS this is
+		// where sandbox-exec compiles the generated profile.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		res, err := (&exec.Local{Sandbox: sb}).Run(ctx, exec.Command{Argv: []string{"true"}})
+		cancel()
+		if err == nil && (res.ExitCode != 0 || !res.Sandboxed) {
+			err = fmt.Errorf("exit %d, sandboxed %v: %s%s", res.ExitCode, res.Sandboxed, res.Stderr.Data, res.Unsandboxed)
+		}
+		if err != nil {
+			d.add("kernel sandbox", "fail", "a command could not run in the sandbox: "+err.Error(), "rigout doctor --json")
+		}
+	}
 	for _, n := range notes {
 		d.add("kernel sandbox", "warn", n, "rigout start --state-dir /var/lib/rigout")
 	}
@@ -439,6 +452,10 @@ func (d *doctor) views(p *validate.Policy, cfg exec.SandboxConfig) {
 	}
 	defer sb.Close()
 	st := sb.Status()
+	if st.Seatbelt {
+		d.add("per-principal views", "ok", "each token's commands run under a Seatbelt profile of its own (its roots and private TMPDIR writable, hidden paths unreadable); no process or mount isolation on macOS", "")
+		return
+	}
 	if st.Views {
 		d.add("per-principal views", "ok", "each token's commands and file operations run in a view of the machine of its own (user, mount, PID and IPC namespaces, seccomp)", "")
 		return
