@@ -1,9 +1,7 @@
 package transport_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -20,21 +18,31 @@ import (
 	"github.com/rigout/rigout/transport"
 )
 
-// testServer returns an MCP server with a tool that counts its calls and
-// one that sleeps until its context ends or a second passes.
+// testServer returns an MCP server with a tool that counts its calls.
 func testServer(calls *atomic.Int64) *server.MCPServer {
 	s := server.NewMCPServer("test", "1.0", server.WithToolCapabilities(false))
 	s.AddTool(mcp.NewTool("count", mcp.WithDescription("count")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		calls.Add(1)
 		return mcp.NewToolResultText("counted"), nil
 	})
-	s.AddTool(mcp.NewTool("slow", mcp.WithDescription("slow")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return s
+}
+
+// gatedServer returns an MCP server with one tool, "gated", that says it
+// started on started and answers "finished" once release is closed, or
+// "cancelled" if its context ended first.
+func gatedServer(started chan<- struct{}, release <-chan struct{}) *server.MCPServer {
+	s := server.NewMCPServer("test", "1.0", server.WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("gated", mcp.WithDescription("gated")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		started <- struct{}{}
 		select {
-		case <-time.After(time.Second):
-			return mcp.NewToolResultText("finished"), nil
+		case <-release:
 		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
 			return mcp.NewToolResultText("cancelled"), nil
 		}
+		return mcp.NewToolResultText("finished"), nil
 	})
 	return s
 }
@@ -320,44 +328,20 @@ func TestGuardAndAuthOrder(t *testing.T) {
 	}
 }
 
-// TestServeDrainsInFlightCalls starts a slow call, cancels the server and
-// checks that the call finishes normally and Serve returns.
+// TestServeDrainsInFlightCalls starts a call, cancels the server while the
+// call is in its tool, then lets the tool finish: the call's answer is the
+// tool's, and Serve returns.
 func TestServeDrainsInFlightCalls(t *testing.T) {
-	h := newHTTP(t, testServer(new(atomic.Int64)), transport.HTTPConfig{InsecureNoAuth: true, Stateless: true, ShutdownTimeout: 5 * time.Second})
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	h := newHTTP(t, gatedServer(started, release), transport.HTTPConfig{InsecureNoAuth: true, Stateless: true, ShutdownTimeout: time.Minute})
 	defer h.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- h.Serve(ctx, ln) }()
-	url := "http://" + ln.Addr().String() + "/mcp"
-	done := make(chan string, 1)
-	go func() {
-		body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			done <- err.Error()
-			return
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		done <- string(b)
-	}()
-	time.Sleep(200 * time.Millisecond) // let the call start
+	ln, served, cancel := serveOn(t, h)
+	done := callGated(ln.Addr().String())
+	<-started
 	cancel()
-	select {
-	case got := <-done:
-		if !strings.Contains(got, "finished") {
-			t.Errorf("in-flight call ended with %q, want it drained to completion", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("in-flight call never finished")
+	close(release)
+	if got := <-done; !strings.Contains(got, "finished") {
+		t.Errorf("in-flight call ended with %q, want it drained to completion", got)
 	}
 	if err := <-served; err != nil {
 		t.Errorf("Serve = %v", err)
@@ -367,20 +351,48 @@ func TestServeDrainsInFlightCalls(t *testing.T) {
 	}
 }
 
+// TestServeCancelsCallsThatOutliveTheDrain: a call whose tool never
+// returns by itself is cancelled once the drain is over, and Serve
+// returns; without the cancellation the test would hang here.
 func TestServeCancelsCallsThatOutliveTheDrain(t *testing.T) {
-	h := newHTTP(t, testServer(new(atomic.Int64)), transport.HTTPConfig{InsecureNoAuth: true, Stateless: true, ShutdownTimeout: 100 * time.Millisecond})
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	defer close(release)
+	h := newHTTP(t, gatedServer(started, release), transport.HTTPConfig{InsecureNoAuth: true, Stateless: true, ShutdownTimeout: 100 * time.Millisecond})
 	defer h.Close()
+	ln, served, cancel := serveOn(t, h)
+	done := callGated(ln.Addr().String())
+	<-started
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("Serve = %v", err)
+	}
+	if got := <-done; strings.Contains(got, "finished") {
+		t.Errorf("call ran to completion despite the drain timeout: %s", got)
+	}
+}
+
+// serveOn serves h on a new loopback listener until cancel is called;
+// served yields what Serve returned.
+func serveOn(t *testing.T, h *transport.HTTP) (ln net.Listener, served <-chan error, cancel func()) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- h.Serve(ctx, ln) }()
+	t.Cleanup(cancel)
+	ch := make(chan error, 1)
+	go func() { ch <- h.Serve(ctx, ln) }()
+	return ln, ch, cancel
+}
+
+// callGated calls the gated tool at addr; the channel yields the answer's
+// body, or the error.
+func callGated(addr string) <-chan string {
 	done := make(chan string, 1)
 	go func() {
-		body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
-		req, _ := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/mcp", bytes.NewReader([]byte(body)))
+		body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gated","arguments":{}}}`
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
@@ -393,21 +405,7 @@ func TestServeCancelsCallsThatOutliveTheDrain(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		done <- string(b)
 	}()
-	time.Sleep(100 * time.Millisecond)
-	start := time.Now()
-	cancel()
-	if err := <-served; err != nil {
-		t.Errorf("Serve = %v", err)
-	}
-	if d := time.Since(start); d > 900*time.Millisecond {
-		t.Errorf("shutdown took %v; the slow call should have been cancelled", d)
-	}
-	got := <-done
-	if strings.Contains(got, "finished") {
-		t.Errorf("call ran to completion despite the drain timeout: %s", got)
-	}
-	var v any
-	_ = json.Unmarshal([]byte(got), &v)
+	return done
 }
 
 // TestSessionsCappedPerPrincipal opens many sessions as one principal and
