@@ -88,7 +88,7 @@ func TestErrorReachesEveryCallerOfTheBatch(t *testing.T) {
 	for range 5 {
 		go func() { errs <- c.Do(&row{}) }()
 	}
-	time.Sleep(20 * time.Millisecond)
+	groupcommit.WaitState(c, func(queued int, _ bool) bool { return queued == 5 })
 	close(release)
 	if err := <-first; err != nil {
 		t.Errorf("first = %v", err)
@@ -119,20 +119,16 @@ func TestCloseWaitsForQueuedRows(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(20 * time.Millisecond)
-	closed := make(chan struct{})
-	go func() { c.Close(); close(closed) }()
-	select {
-	case <-closed:
-		t.Fatal("Close returned while rows were queued")
-	case <-time.After(20 * time.Millisecond):
-	}
+	// One row is in its commit, the other two queued behind it.
+	groupcommit.WaitState(c, func(queued int, _ bool) bool { return queued == 2 })
+	atClose := make(chan int32)
+	go func() { c.Close(); atClose <- committed.Load() }()
+	groupcommit.WaitState(c, func(_ int, closed bool) bool { return closed })
 	close(release)
-	<-closed
-	wg.Wait()
-	if n := committed.Load(); n != 3 {
-		t.Errorf("%d rows committed before Close returned, want 3", n)
+	if n := <-atClose; n != 3 {
+		t.Errorf("%d rows committed when Close returned, want 3", n)
 	}
+	wg.Wait()
 }
 
 func Example() {
