@@ -105,6 +105,8 @@ var (
 	keyPathRE  = regexp.MustCompile(`^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+$`)
 	selectorRE = regexp.MustCompile(`\b([a-z][a-z0-9]*)\.([A-Z][A-Za-z0-9_]*)(?:\.([A-Z][A-Za-z0-9_]*))?(\{[^{}]*\})?`)
 	fieldRE    = regexp.MustCompile(`\b([A-Z][A-Za-z0-9_]*):`)
+	snakeRE    = regexp.MustCompile(`^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$`)
+	wordRE     = regexp.MustCompile(`[A-Za-z0-9_]+`)
 	pathRE     = regexp.MustCompile(`^[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.@-]+)*/?$`)
 )
 
@@ -141,7 +143,7 @@ func (r *run) span(line int, s string) {
 		return
 	case strings.HasPrefix(s, "{") || strings.HasPrefix(s, `"`):
 		if c.keys != nil {
-			r.jsonKeys(line, s, s)
+			r.jsonKeys(line, "`"+s+"`", s)
 		}
 		return
 	}
@@ -149,6 +151,15 @@ func (r *run) span(line int, s string) {
 		if r.symbol(line, s, strings.Split(m[1], ".")) {
 			return
 		}
+	}
+	if snakeRE.MatchString(s) {
+		// A tool, argument, key or column name: the code spells it out.
+		r.st.Names++
+		// A Prometheus metric is the namespace rigout_ and a name.
+		if !c.tree.words[s] && !(strings.HasPrefix(s, "rigout_") && c.tree.words[strings.TrimPrefix(s, "rigout_")]) {
+			r.fail(line, "`"+s+"`", "no string or struct tag of this module has the word %s", s)
+		}
+		return
 	}
 	if keyPathRE.MatchString(s) && c.keys != nil {
 		parts := strings.Split(s, ".")
@@ -422,6 +433,7 @@ func (c *Checker) keyPath(parts []string) string {
 // literal pkg.Type{Field: …} on one line.
 func (r *run) sketch(start int, lines []string) {
 	t := r.c.tree
+	start++ // the "// sketch" line
 	for i, l := range lines {
 		code, _, _ := strings.Cut(l, "//")
 		for _, m := range selectorRE.FindAllStringSubmatch(code, -1) {

@@ -23,6 +23,8 @@
 //   - a configuration key: a dotted `audit.postgres` whose first part is a
 //     top-level key, and every key of a JSON span or block whose top-level
 //     keys are the configuration file's (Options.Schema);
+//   - a snake_case name (`execute_command`, `wait_seconds`): some string
+//     literal or struct tag of the module must hold it as a word;
 //   - a path: `dir/file` whose first element is at the root of the tree
 //     (or an import path of the module), which must exist;
 //   - a link: [text](target) to a file of the tree, which must exist, and
@@ -60,13 +62,25 @@ func (p Problem) String() string { return fmt.Sprintf("line %d: %s: %s", p.Line,
 type Stats struct {
 	References, Quotations int
 	// Checked by a Checker only:
-	Symbols, Flags, Keys, Paths, Links int
-	Prose                              int // spans Options.Prose excuses
+	Symbols, Flags, Keys, Names, Paths, Links int
+	Prose                                     int // spans Options.Prose excuses
+}
+
+func (s *Stats) add(o Stats) {
+	s.References += o.References
+	s.Quotations += o.Quotations
+	s.Symbols += o.Symbols
+	s.Flags += o.Flags
+	s.Keys += o.Keys
+	s.Names += o.Names
+	s.Paths += o.Paths
+	s.Links += o.Links
+	s.Prose += o.Prose
 }
 
 // Total is the number of names verified.
 func (s Stats) Total() int {
-	return s.References + s.Quotations + s.Symbols + s.Flags + s.Keys + s.Paths + s.Links
+	return s.References + s.Quotations + s.Symbols + s.Flags + s.Keys + s.Names + s.Paths + s.Links
 }
 
 var refRE = regexp.MustCompile("`([A-Za-z0-9_./-]+\\.go):([A-Za-z_][A-Za-z0-9_]*(?:\\.[A-Za-z_][A-Za-z0-9_]*)?)`")

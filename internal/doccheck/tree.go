@@ -31,6 +31,9 @@ type tree struct {
 	// literals are the module's string literals: the event types, rules
 	// and method names its code spells out.
 	literals map[string]bool
+	// words are the snake_case words inside those literals and struct
+	// tags: tool, argument and key names, SQL columns.
+	words map[string]bool
 	// top are the names at the root of the tree (files and directories).
 	top map[string]bool
 	// decls maps a module-relative directory to its type declarations,
@@ -67,6 +70,7 @@ func loadTree(root string) (*tree, error) {
 		types:    map[string][]*typeDecl{},
 		flags:    map[string]bool{},
 		literals: map[string]bool{},
+		words:    map[string]bool{},
 		top:      map[string]bool{},
 		decls:    map[string]map[string]*typeDecl{},
 	}
@@ -195,8 +199,13 @@ func (t *tree) add(dir string, f *ast.File) {
 		switch n := n.(type) {
 		case *ast.BasicLit:
 			if n.Kind == token.STRING {
-				if v, err := strconv.Unquote(n.Value); err == nil && len(v) < 100 {
-					t.literals[v] = true
+				if v, err := strconv.Unquote(n.Value); err == nil {
+					if len(v) < 100 {
+						t.literals[v] = true
+					}
+					for _, w := range wordRE.FindAllString(v, -1) {
+						t.words[strings.Trim(w, "_")] = true // Namespace+"_ssh_pool…"
+					}
 				}
 			}
 		case *ast.CallExpr:
