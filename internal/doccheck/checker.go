@@ -100,6 +100,7 @@ var (
 	spanRE     = regexp.MustCompile("`([^`]+)`")
 	linkRE     = regexp.MustCompile(`\[[^\]]*\]\(([^)\s]+)\)`)
 	flagNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	commandRE  = regexp.MustCompile(`^[a-z][a-z-]*$`)
 	flagRE     = regexp.MustCompile(`^--([a-z][a-z0-9-]*)`)
 	chainRE    = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(.*\)|\{.*\})?(?:\.[A-Za-z_][A-Za-z0-9_]*)*$`)
 	keyPathRE  = regexp.MustCompile(`^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+$`)
@@ -139,7 +140,7 @@ func (r *run) span(line int, s string) {
 		r.flags(line, s, strings.Fields(s))
 		return
 	case strings.HasPrefix(s, "rigout "):
-		r.flags(line, s, strings.Fields(s)[1:])
+		r.command(line, s, strings.Fields(s)[1:])
 		return
 	case strings.HasPrefix(s, "{") || strings.HasPrefix(s, `"`):
 		if c.keys != nil {
@@ -202,6 +203,19 @@ func (r *run) symbol(line int, s string, parts []string) bool {
 		return true
 	}
 	return false
+}
+
+// command checks a rigout command line: its subcommand (the first word,
+// when it is a plain word) must be a string the code spells out, and its
+// flags must be defined.
+func (r *run) command(line int, s string, words []string) {
+	if len(words) > 0 && commandRE.MatchString(words[0]) {
+		r.st.Flags++
+		if !r.c.tree.literals[words[0]] {
+			r.fail(line, "`"+s+"`", "the code has no subcommand %q", words[0])
+		}
+	}
+	r.flags(line, s, words)
 }
 
 // flags checks every --flag among words, up to a shell comment.
@@ -333,9 +347,9 @@ func (r *run) block(start int, lang string, lines []string) {
 			f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(l), "$ "))
 			switch {
 			case len(f) > 0 && f[0] == "rigout":
-				r.flags(start+1+i, strings.TrimSpace(l), f[1:])
+				r.command(start+1+i, strings.TrimSpace(l), f[1:])
 			case len(f) > 3 && f[0] == "go" && f[1] == "run" && f[2] == "./cmd/rigout":
-				r.flags(start+1+i, strings.TrimSpace(l), f[3:])
+				r.command(start+1+i, strings.TrimSpace(l), f[3:])
 			}
 		}
 	}

@@ -49,6 +49,8 @@ const schema = `+"`"+`{"properties": {"wait_seconds": {"type": "integer"}}}`+"`"
 
 import "flag"
 
+var commands = []string{"serve", "stop"}
+
 func boolArg(args []string, name string) bool { return false }
 
 func main() {
@@ -84,7 +86,7 @@ type cred struct{ Env string `+"`json:\"env\"`"+` }
 		"ok: `{\"audit\": {\"key_env\": \"K\"}, \"hosts\": [{\"name\": \"h\"}], \"credentials\": {\"x\": {\"env\": \"E\"}}}` `{\"detail\": 1}`\n"+
 		"ok: `cmd/x` `./a/a.go` `example.com/m/a` `~/.ssh/config` [two](other/doc2.md#some-heading-x) [self](#title) [web](https://example.com/x)\n"+
 		"gone: `a.Gone` `a.T.Gone` `Nope.Field` `T.Gone`\n"+
-		"gone: `--nope` `rigout serve --nope2`\n"+
+		"gone: `--nope` `rigout serve --nope2` `rigout servr`\n"+
 		"gone: `audit.postgress` `{\"audit\": {\"keyenv\": \"K\"}, \"hosts\": [{\"nam\": \"h\"}]}` `wait_secs`\n"+
 		"gone: `a/missing.go` [x](other/none.md) [y](other/doc2.md#nowhere) [z](#nowhere)\n"+
 		"prose: `--foreign`\n"+
@@ -114,6 +116,7 @@ type cred struct{ Env string `+"`json:\"env\"`"+` }
 		"line 6: `T.Gone`: no type T of this module has a field or method Gone",
 		"line 7: `--nope`: no program of this module defines the flag --nope",
 		"line 7: `rigout serve --nope2`: no program of this module defines the flag --nope2",
+		"line 7: `rigout servr`: the code has no subcommand \"servr\"",
 		"line 8: `audit.postgress`: the configuration file has no key audit.postgress, and the code has no string \"audit.postgress\"",
 		"line 8: `{\"audit\": {\"keyenv\": \"K\"}, \"hosts\": [{\"nam\": \"h\"}]}`: the configuration file has no key audit.keyenv",
 		"line 8: `{\"audit\": {\"keyenv\": \"K\"}, \"hosts\": [{\"nam\": \"h\"}]}`: the configuration file has no key hosts.nam",
@@ -130,7 +133,7 @@ type cred struct{ Env string `+"`json:\"env\"`"+` }
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if st.Prose != 1 || st.Symbols < 9 || st.Flags != 7 || st.Links != 5 {
+	if st.Prose != 1 || st.Symbols < 9 || st.Flags != 9 || st.Links != 5 {
 		t.Errorf("stats = %+v", st)
 	}
 	if u := c.Unused(); !reflect.DeepEqual(u, []string{"--unused"}) {
