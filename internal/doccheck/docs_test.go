@@ -134,3 +134,43 @@ func TestREADMEListsEveryDependency(t *testing.T) {
 		t.Errorf("found only %d direct requirements in go.mod; the parse is broken", direct)
 	}
 }
+
+// TestREADMECommands keeps the README's two commands what they are: the
+// first sh block under "## Run it" runs the binary, the one under
+// "## Test it" is the test command, which CI runs (with -race).
+func TestREADMECommands(t *testing.T) {
+	root := filepath.Join("..", "..")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ section, want string }{
+		{"## Run it", "go run ./cmd/rigout serve"},
+		{"## Test it", "go test ./..."},
+	} {
+		_, rest, ok := strings.Cut(string(readme), "\n"+c.section+"\n")
+		if !ok {
+			t.Errorf("README.md has no %s section", c.section)
+			continue
+		}
+		_, block, ok := strings.Cut(rest, "```sh\n")
+		block, _, ok2 := strings.Cut(block, "```")
+		if !ok || !ok2 || strings.TrimSpace(block) != c.want {
+			t.Errorf("the sh block under %s is %q, want %q", c.section, strings.TrimSpace(block), c.want)
+		}
+	}
+	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range strings.Split(string(ci), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 2 && f[0] == "go" && f[1] == "test" && f[len(f)-1] == "./..." && strings.Contains(l, "-race") {
+			found = true
+		}
+	}
+	if !found {
+		t.Error(".ci/run no longer runs the README's test command (go test -race ... ./...)")
+	}
+}
