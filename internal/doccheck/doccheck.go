@@ -61,7 +61,7 @@ func (p Problem) String() string { return fmt.Sprintf("line %d: %s: %s", p.Line,
 // Stats counts what Check verified.
 type Stats struct {
 	References, Quotations int
-	// Checked by a Checker only:
+	// Checked by a Checker only (Flags counts rigout subcommands too):
 	Symbols, Flags, Keys, Names, Paths, Links int
 	Prose                                     int // spans Options.Prose excuses
 }
