@@ -8,7 +8,30 @@
 //   - a quotation: a fenced ```go block whose first line is the comment
 //     "// path/file.go"; the rest must occur in that file, compared with runs
 //     of white space collapsed. A line "// …" inside the block splits it into
-//     pieces that must occur in that order.
+//     pieces that must occur in that order. A block whose first line is
+//     "// sketch" quotes nothing: a Checker verifies the names in it.
+//
+// A Checker verifies, besides those two, every other name a document gives
+// in an inline code span or a link, when it looks like one of this tree's:
+//
+//   - a Go symbol: `pkg.Name`, `pkg.Type.Member`, `Type.Member` (a call's
+//     parentheses or a literal's braces after it are ignored), where pkg
+//     is the name of a package of the module;
+//   - a flag: a span that starts with "--" or "rigout ", and each line of
+//     a sh block that runs rigout: every --flag must be defined by some
+//     program of the module (flag.FlagSet's methods, examples aside);
+//   - a configuration key: a dotted `audit.postgres` whose first part is a
+//     top-level key, and every key of a JSON span or block whose top-level
+//     keys are the configuration file's (Options.Schema);
+//   - a snake_case name (`execute_command`, `wait_seconds`): some string
+//     literal or struct tag of the module must hold it as a word;
+//   - a path: `dir/file` whose first element is at the root of the tree
+//     (or an import path of the module), which must exist;
+//   - a link: [text](target) to a file of the tree, which must exist, and
+//     its #anchor, which must be a heading there.
+//
+// What only looks like one of these — another program's flag, a field of
+// another module's type — is listed in Options.Prose with the reason.
 //
 // Check proves that what the document names exists where it says; it
 // cannot prove that the prose around it is true.
@@ -38,34 +61,58 @@ func (p Problem) String() string { return fmt.Sprintf("line %d: %s: %s", p.Line,
 // Stats counts what Check verified.
 type Stats struct {
 	References, Quotations int
+	// Checked by a Checker only (Flags counts rigout subcommands too):
+	Symbols, Flags, Keys, Names, Paths, Links int
+	Prose                                     int // spans Options.Prose excuses
+}
+
+func (s *Stats) add(o Stats) {
+	s.References += o.References
+	s.Quotations += o.Quotations
+	s.Symbols += o.Symbols
+	s.Flags += o.Flags
+	s.Keys += o.Keys
+	s.Names += o.Names
+	s.Paths += o.Paths
+	s.Links += o.Links
+	s.Prose += o.Prose
+}
+
+// Total is the number of names verified.
+func (s Stats) Total() int {
+	return s.References + s.Quotations + s.Symbols + s.Flags + s.Keys + s.Names + s.Paths + s.Links
 }
 
 var refRE = regexp.MustCompile("`([A-Za-z0-9_./-]+\\.go):([A-Za-z_][A-Za-z0-9_]*(?:\\.[A-Za-z_][A-Za-z0-9_]*)?)`")
 
 // Check reads the Markdown document doc and verifies every reference and
 // quotation in it against the tree rooted at root (the paths in the
-// document are relative to root).
+// document are relative to root). It checks nothing else: a Checker does.
 func Check(root, doc string) ([]Problem, Stats, error) {
+	c := &Checker{root: root, files: map[string]*parsed{}}
+	return c.check(doc)
+}
+
+// load parses a file of the tree once.
+func (c *Checker) load(rel string) (*parsed, error) {
+	if p, ok := c.files[rel]; ok {
+		return p, nil
+	}
+	p, err := parse(filepath.Join(c.root, rel))
+	if err != nil {
+		return nil, err
+	}
+	c.files[rel] = p
+	return p, nil
+}
+
+func (c *Checker) check(doc string) ([]Problem, Stats, error) {
 	f, err := os.Open(doc)
 	if err != nil {
 		return nil, Stats{}, err
 	}
 	defer f.Close()
-	var problems []Problem
-	var st Stats
-	files := map[string]*parsed{}
-	load := func(rel string) (*parsed, error) {
-		if p, ok := files[rel]; ok {
-			return p, nil
-		}
-		p, err := parse(filepath.Join(root, rel))
-		if err != nil {
-			return nil, err
-		}
-		files[rel] = p
-		return p, nil
-	}
-
+	r := &run{c: c, doc: doc}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	line := 0
@@ -76,8 +123,13 @@ func Check(root, doc string) ([]Problem, Stats, error) {
 		trimmed := strings.TrimSpace(text)
 		if fence != nil {
 			if strings.HasPrefix(trimmed, "```") {
-				st.Quotations++
-				problems = append(problems, fence.check(load)...)
+				switch {
+				case fence.sketch && c.tree != nil:
+					r.sketch(fence.start, fence.lines)
+				case !fence.sketch:
+					r.st.Quotations++
+					r.problems = append(r.problems, fence.check(c.load)...)
+				}
 				fence = nil
 				continue
 			}
@@ -88,35 +140,45 @@ func Check(root, doc string) ([]Problem, Stats, error) {
 			fence = &quotation{start: line}
 			continue
 		}
-		if strings.HasPrefix(trimmed, "```") {
-			// Another language's block: skip to its end.
+		if lang, ok := strings.CutPrefix(trimmed, "```"); ok {
+			// Another language's block: read it to its end.
+			start := line
+			var block []string
 			for sc.Scan() {
 				line++
 				if strings.HasPrefix(strings.TrimSpace(sc.Text()), "```") {
 					break
 				}
+				block = append(block, sc.Text())
+			}
+			if c.tree != nil {
+				r.block(start, strings.TrimSpace(lang), block)
 			}
 			continue
 		}
 		for _, m := range refRE.FindAllStringSubmatch(text, -1) {
-			st.References++
-			p, err := load(m[1])
+			r.st.References++
+			p, err := c.load(m[1])
 			if err != nil {
-				problems = append(problems, Problem{Line: line, Ref: m[0], Why: err.Error()})
+				r.problems = append(r.problems, Problem{Line: line, Ref: m[0], Why: err.Error()})
 				continue
 			}
 			if !p.has(m[2]) {
-				problems = append(problems, Problem{Line: line, Ref: m[0], Why: fmt.Sprintf("%s declares no %s", m[1], m[2])})
+				r.problems = append(r.problems, Problem{Line: line, Ref: m[0], Why: fmt.Sprintf("%s declares no %s", m[1], m[2])})
 			}
+		}
+		if c.tree != nil {
+			r.spans(line, text)
+			r.links(line, text)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, st, err
+		return nil, r.st, err
 	}
 	if fence != nil {
-		problems = append(problems, Problem{Line: fence.start, Ref: "```go", Why: "the block is never closed"})
+		r.problems = append(r.problems, Problem{Line: fence.start, Ref: "```go", Why: "the block is never closed"})
 	}
-	return problems, st, nil
+	return r.problems, r.st, nil
 }
 
 // parsed is one source file: its text and the names it declares.
@@ -189,17 +251,24 @@ func receiverName(e ast.Expr) string {
 	}
 }
 
-// quotation is a fenced go block being read.
+// quotation is a fenced go block being read: a quotation, or a sketch
+// (first line "// sketch…") that quotes no file but whose names a
+// Checker verifies.
 type quotation struct {
-	start int
-	file  string
-	lines []string
+	start  int
+	file   string
+	sketch bool
+	lines  []string
 }
 
 func (q *quotation) add(line string) {
-	if q.file == "" && len(q.lines) == 0 {
+	if q.file == "" && !q.sketch && len(q.lines) == 0 {
 		if f, ok := strings.CutPrefix(strings.TrimSpace(line), "// "); ok && strings.HasSuffix(f, ".go") {
 			q.file = f
+			return
+		}
+		if strings.HasPrefix(strings.TrimSpace(line), "// sketch") {
+			q.sketch = true
 			return
 		}
 	}

@@ -1,7 +1,7 @@
 // Command release builds rigout's release archives: for each target, a
 // CGO_ENABLED=0 build of ./cmd/rigout (the pure-Go SQLite ledger, so no C
 // compiler and no cross toolchain) stamped with the version, commit and
-// build date, packed with the README into
+// build date, packed with the README and docs/*.md into
 // rigout_VERSION_OS_ARCH.tar.gz, and a SHA256SUMS file over the archives
 // in the format `sha256sum -c` reads.
 //
@@ -199,6 +199,10 @@ func build(ctx context.Context, o options) ([]artifact, error) {
 	if err != nil {
 		return nil, err
 	}
+	docs, err := readDocs(o.Root)
+	if err != nil {
+		return nil, err
+	}
 	var arts []artifact
 	for _, t := range o.Targets {
 		goos, goarch, _ := checkTarget(t)
@@ -216,7 +220,7 @@ func build(ctx context.Context, o options) ([]artifact, error) {
 		fmt.Fprintf(o.Log, "built %s in %s\n", t, time.Since(start).Round(100*time.Millisecond))
 		name := fmt.Sprintf("rigout_%s_%s_%s", o.Version, goos, goarch)
 		path := filepath.Join(o.Out, name+".tar.gz")
-		sum, err := writeArchive(path, name, o.Date, bin, readme)
+		sum, err := writeArchive(path, name, o.Date, bin, readme, docs)
 		if err != nil {
 			return nil, fmt.Errorf("archive %s: %w", t, err)
 		}
@@ -228,10 +232,34 @@ func build(ctx context.Context, o options) ([]artifact, error) {
 	return arts, nil
 }
 
-// writeArchive writes a gzipped tar holding dir/rigout (0755) and
-// dir/README.md, every entry owned by root and dated date, and returns its
-// SHA-256.
-func writeArchive(path, dir string, date time.Time, bin string, readme []byte) (sum string, err error) {
+// doc is a file of docs/ packed beside the README, which links to them.
+type doc struct {
+	name string // docs/NAME.md
+	data []byte
+}
+
+// readDocs reads the Markdown files of root/docs, sorted by name.
+func readDocs(root string) ([]doc, error) {
+	paths, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(paths)
+	var docs []doc
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, doc{name: "docs/" + filepath.Base(p), data: b})
+	}
+	return docs, nil
+}
+
+// writeArchive writes a gzipped tar holding dir/rigout (0755),
+// dir/README.md and dir/docs/*.md, every entry owned by root and dated
+// date, and returns its SHA-256.
+func writeArchive(path, dir string, date time.Time, bin string, readme []byte, docs []doc) (sum string, err error) {
 	exe, err := os.ReadFile(bin)
 	if err != nil {
 		return "", err
@@ -252,14 +280,16 @@ func writeArchive(path, dir string, date time.Time, bin string, readme []byte) (
 	}
 	gz.ModTime = date
 	tw := tar.NewWriter(gz)
-	for _, e := range []struct {
+	type entry struct {
 		name string
 		mode int64
 		data []byte
-	}{
-		{"rigout", 0o755, exe},
-		{"README.md", 0o644, readme},
-	} {
+	}
+	entries := []entry{{"rigout", 0o755, exe}, {"README.md", 0o644, readme}}
+	for _, d := range docs {
+		entries = append(entries, entry{d.name, 0o644, d.data})
+	}
+	for _, e := range entries {
 		hdr := &tar.Header{
 			Name: dir + "/" + e.name, Mode: e.mode, Size: int64(len(e.data)),
 			ModTime: date, Typeflag: tar.TypeReg, Uname: "root", Gname: "root", Format: tar.FormatPAX,

@@ -14,6 +14,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,7 +94,8 @@ func TestStampedArchive(t *testing.T) {
 }
 
 // unpack extracts the archive into dir, checks it holds exactly the
-// binary and the README under one directory, and returns the binary.
+// binary, the README and docs/*.md under one directory, and returns the
+// binary.
 func unpack(t *testing.T, archive []byte, dir string) string {
 	t.Helper()
 	gz, err := gzip.NewReader(bytes.NewReader(archive))
@@ -122,8 +124,17 @@ func unpack(t *testing.T, archive []byte, dir string) string {
 		f.Close()
 	}
 	prefix := "rigout_v9.8.7-test_" + strings.ReplaceAll(hostTarget(), "/", "_") + "/"
-	if len(names) != 2 || names[0] != prefix+"rigout" || names[1] != prefix+"README.md" {
-		t.Fatalf("archive holds %q, want %srigout and %sREADME.md", names, prefix, prefix)
+	if len(names) < 3 || names[0] != prefix+"rigout" || names[1] != prefix+"README.md" {
+		t.Fatalf("archive holds %q, want %srigout, %sREADME.md and %sdocs/*.md", names, prefix, prefix, prefix)
+	}
+	// The README links to docs/: the archive carries them.
+	for _, n := range names[2:] {
+		if !strings.HasPrefix(n, prefix+"docs/") || !strings.HasSuffix(n, ".md") {
+			t.Errorf("archive holds %q besides the binary, the README and docs/*.md", n)
+		}
+	}
+	if !slices.Contains(names, prefix+"docs/CONFIGURATION.md") {
+		t.Errorf("archive holds %q, without docs/CONFIGURATION.md", names)
 	}
 	return filepath.Join(dir, "rigout")
 }
@@ -190,15 +201,15 @@ func TestArchiveIsReproducible(t *testing.T) {
 		t.Fatal(err)
 	}
 	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	a, err := writeArchive(filepath.Join(dir, "a.tar.gz"), "x", date, bin, []byte("readme"))
+	a, err := writeArchive(filepath.Join(dir, "a.tar.gz"), "x", date, bin, []byte("readme"), []doc{{"docs/A.md", []byte("a")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := writeArchive(filepath.Join(dir, "b.tar.gz"), "x", date, bin, []byte("readme"))
+	b, err := writeArchive(filepath.Join(dir, "b.tar.gz"), "x", date, bin, []byte("readme"), []doc{{"docs/A.md", []byte("a")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := writeArchive(filepath.Join(dir, "c.tar.gz"), "x", date.Add(time.Second), bin, []byte("readme"))
+	c, err := writeArchive(filepath.Join(dir, "c.tar.gz"), "x", date.Add(time.Second), bin, []byte("readme"), []doc{{"docs/A.md", []byte("a")}})
 	if err != nil {
 		t.Fatal(err)
 	}
