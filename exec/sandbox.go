@@ -153,7 +153,7 @@ type SandboxConfig struct {
 // ratio as it is. BenchmarkSandboxedLocal in cmd/rigout (the default
 // policy) went from 2.5x to 1.5x unsandboxed, and BenchmarkLocalSandboxPaired
 // here (181 rules) from 1.40x to 1.34x, both under a load of about 10; see
-// the README for the binary's figure.
+// docs/PERFORMANCE.md for the binary's figure.
 //
 // # What it enforces
 //

@@ -142,7 +142,7 @@ func runAuditPostgres(ctx context.Context, cmd string, f *auditFlags, stdout, st
 		return 0, false
 	}
 	if cmd == "prune" {
-		fmt.Fprintf(stderr, "rigout audit prune: not offered for the PostgreSQL ledger; retention there is the database's (see the README)\n")
+		fmt.Fprintf(stderr, "rigout audit prune: not offered for the PostgreSQL ledger; retention there is the database's (see docs/AUDIT.md)\n")
 		return 2, true
 	}
 	c := &common{file: file}
