@@ -54,7 +54,8 @@ func TestMain(m *testing.M) {
 }
 
 // newDownstreamServer is the downstream: echo, pid, progress, wait (until
-// cancelled, then it leaves a marker in dir), hang (forever), crash (the
+// cancelled; it leaves markers in dir when it starts waiting and when
+// cancelled), hang (forever, after a marker in dir), crash (the
 // process exits mid-call) and grow (adds a tool).
 func newDownstreamServer(dir string) *server.MCPServer {
 	s := server.NewMCPServer("down", "1", server.WithToolCapabilities(true))
@@ -84,6 +85,7 @@ func newDownstreamServer(dir string) *server.MCPServer {
 		})
 	s.AddTool(mcp.NewTool("wait", mcp.WithDescription("Wait until cancelled.")),
 		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			_ = os.WriteFile(filepath.Join(dir, "waiting"), []byte("yes"), 0o600)
 			<-ctx.Done()
 			_ = os.WriteFile(filepath.Join(dir, "cancelled"), []byte("yes"), 0o600)
 			return nil, ctx.Err()
@@ -102,6 +104,7 @@ func newDownstreamServer(dir string) *server.MCPServer {
 		})
 	s.AddTool(mcp.NewTool("hang", mcp.WithDescription("Never answer.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			_ = os.WriteFile(filepath.Join(dir, "hanging"), []byte("yes"), 0o600)
 			select {}
 		})
 	s.AddTool(mcp.NewTool("freeze", mcp.WithDescription("Stop the process.")),

@@ -4,6 +4,7 @@ package federation_test
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,7 +212,10 @@ func testCancellation(t *testing.T, gw *rigout.Gateway, tool, dir string) {
 		req.Params.Name = tool
 		_, _ = c.CallTool(ctx, req)
 	}()
-	time.Sleep(300 * time.Millisecond)
+	eventually(t, "the downstream's tool waiting", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "waiting"))
+		return err == nil
+	})
 	if _, err := os.Stat(filepath.Join(dir, "cancelled")); err == nil {
 		t.Fatal("the downstream saw a cancellation before the caller cancelled")
 	}
@@ -224,7 +228,8 @@ func testCancellation(t *testing.T, gw *rigout.Gateway, tool, dir string) {
 }
 
 func TestHangingDownstreamTimesOutAndOthersProceed(t *testing.T) {
-	s := stdioServer("a", t.TempDir())
+	dir := t.TempDir()
+	s := stdioServer("a", dir)
 	s.Timeout = 2 * time.Second
 	gw, _ := start(t, rigout.Config{}, s)
 	c := gwtest.Connect(t, gw)
@@ -238,7 +243,10 @@ func TestHangingDownstreamTimesOutAndOthersProceed(t *testing.T) {
 		}
 		hung <- res
 	}()
-	time.Sleep(100 * time.Millisecond)
+	eventually(t, "the downstream's hang under way", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "hanging"))
+		return err == nil
+	})
 	// While hang is stuck, other calls of the same downstream answer.
 	for i := range 3 {
 		res := gwtest.Call(t, c, "a__echo", map[string]any{"msg": "still here"})
@@ -284,7 +292,16 @@ func TestToolListChangeReachesClients(t *testing.T) {
 	web := federation.Server{Name: "web", URL: serveHTTPDownstream(t, "s3cret-down-token"), Token: "DOWN_TOKEN"}
 	gw, _ := start(t, rigout.Config{}, stdioServer("a", t.TempDir()), web)
 	// A real HTTP client of the gateway, listening for notifications.
-	c, err := client.NewStreamableHttpClient(gwtest.ServeHTTP(t, gw), transport.WithContinuousListening())
+	getOpen := make(chan struct{})
+	var once sync.Once
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err == nil && r.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
+			once.Do(func() { close(getOpen) })
+		}
+		return resp, err
+	})}
+	c, err := client.NewStreamableHttpClient(gwtest.ServeHTTP(t, gw), transport.WithContinuousListening(), transport.WithHTTPBasicClient(hc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +325,7 @@ func TestToolListChangeReachesClients(t *testing.T) {
 	if has(toolNames(t, c), "a__extra") {
 		t.Fatal("a__extra listed before grow")
 	}
-	time.Sleep(200 * time.Millisecond) // the GET stream is open
+	<-getOpen // the GET stream is open
 	for len(changed) > 0 {
 		<-changed
 	}
@@ -530,3 +547,9 @@ func TestFrozenDownstreamIsRestarted(t *testing.T) {
 		t.Errorf("status = %+v", st)
 	}
 }
+
+// roundTripFunc is an http.RoundTripper of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+// RoundTrip calls f.
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
