@@ -105,3 +105,35 @@ func TestNoCgoForEmbedders(t *testing.T) {
 		t.Error("go list found no cgo under the SQLite ledger: the check is blind")
 	}
 }
+
+// TestConfigDependencies: the configuration file's package reads, checks
+// and writes configurations without linking what runs commands: no
+// executor, no tool family, no SSH, no database, no assembly. A program
+// that edits rigout configurations stays small.
+func TestConfigDependencies(t *testing.T) {
+	deps := goList(t, "{{.ImportPath}}", "./config")
+	if len(deps) < 10 {
+		t.Fatalf("implausible dependency list: %v", deps)
+	}
+	// os/exec is linked through package credentials (its command
+	// backend), whose Spec the file's credentials section is.
+	forbidden := []string{
+		"github.com/rigout/rigout/exec",
+		"github.com/rigout/rigout/gate",
+		"github.com/rigout/rigout/tools",
+		"github.com/rigout/rigout/sessions",
+		"github.com/rigout/rigout/federation",
+		"github.com/rigout/rigout/server",
+		"github.com/rigout/rigout/audit/sqlite",
+		"github.com/rigout/rigout/audit/postgres",
+		"github.com/mattn/go-sqlite3",
+		"golang.org/x/crypto/ssh",
+	}
+	for _, d := range deps {
+		for _, f := range forbidden {
+			if hasPrefix(d, f) {
+				t.Errorf("package config depends on %s", d)
+			}
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/statedir"
 	"github.com/rigout/rigout/redact"
@@ -62,27 +63,27 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "rigout config check: no file: give FILE, --config or RIGOUT_CONFIG (without one rigout uses its defaults)")
 		return 2
 	}
-	f, err := loadConfig(*path)
+	f, err := config.Load(*path)
 	if err != nil {
 		fmt.Fprintf(stderr, "rigout config check: %v\n", err)
 		return 1
 	}
 	var problems []error
-	if _, err := f.authTokens(os.Getenv); err != nil {
+	if _, err := f.AuthTokens(os.Getenv); err != nil {
 		problems = append(problems, err)
 	}
-	if _, err := f.oauthConfig(os.Getenv); err != nil {
+	if _, err := f.OAuthConfig(os.Getenv); err != nil {
 		problems = append(problems, err)
 	}
-	policy, err := f.policy()
+	policy, err := f.CommandPolicy()
 	if err != nil {
 		problems = append(problems, err)
 	}
-	if _, err := f.RateLimit.limits(); err != nil {
+	if _, err := f.RateLimit.Limits(); err != nil {
 		problems = append(problems, fmt.Errorf("config: %w", err))
 	}
 	// Built to be checked, never started: no sandbox is needed.
-	if _, err := f.federation(downstreamCredentials{getenv: os.Getenv}, nil, true, nil); err != nil {
+	if _, err := federationOf(f, downstreamCredentials{getenv: os.Getenv}, nil, true, nil); err != nil {
 		problems = append(problems, err)
 	}
 	hostKeys := os.Getenv("RIGOUT_HOST_KEYS")
@@ -96,14 +97,14 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 		problems = append(problems, fmt.Errorf("config: ssh.host_keys: %w", err))
 	}
 	if len(f.Hosts) > 0 {
-		r, err := exec.NewRouter(exec.RouterConfig{Local: &exec.Local{}, Hosts: f.Hosts, HostKeyPolicy: exec.HostKeyStrict})
+		r, err := exec.NewRouter(exec.RouterConfig{Local: &exec.Local{}, Hosts: execHosts(f.Hosts), HostKeyPolicy: exec.HostKeyStrict})
 		if err != nil {
 			problems = append(problems, fmt.Errorf("config: hosts: %w", err))
 		} else {
 			r.Close()
 		}
 	}
-	for _, v := range f.secretLookingEnv() {
+	for _, v := range f.SecretLookingEnv() {
 		fmt.Fprintf(stderr, "rigout config check: warning: downstream %s: env %s looks like a secret written in the file; keep it in the credential store and name it in env_credentials\n", strings.SplitN(v, ".", 2)[0], strings.SplitN(v, ".", 2)[1])
 	}
 	if len(problems) > 0 {
@@ -135,7 +136,7 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 
 // authTokenSource says, without the value, where rigout serve's handed-out
 // token comes from.
-func authTokenSource(f *fileConfig) string {
+func authTokenSource(f *config.File) string {
 	switch {
 	case os.Getenv("RIGOUT_AUTH_TOKEN") != "":
 		return "RIGOUT_AUTH_TOKEN (set; value redacted)"
@@ -147,7 +148,7 @@ func authTokenSource(f *fileConfig) string {
 
 // redactedFile is the configuration as JSON with digests cut short and
 // the variables that hold secrets shown only as set or not.
-func redactedFile(f *fileConfig) any {
+func redactedFile(f *config.File) any {
 	b, _ := json.Marshal(f)
 	var m map[string]any
 	_ = json.Unmarshal(b, &m)

@@ -11,7 +11,7 @@ import (
 // credentialStore builds the credential store from the file's
 // "credentials" section, or returns nil when it has none. The env
 // backend reads through the secrets moved off the environment (its
-// variables are among them: see credentialEnvNames), so a command never
+// variables are among them: see config.File.SecretEnv), so a command never
 // inherits one.
 func (c *common) credentialStore() (*credentials.Store, error) {
 	if len(c.file.Credentials) == 0 {
@@ -36,16 +36,4 @@ func credentialTools(store *credentials.Store) ([]rigout.Tool, []string, error) 
 		return nil, nil, err
 	}
 	return f.Tools(), []string{f.Instructions()}, nil
-}
-
-// credentialEnvNames are the environment variables the env backend
-// reads: secrets, moved off the environment with the others.
-func (f *fileConfig) credentialEnvNames() []string {
-	var out []string
-	for _, s := range f.Credentials {
-		if s.Env != "" {
-			out = append(out, s.Env)
-		}
-	}
-	return out
 }

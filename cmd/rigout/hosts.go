@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/statedir"
 )
@@ -190,7 +191,7 @@ func (f *hostsFlags) router(ensure bool, stderr io.Writer) (*exec.Router, string
 	if cfg == "" {
 		cfg = filepath.Join(home, ".ssh", "config")
 	}
-	file, err := loadConfig(f.configPath)
+	file, err := config.Load(f.configPath)
 	if err != nil {
 		return nil, "", err
 	}
@@ -335,7 +336,7 @@ func hostsSave(sub, name string, f *hostsFlags, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rigout hosts "+sub+": "+format+"\n", a...)
 		return code
 	}
-	file, err := loadConfig(f.configPath)
+	file, err := config.Load(f.configPath)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
@@ -374,7 +375,7 @@ func hostsSave(sub, name string, f *hostsFlags, stdout, stderr io.Writer) int {
 	if h.Address == "" {
 		return fail(2, "--address is required")
 	}
-	if slices.ContainsFunc(file.Hosts, func(c exec.HostConfig) bool { return c.Name == name }) {
+	if slices.ContainsFunc(file.Hosts, func(c config.Host) bool { return c.Name == name }) {
 		return fail(1, "%q is already a host in %s, which wins over saved hosts; change it there", name, f.configPath)
 	}
 	if err := store.Save(h); err != nil {

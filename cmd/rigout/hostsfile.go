@@ -7,10 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"sync"
 
+	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/runstate"
 	hostsfamily "github.com/rigout/rigout/tools/hosts"
@@ -52,11 +52,8 @@ func (f *hostsFile) loadLocked() ([]exec.HostConfig, error) {
 		return nil, fmt.Errorf("hosts file: %w", err)
 	}
 	var d hostsDoc
-	if err := checkKeys(f.path, b, reflect.TypeFor[hostsDoc]()); err != nil {
+	if err := config.Unmarshal(f.path, b, &d); err != nil {
 		return nil, err
-	}
-	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, decodeError(f.path, b, err)
 	}
 	for i := range d.Hosts {
 		if err := d.Hosts[i].Validate(); err != nil {
@@ -131,17 +128,27 @@ func (c *common) hostsStore() hostsfamily.Store {
 
 // routerHosts is the configuration file's hosts and, when it opts in, the
 // saved ones.
-func routerHosts(file *fileConfig, dir string, warn func(string, ...any)) ([]exec.HostConfig, error) {
+func routerHosts(file *config.File, dir string, warn func(string, ...any)) ([]exec.HostConfig, error) {
 	if !file.SSH.PersistHosts {
-		return file.Hosts, nil
+		return execHosts(file.Hosts), nil
 	}
 	saved, err := newHostsFile(dir).load()
 	if err != nil {
 		return nil, err
 	}
-	all, skipped := mergeHosts(file.Hosts, saved)
+	all, skipped := mergeHosts(execHosts(file.Hosts), saved)
 	for _, name := range skipped {
 		warn("a saved host is named like one in the configuration file, which wins", "host", name, "file", filepath.Join(dir, hostsFileName))
 	}
 	return all, nil
+}
+
+// execHosts turns the configuration's hosts into the SSH router's.
+func execHosts(hosts []config.Host) []exec.HostConfig {
+	var out []exec.HostConfig
+	for _, h := range hosts {
+		out = append(out, exec.HostConfig{Name: h.Name, Address: h.Address, User: h.User, Port: h.Port,
+			Key: h.Key, ProxyJump: h.ProxyJump, Labels: h.Labels, Helper: exec.HelperMode(h.Helper)})
+	}
+	return out
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/federation"
 	"github.com/rigout/rigout/gate"
@@ -170,7 +171,7 @@ type common struct {
 	families       familyFlags
 	term           terminalFlags
 
-	file *fileConfig
+	file *config.File
 	dir  string   // the state directory, resolved by prepare
 	sec  *secrets // the secrets moved off the environment
 
@@ -209,7 +210,7 @@ func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
 
 // prepare reads the configuration file and creates the state directory.
 func (c *common) prepare(logger *slog.Logger) (string, error) {
-	f, err := loadConfig(c.configPath)
+	f, err := config.Load(c.configPath)
 	if err != nil {
 		return "", err
 	}
@@ -265,7 +266,7 @@ func (c *common) ssh(logger *slog.Logger) (*exec.RouterConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	helper, err := c.file.SSH.Helper.config(c.viewPrincipal)
+	helper, err := helperConfig(c.file.SSH.Helper, c.viewPrincipal)
 	if err != nil {
 		return nil, err
 	}
@@ -413,7 +414,7 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 	if err := c.term.check(); err != nil {
 		return nil, err
 	}
-	policy, err := c.file.policy()
+	policy, err := c.file.CommandPolicy()
 	if err != nil {
 		return nil, err
 	}
@@ -421,7 +422,7 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 	if err != nil {
 		return nil, err
 	}
-	rate, err := c.file.RateLimit.limits()
+	rate, err := c.file.RateLimit.Limits()
 	if err != nil {
 		return nil, err
 	}
@@ -603,6 +604,29 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 		return nil, err
 	}
 	return a, nil
+}
+
+// helperConfig reads the binaries into the Router's HelperConfig; nil
+// when no helper is configured.
+func helperConfig(h *config.SSHHelper, principal func(context.Context) exec.Principal) (*exec.HelperConfig, error) {
+	if h == nil {
+		return nil, nil
+	}
+	if len(h.Binaries) == 0 {
+		return nil, errors.New("config: ssh.helper: no binaries (\"linux/amd64\": \"/path/to/rigout-helper\")")
+	}
+	cfg := &exec.HelperConfig{Binaries: map[string][]byte{}, CacheDir: h.CacheDir, Hidden: h.Hidden, Principal: principal}
+	for platform, path := range h.Binaries {
+		if !strings.HasPrefix(platform, "linux/") {
+			return nil, fmt.Errorf("config: ssh.helper.binaries: %q: only linux/<arch> hosts run the helper", platform)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: ssh.helper.binaries: %s: %w", platform, err)
+		}
+		cfg.Binaries[platform] = b
+	}
+	return cfg, nil
 }
 
 func envOr(name, def string) string {

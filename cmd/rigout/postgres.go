@@ -18,6 +18,7 @@ import (
 
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/postgres"
+	"github.com/rigout/rigout/config"
 )
 
 // gatewayLedger is what the gateway needs of an audit ledger, SQLite or
@@ -68,7 +69,7 @@ func (c *common) postgresConfig(readOnly bool, logger *slog.Logger) (postgres.Co
 // chainKey reads the ledger's chain key from the variable audit.key_env
 // names: 64 or more hex digits (32 or more bytes). It is nil when
 // key_env is not set.
-func chainKey(a fileAudit, getenv func(string) string) ([]byte, error) {
+func chainKey(a config.Audit, getenv func(string) string) ([]byte, error) {
 	if a.KeyEnv == "" {
 		return nil, nil
 	}
@@ -133,7 +134,7 @@ func runAuditPostgres(ctx context.Context, cmd string, f *auditFlags, stdout, st
 	if f.configPath == "" || f.auditDB != "" { // an explicit --audit-db reads that SQLite file
 		return 0, false
 	}
-	file, err := loadConfig(f.configPath)
+	file, err := config.Load(f.configPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
 		return 1, true

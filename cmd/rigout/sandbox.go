@@ -84,7 +84,7 @@ type earlySandbox struct {
 func (c *common) sandboxEarly(logger *slog.Logger) {
 	e := &earlySandbox{done: make(chan struct{})}
 	c.early = e
-	policy, err := c.file.policy()
+	policy, err := c.file.CommandPolicy()
 	if err != nil {
 		e.err = err
 		close(e.done)

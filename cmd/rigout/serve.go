@@ -118,11 +118,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		return fail(1, "%v", err)
 	}
 	defer inst.release()
-	tokens, err := c.file.authTokens(sec.getenv)
+	tokens, err := c.file.AuthTokens(sec.getenv)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	oauthCfg, err := c.file.oauthConfig(sec.getenv)
+	oauthCfg, err := c.file.OAuthConfig(sec.getenv)
 	if err != nil {
 		return fail(2, "%v", err)
 	}

@@ -12,22 +12,6 @@ import (
 	"github.com/rigout/rigout/tools/system"
 )
 
-// fileFamilies is the configuration file's "tool_families" section: which
-// of the optional tool families are served. system (system_monitoring,
-// get_hardware_info), docker (docker_operations) and packages
-// (install_software, environment_setup) are off unless set to true, which
-// keeps the default tools/list (commands, processes, files, terminals,
-// hosts, activity) under its 10 KiB budget.
-type fileFamilies struct {
-	System   bool `json:"system"`
-	Docker   bool `json:"docker"`
-	Packages bool `json:"packages"`
-	// PipOptions are given to every pip install before the package names:
-	// a mirror ("--index-url", URL) or local wheels ("--no-index",
-	// "--find-links", DIR).
-	PipOptions []string `json:"pip_options"`
-}
-
 // familyFlags are the flags that turn the optional families on and off;
 // they win over the file.
 type familyFlags struct {
