@@ -583,7 +583,7 @@ func (c *File) SecretLookingEnv() []string {
 // limits. It builds nothing and touches no file. What needs the executor
 // to be judged (the SSH host key policy, the hosts as the SSH router
 // reads them, the downstream servers as federation does) is checked by
-// server.Check, which calls Check first; rigout config check is that.
+// assembly.Check, which calls Check first; rigout config check is that.
 func (c *File) Check(getenv func(string) string) []error {
 	var problems []error
 	if _, err := c.AuthTokens(getenv); err != nil {

@@ -20,7 +20,7 @@
 // ([File.CommandPolicy]) and rate limits that do not parse
 // ([RateLimit.Limits]). What needs the executor to be judged (the hosts as
 // the SSH router reads them, the downstream servers) is checked by the
-// assembly, package server, whose Check is what `rigout config check`
+// assembly (package assembly), whose Check is what `rigout config check`
 // runs. This package links no executor, SSH or database code, so a
 // program that only edits configurations stays small.
 //

@@ -394,7 +394,7 @@ func (d *doctor) sandbox() {
 	if err != nil || policy == nil {
 		p = nil
 	}
-	cfg, notes := sandboxConfig(p, d.dir)
+	cfg, notes := sandboxcfg.Derive(p, d.dir)
 	sb, err := exec.NewSandbox(cfg)
 	if err != nil {
 		d.add("kernel sandbox", "fail", err.Error(), "rigout doctor --json   (the sandbox paths come from the policy's protected_roots and critical_files)")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/internal/hostsfile"
 	"github.com/rigout/rigout/internal/statedir"
 )
 
@@ -201,7 +202,7 @@ func (f *hostsFlags) router(ensure bool, stderr io.Writer) (*exec.Router, string
 			return nil, "", err
 		}
 	}
-	hosts, err := routerHosts(file, dir, func(msg string, args ...any) {
+	hosts, err := hostsfile.Router(file, dir, func(msg string, args ...any) {
 		fmt.Fprintf(stderr, "rigout hosts: warning: %s %v\n", msg, args)
 	})
 	if err != nil {
@@ -354,7 +355,7 @@ func hostsSave(sub, name string, f *hostsFlags, stdout, stderr io.Writer) int {
 	if _, err := statedir.Ensure(dir); err != nil {
 		return fail(1, "%v", err)
 	}
-	store := newHostsFile(dir)
+	store := hostsfile.New(dir)
 	if sub == "remove" {
 		if f.host.Address != "" || f.host.User != "" || f.host.Port != 0 || f.host.Key != "" || f.host.ProxyJump != "" || len(f.labels) > 0 {
 			return fail(2, "remove takes only the NAME")

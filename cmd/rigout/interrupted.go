@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
@@ -114,14 +112,6 @@ func reconcileInterrupted(ctx context.Context, l gatewayLedger, self runstate.Id
 			"reconciled_as_interrupted", done, "left_open", left, "limit", maxReconcile)
 	}
 	return done, left, nil
-}
-
-// markCalls puts each call's ID in its context (exec.WithCall): the local
-// executor names the call's cgroup, or marks its processes, with it.
-func markCalls(next rigout.Handler) rigout.Handler {
-	return func(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
-		return next(exec.WithCall(ctx, call.ID), call)
-	}
 }
 
 // leftoverDetail is the detail key of an interrupted call's done row that

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rigout/rigout/assembly"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/postgres"
 	"github.com/rigout/rigout/config"
@@ -23,13 +24,7 @@ import (
 
 // gatewayLedger is what the gateway needs of an audit ledger, SQLite or
 // PostgreSQL: the write and read sides, the argument digest, health.
-type gatewayLedger interface {
-	audit.Recorder
-	audit.Querier
-	DigestArgs(raw []byte) string
-	Healthy() error
-	Close() error
-}
+type gatewayLedger = assembly.Ledger
 
 // postgresConfig reads the PostgreSQL ledger settings of the file:
 // "audit": {"postgres": DSN, "password_env": VAR, "gateway": NAME}. A DSN

@@ -263,7 +263,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		Auth:         func(h http.Handler) http.Handler { return front.RequireBearer(gw.TasksHTTP(h)) },
 		Routes:       routes,
 		SessionOwner: sessionOwner,
-		Health:       gw.health,
+		Health:       health(gw),
 		Logger:       logger,
 	})
 	if err != nil {
@@ -301,8 +301,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		rt.ConnectionFile = cf
 		serveSetupTokens(ctx, front, dir, strings.TrimSuffix(url, *path), logger.Info)
 	}
-	if gw.router != nil {
-		for _, ep := range gw.router.List() {
+	if gw.Router() != nil {
+		for _, ep := range gw.Router().List() {
 			rt.Hosts = append(rt.Hosts, ep.Name)
 		}
 	}

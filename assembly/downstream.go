@@ -1,4 +1,4 @@
-package main
+package assembly
 
 import (
 	"context"
@@ -104,13 +104,13 @@ func federationOf(c *config.File, creds downstreamCredentials, sb *exec.Sandbox,
 
 // downstreams starts the federation of the file's downstream servers on
 // gw, or returns nil when there are none. Stdio servers start in sb, nil
-// only with --unsafe-no-sandbox.
-func (c *common) downstreams(gw *rigout.Gateway, sb *exec.Sandbox, store *credentials.Store, logger *slog.Logger) (*federation.Federation, error) {
-	fed, err := federationOf(c.file, downstreamCredentials{getenv: c.sec.getenv, store: store}, sb, c.noSandbox, logger)
+// only with Config.UnsafeNoSandbox.
+func (c *Config) downstreams(gw *rigout.Gateway, sb *exec.Sandbox, store *credentials.Store, logger *slog.Logger) (*federation.Federation, error) {
+	fed, err := federationOf(c.File, downstreamCredentials{getenv: c.Getenv, store: store}, sb, c.UnsafeNoSandbox, logger)
 	if err != nil || fed == nil {
 		return nil, err
 	}
-	for _, v := range c.file.SecretLookingEnv() {
+	for _, v := range c.File.SecretLookingEnv() {
 		logger.Warn("downstream env value looks like a secret written in the configuration file; keep it in the credential store and name it in env_credentials", "downstream_env", v)
 	}
 	if err := fed.Start(context.Background(), gw); err != nil {

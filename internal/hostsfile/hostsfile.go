@@ -1,4 +1,8 @@
-package main
+// Package hostsfile keeps the SSH hosts added while a gateway runs
+// (manage_hosts, rigout hosts add) in <state dir>/hosts.json, when the
+// configuration opts in with "ssh": {"persist_hosts": true}; the
+// assembly (package assembly) and rigout's hosts commands share it.
+package hostsfile
 
 import (
 	"encoding/json"
@@ -16,14 +20,14 @@ import (
 	hostsfamily "github.com/rigout/rigout/tools/hosts"
 )
 
-// hostsFileName is the file in the state directory that keeps the hosts
+// Name is the file in the state directory that keeps the hosts
 // added through manage_hosts or `rigout hosts add`, when the configuration
 // opts in with "ssh": {"persist_hosts": true}.
-const hostsFileName = "hosts.json"
+const Name = "hosts.json"
 
-// hostsFile is a hostsfamily.Store on <state dir>/hosts.json: owner-only,
-// rewritten atomically on every change.
-type hostsFile struct {
+// File is a hosts family Store on <state dir>/hosts.json: owner-only,
+// rewritten atomically on every change. It is safe for concurrent use.
+type File struct {
 	path string
 	mu   sync.Mutex
 }
@@ -32,18 +36,20 @@ type hostsDoc struct {
 	Hosts []exec.HostConfig `json:"hosts"`
 }
 
-func newHostsFile(dir string) *hostsFile { return &hostsFile{path: filepath.Join(dir, hostsFileName)} }
+// New returns the hosts file of the state directory dir.
+func New(dir string) *File { return &File{path: filepath.Join(dir, Name)} }
 
-func (f *hostsFile) String() string { return f.path }
+// String is the file's path.
+func (f *File) String() string { return f.path }
 
-// load returns the saved hosts; a missing file holds none.
-func (f *hostsFile) load() ([]exec.HostConfig, error) {
+// Load returns the saved hosts; a missing file holds none.
+func (f *File) Load() ([]exec.HostConfig, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.loadLocked()
 }
 
-func (f *hostsFile) loadLocked() ([]exec.HostConfig, error) {
+func (f *File) loadLocked() ([]exec.HostConfig, error) {
 	b, err := os.ReadFile(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -63,7 +69,7 @@ func (f *hostsFile) loadLocked() ([]exec.HostConfig, error) {
 	return d.Hosts, nil
 }
 
-func (f *hostsFile) writeLocked(hosts []exec.HostConfig) error {
+func (f *File) writeLocked(hosts []exec.HostConfig) error {
 	b, err := json.MarshalIndent(hostsDoc{Hosts: hosts}, "", "  ")
 	if err != nil {
 		return err
@@ -72,7 +78,7 @@ func (f *hostsFile) writeLocked(hosts []exec.HostConfig) error {
 }
 
 // Save records h, replacing a saved host of the same name.
-func (f *hostsFile) Save(h exec.HostConfig) error {
+func (f *File) Save(h exec.HostConfig) error {
 	if err := h.Validate(); err != nil {
 		return err
 	}
@@ -87,7 +93,7 @@ func (f *hostsFile) Save(h exec.HostConfig) error {
 }
 
 // Delete forgets the saved host name.
-func (f *hostsFile) Delete(name string) (bool, error) {
+func (f *File) Delete(name string) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	hosts, err := f.loadLocked()
@@ -102,10 +108,10 @@ func (f *hostsFile) Delete(name string) (bool, error) {
 	return true, f.writeLocked(hosts)
 }
 
-// mergeHosts returns the configuration file's hosts followed by the saved
+// Merge returns the configuration file's hosts followed by the saved
 // ones; a saved host named like a configured one is left out (the file
 // the operator edits wins), and named in skipped.
-func mergeHosts(configured, saved []exec.HostConfig) (all []exec.HostConfig, skipped []string) {
+func Merge(configured, saved []exec.HostConfig) (all []exec.HostConfig, skipped []string) {
 	all = slices.Clone(configured)
 	for _, h := range saved {
 		if slices.ContainsFunc(configured, func(c exec.HostConfig) bool { return c.Name == h.Name }) {
@@ -117,34 +123,35 @@ func mergeHosts(configured, saved []exec.HostConfig) (all []exec.HostConfig, ski
 	return all, skipped
 }
 
-// hostsStore is the store manage_hosts saves to: the hosts file when the
-// configuration opts in, else none (changes last for the run).
-func (c *common) hostsStore() hostsfamily.Store {
-	if !c.file.SSH.PersistHosts {
+// Store is the store manage_hosts saves to: the hosts file of the state
+// directory dir when the configuration opts in, else none (changes last
+// for the run).
+func Store(file *config.File, dir string) hostsfamily.Store {
+	if !file.SSH.PersistHosts {
 		return nil
 	}
-	return newHostsFile(c.dir)
+	return New(dir)
 }
 
-// routerHosts is the configuration file's hosts and, when it opts in, the
-// saved ones.
-func routerHosts(file *config.File, dir string, warn func(string, ...any)) ([]exec.HostConfig, error) {
+// Router is the configuration file's hosts and, when it opts in, the
+// saved ones of the state directory dir, as the SSH router takes them.
+func Router(file *config.File, dir string, warn func(string, ...any)) ([]exec.HostConfig, error) {
 	if !file.SSH.PersistHosts {
-		return execHosts(file.Hosts), nil
+		return FromConfig(file.Hosts), nil
 	}
-	saved, err := newHostsFile(dir).load()
+	saved, err := New(dir).Load()
 	if err != nil {
 		return nil, err
 	}
-	all, skipped := mergeHosts(execHosts(file.Hosts), saved)
+	all, skipped := Merge(FromConfig(file.Hosts), saved)
 	for _, name := range skipped {
-		warn("a saved host is named like one in the configuration file, which wins", "host", name, "file", filepath.Join(dir, hostsFileName))
+		warn("a saved host is named like one in the configuration file, which wins", "host", name, "file", filepath.Join(dir, Name))
 	}
 	return all, nil
 }
 
-// execHosts turns the configuration's hosts into the SSH router's.
-func execHosts(hosts []config.Host) []exec.HostConfig {
+// FromConfig turns the configuration's hosts into the SSH router's.
+func FromConfig(hosts []config.Host) []exec.HostConfig {
 	var out []exec.HostConfig
 	for _, h := range hosts {
 		out = append(out, exec.HostConfig{Name: h.Name, Address: h.Address, User: h.User, Port: h.Port,
