@@ -88,9 +88,10 @@ type Config struct {
 	// hide them (they hold digests, names of secrets, the ledger's key).
 	ConfigPath, AuditDB string
 
-	// Ledger records every call. Nil: calls are not audited. New does not
-	// close it unless CloseLedger is set, so that the caller can record
-	// after [Server.Close] (its server.stop row) and then close it.
+	// Ledger records every call. Nil: calls are not audited. Unless
+	// CloseLedger is set, the caller closes it, after [Server.Close], so
+	// that it can record a last row (server.stop) in between; with
+	// CloseLedger, Close closes it last, and so does a failing New.
 	Ledger      Ledger
 	CloseLedger bool
 	// ChainKey is the ledger's chain key, if the caller opened the ledger
@@ -296,20 +297,16 @@ func (s *Server) Downstream() *federation.Federation { return s.downstream }
 // configuration turns on, changed by opts. It fails closed: a
 // configuration mistake, a sandbox the kernel cannot give where one is
 // required, a narrow token without per-principal views, are errors, and
-// everything built so far is closed (cfg.Sandbox too).
+// everything built so far is closed (cfg.Sandbox too, and cfg.Ledger with
+// cfg.CloseLedger).
 func New(cfg Config, opts ...Option) (_ *Server, err error) {
-	o := options{without: map[string]bool{}}
-	for _, opt := range opts {
-		if err := opt(&o); err != nil {
-			if cfg.Sandbox != nil {
-				_ = cfg.Sandbox.Close()
-			}
-			return nil, err
-		}
-	}
 	c := cfg
 	c.setDefaults()
 	s := &Server{cfg: c, logger: c.Logger, getenv: c.Getenv}
+	// What the caller handed over is closed like what New builds: last.
+	if c.CloseLedger && c.Ledger != nil {
+		s.onClose(c.Ledger.Close)
+	}
 	if c.Sandbox != nil {
 		s.onClose(c.Sandbox.Close)
 	}
@@ -318,14 +315,17 @@ func New(cfg Config, opts ...Option) (_ *Server, err error) {
 			_ = s.Close()
 		}
 	}()
+	o := options{without: map[string]bool{}}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
 	if c.File == nil {
 		return nil, errors.New("assembly: Config.File is nil: give &config.File{} for the defaults")
 	}
 	if c.StateDir == "" {
 		return nil, errors.New("assembly: Config.StateDir is empty: the assembly keeps background output and known_hosts there")
-	}
-	if c.CloseLedger && c.Ledger != nil {
-		s.onClose(c.Ledger.Close)
 	}
 	policy, err := c.File.CommandPolicy()
 	if err != nil {

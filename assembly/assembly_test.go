@@ -37,7 +37,6 @@ func newServer(t *testing.T, f *config.File, opts ...assembly.Option) *assembly.
 	}
 	s, err := assembly.New(assembly.Config{File: f, StateDir: dir, NoSSH: true, Ledger: ledger, CloseLedger: true}, opts...)
 	if err != nil {
-		ledger.Close()
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -167,6 +166,18 @@ func TestCloseClosesInOrder(t *testing.T) {
 	}
 	if _, err := s.Processes().Start(context.Background(), "test", exec.Command{Shell: "true"}); err == nil {
 		t.Error("the background processes' manager still starts processes after Close")
+	}
+
+	// A New that fails closes the ledger it was handed too.
+	ledger, err = sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(dir, "audit2.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := assembly.New(assembly.Config{StateDir: dir, Ledger: ledger, CloseLedger: true}); err == nil {
+		t.Fatal("built without a File")
+	}
+	if err := ledger.Healthy(); err == nil {
+		t.Error("a failed New left the ledger it was handed open")
 	}
 }
 
