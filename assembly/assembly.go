@@ -94,11 +94,6 @@ type Config struct {
 	// CloseLedger, Close closes it last, and so does a failing New.
 	Ledger      Ledger
 	CloseLedger bool
-	// ChainKey is the ledger's chain key, if the caller opened the ledger
-	// with one: the approval key is derived from it, so that replicas
-	// sharing a ledger check what another signed (questions, approvals).
-	// On PostgreSQL it also lets approvals be shared through the ledger.
-	ChainKey []byte
 	// UnsafeAuditBestEffort runs calls the ledger cannot record (or the
 	// file's audit.unsafe_best_effort).
 	UnsafeAuditBestEffort bool
@@ -533,11 +528,13 @@ func (s *Server) gateway(o options, tools []rigout.Tool, instructions []string, 
 	if c.Ledger != nil {
 		cfg.Audit = c.Ledger
 	}
-	// Replicas sharing a ledger share its chain key: the approval key is
-	// derived from it, so that what one replica signs (a question's
-	// requestState, an approval's digest) another checks alike.
-	if c.ChainKey != nil {
-		cfg.ApprovalKey = rigout.DeriveApprovalKey(c.ChainKey)
+	// Replicas sharing a ledger share its chain key (audit.key_env): the
+	// approval key is derived from it, so that what one replica signs (a
+	// question's requestState, an approval's digest) another checks alike.
+	if key, err := c.File.Audit.ChainKey(c.Getenv); err != nil {
+		return err
+	} else if key != nil {
+		cfg.ApprovalKey = rigout.DeriveApprovalKey(key)
 	}
 	// On PostgreSQL the approval queue and the spent answers are the
 	// ledger's, shared by the gateways: a call held on one is decided on

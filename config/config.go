@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -271,6 +272,24 @@ type Audit struct {
 	// with a key derived from one the database itself holds: whoever can
 	// read the database can then rewrite the ledger undetected.
 	UnsafeChainKeyInDatabase bool `json:"unsafe_chain_key_in_database"`
+}
+
+// ChainKey reads the ledger's chain key from the variable KeyEnv names,
+// through getenv: 64 or more hex digits (32 or more bytes). It is nil
+// when KeyEnv is not set.
+func (a Audit) ChainKey(getenv func(string) string) ([]byte, error) {
+	if a.KeyEnv == "" {
+		return nil, nil
+	}
+	v := getenv(a.KeyEnv)
+	if v == "" {
+		return nil, fmt.Errorf("audit.key_env names %s, which is not set", a.KeyEnv)
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(v))
+	if err != nil || len(key) < 32 {
+		return nil, fmt.Errorf("audit.key_env: %s must hold 64 or more hex digits (32 bytes or more; openssl rand -hex 32 makes one)", a.KeyEnv)
+	}
+	return key, nil
 }
 
 // Duration is a time.Duration written as "90s", "1h".

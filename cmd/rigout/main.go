@@ -311,17 +311,11 @@ func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *a
 		return nil, err
 	}
 	cfg := c.serverConfig(logger)
-	// Replicas sharing a ledger share its chain key: the assembly derives
-	// the approval key from it.
-	key, err := chainKey(c.file.Audit, c.sec.getenv)
-	if err != nil {
-		c.dropEarlySandbox()
-		return nil, err
-	}
+	var err error
 	if cfg.Sandbox, err = c.takeSandbox(); err != nil {
 		return nil, err
 	}
-	cfg.ChainKey, cfg.Principal, cfg.Secrets = key, principal, append(c.sec.values(), secrets...)
+	cfg.Principal, cfg.Secrets = principal, append(c.sec.values(), secrets...)
 	if ledger != nil {
 		cfg.Ledger = ledger
 	}

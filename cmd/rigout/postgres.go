@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,22 +60,9 @@ func (c *common) postgresConfig(readOnly bool, logger *slog.Logger) (postgres.Co
 	return cfg, nil
 }
 
-// chainKey reads the ledger's chain key from the variable audit.key_env
-// names: 64 or more hex digits (32 or more bytes). It is nil when
-// key_env is not set.
+// chainKey reads the ledger's chain key: see config.Audit.ChainKey.
 func chainKey(a config.Audit, getenv func(string) string) ([]byte, error) {
-	if a.KeyEnv == "" {
-		return nil, nil
-	}
-	v := getenv(a.KeyEnv)
-	if v == "" {
-		return nil, fmt.Errorf("audit.key_env names %s, which is not set", a.KeyEnv)
-	}
-	key, err := hex.DecodeString(strings.TrimSpace(v))
-	if err != nil || len(key) < 32 {
-		return nil, fmt.Errorf("audit.key_env: %s must hold 64 or more hex digits (32 bytes or more; openssl rand -hex 32 makes one)", a.KeyEnv)
-	}
-	return key, nil
+	return a.ChainKey(getenv)
 }
 
 // dsnPassword finds a password in a key=value connection string.
