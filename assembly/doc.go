@@ -27,6 +27,11 @@
 // servers, the gateway, the background processes, the SSH router, the
 // sandbox, and the ledger if [Config.CloseLedger] hands it over.
 //
+// [OpenLedger] opens the ledger the file names, as the binary does: on
+// SQLite it first records the calls a killed gateway left unfinished as
+// interrupted and ends what they left running, and it stamps each intent
+// row with this process. [PostgresConfig] reads the PostgreSQL settings.
+//
 // [Check] is `rigout config check`: the file's own checks and those that
 // need the executor, without starting anything.
 //
@@ -36,10 +41,10 @@
 //		exec.ServeSandboxSpawner() // first: the sandbox's views re-run the binary
 //		f, err := config.Load("rigout.json")
 //		…
-//		ledger, err := sqlite.Open(ctx, sqlite.Config{Path: dir + "/audit.db"})
+//		cfg := assembly.Config{File: f, StateDir: dir, CloseLedger: true}
+//		cfg.Ledger, err = assembly.OpenLedger(ctx, cfg) // the file's: SQLite or PostgreSQL
 //		…
-//		srv, err := assembly.New(assembly.Config{File: f, StateDir: dir, Ledger: ledger, CloseLedger: true},
-//			assembly.Without(assembly.Docker))
+//		srv, err := assembly.New(cfg, assembly.Without(assembly.Terminal))
 //		…
 //		defer srv.Close()
 //		err = transport.ServeStdio(ctx, srv.MCPServer(), os.Stdin, os.Stdout, transport.StdioConfig{})

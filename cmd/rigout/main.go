@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -28,11 +27,9 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/assembly"
-	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/internal/runstate"
 	"github.com/rigout/rigout/internal/statedir"
 	"github.com/rigout/rigout/tools/shell"
 )
@@ -223,46 +220,10 @@ func (c *common) prepare(logger *slog.Logger) (string, error) {
 	return dir, nil
 }
 
-// openLedger opens the audit ledger. A ledger that cannot be opened stops
-// the gateway, unless best effort was asked for.
+// openLedger opens the audit ledger (assembly.OpenLedger). A ledger that
+// cannot be opened stops the gateway, unless best effort was asked for.
 func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger) (gatewayLedger, error) {
-	if c.file.Audit.Postgres != "" {
-		return c.openPostgresLedger(ctx, logger)
-	}
-	path := c.auditDB
-	if path == "" {
-		path = filepath.Join(dir, "audit.db")
-	}
-	getenv := os.Getenv
-	if c.sec != nil {
-		getenv = c.sec.getenv
-	}
-	// The ledger keeps the argument values the gateway hands it: each
-	// command and path as it ran (Tool.Recorded), redacted, and with
-	// store_args every argument; the rest stay digests.
-	key, err := chainKey(c.file.Audit, getenv)
-	if err != nil {
-		return nil, err
-	}
-	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, Logger: logger, StoreArgs: true,
-		UnsafeSyncNormal: c.file.Audit.UnsafeSyncNormal, ChainKey: key, AnchorPath: c.file.Audit.AnchorFile})
-	if err != nil {
-		return nil, fmt.Errorf("audit ledger %s: %w", path, err)
-	}
-	// Intent rows name this process, and calls an earlier gateway left
-	// unfinished (killed mid-call) are recorded as interrupted. Without
-	// /proc (an empty chroot) the process cannot be named: calls are then
-	// left open as before.
-	self, err := runstate.Self()
-	if err != nil {
-		logger.Warn("audit ledger: cannot name this process in intent rows; interrupted calls will not be reconciled", "err", err)
-		return l, nil
-	}
-	if _, _, err := reconcileInterrupted(ctx, l, self, time.Now(), logger); err != nil {
-		l.Close()
-		return nil, fmt.Errorf("audit ledger %s: %w", path, err)
-	}
-	return stampLedger(l, self), nil
+	return assembly.OpenLedger(ctx, assembly.Config{File: c.file, StateDir: dir, AuditDB: c.auditDB, Getenv: c.sec.getenv, Logger: logger})
 }
 
 // serverConfig is the assembly's configuration: the flags, the file (with

@@ -105,8 +105,8 @@ func (o *observer) routes(front *auth.Front, routes map[string]http.Handler, pub
 		SessionTTL:   o.uiTTL,
 		Verify: func(ctx context.Context) (any, error) {
 			ldg := o.ldg
-			if s, ok := ldg.(*stampedLedger); ok {
-				ldg = s.gatewayLedger // the ledger under the intent rows' stamp
+			if s, ok := ldg.(interface{ Unwrap() assembly.Ledger }); ok {
+				ldg = s.Unwrap() // the ledger under the intent rows' stamp
 			}
 			switch l := ldg.(type) {
 			case *sqlite.Ledger:

@@ -19,6 +19,7 @@ import (
 	mcptransport "github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/rigout/rigout/assembly"
 	"github.com/rigout/rigout/audit/postgres/pgtest"
 	"github.com/rigout/rigout/config"
 )
@@ -239,11 +240,11 @@ func TestPostgresConfigRefusesPasswordInFile(t *testing.T) {
 		"postgres://rigout@db/rigout?password=hunter2",
 		"host=db user=rigout password=hunter2 dbname=rigout",
 	} {
-		if err := dsnHasNoPassword(dsn); err == nil || !strings.Contains(err.Error(), "password_env") {
+		if _, err := assembly.PostgresConfig(config.Audit{Postgres: dsn}, os.Getenv, true, nil); err == nil || !strings.Contains(err.Error(), "password_env") {
 			t.Errorf("%s: %v", dsn, err)
 		}
 	}
-	if err := dsnHasNoPassword("postgres://rigout@db:5432/rigout?sslmode=verify-full"); err != nil {
+	if _, err := assembly.PostgresConfig(config.Audit{Postgres: "postgres://rigout@db:5432/rigout?sslmode=verify-full"}, os.Getenv, true, nil); err != nil {
 		t.Error(err)
 	}
 	c := &common{file: &config.File{Audit: config.Audit{Postgres: "postgres://rigout@db/rigout", PasswordEnv: "RIGOUT_TEST_UNSET_PW", KeyEnv: testChainKeyEnv}}}

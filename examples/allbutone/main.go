@@ -9,10 +9,8 @@ import (
 	"context"
 	"log"
 	"os"
-	"path/filepath"
 
 	"github.com/rigout/rigout/assembly"
-	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/transport"
@@ -20,17 +18,15 @@ import (
 
 func main() {
 	exec.ServeSandboxSpawner() // first: the sandbox's views start this program again
-	ctx, dir := context.Background(), os.Args[2]
 	f, err := config.Load(os.Args[1])
 	if err != nil {
 		log.Fatal(err)
 	}
-	ledger, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "audit.db"), StoreArgs: true})
-	if err != nil {
+	ctx, cfg := context.Background(), assembly.Config{File: f, ConfigPath: os.Args[1], StateDir: os.Args[2], CloseLedger: true}
+	if cfg.Ledger, err = assembly.OpenLedger(ctx, cfg); err != nil { // the file's: SQLite or PostgreSQL
 		log.Fatal(err)
 	}
-	srv, err := assembly.New(assembly.Config{File: f, StateDir: dir, ConfigPath: os.Args[1], Ledger: ledger, CloseLedger: true},
-		assembly.Without(assembly.Terminal))
+	srv, err := assembly.New(cfg, assembly.Without(assembly.Terminal))
 	if err != nil {
 		log.Fatal(err)
 	}

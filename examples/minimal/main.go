@@ -9,13 +9,11 @@ import (
 	"encoding/json"
 	"log"
 	"os"
-	"path/filepath"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/assembly"
-	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/transport"
@@ -31,13 +29,12 @@ var hello = rigout.Tool{
 
 func main() {
 	exec.ServeSandboxSpawner() // first: the sandbox's views start this program again
-	ctx, dir := context.Background(), os.Args[1]
-	ledger, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "audit.db")})
-	if err != nil {
+	ctx, cfg := context.Background(), assembly.Config{File: &config.File{}, StateDir: os.Args[1], NoSSH: true, CloseLedger: true}
+	var err error
+	if cfg.Ledger, err = assembly.OpenLedger(ctx, cfg); err != nil { // SQLite: <state dir>/audit.db
 		log.Fatal(err)
 	}
-	srv, err := assembly.New(assembly.Config{File: &config.File{}, StateDir: dir, NoSSH: true, Ledger: ledger, CloseLedger: true},
-		assembly.Without(assembly.Process, assembly.Files, assembly.Terminal, assembly.Activity), assembly.WithTools(hello))
+	srv, err := assembly.New(cfg, assembly.Without(assembly.Process, assembly.Files, assembly.Terminal, assembly.Activity), assembly.WithTools(hello))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package assembly
 
 import (
 	"context"
@@ -27,13 +27,13 @@ const maxReconcile = 10000
 // so that a later start can tell a call interrupted by this process's end
 // from one another gateway on the same ledger is running now.
 type stampedLedger struct {
-	gatewayLedger
+	Ledger
 	self string
 }
 
 // stampLedger returns l stamping intent rows with self.
-func stampLedger(l gatewayLedger, self runstate.Identity) *stampedLedger {
-	return &stampedLedger{gatewayLedger: l, self: identityString(self)}
+func stampLedger(l Ledger, self runstate.Identity) *stampedLedger {
+	return &stampedLedger{Ledger: l, self: identityString(self)}
 }
 
 func identityString(id runstate.Identity) string {
@@ -49,8 +49,11 @@ func (s *stampedLedger) Record(ctx context.Context, e audit.Event) error {
 			e.Detail = rigout.DetailJSON(d)
 		}
 	}
-	return s.gatewayLedger.Record(ctx, e)
+	return s.Ledger.Record(ctx, e)
 }
+
+// Unwrap returns the ledger under the stamp.
+func (s *stampedLedger) Unwrap() Ledger { return s.Ledger }
 
 // unfinishedLister is a ledger that lists the intent rows no done row
 // finished (the SQLite ledger).
@@ -70,7 +73,7 @@ type unfinishedLister interface {
 // with it) are ended, found by the call's cgroup or marker
 // (exec.EndLeftovers), and the done row says what was ended
 // (detail "left_over").
-func reconcileInterrupted(ctx context.Context, l gatewayLedger, self runstate.Identity, now time.Time, logger *slog.Logger) (done, left int, err error) {
+func reconcileInterrupted(ctx context.Context, l Ledger, self runstate.Identity, now time.Time, logger *slog.Logger) (done, left int, err error) {
 	u, ok := l.(unfinishedLister)
 	if !ok {
 		return 0, 0, nil
