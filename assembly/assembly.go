@@ -98,9 +98,9 @@ type Config struct {
 	// file's audit.unsafe_best_effort).
 	UnsafeAuditBestEffort bool
 
-	// Principal, if set, is the only caller (stdio); nil: each call's
-	// principal comes from its context (auth.NewContext), as the HTTP
-	// front puts it there.
+	// Principal is who calls are attributed to when their context carries
+	// no auth.Principal (stdio, in-process clients); nil: rigout.Config's
+	// default. The HTTP front puts each call's principal in its context.
 	Principal *auth.Principal
 	// Approvals is the operator approval queue; nil: a call a confirm rule
 	// holds back is refused unless its client can answer.
