@@ -105,3 +105,75 @@ func TestNoCgoForEmbedders(t *testing.T) {
 		t.Error("go list found no cgo under the SQLite ledger: the check is blind")
 	}
 }
+
+// TestConfigDependencies: the configuration file's package reads, checks
+// and writes configurations without linking what runs commands: no
+// executor, no tool family, no SSH, no database, no assembly. A program
+// that edits rigout configurations stays small.
+func TestConfigDependencies(t *testing.T) {
+	deps := goList(t, "{{.ImportPath}}", "./config")
+	if len(deps) < 10 {
+		t.Fatalf("implausible dependency list: %v", deps)
+	}
+	// os/exec is linked through package credentials (its command
+	// backend), whose Spec the file's credentials section is.
+	forbidden := []string{
+		"github.com/rigout/rigout/exec",
+		"github.com/rigout/rigout/gate",
+		"github.com/rigout/rigout/tools",
+		"github.com/rigout/rigout/sessions",
+		"github.com/rigout/rigout/federation",
+		"github.com/rigout/rigout/assembly",
+		"github.com/rigout/rigout/audit/sqlite",
+		"github.com/rigout/rigout/audit/postgres",
+		"github.com/mattn/go-sqlite3",
+		"golang.org/x/crypto/ssh",
+	}
+	for _, d := range deps {
+		for _, f := range forbidden {
+			if hasPrefix(d, f) {
+				t.Errorf("package config depends on %s", d)
+			}
+		}
+	}
+}
+
+// TestNothingImportsTheAssembly: the assembly is the top of the library.
+// It may import every package of the module; no package of the module
+// imports it but the binary and the examples.
+func TestNothingImportsTheAssembly(t *testing.T) {
+	const assembly = "github.com/rigout/rigout/assembly"
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("SKIP: the go tool is not on PATH; the dependency rules are unchecked")
+	}
+	// One line per package of the module: its path, then its imports.
+	out, err := exec.Command(goTool, "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 20 {
+		t.Fatalf("implausible package list: %v", lines)
+	}
+	seen := false
+	for _, line := range lines {
+		f := strings.Fields(line)
+		p := f[0]
+		if hasPrefix(p, assembly) {
+			continue
+		}
+		for _, d := range f[1:] {
+			if d != assembly {
+				continue
+			}
+			seen = true
+			if !hasPrefix(p, "github.com/rigout/rigout/cmd") && !hasPrefix(p, "github.com/rigout/rigout/examples") {
+				t.Errorf("%s imports the assembly: only cmd/ and examples/ sit above it", p)
+			}
+		}
+	}
+	if !seen {
+		t.Error("nothing imports the assembly, not even cmd/rigout: the check is blind")
+	}
+}

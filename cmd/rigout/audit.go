@@ -18,6 +18,7 @@ import (
 
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/sqlite"
+	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/internal/statedir"
 )
 
@@ -192,7 +193,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		anchor string
 	)
 	if f.configPath != "" && f.auditDB == "" {
-		file, err := loadConfig(f.configPath)
+		file, err := config.Load(f.configPath)
 		if err == nil {
 			key, err = chainKey(file.Audit, os.Getenv)
 			anchor = file.Audit.AnchorFile

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/validate"
 )
 
@@ -163,11 +164,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 // checkConfigPolicy is the command policy of a configuration file, read as
 // serve reads it; a file without a policy section gives the default.
 func checkConfigPolicy(path string) (*validate.Policy, error) {
-	f, err := loadConfig(path)
+	f, err := config.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	p, err := f.policy()
+	p, err := f.CommandPolicy()
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/assembly"
+	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/internal/statedir"
 	"github.com/rigout/rigout/redact"
 	"github.com/rigout/rigout/validate"
@@ -62,48 +63,14 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "rigout config check: no file: give FILE, --config or RIGOUT_CONFIG (without one rigout uses its defaults)")
 		return 2
 	}
-	f, err := loadConfig(*path)
+	f, err := config.Load(*path)
 	if err != nil {
 		fmt.Fprintf(stderr, "rigout config check: %v\n", err)
 		return 1
 	}
-	var problems []error
-	if _, err := f.authTokens(os.Getenv); err != nil {
-		problems = append(problems, err)
-	}
-	if _, err := f.oauthConfig(os.Getenv); err != nil {
-		problems = append(problems, err)
-	}
-	policy, err := f.policy()
-	if err != nil {
-		problems = append(problems, err)
-	}
-	if _, err := f.RateLimit.limits(); err != nil {
-		problems = append(problems, fmt.Errorf("config: %w", err))
-	}
-	// Built to be checked, never started: no sandbox is needed.
-	if _, err := f.federation(downstreamCredentials{getenv: os.Getenv}, nil, true, nil); err != nil {
-		problems = append(problems, err)
-	}
-	hostKeys := os.Getenv("RIGOUT_HOST_KEYS")
-	if hostKeys == "" {
-		hostKeys = f.SSH.HostKeys
-	}
-	if hostKeys == "" {
-		hostKeys = "strict"
-	}
-	if _, err := exec.ParseHostKeyPolicy(hostKeys); err != nil {
-		problems = append(problems, fmt.Errorf("config: ssh.host_keys: %w", err))
-	}
-	if len(f.Hosts) > 0 {
-		r, err := exec.NewRouter(exec.RouterConfig{Local: &exec.Local{}, Hosts: f.Hosts, HostKeyPolicy: exec.HostKeyStrict})
-		if err != nil {
-			problems = append(problems, fmt.Errorf("config: hosts: %w", err))
-		} else {
-			r.Close()
-		}
-	}
-	for _, v := range f.secretLookingEnv() {
+	hostKeys := f.HostKeys(os.Getenv("RIGOUT_HOST_KEYS"))
+	problems := assembly.Check(f, hostKeys, os.Getenv)
+	for _, v := range f.SecretLookingEnv() {
 		fmt.Fprintf(stderr, "rigout config check: warning: downstream %s: env %s looks like a secret written in the file; keep it in the credential store and name it in env_credentials\n", strings.SplitN(v, ".", 2)[0], strings.SplitN(v, ".", 2)[1])
 	}
 	if len(problems) > 0 {
@@ -112,6 +79,7 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
+	policy, _ := f.CommandPolicy() // checked above
 	dir, err := statedir.Resolve(*stateDir, nil)
 	if err != nil {
 		dir = "(" + err.Error() + ")"
@@ -119,8 +87,8 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 	eff := map[string]any{
 		"config_file": *path,
 		"state_dir":   dir,
-		"addr":        envOr("RIGOUT_ADDR", "127.0.0.1:8765"),
-		"log_level":   envOr("RIGOUT_LOG_LEVEL", "info"),
+		"addr":        envOr("RIGOUT_ADDR", config.DefaultAddr),
+		"log_level":   envOr("RIGOUT_LOG_LEVEL", config.DefaultLogLevel),
 		"public_url":  os.Getenv("RIGOUT_PUBLIC_URL"),
 		"host_keys":   hostKeys,
 		"auth_token":  authTokenSource(f),
@@ -135,7 +103,7 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 
 // authTokenSource says, without the value, where rigout serve's handed-out
 // token comes from.
-func authTokenSource(f *fileConfig) string {
+func authTokenSource(f *config.File) string {
 	switch {
 	case os.Getenv("RIGOUT_AUTH_TOKEN") != "":
 		return "RIGOUT_AUTH_TOKEN (set; value redacted)"
@@ -147,7 +115,7 @@ func authTokenSource(f *fileConfig) string {
 
 // redactedFile is the configuration as JSON with digests cut short and
 // the variables that hold secrets shown only as set or not.
-func redactedFile(f *fileConfig) any {
+func redactedFile(f *config.File) any {
 	b, _ := json.Marshal(f)
 	var m map[string]any
 	_ = json.Unmarshal(b, &m)

@@ -2,10 +2,13 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rigout/rigout/config"
 )
 
 // TestDocsDocumentEveryConfigKey fails when a key of the configuration
@@ -18,7 +21,7 @@ func TestDocsDocumentEveryConfigKey(t *testing.T) {
 	}
 	section := string(b)
 	keys := map[string]bool{}
-	configKeys(reflect.TypeFor[fileConfig](), keys)
+	configKeys(reflect.TypeFor[config.File](), keys)
 	if len(keys) < 30 {
 		t.Fatalf("found only %d keys; the walk is broken", len(keys))
 	}
@@ -39,9 +42,20 @@ func configKeys(t reflect.Type, into map[string]bool) {
 	}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if name := jsonName(f); f.IsExported() && name != "" {
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); f.IsExported() && name != "" && name != "-" {
 			into[name] = true
 			configKeys(f.Type, into)
 		}
 	}
+}
+
+// writeConfig writes a configuration file of body in a temporary
+// directory and returns its path.
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "rigout.json")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

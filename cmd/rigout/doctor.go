@@ -20,6 +20,7 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/rigout/rigout/audit/sqlite"
+	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/runstate"
 	"github.com/rigout/rigout/internal/statedir"
@@ -96,7 +97,7 @@ type doctor struct {
 	flags hostsFlags
 	found []finding
 	dir   string
-	file  *fileConfig
+	file  *config.File
 }
 
 func (d *doctor) add(check, status, detail, fix string) {
@@ -176,9 +177,9 @@ func (d *doctor) stateDir() {
 
 func (d *doctor) config() {
 	path := d.flags.configPath
-	f, err := loadConfig(path)
+	f, err := config.Load(path)
 	if err != nil {
-		d.file = &fileConfig{}
+		d.file = &config.File{}
 		d.add("configuration", "fail", err.Error(), "rigout config check "+shellQuote(path))
 		return
 	}
@@ -188,13 +189,13 @@ func (d *doctor) config() {
 	} else {
 		d.add("configuration", "ok", path, "")
 	}
-	if _, err := f.authTokens(os.Getenv); err != nil {
+	if _, err := f.AuthTokens(os.Getenv); err != nil {
 		d.add("configured tokens", "fail", err.Error(), "rigout config check "+shellQuote(path))
 	}
-	if _, err := f.RateLimit.limits(); err != nil {
+	if _, err := f.RateLimit.Limits(); err != nil {
 		d.add("configuration", "fail", err.Error(), "rigout config check "+shellQuote(path))
 	}
-	if _, err := f.policy(); err != nil {
+	if _, err := f.CommandPolicy(); err != nil {
 		d.add("command policy", "fail", err.Error(), "rigout check --rules   (lists the rule IDs a policy may name)")
 	} else if f.Policy == nil {
 		d.add("command policy", "ok", "the default policy (deny mode, every rule on)", "")
@@ -389,11 +390,11 @@ func (d *doctor) hosts(ctx context.Context) {
 
 func (d *doctor) sandbox() {
 	var policy = d.file.Policy
-	p, err := d.file.policy()
+	p, err := d.file.CommandPolicy()
 	if err != nil || policy == nil {
 		p = nil
 	}
-	cfg, notes := sandboxConfig(p, d.dir)
+	cfg, notes := sandboxcfg.Derive(p, d.dir)
 	sb, err := exec.NewSandbox(cfg)
 	if err != nil {
 		d.add("kernel sandbox", "fail", err.Error(), "rigout doctor --json   (the sandbox paths come from the policy's protected_roots and critical_files)")

@@ -16,7 +16,9 @@ import (
 
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/internal/hostsfile"
 	"github.com/rigout/rigout/internal/statedir"
 )
 
@@ -190,7 +192,7 @@ func (f *hostsFlags) router(ensure bool, stderr io.Writer) (*exec.Router, string
 	if cfg == "" {
 		cfg = filepath.Join(home, ".ssh", "config")
 	}
-	file, err := loadConfig(f.configPath)
+	file, err := config.Load(f.configPath)
 	if err != nil {
 		return nil, "", err
 	}
@@ -200,7 +202,7 @@ func (f *hostsFlags) router(ensure bool, stderr io.Writer) (*exec.Router, string
 			return nil, "", err
 		}
 	}
-	hosts, err := routerHosts(file, dir, func(msg string, args ...any) {
+	hosts, err := hostsfile.Router(file, dir, func(msg string, args ...any) {
 		fmt.Fprintf(stderr, "rigout hosts: warning: %s %v\n", msg, args)
 	})
 	if err != nil {
@@ -335,7 +337,7 @@ func hostsSave(sub, name string, f *hostsFlags, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rigout hosts "+sub+": "+format+"\n", a...)
 		return code
 	}
-	file, err := loadConfig(f.configPath)
+	file, err := config.Load(f.configPath)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
@@ -353,7 +355,7 @@ func hostsSave(sub, name string, f *hostsFlags, stdout, stderr io.Writer) int {
 	if _, err := statedir.Ensure(dir); err != nil {
 		return fail(1, "%v", err)
 	}
-	store := newHostsFile(dir)
+	store := hostsfile.New(dir)
 	if sub == "remove" {
 		if f.host.Address != "" || f.host.User != "" || f.host.Port != 0 || f.host.Key != "" || f.host.ProxyJump != "" || len(f.labels) > 0 {
 			return fail(2, "remove takes only the NAME")
@@ -374,7 +376,7 @@ func hostsSave(sub, name string, f *hostsFlags, stdout, stderr io.Writer) int {
 	if h.Address == "" {
 		return fail(2, "--address is required")
 	}
-	if slices.ContainsFunc(file.Hosts, func(c exec.HostConfig) bool { return c.Name == name }) {
+	if slices.ContainsFunc(file.Hosts, func(c config.Host) bool { return c.Name == name }) {
 		return fail(1, "%q is already a host in %s, which wins over saved hosts; change it there", name, f.configPath)
 	}
 	if err := store.Save(h); err != nil {

@@ -12,8 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	mcptransport "github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/internal/hostsfile"
 )
 
 // stdioIn runs `rigout stdio` on the given state directory and
@@ -58,7 +57,7 @@ func TestManageHostsPersistsWhenOptedIn(t *testing.T) {
 		t.Fatalf("add without opt-in: %s", resultText(res))
 	}
 	c.Close()
-	if _, err := os.Stat(filepath.Join(state, hostsFileName)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(state, hostsfile.Name)); !os.IsNotExist(err) {
 		t.Fatalf("a hosts file was written without the opt-in: %v", err)
 	}
 	c = stdioIn(t, state, off)
@@ -72,12 +71,17 @@ func TestManageHostsPersistsWhenOptedIn(t *testing.T) {
 		t.Fatalf("add: %s", resultText(res))
 	}
 	c.Close()
-	path := filepath.Join(state, hostsFileName)
+	path := filepath.Join(state, hostsfile.Name)
 	fi, err := os.Stat(path)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("hosts file: %v %v, want mode 0600", fi, err)
 	}
-	var doc hostsDoc
+	var doc struct {
+		Hosts []struct {
+			Port int    `json:"port"`
+			User string `json:"user"`
+		} `json:"hosts"`
+	}
 	b, _ := os.ReadFile(path)
 	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Hosts) != 1 || doc.Hosts[0].Port != 2222 || doc.Hosts[0].User != "deploy" {
 		t.Fatalf("hosts file = %s (%v)", b, err)
@@ -95,14 +99,5 @@ func TestManageHostsPersistsWhenOptedIn(t *testing.T) {
 	defer c.Close()
 	if l := listedHosts(t, c); strings.Contains(l, "saved1") {
 		t.Fatalf("a removed host came back: %s", l)
-	}
-}
-
-func TestMergeHostsConfigWins(t *testing.T) {
-	all, skipped := mergeHosts(
-		[]exec.HostConfig{{Name: "a", Address: "10.0.0.1"}},
-		[]exec.HostConfig{{Name: "a", Address: "10.0.0.2"}, {Name: "b", Address: "10.0.0.3"}})
-	if len(all) != 2 || all[0].Address != "10.0.0.1" || all[1].Name != "b" || len(skipped) != 1 || skipped[0] != "a" {
-		t.Fatalf("mergeHosts = %+v, skipped %v", all, skipped)
 	}
 }

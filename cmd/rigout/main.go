@@ -14,32 +14,23 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/rigout/rigout"
-	"github.com/rigout/rigout/audit/sqlite"
+	"github.com/rigout/rigout/assembly"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/federation"
-	"github.com/rigout/rigout/gate"
-	"github.com/rigout/rigout/internal/runstate"
 	"github.com/rigout/rigout/internal/statedir"
-	"github.com/rigout/rigout/redact"
-	"github.com/rigout/rigout/sessions"
-	"github.com/rigout/rigout/tools/activity"
-	hostsfamily "github.com/rigout/rigout/tools/hosts"
-	"github.com/rigout/rigout/tools/process"
 	"github.com/rigout/rigout/tools/shell"
 )
 
@@ -162,15 +153,15 @@ type common struct {
 	noSSH          bool
 	noSandbox      bool
 	noViews        bool
-	sandboxLater   bool          // build the ruleset from the first command or startSandbox on (stdio)
-	early          *earlySandbox // started by sandboxEarly, taken by sandboxFor
+	sandboxLater   bool          // build the ruleset from the first command or StartSandbox on (stdio)
+	early          *earlySandbox // started by sandboxEarly, taken by takeSandbox (stdio.go)
 	requireSandbox bool
 	maxCalls       int
 	maxPerTok      int
 	families       familyFlags
 	term           terminalFlags
 
-	file *fileConfig
+	file *config.File
 	dir  string   // the state directory, resolved by prepare
 	sec  *secrets // the secrets moved off the environment
 
@@ -209,7 +200,7 @@ func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
 
 // prepare reads the configuration file and creates the state directory.
 func (c *common) prepare(logger *slog.Logger) (string, error) {
-	f, err := loadConfig(c.configPath)
+	f, err := config.Load(c.configPath)
 	if err != nil {
 		return "", err
 	}
@@ -229,380 +220,81 @@ func (c *common) prepare(logger *slog.Logger) (string, error) {
 	return dir, nil
 }
 
-// ssh returns the SSH router configuration: strict host keys unless the
-// flag or the file says otherwise, the user's ssh_config and known_hosts
-// (read only), rigout's own known_hosts in the state directory, the agent.
-func (c *common) ssh(logger *slog.Logger) (*exec.RouterConfig, error) {
-	if c.noSSH {
-		return nil, nil
-	}
-	policyName := c.hostKeys
-	if policyName == "" {
-		policyName = c.file.SSH.HostKeys
-	}
-	if policyName == "" {
-		policyName = "strict"
-	}
-	policy, err := exec.ParseHostKeyPolicy(policyName)
-	if err != nil {
-		return nil, err
-	}
-	if policy == exec.HostKeyInsecureIgnore {
-		logger.Warn("SSH host keys are not checked (insecure-ignore-host-key): any machine can impersonate your hosts")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return nil, fmt.Errorf("ssh: no home directory: %w", err)
-	}
-	sshConfig, knownHosts := c.sshConfig, c.knownHosts
-	if sshConfig == "" {
-		sshConfig = filepath.Join(home, ".ssh", "config")
-	}
-	if knownHosts == "" {
-		knownHosts = filepath.Join(home, ".ssh", "known_hosts")
-	}
-	hosts, err := routerHosts(c.file, c.dir, logger.Warn)
-	if err != nil {
-		return nil, err
-	}
-	helper, err := c.file.SSH.Helper.config(c.viewPrincipal)
-	if err != nil {
-		return nil, err
-	}
-	return &exec.RouterConfig{
-		Helper:              helper,
-		Hosts:               hosts,
-		SSHConfigFiles:      []string{sshConfig},
-		UserKnownHostsFiles: []string{knownHosts},
-		KnownHostsFile:      filepath.Join(c.dir, "known_hosts"),
-		HostKeyPolicy:       policy,
-		AgentSocket:         os.Getenv("SSH_AUTH_SOCK"),
-		PassphraseEnv:       "RIGOUT_SSH_PASSPHRASE",
-		Getenv:              c.sec.getenv,
-		HomeDir:             home,
-		AutoHosts:           c.file.SSH.AutoHosts,
-		AutoLocal:           c.file.SSH.AutoLocal,
-		UnsafeProxyCommand:  c.file.SSH.UnsafeProxyCommand,
-		Logger:              logger,
-	}, nil
-}
-
-// openLedger opens the audit ledger. A ledger that cannot be opened stops
-// the gateway, unless best effort was asked for.
+// openLedger opens the audit ledger (assembly.OpenLedger). A ledger that
+// cannot be opened stops the gateway, unless best effort was asked for.
 func (c *common) openLedger(ctx context.Context, dir string, logger *slog.Logger) (gatewayLedger, error) {
-	if c.file.Audit.Postgres != "" {
-		return c.openPostgresLedger(ctx, logger)
-	}
-	path := c.auditDB
-	if path == "" {
-		path = filepath.Join(dir, "audit.db")
-	}
-	getenv := os.Getenv
-	if c.sec != nil {
-		getenv = c.sec.getenv
-	}
-	// The ledger keeps the argument values the gateway hands it: each
-	// command and path as it ran (Tool.Recorded), redacted, and with
-	// store_args every argument; the rest stay digests.
-	key, err := chainKey(c.file.Audit, getenv)
-	if err != nil {
-		return nil, err
-	}
-	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, Logger: logger, StoreArgs: true,
-		UnsafeSyncNormal: c.file.Audit.UnsafeSyncNormal, ChainKey: key, AnchorPath: c.file.Audit.AnchorFile})
-	if err != nil {
-		return nil, fmt.Errorf("audit ledger %s: %w", path, err)
-	}
-	// Intent rows name this process, and calls an earlier gateway left
-	// unfinished (killed mid-call) are recorded as interrupted. Without
-	// /proc (an empty chroot) the process cannot be named: calls are then
-	// left open as before.
-	self, err := runstate.Self()
-	if err != nil {
-		logger.Warn("audit ledger: cannot name this process in intent rows; interrupted calls will not be reconciled", "err", err)
-		return l, nil
-	}
-	if _, _, err := reconcileInterrupted(ctx, l, self, time.Now(), logger); err != nil {
-		l.Close()
-		return nil, fmt.Errorf("audit ledger %s: %w", path, err)
-	}
-	return stampLedger(l, self), nil
+	return assembly.OpenLedger(ctx, assembly.Config{File: c.file, StateDir: dir, AuditDB: c.auditDB, Getenv: c.sec.getenv, Logger: logger})
 }
 
-// assembly is the gateway and the resources its tool families share.
-type assembly struct {
-	*rigout.Gateway
-	router     *exec.Router  // nil with --no-ssh
-	sandbox    *exec.Sandbox // nil with --unsafe-no-sandbox
-	local      *exec.Local
-	processes  *sessions.Manager      // background processes handed off by execute_command
-	downstream *federation.Federation // nil without downstream servers
+// serverConfig is the assembly's configuration: the flags, the file (with
+// the families the flags turn on) and the secrets moved off the
+// environment.
+func (c *common) serverConfig(logger *slog.Logger) assembly.Config {
+	f := *c.file
+	f.Families.System = f.Families.System || c.families.system
+	f.Families.Docker = f.Families.Docker || c.families.docker
+	f.Families.Packages = f.Families.Packages || c.families.packages
+	return assembly.Config{
+		File: &f, StateDir: c.dir, ConfigPath: c.configPath, AuditDB: c.auditDB,
+		UnsafeAuditBestEffort: c.bestEffort,
+		Approvals:             c.approvals,
+		Version:               releaseVersion(),
+		Logger:                logger,
+		Getenv:                c.sec.getenv,
+		Private:               c.sec.private,
+		WorkDir:               c.workDir, DefaultTimeout: c.timeout, MaxOutput: c.maxOutput,
+		MaxConcurrent: c.maxCalls, MaxConcurrentPerPrincipal: c.maxPerTok,
+		TerminalIdle: c.term.idle, MaxTerminals: c.term.max, MaxTerminalsPerPrincipal: c.term.maxPer,
+		NoSSH: c.noSSH, HostKeys: c.hostKeys, SSHConfig: c.sshConfig, KnownHosts: c.knownHosts,
+		SandboxLater: c.sandboxLater, RequireSandbox: c.requireSandbox,
+		UnsafeNoSandbox: c.noSandbox, UnsafeNoViews: c.noViews,
+	}
 }
 
-// containment describes, in a sentence, what guards local commands: for
-// the initialize instructions, which name nothing that changes from one
-// start to the next (the cgroup's path holds the PID), so that a client's
-// prompt cache keeps them.
-func (a *assembly) containment() string {
-	if a.sandbox == nil {
-		return "no kernel sandbox (--unsafe-no-sandbox): only the command policy guards local commands"
+// options are the assembly's options the flags ask for.
+func (c *common) options() []assembly.Option {
+	var opts []assembly.Option
+	if c.term.off {
+		opts = append(opts, assembly.Without(assembly.Terminal))
 	}
-	tr := a.local.Tracking()
-	switch tr.Mode {
-	case exec.TrackCgroup:
-		tr.Where = "a directory of its own"
-	case exec.TrackMarker:
-		tr.Reason = "no cgroup v2 for calls; the operator's log says why"
+	if c.observe != nil {
+		opts = append(opts, assembly.WithGatewayConfig(c.observe.wire))
 	}
-	return a.sandbox.Status().String() + "; " + tr.String()
+	return opts
 }
 
-// health is the /health body's gateway part: the ledger, the sandbox and
-// how descendants are tracked.
-func (a *assembly) health() map[string]any {
-	m := a.Gateway.Health().Fields()
-	if a.sandbox == nil {
-		m["sandbox"] = "off (--unsafe-no-sandbox)"
-	} else {
-		st := a.sandbox.Status()
-		sm := map[string]any{"enforced": st.Enforced, "abi": st.ABI, "views": st.Views, "summary": st.String()}
-		if st.ViewsReason != "" {
-			sm["views_unavailable"] = st.ViewsReason
-		}
-		m["sandbox"] = sm
-	}
-	m["descendants"] = string(a.local.Tracking().Mode)
-	if c := buildCommit(); c != "" {
-		m["commit"] = c
-	}
-	if linkedDate != "" {
-		m["build_date"] = linkedDate
-	}
-	if a.downstream != nil {
-		m["downstream"] = a.downstream.Health()
-	}
-	return m
-}
-
-// Close closes the gateway, then the SSH router it used.
-func (a *assembly) Close() error {
-	var err error
-	if a.downstream != nil {
-		err = a.downstream.Close()
-	}
-	if a.Gateway != nil {
-		err = errors.Join(err, a.Gateway.Close())
-	}
-	if a.processes != nil {
-		err = errors.Join(err, a.processes.Close())
-	}
-	if a.router != nil {
-		err = errors.Join(err, a.router.Close())
-	}
-	if a.sandbox != nil {
-		err = errors.Join(err, a.sandbox.Close())
-	}
-	return err
-}
-
-// gateway assembles the gateway from the flags and the file: the shell
-// family (execute_command), the hosts family when SSH is on, the activity
-// family on the ledger.
-func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *auth.Principal, secrets ...string) (*assembly, error) {
-	defer c.dropEarlySandbox() // a refusal before the sandbox was taken
+// gateway assembles the gateway from the flags and the file (package
+// server) on the ledger, for principal (stdio) or the HTTP front's; the
+// secrets are masked in output besides those the environment gave.
+func (c *common) gateway(logger *slog.Logger, ledger gatewayLedger, principal *auth.Principal, secrets ...string) (*assembly.Server, error) {
 	if err := c.term.check(); err != nil {
+		c.dropEarlySandbox()
 		return nil, err
 	}
-	policy, err := c.file.policy()
-	if err != nil {
+	cfg := c.serverConfig(logger)
+	var err error
+	if cfg.Sandbox, err = c.takeSandbox(); err != nil {
 		return nil, err
 	}
-	g, err := gate.New(gate.Config{Policy: policy, Logger: logger})
-	if err != nil {
-		return nil, err
-	}
-	rate, err := c.file.RateLimit.limits()
-	if err != nil {
-		return nil, err
-	}
-	sshCfg, err := c.ssh(logger)
-	if err != nil {
-		return nil, err
-	}
-	sb, err := c.sandboxFor(policy, logger)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.checkViews(sb, logger); err != nil {
-		if sb != nil {
-			_ = sb.Close()
-		}
-		return nil, err
-	}
-	a := &assembly{sandbox: sb}
-	local := &exec.Local{Private: c.sec.private, Sandbox: sb, UnsafeNoSandbox: c.noSandbox}
-	a.local = local
-	if sshCfg != nil {
-		sshCfg.Local = local
-		if ledger != nil {
-			sshCfg.OnHostKey = hostsfamily.HostKeyRecorder(ledger)
-		}
-		if a.router, err = exec.NewRouter(*sshCfg); err != nil {
-			return nil, fmt.Errorf("ssh: %w", err)
-		}
-	}
-	// Background processes: commands still running after wait_seconds are
-	// handed off; their output is spooled inside the state directory, which
-	// the sandbox hides from commands where it can.
-	mc := sessions.Config{Local: local, SpoolDir: c.dir, Logger: logger, TerminalIdle: c.term.idle, Instance: c.instanceName(),
-		MaxTerminals: c.term.max, MaxTerminalsPerPrincipal: c.term.maxPer}
+	cfg.Principal, cfg.Secrets = principal, append(c.sec.values(), secrets...)
 	if ledger != nil {
-		mc.Audit = ledger
+		cfg.Ledger = ledger
 	}
-	if a.processes, err = sessions.New(mc); err != nil {
-		a.Close()
-		return nil, err
-	}
-	creds, err := c.credentialStore()
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
-	sh, err := shell.New(shell.Config{
-		Local: local, Router: a.router, Gate: g, Processes: a.processes,
-		WorkDir: c.workDir, DefaultTimeout: c.timeout, MaxOutput: c.maxOutput,
-		Credentials: creds,
-	})
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
-	pf, err := process.New(process.Config{Manager: a.processes})
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
-	ff, err := c.filesFamily(a.router, a.sandbox, g, creds)
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
-	tt, ti, err := c.terminals(a, g, creds)
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
-	tools := append(append(append(sh.Tools(), pf.Tools()...), ff.Tools()...), tt...)
-	instructions := append([]string{"rigout runs commands for you on this machine.", sh.Instructions(), ff.Instructions()}, ti...)
-	instructions = append(instructions, "Containment: "+a.containment()+".")
-	logger.Info("descendant tracking", "status", a.local.Tracking().String())
-	st, si, err := c.systools(local, a.router, g, a.processes)
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
-	tools, instructions = append(tools, st...), append(instructions, si...)
-	ct, ci, err := credentialTools(creds)
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
-	tools, instructions = append(tools, ct...), append(instructions, ci...)
-	if ledger != nil {
-		act, err := activity.New(activity.Config{Ledger: ledger})
-		if err != nil {
-			a.Close()
-			return nil, err
+	return assembly.New(cfg, c.options()...)
+}
+
+// health is the /health body's gateway part, with the build's commit.
+func health(s *assembly.Server) func() map[string]any {
+	return func() map[string]any {
+		m := s.HealthFields()
+		if c := buildCommit(); c != "" {
+			m["commit"] = c
 		}
-		tools = append(tools, act.Tools()...)
-	}
-	if a.router != nil {
-		hf, err := hostsfamily.New(hostsfamily.Config{Router: a.router, Store: c.hostsStore()})
-		if err != nil {
-			a.Close()
-			return nil, err
+		if linkedDate != "" {
+			m["build_date"] = linkedDate
 		}
-		tools = append(tools, hf.Tools()...)
-		instructions = append(instructions, hf.Instructions())
+		return m
 	}
-	known, err := redact.New()
-	if err != nil {
-		return nil, err
-	}
-	for _, v := range append(c.sec.values(), secrets...) {
-		if v == "" {
-			continue
-		}
-		if err := known.Add(v); errors.Is(err, redact.ErrShortSecret) {
-			logger.Warn("a secret shorter than 8 bytes cannot be masked in output; use a longer one", "min", redact.MinSecretLen)
-		}
-	}
-	cfg := rigout.Config{
-		Version:                   releaseVersion(),
-		Secrets:                   known,
-		Instructions:              strings.Join(instructions, " "),
-		Tools:                     tools,
-		Logger:                    logger,
-		MaxConcurrent:             c.maxCalls,
-		MaxConcurrentPerPrincipal: c.maxPerTok,
-		RateLimit:                 rate,
-		UnsafeAuditBestEffort:     c.bestEffort || c.file.Audit.UnsafeBestEffort,
-		AuditArgValues:            c.file.Audit.StoreArgs,
-		Principal:                 principal,
-		Approvals:                 c.approvals,
-		// Each call's commands are marked with its ledger call ID, so
-		// that a start after this gateway dies mid-call finds and ends
-		// what the call left running (reconcileInterrupted).
-		Middleware: []rigout.Middleware{markCalls},
-	}
-	if ledger != nil {
-		cfg.Audit = ledger
-	}
-	// Replicas sharing a ledger share its chain key: the approval key is
-	// derived from it, so that what one replica signs (a question's
-	// requestState, an approval's digest) another checks alike.
-	getenv := os.Getenv
-	if c.sec != nil {
-		getenv = c.sec.getenv
-	}
-	if key, err := chainKey(c.file.Audit, getenv); err != nil {
-		a.Close()
-		return nil, err
-	} else if key != nil {
-		cfg.ApprovalKey = rigout.DeriveApprovalKey(key)
-	}
-	// On PostgreSQL the approval queue and the spent answers are the
-	// ledger's, shared by the gateways: a call held on one is decided on
-	// any. Without the shared key (the unsafe database-held chain key)
-	// they stay this gateway's.
-	if st, ok := ledger.(rigout.ApprovalStore); ok {
-		if cfg.ApprovalKey != nil {
-			cfg.ApprovalStore = st
-			logger.Info("approvals shared through the PostgreSQL ledger: the operator queue and answered questions")
-		} else {
-			logger.Warn("approvals are this gateway's alone: sharing them through the PostgreSQL ledger needs audit.key_env, from which the gateways derive their approval key")
-		}
-	}
-	if r := a.router; r != nil {
-		cfg.ResolveHost = func(_ context.Context, host string) ([]rigout.HostReach, error) {
-			rs, err := r.Reaches(host)
-			out := make([]rigout.HostReach, len(rs))
-			for i, x := range rs {
-				out[i] = rigout.HostReach{Name: x.Name, AdHoc: x.AdHoc}
-			}
-			return out, err
-		}
-	}
-	c.observe.wire(&cfg, a, ledger)
-	if a.Gateway, err = rigout.New(cfg); err != nil {
-		a.Close()
-		return nil, err
-	}
-	if a.downstream, err = c.downstreams(a.Gateway, a.sandbox, creds, logger); err != nil {
-		a.Close()
-		return nil, err
-	}
-	return a, nil
 }
 
 func envOr(name, def string) string {

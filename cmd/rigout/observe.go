@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/assembly"
 	"github.com/rigout/rigout/audit/postgres"
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
@@ -25,7 +26,7 @@ type observer struct {
 	addr  string // --metrics-addr
 	noUI  bool   // --no-ui
 	m     *metrics.Metrics
-	a     *assembly
+	a     *assembly.Server
 	ldg   gatewayLedger
 	uiTTL time.Duration
 }
@@ -51,13 +52,10 @@ func (o *observer) check() error {
 }
 
 // wire builds the metrics for the assembly and hooks them into cfg: the
-// ledger is wrapped, and a middleware counts calls in flight. A nil
-// observer does nothing.
-func (o *observer) wire(cfg *rigout.Config, a *assembly, ledger gatewayLedger) {
-	if o == nil {
-		return
-	}
-	o.a, o.ldg = a, ledger
+// ledger is wrapped, and a middleware counts calls in flight
+// (assembly.WithGatewayConfig).
+func (o *observer) wire(a *assembly.Server, cfg *rigout.Config) error {
+	o.a, o.ldg = a, a.Ledger()
 	mc := metrics.Config{Process: true, Tools: func() []string {
 		if a.Gateway == nil {
 			return nil
@@ -68,17 +66,18 @@ func (o *observer) wire(cfg *rigout.Config, a *assembly, ledger gatewayLedger) {
 		}
 		return names
 	}}
-	if a.processes != nil {
-		mc.Sessions = a.processes
+	if a.Processes() != nil {
+		mc.Sessions = a.Processes()
 	}
-	if a.router != nil {
-		mc.Pool = a.router
+	if a.Router() != nil {
+		mc.Pool = a.Router()
 	}
 	o.m = metrics.New(mc)
 	if cfg.Audit != nil {
 		cfg.Audit = o.m.Ledger(cfg.Audit)
 	}
 	cfg.Middleware = append([]rigout.Middleware{o.m.Middleware()}, cfg.Middleware...)
+	return nil
 }
 
 // onAuth counts refused requests, then passes the event to next.
@@ -106,8 +105,8 @@ func (o *observer) routes(front *auth.Front, routes map[string]http.Handler, pub
 		SessionTTL:   o.uiTTL,
 		Verify: func(ctx context.Context) (any, error) {
 			ldg := o.ldg
-			if s, ok := ldg.(*stampedLedger); ok {
-				ldg = s.gatewayLedger // the ledger under the intent rows' stamp
+			if s, ok := ldg.(interface{ Unwrap() assembly.Ledger }); ok {
+				ldg = s.Unwrap() // the ledger under the intent rows' stamp
 			}
 			switch l := ldg.(type) {
 			case *sqlite.Ledger:
@@ -122,8 +121,8 @@ func (o *observer) routes(front *auth.Front, routes map[string]http.Handler, pub
 	if u, err := url.Parse(publicURL); err == nil && u.Scheme != "" && u.Host != "" {
 		uc.PublicOrigin = u.Scheme + "://" + u.Host
 	}
-	if o.a.processes != nil {
-		uc.Processes = o.a.processes
+	if o.a.Processes() != nil {
+		uc.Processes = o.a.Processes()
 	}
 	if gw := o.a.Gateway; gw != nil && gw.Config().Approvals != nil {
 		uc.ListApprovals = func(p auth.Principal) (any, error) { return gw.PendingApprovals(context.Background(), p) }
@@ -131,7 +130,7 @@ func (o *observer) routes(front *auth.Front, routes map[string]http.Handler, pub
 			return gw.DecideApproval(ctx, p, id, digest, approve)
 		}
 	}
-	if r := o.a.router; r != nil {
+	if r := o.a.Router(); r != nil {
 		uc.Hosts = func() []string {
 			var names []string
 			for _, ep := range r.List() {

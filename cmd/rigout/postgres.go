@@ -2,123 +2,40 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
-	"net/url"
 	"os"
-	"regexp"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/rigout/rigout/assembly"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/postgres"
+	"github.com/rigout/rigout/config"
 )
 
 // gatewayLedger is what the gateway needs of an audit ledger, SQLite or
 // PostgreSQL: the write and read sides, the argument digest, health.
-type gatewayLedger interface {
-	audit.Recorder
-	audit.Querier
-	DigestArgs(raw []byte) string
-	Healthy() error
-	Close() error
-}
+type gatewayLedger = assembly.Ledger
 
-// postgresConfig reads the PostgreSQL ledger settings of the file:
-// "audit": {"postgres": DSN, "password_env": VAR, "gateway": NAME}. A DSN
-// that carries a password is refused: the password belongs in the
-// environment, never in the file.
+// postgresConfig reads the PostgreSQL ledger settings of the file
+// (assembly.PostgresConfig), through the secrets moved off the
+// environment when there are.
 func (c *common) postgresConfig(readOnly bool, logger *slog.Logger) (postgres.Config, error) {
-	a := c.file.Audit
-	cfg := postgres.Config{DSN: a.Postgres, Gateway: a.Gateway, ReadOnly: readOnly, StoreArgs: true, Logger: logger,
-		UnsafeAmbientCredentials: a.UnsafeAmbientCredentials}
-	if err := dsnHasNoPassword(a.Postgres); err != nil {
-		return cfg, err
-	}
-	// rigout serve has moved the secrets off the environment, so that no
-	// command it runs sees them.
 	getenv := os.Getenv
 	if c.sec != nil {
 		getenv = c.sec.getenv
 	}
-	key, err := chainKey(a, getenv)
-	if err != nil {
-		return cfg, err
-	}
-	cfg.ChainKey, cfg.UnsafeChainKeyInDatabase = key, a.UnsafeChainKeyInDatabase
-	if key == nil && !a.UnsafeChainKeyInDatabase && !readOnly {
-		return cfg, errors.New(`audit.postgres needs the ledger's chain key: name the variable holding it (64 hex digits, the same on every gateway) in "key_env", or set "unsafe_chain_key_in_database"`)
-	}
-	if a.PasswordEnv != "" {
-		if pw := getenv(a.PasswordEnv); pw == "" {
-			return cfg, fmt.Errorf("audit.password_env names %s, which is not set", a.PasswordEnv)
-		} else {
-			cfg.Password = pw
-		}
-	}
-	return cfg, nil
+	return assembly.PostgresConfig(c.file.Audit, getenv, readOnly, logger)
 }
 
-// chainKey reads the ledger's chain key from the variable audit.key_env
-// names: 64 or more hex digits (32 or more bytes). It is nil when
-// key_env is not set.
-func chainKey(a fileAudit, getenv func(string) string) ([]byte, error) {
-	if a.KeyEnv == "" {
-		return nil, nil
-	}
-	v := getenv(a.KeyEnv)
-	if v == "" {
-		return nil, fmt.Errorf("audit.key_env names %s, which is not set", a.KeyEnv)
-	}
-	key, err := hex.DecodeString(strings.TrimSpace(v))
-	if err != nil || len(key) < 32 {
-		return nil, fmt.Errorf("audit.key_env: %s must hold 64 or more hex digits (32 bytes or more; openssl rand -hex 32 makes one)", a.KeyEnv)
-	}
-	return key, nil
-}
-
-// dsnPassword finds a password in a key=value connection string.
-var dsnPassword = regexp.MustCompile(`(^|\s)password\s*=`)
-
-// dsnHasNoPassword refuses a connection string with a password in it.
-func dsnHasNoPassword(dsn string) error {
-	if _, err := postgres.ParseDSN(dsn); err != nil {
-		return fmt.Errorf("audit.postgres: %w", err)
-	}
-	has := dsnPassword.MatchString(dsn)
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			return fmt.Errorf("audit.postgres: %w", err)
-		}
-		_, set := u.User.Password()
-		has = set || u.Query().Has("password")
-	}
-	if has {
-		return errors.New(`audit.postgres: the connection string holds a password; remove it and name an environment variable in "password_env" instead`)
-	}
-	return nil
-}
-
-// openPostgresLedger opens the PostgreSQL ledger of the file for the
-// gateway.
-func (c *common) openPostgresLedger(ctx context.Context, logger *slog.Logger) (gatewayLedger, error) {
-	cfg, err := c.postgresConfig(false, logger)
-	if err != nil {
-		return nil, err
-	}
-	l, err := postgres.Open(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("audit ledger: %w", err)
-	}
-	logger.Info("audit ledger on PostgreSQL", "db", l.Label(), "gateway", l.Gateway())
-	return l, nil
+// chainKey reads the ledger's chain key: see config.Audit.ChainKey.
+func chainKey(a config.Audit, getenv func(string) string) ([]byte, error) {
+	return a.ChainKey(getenv)
 }
 
 // auditReader is what rigout audit tail, query and stats read.
@@ -133,7 +50,7 @@ func runAuditPostgres(ctx context.Context, cmd string, f *auditFlags, stdout, st
 	if f.configPath == "" || f.auditDB != "" { // an explicit --audit-db reads that SQLite file
 		return 0, false
 	}
-	file, err := loadConfig(f.configPath)
+	file, err := config.Load(f.configPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "rigout audit %s: %v\n", cmd, err)
 		return 1, true

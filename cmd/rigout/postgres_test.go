@@ -19,7 +19,9 @@ import (
 	mcptransport "github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/rigout/rigout/assembly"
 	"github.com/rigout/rigout/audit/postgres/pgtest"
+	"github.com/rigout/rigout/config"
 )
 
 // testChainKeyEnv holds the chain key of the tests' PostgreSQL ledgers
@@ -238,14 +240,14 @@ func TestPostgresConfigRefusesPasswordInFile(t *testing.T) {
 		"postgres://rigout@db/rigout?password=hunter2",
 		"host=db user=rigout password=hunter2 dbname=rigout",
 	} {
-		if err := dsnHasNoPassword(dsn); err == nil || !strings.Contains(err.Error(), "password_env") {
+		if _, err := assembly.PostgresConfig(config.Audit{Postgres: dsn}, os.Getenv, true, nil); err == nil || !strings.Contains(err.Error(), "password_env") {
 			t.Errorf("%s: %v", dsn, err)
 		}
 	}
-	if err := dsnHasNoPassword("postgres://rigout@db:5432/rigout?sslmode=verify-full"); err != nil {
+	if _, err := assembly.PostgresConfig(config.Audit{Postgres: "postgres://rigout@db:5432/rigout?sslmode=verify-full"}, os.Getenv, true, nil); err != nil {
 		t.Error(err)
 	}
-	c := &common{file: &fileConfig{Audit: fileAudit{Postgres: "postgres://rigout@db/rigout", PasswordEnv: "RIGOUT_TEST_UNSET_PW", KeyEnv: testChainKeyEnv}}}
+	c := &common{file: &config.File{Audit: config.Audit{Postgres: "postgres://rigout@db/rigout", PasswordEnv: "RIGOUT_TEST_UNSET_PW", KeyEnv: testChainKeyEnv}}}
 	if _, err := c.postgresConfig(false, nil); err == nil || !strings.Contains(err.Error(), "RIGOUT_TEST_UNSET_PW") {
 		t.Errorf("unset password_env: %v", err)
 	}
@@ -264,21 +266,21 @@ func TestPostgresConfigChainKey(t *testing.T) {
 	t.Setenv("RIGOUT_TEST_KEY_NOTHEX", strings.Repeat("zz", 32))
 	tests := []struct {
 		name    string
-		a       fileAudit
+		a       config.Audit
 		wantErr string // "" for success
 		wantKey bool
 	}{
-		{"no key", fileAudit{}, `"key_env"`, false},
-		{"key", fileAudit{KeyEnv: testChainKeyEnv}, "", true},
-		{"unset variable", fileAudit{KeyEnv: "RIGOUT_TEST_KEY_UNSET"}, "RIGOUT_TEST_KEY_UNSET, which is not set", false},
-		{"too short", fileAudit{KeyEnv: "RIGOUT_TEST_KEY_SHORT"}, "64 or more hex digits", false},
-		{"not hex", fileAudit{KeyEnv: "RIGOUT_TEST_KEY_NOTHEX"}, "64 or more hex digits", false},
-		{"unsafe database-held key", fileAudit{UnsafeChainKeyInDatabase: true}, "", false},
+		{"no key", config.Audit{}, `"key_env"`, false},
+		{"key", config.Audit{KeyEnv: testChainKeyEnv}, "", true},
+		{"unset variable", config.Audit{KeyEnv: "RIGOUT_TEST_KEY_UNSET"}, "RIGOUT_TEST_KEY_UNSET, which is not set", false},
+		{"too short", config.Audit{KeyEnv: "RIGOUT_TEST_KEY_SHORT"}, "64 or more hex digits", false},
+		{"not hex", config.Audit{KeyEnv: "RIGOUT_TEST_KEY_NOTHEX"}, "64 or more hex digits", false},
+		{"unsafe database-held key", config.Audit{UnsafeChainKeyInDatabase: true}, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.a.Postgres = "postgres://rigout@db/rigout"
-			c := &common{file: &fileConfig{Audit: tt.a}}
+			c := &common{file: &config.File{Audit: tt.a}}
 			cfg, err := c.postgresConfig(false, nil)
 			switch {
 			case tt.wantErr == "" && err != nil:

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/sandboxcfg"
 )
 
 // TestE2EKernelHoldsWhatThePolicyCannotSee deletes a sentinel protected
@@ -275,7 +276,7 @@ func TestE2EContainmentAsAnUnprivilegedUser(t *testing.T) {
 //
 //	go test -run '^$' -bench SandboxedLocal -benchtime 400x ./cmd/rigout
 func BenchmarkSandboxedLocal(b *testing.B) {
-	cfg, _ := sandboxConfig(nil, "/var/lib/rigout-bench-nonexistent")
+	cfg, _ := sandboxcfg.Derive(nil, "/var/lib/rigout-bench-nonexistent")
 	sb, err := exec.NewSandbox(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -327,20 +328,20 @@ func TestSandboxConfigSeals(t *testing.T) {
 		"/etc": false, "/usr/local/bin": false, "/usr/share": false, "/usr/lib/x86_64-linux-gnu/perl": false,
 		"/usr/lib/python3": false, "/opt/bin": false, "/usr": false, "/": false,
 	} {
-		if got := programDir(dir); got != want {
+		if got := sandboxcfg.ProgramDir(dir); got != want {
 			t.Errorf("programDir(%s) = %v, want %v", dir, got, want)
 		}
 	}
-	cfg, _ := sandboxConfig(nil, "/var/lib/rigout-test-nonexistent")
+	cfg, _ := sandboxcfg.Derive(nil, "/var/lib/rigout-test-nonexistent")
 	if !slices.Contains(cfg.Critical, "/etc/passwd") {
 		t.Errorf("/etc/passwd is not critical: %v", cfg.Critical)
 	}
 	for _, f := range cfg.Critical {
-		if real, err := filepath.EvalSymlinks(f); err == nil && programDir(filepath.Dir(real)) {
+		if real, err := filepath.EvalSymlinks(f); err == nil && sandboxcfg.ProgramDir(filepath.Dir(real)) {
 			t.Errorf("critical %s (%s) is in a program directory, which should be sealed instead", f, real)
 		}
 	}
-	if real, err := filepath.EvalSymlinks("/bin/sh"); err == nil && programDir(filepath.Dir(real)) {
+	if real, err := filepath.EvalSymlinks("/bin/sh"); err == nil && sandboxcfg.ProgramDir(filepath.Dir(real)) {
 		if !slices.Contains(cfg.Sealed, filepath.Dir(real)) {
 			t.Errorf("/bin/sh is %s, but %s is not sealed: %v", real, filepath.Dir(real), cfg.Sealed)
 		}

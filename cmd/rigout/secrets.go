@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rigout/rigout/config"
 )
 
 // secretsFDEnv names the descriptor a re-executed rigout reads its secrets
@@ -83,29 +85,11 @@ func secretNames(args []string) map[string]bool {
 			_, path, _ = strings.Cut(a, "=")
 		}
 	}
-	if f, err := loadConfig(path); err == nil {
-		for _, t := range f.Tokens {
-			if t.Env != "" {
-				names[t.Env] = true
-			}
-		}
-		for _, n := range f.credentialEnvNames() {
-			names[n] = true
-		}
-		if f.Audit.PasswordEnv != "" { // the PostgreSQL ledger's password
-			names[f.Audit.PasswordEnv] = true
-		}
-		if f.Audit.KeyEnv != "" { // the ledger's chain key
-			names[f.Audit.KeyEnv] = true
-		}
-		if f.OAuth != nil {
-			for _, c := range f.OAuth.Clients {
-				if c.SecretEnv != "" {
-					names[c.SecretEnv] = true
-				}
-			}
-		}
-		for _, n := range f.downstreamTokenEnvs() {
+	if f, err := config.Load(path); err == nil {
+		// Tokens, client secrets, credential aliases of the env backend,
+		// the PostgreSQL password, the ledger's chain key, downstream
+		// tokens.
+		for _, n := range f.SecretEnv() {
 			names[n] = true
 		}
 	}

@@ -118,11 +118,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		return fail(1, "%v", err)
 	}
 	defer inst.release()
-	tokens, err := c.file.authTokens(sec.getenv)
+	tokens, err := c.file.AuthTokens(sec.getenv)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
-	oauthCfg, err := c.file.oauthConfig(sec.getenv)
+	oauthCfg, err := c.file.OAuthConfig(sec.getenv)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
@@ -263,7 +263,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		Auth:         func(h http.Handler) http.Handler { return front.RequireBearer(gw.TasksHTTP(h)) },
 		Routes:       routes,
 		SessionOwner: sessionOwner,
-		Health:       gw.health,
+		Health:       health(gw),
 		Logger:       logger,
 	})
 	if err != nil {
@@ -301,8 +301,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 		rt.ConnectionFile = cf
 		serveSetupTokens(ctx, front, dir, strings.TrimSuffix(url, *path), logger.Info)
 	}
-	if gw.router != nil {
-		for _, ep := range gw.router.List() {
+	if gw.Router() != nil {
+		for _, ep := range gw.Router().List() {
 			rt.Hosts = append(rt.Hosts, ep.Name)
 		}
 	}

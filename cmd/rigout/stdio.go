@@ -5,10 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"sync"
 	"time"
 
+	"github.com/rigout/rigout/assembly"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/transport"
 )
 
@@ -44,7 +48,9 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "rigout stdio: %v\n", err)
 		return 1
 	}
-	c.sandboxEarly(logger) // while the ledger opens
+	if !c.noSandbox {
+		c.sandboxEarly(logger) // while the ledger opens
+	}
 	ledger, err := c.openLedger(ctx, dir, logger)
 	if err != nil {
 		c.dropEarlySandbox()
@@ -69,11 +75,7 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	defer gw.Close()
 	defer gw.RecordEvent(context.WithoutCancel(ctx), audit.Event{Type: audit.TypeServerStop, Principal: p.Name, Transport: p.Transport, Status: audit.StatusOK})
 
-	out := &afterFirstWrite{w: stdout, fn: func() {
-		if gw.sandbox != nil {
-			startSandbox(gw.sandbox, logger)
-		}
-	}}
+	out := &afterFirstWrite{w: stdout, fn: gw.StartSandbox}
 	err = transport.ServeStdio(ctx, gw.MCPServer(), stdin, out, transport.StdioConfig{
 		Logger:  logger,
 		Context: func(ctx context.Context) context.Context { return auth.NewContext(ctx, p) },
@@ -83,4 +85,58 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return 1
 	}
 	return 0
+}
+
+// earlySandbox is a sandbox being built while the ledger opens.
+type earlySandbox struct {
+	done chan struct{}
+	sb   *exec.Sandbox
+	err  error
+}
+
+// sandboxEarly starts building the sandbox on its own goroutine (it needs
+// the policy and the state directory, not the ledger), for gateway to
+// take with takeSandbox. Call it after prepare.
+func (c *common) sandboxEarly(logger *slog.Logger) {
+	e := &earlySandbox{done: make(chan struct{})}
+	c.early = e
+	cfg, opts := c.serverConfig(logger), c.options()
+	go func() {
+		defer close(e.done)
+		e.sb, e.err = assembly.NewSandbox(cfg, opts...)
+	}()
+}
+
+// takeSandbox returns the sandbox sandboxEarly started, or nil for the
+// assembly to build it.
+func (c *common) takeSandbox() (*exec.Sandbox, error) {
+	if c.early == nil {
+		return nil, nil
+	}
+	e := c.early
+	c.early = nil
+	<-e.done
+	return e.sb, e.err
+}
+
+// dropEarlySandbox closes the sandbox sandboxEarly started, when the
+// gateway will not be built.
+func (c *common) dropEarlySandbox() {
+	if sb, err := c.takeSandbox(); err == nil && sb != nil {
+		_ = sb.Close()
+	}
+}
+
+// afterFirstWrite passes writes through to w and calls fn, once, after the
+// first: rigout stdio starts the sandbox build once initialize is answered.
+type afterFirstWrite struct {
+	w    io.Writer
+	once sync.Once
+	fn   func()
+}
+
+func (a *afterFirstWrite) Write(p []byte) (int, error) {
+	n, err := a.w.Write(p)
+	a.once.Do(a.fn)
+	return n, err
 }

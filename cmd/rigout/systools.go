@@ -1,32 +1,6 @@
 package main
 
-import (
-	"flag"
-
-	"github.com/rigout/rigout"
-	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/gate"
-	"github.com/rigout/rigout/sessions"
-	"github.com/rigout/rigout/tools/docker"
-	"github.com/rigout/rigout/tools/packages"
-	"github.com/rigout/rigout/tools/system"
-)
-
-// fileFamilies is the configuration file's "tool_families" section: which
-// of the optional tool families are served. system (system_monitoring,
-// get_hardware_info), docker (docker_operations) and packages
-// (install_software, environment_setup) are off unless set to true, which
-// keeps the default tools/list (commands, processes, files, terminals,
-// hosts, activity) under its 10 KiB budget.
-type fileFamilies struct {
-	System   bool `json:"system"`
-	Docker   bool `json:"docker"`
-	Packages bool `json:"packages"`
-	// PipOptions are given to every pip install before the package names:
-	// a mirror ("--index-url", URL) or local wheels ("--no-index",
-	// "--find-links", DIR).
-	PipOptions []string `json:"pip_options"`
-}
+import "flag"
 
 // familyFlags are the flags that turn the optional families on and off;
 // they win over the file.
@@ -38,34 +12,4 @@ func (f *familyFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.system, "enable-system-tools", false, "serve system_monitoring and get_hardware_info (off by default; config tool_families.system)")
 	fs.BoolVar(&f.docker, "enable-docker", false, "serve docker_operations (off by default; config tool_families.docker)")
 	fs.BoolVar(&f.packages, "enable-packages", false, "serve install_software and environment_setup (off by default; config tool_families.packages)")
-}
-
-// systools builds the optional families the flags and the file turn on,
-// on the gateway's local runner, router, gate and background processes.
-func (c *common) systools(local *exec.Local, router *exec.Router, g *gate.Gate, procs *sessions.Manager) ([]rigout.Tool, []string, error) {
-	ff := c.file.Families
-	var tools []rigout.Tool
-	var instructions []string
-	if ff.System || c.families.system {
-		sf, err := system.New(system.Config{Local: local, Router: router, Gate: g})
-		if err != nil {
-			return nil, nil, err
-		}
-		tools, instructions = append(tools, sf.Tools()...), append(instructions, sf.Instructions())
-	}
-	if ff.Docker || c.families.docker {
-		df, err := docker.New(docker.Config{Local: local, Router: router, Gate: g})
-		if err != nil {
-			return nil, nil, err
-		}
-		tools, instructions = append(tools, df.Tools()...), append(instructions, df.Instructions())
-	}
-	if ff.Packages || c.families.packages {
-		pf, err := packages.New(packages.Config{Local: local, Router: router, Gate: g, Processes: procs, PipOptions: ff.PipOptions})
-		if err != nil {
-			return nil, nil, err
-		}
-		tools, instructions = append(tools, pf.Tools()...), append(instructions, pf.Instructions())
-	}
-	return tools, instructions, nil
 }

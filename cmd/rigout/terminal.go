@@ -5,11 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rigout/rigout"
-	"github.com/rigout/rigout/credentials"
-	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/sessions"
-	"github.com/rigout/rigout/tools/terminal"
 )
 
 // terminalFlags are the terminal family's flags.
@@ -37,20 +33,4 @@ func (t *terminalFlags) check() error {
 		return fmt.Errorf("--max-terminals-per-token %d: must be at least 1 (--no-terminals leaves the tools out)", t.maxPer)
 	}
 	return nil
-}
-
-// terminals returns the terminal family's tools and instructions, on the
-// background processes' Manager (its caps, idle expiry and Close), the SSH
-// router and the shell family's gate: every command written to a session
-// passes the same gate as execute_command. With a credential store,
-// create_terminal_session takes `secrets`.
-func (c *common) terminals(a *assembly, g *gate.Gate, creds *credentials.Store) ([]rigout.Tool, []string, error) {
-	if c.term.off {
-		return nil, nil, nil
-	}
-	tf, err := terminal.New(terminal.Config{Manager: a.processes, Router: a.router, Gate: g, WorkDir: c.workDir, Credentials: creds})
-	if err != nil {
-		return nil, nil, err
-	}
-	return tf.Tools(), []string{tf.Instructions()}, nil
 }

@@ -1,4 +1,4 @@
-package main
+package assembly
 
 import (
 	"github.com/rigout/rigout/credentials"
@@ -13,10 +13,10 @@ import (
 // state directory out of their reach; with a credential store, secrets
 // by reference (creds may be nil); local operations in the calling
 // principal's view when the sandbox has views.
-func (c *common) filesFamily(router *exec.Router, sb *exec.Sandbox, g *gate.Gate, creds *credentials.Store) (*files.Family, error) {
-	cfg := files.Config{Router: router, Sandbox: sb, Gate: g, WorkDir: c.workDir, Credentials: creds}
-	if c.dir != "" {
-		cfg.Hidden = []string{c.dir}
+func (c *Config) filesFamily(router *exec.Router, sb *exec.Sandbox, g *gate.Gate, creds *credentials.Store) (*files.Family, error) {
+	cfg := files.Config{Router: router, Sandbox: sb, Gate: g, WorkDir: c.WorkDir, Credentials: creds}
+	if c.StateDir != "" {
+		cfg.Hidden = []string{c.StateDir}
 	}
 	return files.New(cfg)
 }

@@ -1,4 +1,4 @@
-package main
+package assembly
 
 import (
 	"context"
@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
@@ -29,13 +27,13 @@ const maxReconcile = 10000
 // so that a later start can tell a call interrupted by this process's end
 // from one another gateway on the same ledger is running now.
 type stampedLedger struct {
-	gatewayLedger
+	Ledger
 	self string
 }
 
 // stampLedger returns l stamping intent rows with self.
-func stampLedger(l gatewayLedger, self runstate.Identity) *stampedLedger {
-	return &stampedLedger{gatewayLedger: l, self: identityString(self)}
+func stampLedger(l Ledger, self runstate.Identity) *stampedLedger {
+	return &stampedLedger{Ledger: l, self: identityString(self)}
 }
 
 func identityString(id runstate.Identity) string {
@@ -51,8 +49,11 @@ func (s *stampedLedger) Record(ctx context.Context, e audit.Event) error {
 			e.Detail = rigout.DetailJSON(d)
 		}
 	}
-	return s.gatewayLedger.Record(ctx, e)
+	return s.Ledger.Record(ctx, e)
 }
+
+// Unwrap returns the ledger under the stamp.
+func (s *stampedLedger) Unwrap() Ledger { return s.Ledger }
 
 // unfinishedLister is a ledger that lists the intent rows no done row
 // finished (the SQLite ledger).
@@ -72,7 +73,7 @@ type unfinishedLister interface {
 // with it) are ended, found by the call's cgroup or marker
 // (exec.EndLeftovers), and the done row says what was ended
 // (detail "left_over").
-func reconcileInterrupted(ctx context.Context, l gatewayLedger, self runstate.Identity, now time.Time, logger *slog.Logger) (done, left int, err error) {
+func reconcileInterrupted(ctx context.Context, l Ledger, self runstate.Identity, now time.Time, logger *slog.Logger) (done, left int, err error) {
 	u, ok := l.(unfinishedLister)
 	if !ok {
 		return 0, 0, nil
@@ -114,14 +115,6 @@ func reconcileInterrupted(ctx context.Context, l gatewayLedger, self runstate.Id
 			"reconciled_as_interrupted", done, "left_open", left, "limit", maxReconcile)
 	}
 	return done, left, nil
-}
-
-// markCalls puts each call's ID in its context (exec.WithCall): the local
-// executor names the call's cgroup, or marks its processes, with it.
-func markCalls(next rigout.Handler) rigout.Handler {
-	return func(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
-		return next(exec.WithCall(ctx, call.ID), call)
-	}
 }
 
 // leftoverDetail is the detail key of an interrupted call's done row that

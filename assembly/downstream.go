@@ -1,4 +1,4 @@
-package main
+package assembly
 
 import (
 	"context"
@@ -10,48 +10,11 @@ import (
 	"time"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/federation"
-	"github.com/rigout/rigout/redact"
 )
-
-// fileDownstream is one entry of the configuration file's "downstream"
-// section: a downstream MCP server whose tools are served as NAME__TOOL.
-// Give command (a stdio server the gateway starts and supervises) or url
-// (streamable HTTP, with its bearer token in the variable token_env or
-// the credential alias token_credential). A command's variables may come
-// from credential aliases (env_credentials); max_result_bytes and
-// max_message_bytes bound what it returns.
-type fileDownstream struct {
-	Command         []string          `json:"command"`
-	Env             map[string]string `json:"env"`
-	EnvCredentials  map[string]string `json:"env_credentials"`
-	MaxResultBytes  int               `json:"max_result_bytes"`
-	MaxMessageBytes int               `json:"max_message_bytes"`
-	Dir             string            `json:"dir"`
-	URL             string            `json:"url"`
-	TokenEnv        string            `json:"token_env"`
-	TokenCredential string            `json:"token_credential"`
-	Allow           []string          `json:"allow"`
-	Deny            []string          `json:"deny"`
-	ReadOnlyTools   []string          `json:"read_only_tools"`
-	PathArgs        []string          `json:"path_args"`
-	Timeout         duration          `json:"timeout"`
-}
-
-// downstreamTokenEnvs names the variables that hold downstream tokens, so
-// they are treated as the gateway's secrets: moved off its environment,
-// kept from commands, masked in output.
-func (c *fileConfig) downstreamTokenEnvs() []string {
-	var out []string
-	for _, d := range c.Downstream {
-		if d.TokenEnv != "" {
-			out = append(out, d.TokenEnv)
-		}
-	}
-	return out
-}
 
 // downstreamTool is the tool name a credential alias must allow (its
 // "tools") to serve as a downstream server's token.
@@ -90,7 +53,7 @@ func (d downstreamCredentials) Credential(ctx context.Context, ref string) (stri
 // aliases (token_credential) the file names. Stdio servers start in sb,
 // each in the view of its own principal "federation:NAME" (see
 // viewPrincipal); unsafeNoSandbox, with a nil sb, starts them unconfined.
-func (c *fileConfig) federation(creds downstreamCredentials, sb *exec.Sandbox, unsafeNoSandbox bool, logger *slog.Logger) (*federation.Federation, error) {
+func federationOf(c *config.File, creds downstreamCredentials, sb *exec.Sandbox, unsafeNoSandbox bool, logger *slog.Logger) (*federation.Federation, error) {
 	if len(c.Downstream) == 0 {
 		return nil, nil
 	}
@@ -139,31 +102,15 @@ func (c *fileConfig) federation(creds downstreamCredentials, sb *exec.Sandbox, u
 	return fed, nil
 }
 
-// secretLookingEnv names the literal env values of stdio downstreams that
-// look like secrets (by their name or their shape), as "NAME.VAR": they
-// belong in the credential store (env_credentials).
-func (c *fileConfig) secretLookingEnv() []string {
-	var out []string
-	for n, d := range c.Downstream {
-		for k, v := range d.Env {
-			if kv := k + "=" + v; v != "" && redact.String(kv) != kv {
-				out = append(out, n+"."+k)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // downstreams starts the federation of the file's downstream servers on
 // gw, or returns nil when there are none. Stdio servers start in sb, nil
-// only with --unsafe-no-sandbox.
-func (c *common) downstreams(gw *rigout.Gateway, sb *exec.Sandbox, store *credentials.Store, logger *slog.Logger) (*federation.Federation, error) {
-	fed, err := c.file.federation(downstreamCredentials{getenv: c.sec.getenv, store: store}, sb, c.noSandbox, logger)
+// only with Config.UnsafeNoSandbox.
+func (c *Config) downstreams(gw *rigout.Gateway, sb *exec.Sandbox, store *credentials.Store, logger *slog.Logger) (*federation.Federation, error) {
+	fed, err := federationOf(c.File, downstreamCredentials{getenv: c.Getenv, store: store}, sb, c.UnsafeNoSandbox, logger)
 	if err != nil || fed == nil {
 		return nil, err
 	}
-	for _, v := range c.file.secretLookingEnv() {
+	for _, v := range c.File.SecretLookingEnv() {
 		logger.Warn("downstream env value looks like a secret written in the configuration file; keep it in the credential store and name it in env_credentials", "downstream_env", v)
 	}
 	if err := fed.Start(context.Background(), gw); err != nil {

@@ -1,10 +1,12 @@
-package main
+package assembly
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rigout/rigout/config"
 )
 
 func TestSSHHelperConfig(t *testing.T) {
@@ -14,18 +16,18 @@ func TestSSHHelperConfig(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		h       *fileSSHHelper
+		h       *config.SSHHelper
 		wantErr string
 	}{
 		{"none", nil, ""},
-		{"no binaries", &fileSSHHelper{}, "no binaries"},
-		{"not linux", &fileSSHHelper{Binaries: map[string]string{"darwin/arm64": bin}}, "only linux"},
-		{"missing file", &fileSSHHelper{Binaries: map[string]string{"linux/amd64": bin + ".missing"}}, "no such file"},
-		{"ok", &fileSSHHelper{Binaries: map[string]string{"linux/amd64": bin}, CacheDir: "c", Hidden: []string{"/x"}}, ""},
+		{"no binaries", &config.SSHHelper{}, "no binaries"},
+		{"not linux", &config.SSHHelper{Binaries: map[string]string{"darwin/arm64": bin}}, "only linux"},
+		{"missing file", &config.SSHHelper{Binaries: map[string]string{"linux/amd64": bin + ".missing"}}, "no such file"},
+		{"ok", &config.SSHHelper{Binaries: map[string]string{"linux/amd64": bin}, CacheDir: "c", Hidden: []string{"/x"}}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := tt.h.config(nil)
+			cfg, err := helperConfig(tt.h, nil)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
