@@ -12,7 +12,7 @@ import (
 // the configuration file's schema, and the spans that only look like
 // names of this tree, each with its reason.
 var docsOptions = Options{
-	Schema: TypeRef{Dir: "cmd/rigout", Name: "fileConfig"},
+	Schema: TypeRef{Dir: "config", Name: "File"},
 	Prose: map[string]string{
 		"tools/list":                      "an MCP method, not a path under tools/",
 		"tools/call":                      "an MCP method, not a path under tools/",
