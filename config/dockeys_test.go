@@ -2,7 +2,6 @@ package config_test
 
 import (
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -47,15 +46,4 @@ func configKeys(t reflect.Type, into map[string]bool) {
 			configKeys(f.Type, into)
 		}
 	}
-}
-
-// writeConfig writes a configuration file of body in a temporary
-// directory and returns its path.
-func writeConfig(t *testing.T, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "rigout.json")
-	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
