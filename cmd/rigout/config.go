@@ -40,7 +40,8 @@ type fileConfig struct {
 	// Policy is the command policy (see package validate).
 	Policy *filePolicy `json:"policy"`
 	// Hosts are SSH hosts beside ~/.ssh/config: name, address, user,
-	// port, key, proxy_jump, labels.
+	// port, key, proxy_jump, labels, helper, shell (auto, posix, cmd,
+	// powershell).
 	Hosts []exec.HostConfig `json:"hosts"`
 	// SSH settings.
 	SSH fileSSH `json:"ssh"`

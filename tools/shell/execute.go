@@ -238,6 +238,7 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	}
 	cmd.Dir = dir
 	check.Host, check.Dir, check.Local = host, dir, target.Local
+	check.Dialect, cmd.JudgedFor = dialect(ctx, target)
 	refusal, d := f.gateCheck(ctx, call, check)
 	if refusal != nil {
 		return refusal, nil
@@ -454,6 +455,7 @@ func (f *Family) observes(ctx context.Context, call *rigout.Call) bool {
 		}
 	}
 	check := gate.Command{Host: hosts[0], Shell: a.Command, Argv: a.Argv, Dir: dir, Stdin: a.Stdin, Local: target.Local}
+	check.Dialect, _ = dialect(ctx, target)
 	j := &judged{check: check, d: f.cfg.Gate.Judge(check)}
 	call.State = j
 	return j.d.Allowed && j.d.ReadOnly
@@ -479,7 +481,7 @@ func (f *Family) gateCheck(ctx context.Context, call *rigout.Call, check gate.Co
 }
 
 func sameCommand(a, b gate.Command) bool {
-	return a.Host == b.Host && a.Shell == b.Shell && a.Dir == b.Dir && a.Sudo == b.Sudo && a.Local == b.Local &&
+	return a.Host == b.Host && a.Shell == b.Shell && a.Dir == b.Dir && a.Sudo == b.Sudo && a.Local == b.Local && a.Dialect == b.Dialect &&
 		a.Bypass == b.Bypass && len(a.Env) == 0 && len(b.Env) == 0 && slices.Equal(a.Argv, b.Argv) &&
 		(a.Stdin == nil) == (b.Stdin == nil) && (a.Stdin == nil || *a.Stdin == *b.Stdin)
 }
