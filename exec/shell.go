@@ -250,11 +250,10 @@ func CmdCommandLine(cmd Command) (string, error) {
 	}
 	var b strings.Builder
 	if cmd.Dir != "" {
-		dir, err := cmdQuoted("the working directory", windowsDir(cmd.Dir, "%USERPROFILE%"))
-		if err != nil {
+		if _, err := cmdQuoted("the working directory", cmd.Dir); err != nil {
 			return "", err
 		}
-		b.WriteString("cd /d " + dir + " || exit 1 & ")
+		b.WriteString(`cd /d "` + windowsDir(cmd.Dir, "%USERPROFILE%") + `" || exit 1 & `)
 	}
 	keys := sortedKeys(cmd.Env)
 	for _, k := range keys {
@@ -304,26 +303,33 @@ func cmdQuoted(what, s string) (string, error) {
 }
 
 // cmdMeta are the characters cmd.exe interprets outside double quotes.
-const cmdMeta = "^&|<>()\"%!"
+const cmdMeta = "^&|<>()\"!"
 
 // QuoteCmdArg quotes one argument of a program that cmd.exe starts, so
 // that the program, parsing its command line by the Microsoft C runtime's
 // rules (CommandLineToArgvW), receives exactly s: s is quoted by those
 // rules (backslashes before a quote doubled, a quote as \"), then every
-// character cmd.exe interprets (^ & | < > ( ) " % !) is escaped with ^,
-// so that cmd.exe never sees a quote open and never expands a variable
-// (a % escaped so cannot form a variable name but for one ending in ^,
-// which Windows never defines). This assumes delayed expansion is off,
-// cmd.exe's default.
+// character cmd.exe interprets (^ & | < > ( ) " !) is escaped with ^, so
+// that cmd.exe never sees a quote open. This assumes delayed expansion
+// is off, cmd.exe's default.
+//
+// An argument holding % is refused (ErrShellUnsupported): cmd.exe
+// expands %NAME% anywhere in a command line, quotes or not, and has no
+// escape for it there (Windows leaves %NAME^% alone because no variable
+// is named NAME^, but Wine's cmd removes the caret first and expands it;
+// the argument would differ between the two). So is one holding a line
+// break or NUL: cmd /c ends its line there.
 //
 // The program name (first, when set) is parsed by cmd.exe itself, which
 // splits it at spaces whatever the carets: it is double-quoted without
 // escapes, and a name holding a quote, %, ! or a control character is
-// refused. An argument holding a line break or NUL is refused too: cmd /c
-// ends its line there.
+// refused.
 func QuoteCmdArg(s string, first bool) (string, error) {
 	if strings.ContainsAny(s, "\r\n\x00") {
 		return "", fmt.Errorf("%w: an argument holds a line break or NUL byte", ErrShellUnsupported)
+	}
+	if strings.ContainsRune(s, '%') {
+		return "", fmt.Errorf("%w: an argument holds %%, which cmd.exe expands and cannot escape in a command line; use a PowerShell host, or put the value in a file", ErrShellUnsupported)
 	}
 	if first {
 		if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == '"' || r == '%' || r == '!' }) {
