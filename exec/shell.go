@@ -53,11 +53,12 @@ func (s Shell) Validate() error {
 // Windows reports whether s is cmd.exe or PowerShell.
 func (s Shell) Windows() bool { return s == ShellCmd || s == ShellPowerShell }
 
-// shellProbe is the one command that tells the shells apart: cmd.exe
+// ShellProbe is the one command SSH.Shell sends to a Windows server to
+// tell the shells apart: cmd.exe
 // expands %OS% (Windows_NT on every Windows) and leaves $? alone;
 // PowerShell expands $? (True) in a bare word and leaves %OS% alone; a
 // POSIX shell expands $? (0) and leaves %OS% alone.
-const shellProbe = "echo rigout-shell:%OS%:$?"
+const ShellProbe = "echo rigout-shell:%OS%:$?"
 
 // parseShellProbe reads the probe's output.
 func parseShellProbe(out string) (Shell, bool) {
@@ -168,7 +169,7 @@ func detectShell(ctx context.Context, client *ssh.Client) (Shell, string, error)
 	defer stop()
 	var out bytes.Buffer
 	sess.Stdout = &limitedWriter{w: &out, n: 4096}
-	if err := sess.Run(shellProbe); err != nil {
+	if err := sess.Run(ShellProbe); err != nil {
 		var ee *ssh.ExitError
 		if !errors.As(err, &ee) {
 			return "", "", err
@@ -176,7 +177,7 @@ func detectShell(ctx context.Context, client *ssh.Client) (Shell, string, error)
 	}
 	sh, ok := parseShellProbe(out.String())
 	if !ok {
-		return "", "", fmt.Errorf("the probe %q answered %q, which no known shell prints", shellProbe, safeVersion(out.Bytes()))
+		return "", "", fmt.Errorf("the probe %q answered %q, which no known shell prints", ShellProbe, safeVersion(out.Bytes()))
 	}
 	return sh, fmt.Sprintf("detected: the server (%s) answered the probe as %s", safeVersion(version), sh), nil
 }

@@ -5,6 +5,3 @@ var (
 	ParseShellProbe = parseShellProbe
 	CRTQuote        = crtQuote
 )
-
-// ShellProbe is the probe command SSH.Shell sends to a Windows server.
-const ShellProbe = shellProbe
