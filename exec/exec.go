@@ -36,8 +36,9 @@ type Runner interface {
 
 // Command is one request to run a program.
 type Command struct {
-	// Shell is a command line run by the target's shell (bash -c, else sh -c).
-	// Exactly one of Shell and Argv is set.
+	// Shell is a command line run by the target's shell (bash -c, else
+	// sh -c; on a Windows SSH host cmd.exe or PowerShell, see
+	// HostConfig.Shell). Exactly one of Shell and Argv is set.
 	Shell string
 	// Argv is an exact argument vector, run without a shell.
 	Argv []string

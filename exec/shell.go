@@ -534,3 +534,11 @@ func (s *SSH) windowsRoute(res *Result, sh Shell, noHelper string) {
 		res.Unsandboxed = "remote host without the rigout helper (" + why + "): the far side runs no sandbox"
 	}
 }
+
+// KnownShell returns the host's shell when it is known without contacting
+// the host: configured (HostConfig.Shell) or detected earlier by this
+// Router. ok is false when only Shell can tell.
+func (s *SSH) KnownShell() (sh Shell, ok bool) {
+	sh, _, ok = s.knownShell()
+	return sh, ok
+}

@@ -17,7 +17,9 @@ import (
 //
 // Each Run opens a channel on a multiplexed connection for (host, login,
 // principal), dialling it on first use. The command line is built by
-// RemoteCommandLine. When the Command's Timeout passes or ctx ends, the
+// RemoteCommandLine, or for a host whose shell is cmd.exe or PowerShell
+// (HostConfig.Shell, SSH.Shell) by CmdCommandLine or
+// PowerShellCommandLine. When the Command's Timeout passes or ctx ends, the
 // remote process gets SIGTERM, then SIGKILL after the grace period, and
 // the channel is closed. Output is capped per stream while it streams,
 // exactly as Local caps it.

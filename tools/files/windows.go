@@ -12,7 +12,10 @@ import (
 // or PowerShell (configured or detected, see exec.SSH.Shell): its paths
 // are Windows paths, and the policy judges its file actions with the
 // Windows rules. A host whose shell cannot be learned now counts as not.
-func (f *Family) windowsHost(ctx context.Context, host, principal string) bool {
+// With known, it never contacts the host (path resolvers run before the
+// chain checks the token's hosts) and only a configured or earlier
+// detected shell counts.
+func (f *Family) windowsHost(ctx context.Context, host, principal string, known bool) bool {
 	if f.cfg.Router == nil {
 		return false
 	}
@@ -23,6 +26,10 @@ func (f *Family) windowsHost(ctx context.Context, host, principal string) bool {
 	s, ok := t.Runner.(*exec.SSH)
 	if !ok {
 		return false
+	}
+	if known {
+		sh, ok := s.KnownShell()
+		return ok && sh.Windows()
 	}
 	sh, err := s.Shell(ctx)
 	return err == nil && sh.Windows()

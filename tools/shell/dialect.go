@@ -12,19 +12,29 @@ import (
 // dialect returns the shell of target's host, for the gate (the policy's
 // dialect) and the runner (exec.Command.JudgedFor): POSIX on this
 // machine; over SSH the host's configured or detected shell (see
-// exec.SSH.Shell). When detection fails (the host does not answer, say),
-// the command is judged as POSIX and JudgedFor makes the runner refuse it
-// should the host turn out to run another shell.
-func dialect(ctx context.Context, target exec.Target) (validate.Dialect, exec.Shell) {
+// exec.SSH.Shell), which may connect to it. An error is why the host
+// could not be reached: the command could not run there either.
+func dialect(ctx context.Context, target exec.Target) (validate.Dialect, exec.Shell, error) {
 	s, ok := target.Runner.(*exec.SSH)
 	if !ok {
-		return validate.DialectPOSIX, ""
+		return validate.DialectPOSIX, "", nil
 	}
 	sh, err := s.Shell(ctx)
 	if err != nil {
-		return validate.DialectPOSIX, exec.ShellPOSIX
+		return validate.DialectPOSIX, exec.ShellPOSIX, err
 	}
-	return dialectOf(sh), sh
+	return dialectOf(sh), sh, nil
+}
+
+// knownDialect is dialect without contacting the host: ok is false when
+// target is an SSH host whose shell is not known yet.
+func knownDialect(target exec.Target) (d validate.Dialect, ok bool) {
+	s, isSSH := target.Runner.(*exec.SSH)
+	if !isSSH {
+		return validate.DialectPOSIX, true
+	}
+	sh, ok := s.KnownShell()
+	return dialectOf(sh), ok
 }
 
 // dialectOf is the policy's dialect for a host's shell.
@@ -52,7 +62,7 @@ func fanOutDialect(ctx context.Context, r *exec.Router, hosts []string, principa
 		if err != nil {
 			continue // the fan-out reports it for this host
 		}
-		_, sh := dialect(ctx, t)
+		_, sh, _ := dialect(ctx, t) // a host that does not answer counts as POSIX
 		if sh == "" {
 			sh = exec.ShellPOSIX
 		}
