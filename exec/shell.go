@@ -493,6 +493,8 @@ type ShellMismatchError struct {
 	Runs      Shell // the shell the host runs
 }
 
+// Error says which shell the host runs and which the command was judged
+// for.
 func (e *ShellMismatchError) Error() string {
 	return fmt.Sprintf("exec: %s runs %s, and the command was judged as %s: not sent (run it again: the host's shell is now known)", e.Host, e.Runs, e.JudgedFor)
 }
