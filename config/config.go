@@ -43,7 +43,8 @@ type File struct {
 	// Policy is the command policy (see package validate).
 	Policy *Policy `json:"policy"`
 	// Hosts are SSH hosts beside ~/.ssh/config: name, address, user,
-	// port, key, proxy_jump, labels, helper.
+	// port, key, proxy_jump, labels, helper, shell (auto, posix, cmd,
+	// powershell).
 	Hosts []Host `json:"hosts"`
 	// SSH settings.
 	SSH SSH `json:"ssh"`
@@ -526,6 +527,10 @@ type Host struct {
 	// Helper is "auto" (the default), "require" or "off": whether the
 	// host runs commands through rigout-helper when ssh.helper is set.
 	Helper string `json:"helper,omitempty"`
+	// Shell is the shell the host's SSH server runs commands with: "auto"
+	// (the default: learned on first contact), "posix", "cmd" or
+	// "powershell" (docs/platforms.md).
+	Shell string `json:"shell,omitempty"`
 }
 
 // Defaults of the settings that have one outside the file: the listen

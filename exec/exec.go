@@ -36,8 +36,9 @@ type Runner interface {
 
 // Command is one request to run a program.
 type Command struct {
-	// Shell is a command line run by the target's shell (bash -c, else sh -c).
-	// Exactly one of Shell and Argv is set.
+	// Shell is a command line run by the target's shell (bash -c, else
+	// sh -c; on a Windows SSH host cmd.exe or PowerShell, see
+	// HostConfig.Shell). Exactly one of Shell and Argv is set.
 	Shell string
 	// Argv is an exact argument vector, run without a shell.
 	Argv []string
@@ -77,6 +78,11 @@ type Command struct {
 	// OnOutput, if set, is called with each chunk as it arrives, before
 	// capping, from the goroutine reading that stream. It must not retain p.
 	OnOutput func(stream Stream, p []byte)
+	// JudgedFor, if set, is the shell the command was written and judged
+	// for (a gateway sets the dialect its policy used). An SSH runner
+	// whose host turns out to run another shell refuses it with a
+	// *ShellMismatchError instead of sending it; locally it is ignored.
+	JudgedFor Shell
 	// Hold, if set, is called once the command is ready to start and
 	// before it runs anything: in a principal's view the command is
 	// prepared (its process made, stopped at its exec) while Hold waits,

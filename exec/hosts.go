@@ -40,6 +40,11 @@ type HostConfig struct {
 	// through the rigout helper when RouterConfig.Helper is set: auto
 	// (the zero value), require or off (see HelperMode).
 	Helper HelperMode `json:"helper,omitempty"`
+	// Shell is the shell the host's SSH server runs commands with: auto
+	// (the zero value: detected on first use, see SSH.Shell), posix, cmd
+	// or powershell. It decides how commands are quoted and which policy
+	// judges them.
+	Shell Shell `json:"shell,omitempty"`
 }
 
 // Validate reports whether h is well formed.
@@ -75,6 +80,9 @@ func (h *HostConfig) Validate() error {
 		}
 	}
 	if err := h.Helper.Validate(); err != nil {
+		return fmt.Errorf("exec: host %s: %w", h.Name, err)
+	}
+	if err := h.Shell.Validate(); err != nil {
 		return fmt.Errorf("exec: host %s: %w", h.Name, err)
 	}
 	return nil
@@ -140,6 +148,9 @@ type Endpoint struct {
 	Labels []string `json:"labels,omitempty"`
 	// Helper is the configured host's helper mode (HostConfig.Helper).
 	Helper HelperMode `json:"helper,omitempty"`
+	// Shell is the configured host's shell (HostConfig.Shell); empty or
+	// auto when it is detected.
+	Shell Shell `json:"shell,omitempty"`
 	// Notes list ssh_config directives that apply to this host and were
 	// ignored (ProxyCommand without UnsafeProxyCommand, LocalCommand).
 	Notes []string `json:"notes,omitempty"`
@@ -304,6 +315,7 @@ func (inv *inventory) endpoint(spec HostSpec, depth int, withJumps bool) (*Endpo
 		ep.Source = "config"
 		ep.Labels = slices.Clone(d.Labels)
 		ep.Helper = d.Helper
+		ep.Shell = d.Shell
 		if d.Address != "" {
 			pre["hostname"] = d.Address
 		}

@@ -228,6 +228,7 @@ type Router struct {
 	mu     sync.Mutex
 	active string // the "auto" route's current host
 	closed bool
+	shells map[string]learnedShell // detected shells, by shellKey
 }
 
 // Errors of the routing ladder.
@@ -632,6 +633,10 @@ type Description struct {
 	// names), or why commands and files take plain SSH and SFTP (see
 	// HelperConfig). Empty when Local or unreachable.
 	Helper string `json:"helper,omitempty"`
+	// Shell is the shell the host runs commands with and how it was
+	// learned: "cmd (configured)", "posix (detected: …)" (see SSH.Shell),
+	// or why it could not be. Empty when Local or unreachable.
+	Shell string `json:"shell,omitempty"`
 }
 
 // Describe resolves host, tests it, and returns the access guide.
@@ -665,7 +670,18 @@ func (r *Router) Describe(ctx context.Context, host, principal string) (Descript
 		d.Error = tr.Err.Error()
 	}
 	if s, ok := t.Runner.(*SSH); ok && tr.Err == nil {
-		d.Helper = s.describeHelper(ctx)
+		sh, how, err := s.shell(ctx)
+		switch {
+		case err != nil:
+			d.Shell = "unknown: " + err.Error()
+		default:
+			d.Shell = string(sh) + " (" + how + ")"
+		}
+		if sh.Windows() {
+			d.Helper = "not used: a Windows host (" + string(sh) + "); the helper runs on Linux only"
+		} else {
+			d.Helper = s.describeHelper(ctx)
+		}
 	}
 	return d, nil
 }

@@ -17,7 +17,9 @@ import (
 //
 // Each Run opens a channel on a multiplexed connection for (host, login,
 // principal), dialling it on first use. The command line is built by
-// RemoteCommandLine. When the Command's Timeout passes or ctx ends, the
+// RemoteCommandLine, or for a host whose shell is cmd.exe or PowerShell
+// (HostConfig.Shell, SSH.Shell) by CmdCommandLine or
+// PowerShellCommandLine. When the Command's Timeout passes or ctx ends, the
 // remote process gets SIGTERM, then SIGKILL after the grace period, and
 // the channel is closed. Output is capped per stream while it streams,
 // exactly as Local caps it.
@@ -60,6 +62,18 @@ func (s *SSH) Run(ctx context.Context, cmd Command) (Result, error) {
 // start starts cmd through the host's helper, or on the plain path when
 // the helper is off or (under HelperAuto) cannot run there.
 func (s *SSH) start(ctx context.Context, cmd Command) (*SSHProcess, Result, error) {
+	if sh, ok := s.windowsShell(); ok {
+		// The helper is a Linux program: a Windows host takes the plain
+		// path, quietly under HelperAuto.
+		switch s.helperMode() {
+		case HelperOff:
+			return s.launch(ctx, cmd, "")
+		case HelperRequire:
+			res := Result{Route: s.ep.Route(), ExitCode: -1}
+			return nil, res, fmt.Errorf("exec: %s runs %s: the rigout helper runs only on Linux hosts, and the host's helper mode is require: %w", s.ep.Name, sh, ErrHelperRequired)
+		}
+		return s.launch(ctx, cmd, "Windows")
+	}
 	p, res, used, why, err := s.startViaHelper(ctx, cmd)
 	if used {
 		return p, res, err
@@ -80,7 +94,7 @@ func (s *SSH) connLost(c *conn) error {
 // open opens a session channel and starts line on it. If ctx ends first,
 // a helper goroutine finishes the work in the background: it stops a
 // command that did start, and gives back the channel slot.
-func (s *SSH) open(ctx context.Context, c *conn, line string, cmd Command, stdout *capture, stderr *pidFilter) (*ssh.Session, error) {
+func (s *SSH) open(ctx context.Context, c *conn, line string, cmd Command, sh Shell, stdout *capture, stderr *pidFilter) (*ssh.Session, error) {
 	type started struct {
 		sess *ssh.Session
 		err  error
@@ -91,7 +105,11 @@ func (s *SSH) open(ctx context.Context, c *conn, line string, cmd Command, stdou
 		if err == nil {
 			sess.Stdin = cmd.Stdin
 			if len(cmd.Secrets) > 0 {
-				in := []io.Reader{strings.NewReader(secretsLine(cmd.Secrets))}
+				first := secretsLine(cmd.Secrets)
+				if sh == ShellPowerShell {
+					first = psSecretsLine(cmd.Secrets)
+				}
+				in := []io.Reader{strings.NewReader(first)}
 				if cmd.Stdin != nil {
 					in = append(in, cmd.Stdin)
 				}

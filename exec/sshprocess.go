@@ -114,9 +114,16 @@ func (s *SSH) launch(ctx context.Context, cmd Command, noHelper string) (*SSHPro
 	if err := cmd.Validate(); err != nil {
 		return nil, res, err
 	}
-	line, err := RemoteCommandLine(cmd, s.r.cfg.RemoteShell)
-	if err != nil {
-		return nil, res, err
+	// The shell known before connecting (configured or detected earlier)
+	// shapes the line now; else it is detected on the connection.
+	sh, _, known := s.knownShell()
+	var line string
+	var err error
+	if known {
+		s.windowsRoute(&res, sh, noHelper)
+		if line, err = s.lineFor(cmd, sh); err != nil {
+			return nil, res, err
+		}
 	}
 	if s.r.cfg.Check != nil {
 		if err := s.r.cfg.Check(ctx, s.ep.Name, cmd); err != nil {
@@ -146,7 +153,6 @@ func (s *SSH) launch(ctx context.Context, cmd Command, noHelper string) (*SSHPro
 	stdout := newCommandCapture(&cmd, Stdout)
 	stderr := newCommandCapture(&cmd, Stderr)
 	pids := newPIDFilter(stderr)
-	line = pidMarkerPrefix + line
 
 	var c *conn
 	var sess *ssh.Session
@@ -164,6 +170,18 @@ func (s *SSH) launch(ctx context.Context, cmd Command, noHelper string) (*SSHPro
 			}
 			return fail(res, err)
 		}
+		if !known {
+			// First contact: the shell decides the line (see SSH.Shell).
+			if sh, _, err = s.detectOn(actx, c); err == nil {
+				s.windowsRoute(&res, sh, noHelper)
+				line, err = s.lineFor(cmd, sh)
+			}
+			if err != nil {
+				c.release()
+				return fail(res, err)
+			}
+			known = true
+		}
 		if attempt == 0 {
 			// Connected (the dial overlapped whatever Hold waits for).
 			if err := cmd.hold(); err != nil {
@@ -171,7 +189,7 @@ func (s *SSH) launch(ctx context.Context, cmd Command, noHelper string) (*SSHPro
 				return fail(res, err)
 			}
 		}
-		sess, err = s.open(actx, c, line, cmd, stdout, pids)
+		sess, err = s.open(actx, c, line, cmd, sh, stdout, pids)
 		if err == nil {
 			break
 		}

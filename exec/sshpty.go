@@ -33,10 +33,23 @@ func (s *SSH) StartPTY(ctx context.Context, cmd Command, size PTYSize) (*PTY, er
 		// The line of secrets would go through the terminal, which echoes.
 		return nil, fmt.Errorf("exec: secrets cannot be passed to an SSH terminal (its input is echoed); use a command")
 	}
-	line, err := RemoteCommandLine(cmd, s.r.cfg.RemoteShell)
+	sh, _, err := s.shell(ctx)
+	if err != nil {
+		if isContextError(err) {
+			return nil, fmt.Errorf("exec: not started: %w", err)
+		}
+		return nil, err
+	}
+	if sh.Windows() {
+		// The terminal tool drives a POSIX shell (its prompt and end
+		// markers); cmd.exe and PowerShell terminals are not built.
+		return nil, fmt.Errorf("%w: a terminal session on %s, which runs %s (run commands with execute_command)", ErrShellUnsupported, s.ep.Name, sh)
+	}
+	line, err := s.lineFor(cmd, sh)
 	if err != nil {
 		return nil, err
 	}
+	line = strings.TrimPrefix(line, pidMarkerPrefix)
 	if s.r.cfg.Check != nil {
 		if err := s.r.cfg.Check(ctx, s.ep.Name, cmd); err != nil {
 			return nil, err

@@ -112,6 +112,11 @@ type Command struct {
 	// policy judges it as code when the command reads its program from
 	// stdin (bash -s, python3 -, … | sh).
 	Stdin *string
+	// Dialect is the language of Shell: the shell of the host it runs on.
+	// The zero value is POSIX; a Windows host's cmd.exe or PowerShell
+	// makes the policy judge the command with its Windows rules (and
+	// Dir as a Windows path) instead (validate.Options.Dialect).
+	Dialect validate.Dialect
 	// Local is set when the command runs on this machine: the paths it
 	// deletes, writes or changes into are resolved through the symbolic
 	// links that exist here (validate.Options.Readlink).
@@ -148,11 +153,11 @@ func (g *Gate) Judge(cmd Command) validate.Decision {
 			return d
 		}
 	}
-	opts := validate.Options{AllowSudo: cmd.Sudo, Stdin: cmd.Stdin}
+	opts := validate.Options{AllowSudo: cmd.Sudo, Stdin: cmd.Stdin, Dialect: cmd.Dialect}
 	if cmd.Local {
 		opts.Readlink = os.Readlink
 	}
-	if path.IsAbs(cmd.Dir) {
+	if path.IsAbs(cmd.Dir) || cmd.Dialect != validate.DialectPOSIX {
 		opts.Dir = cmd.Dir
 	}
 	if cmd.Shell != "" {

@@ -32,6 +32,12 @@ func (p *Policy) Check(cmd string, opts Options) (d Decision) {
 	if len(cmd)+stdinLen(opts) > maxInput {
 		return refuse(RuleTooComplex, "the command is longer than "+strconv.Itoa(maxInput)+" bytes", cfg.action(RuleTooComplex) == Confirm)
 	}
+	if opts.Dialect == DialectCmd || opts.Dialect == DialectPowerShell {
+		return checkWindows(cfg, cmd, opts.Dialect, opts)
+	}
+	if opts.Dialect != DialectPOSIX {
+		return refuse(RuleParseError, "unknown shell dialect "+opts.Dialect.String(), false)
+	}
 	file, err := parse(cmd)
 	if err != nil {
 		return refuse(RuleParseError, "the shell parser rejects the command: "+err.Error(), cfg.action(RuleParseError) == Confirm)
@@ -81,6 +87,12 @@ func (p *Policy) CheckArgv(argv []string, opts Options) (d Decision) {
 	}
 	if size+stdinLen(opts) > maxInput {
 		return refuse(RuleTooComplex, "the arguments are longer than "+strconv.Itoa(maxInput)+" bytes", cfg.action(RuleTooComplex) == Confirm)
+	}
+	if opts.Dialect == DialectCmd || opts.Dialect == DialectPowerShell {
+		return checkWindowsArgv(cfg, argv, opts.Dialect, opts)
+	}
+	if opts.Dialect != DialectPOSIX {
+		return refuse(RuleParseError, "unknown shell dialect "+opts.Dialect.String(), false)
 	}
 	w := newWalker(cfg, opts, res)
 	w.where = " in argv"

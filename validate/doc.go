@@ -131,6 +131,10 @@
 //	hidden-code            a name or arithmetic bash evaluates, or a program's code, that the checker cannot see: test -v "$n", $((y)) after read y, ${!ref}, ${x@P}
 //	fork-bomb              a function that calls itself (by name or $FUNCNAME) in a background job or pipeline; fork in an endless loop
 //	power-state            shutdown, reboot, halt, poweroff, init 0/6, systemctl poweroff, kill 1, kill -1, pkill -u root, sysrq, /sys/power
+//	registry-delete        (Windows) reg delete of machine-wide keys or a hive root, Remove-Item HKLM:\…
+//	service-delete         (Windows) sc delete, Remove-Service
+//	boot-config            (Windows) bcdedit changes
+//	shadow-copy-delete     (Windows) vssadmin delete shadows, wmic shadowcopy delete, wbadmin delete
 //	environment            (CheckEnv) BASH_ENV, LD_PRELOAD, NODE_OPTIONS, exported functions, a PATH that shadows the system's, …
 //	raw-device-read        reading a raw disk or kernel memory (cat /dev/sda, dd if=/dev/mem)
 //	sudo                   sudo, doas, su, pkexec, run0 unless [Options].AllowSudo is set

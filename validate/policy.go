@@ -55,6 +55,50 @@ func (m *Mode) UnmarshalText(b []byte) error {
 	return nil
 }
 
+// Dialect is the command language of a target's shell.
+type Dialect int
+
+// The dialects.
+const (
+	// DialectPOSIX is a POSIX shell (bash, sh, dash, zsh): the default.
+	DialectPOSIX Dialect = iota
+	// DialectCmd is cmd.exe, the Windows command interpreter.
+	DialectCmd
+	// DialectPowerShell is Windows PowerShell or PowerShell 7 (pwsh).
+	DialectPowerShell
+)
+
+// String returns "posix", "cmd" or "powershell".
+func (d Dialect) String() string {
+	switch d {
+	case DialectPOSIX:
+		return "posix"
+	case DialectCmd:
+		return "cmd"
+	case DialectPowerShell:
+		return "powershell"
+	}
+	return fmt.Sprintf("Dialect(%d)", int(d))
+}
+
+// ErrUnknownDialect is returned by [ParseDialect] for a name it does not
+// know.
+var ErrUnknownDialect = errors.New("validate: unknown shell dialect")
+
+// ParseDialect returns the dialect named "posix" (or "sh", "bash"),
+// "cmd" (or "cmd.exe") or "powershell" (or "pwsh"), in any case.
+func ParseDialect(name string) (Dialect, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "posix", "sh", "bash":
+		return DialectPOSIX, nil
+	case "cmd", "cmd.exe":
+		return DialectCmd, nil
+	case "powershell", "pwsh", "powershell.exe", "pwsh.exe":
+		return DialectPowerShell, nil
+	}
+	return DialectPOSIX, fmt.Errorf("%w: %q (want posix, cmd or powershell)", ErrUnknownDialect, name)
+}
+
 // Action is what a rule does when it matches.
 type Action int
 
@@ -171,6 +215,15 @@ type Options struct {
 	// xargs, make -f -) is judged as running it; for every other program
 	// it is data. Nil means the command gets no input.
 	Stdin *string
+
+	// Dialect is the language of the command: the shell of the machine
+	// it runs on. The zero value, DialectPOSIX, judges it as bash text;
+	// DialectCmd and DialectPowerShell judge it with the Windows rules
+	// (see CheckCmd and CheckPowerShell) and the same rule actions, mode
+	// and allow list, and never with the POSIX rules. For them, Dir is a
+	// Windows path (C:\work), Readlink is not used, and Stdin is judged
+	// as code when cmd or powershell reads its commands from it.
+	Dialect Dialect
 
 	// Readlink, when set, reads a symbolic link of the machine the
 	// command runs on (os.Readlink for this one). Every path a command

@@ -3,13 +3,14 @@ package validate
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"path"
 	"strings"
 	"unicode/utf16"
 )
 
-// Rules only the Windows policies use (CheckCmd, CheckPowerShell). They
-// refuse in every mode until the policy's rule table and modes are wired
-// to Windows targets.
+// Rules only the Windows policies use (CheckCmd, CheckPowerShell, and
+// Policy.Check with Options.Dialect set to DialectCmd or
+// DialectPowerShell). They are rows of the rule table like the others.
 const (
 	RuleRegistryDelete   = "registry-delete"    // reg delete HKLM\…, Remove-Item HKLM:\…
 	RuleServiceDelete    = "service-delete"     // sc delete, Remove-Service
@@ -152,8 +153,128 @@ func windowsCriticalFile(p string) bool {
 	return false
 }
 
-func deny(rule, reason, hint string) Decision {
-	return Decision{Rule: rule, Reason: reason, Hint: hint}
+// winCheck is one judgement of a Windows command line: the policy's
+// compiled configuration and what was found so far.
+type winCheck struct {
+	cfg      *config
+	dir      string  // the working directory, normalised by windowsPath; "" if unknown
+	stdin    *string // the call's standard input, judged as code by a shell that reads it
+	findings []winFinding
+}
+
+type winFinding struct {
+	finding
+	hint string
+}
+
+// deny reports a finding of rule, unless the policy switched the rule
+// off. It returns allowed, so that the rest of the line is judged too:
+// the decision names the finding of highest priority, as the POSIX
+// checker's does.
+func (j *winCheck) deny(rule, reason, hint string) Decision {
+	a := j.cfg.action(rule)
+	if a != Off {
+		j.findings = append(j.findings, winFinding{finding{rule: rule, reason: reason, action: a}, hint})
+	}
+	return allowed
+}
+
+// decision is the judgement's outcome: the first refusal, else the first
+// rule of the rule table held for confirmation, else allowed.
+func (j *winCheck) decision() Decision {
+	best := -1
+	bestRank := 0
+	for i, f := range j.findings {
+		rank := ruleIndex(f.rule)
+		if f.action == Confirm {
+			rank += len(ruleTable)
+		}
+		if best < 0 || rank < bestRank {
+			best, bestRank = i, rank
+		}
+	}
+	if best < 0 {
+		return allowed
+	}
+	f := j.findings[best]
+	d := refuse(f.rule, f.reason, f.action == Confirm)
+	if f.hint != "" {
+		d.Hint = f.hint
+	}
+	return d
+}
+
+// path is windowsPath of arg, a relative arg taken from the working
+// directory when it is known, with . and .. resolved.
+func (j *winCheck) path(arg string) (p string, all, unknown bool) {
+	p, all, unknown = windowsPath(arg)
+	if unknown || p == "" || strings.HasPrefix(p, `\\`) {
+		return p, all, unknown
+	}
+	if !strings.HasPrefix(p, "c:") {
+		if j.dir == "" || !strings.HasPrefix(j.dir, "c:") {
+			return p, all, unknown
+		}
+		p = j.dir + `\` + p
+	}
+	// C:\.. is C:\, as on Windows.
+	clean := path.Clean("/" + strings.ReplaceAll(p[2:], `\`, "/"))
+	p = strings.TrimSuffix("c:"+strings.ReplaceAll(clean, "/", `\`), `\`)
+	return p, all, unknown
+}
+
+// allowListed applies ModeAllow to a Windows command's program name: a
+// name the allow list does not hold is refused, except the cmd.exe
+// built-ins that run nothing and, in PowerShell (inPS), cmdlets
+// (Verb-Noun names), which run in the shell's own process.
+func (j *winCheck) allowListed(word string, inPS bool) Decision {
+	if j.cfg.mode != ModeAllow {
+		return allowed
+	}
+	name := program(word)
+	if inPS && strings.Contains(name, "-") && !strings.ContainsAny(name, `\.`) {
+		return allowed
+	}
+	if j.cfg.allow[name] || j.cfg.allow[name+".exe"] || windowsInert[name] {
+		return allowed
+	}
+	return j.deny(RuleNotAllowlisted, name+" is not in the allow list", "")
+}
+
+// windowsInert are cmd.exe built-ins that run no other program.
+var windowsInert = map[string]bool{
+	"echo": true, "cd": true, "chdir": true, "dir": true, "type": true, "set": true, "rem": true,
+	"ver": true, "vol": true, "cls": true, "title": true, "pushd": true, "popd": true, "exit": true,
+	"setlocal": true, "endlocal": true, "prompt": true,
+}
+
+// checkWindows judges line, written for dialect, under the policy cfg.
+func checkWindows(cfg *config, line string, dialect Dialect, opts Options) Decision {
+	j := &winCheck{cfg: cfg, stdin: opts.Stdin}
+	if opts.Dir != "" {
+		j.dir, _, _ = windowsPath(opts.Dir)
+	}
+	if dialect == DialectPowerShell {
+		j.checkPowerShell(line, 0)
+	} else {
+		j.checkCmd(line, 0)
+	}
+	return j.decision()
+}
+
+// checkWindowsArgv judges an exact argument vector run on a Windows
+// target: argv[0] with argv[1:] as its words.
+func checkWindowsArgv(cfg *config, argv []string, dialect Dialect, opts Options) Decision {
+	j := &winCheck{cfg: cfg, stdin: opts.Stdin}
+	if opts.Dir != "" {
+		j.dir, _, _ = windowsPath(opts.Dir)
+	}
+	if dialect == DialectPowerShell {
+		j.judgePowerShell(argv, 0)
+	} else {
+		j.judgeWindows(argv, 0, false)
+	}
+	return j.decision()
 }
 
 var allowed = Decision{Allowed: true}
@@ -166,25 +287,28 @@ var allowed = Decision{Allowed: true}
 // changes, account deletion, and downloaded code run. Near misses pass:
 // rmdir /s /q build, dir /s, del /q *.tmp, reg query HKLM\….
 //
-// It is the Windows counterpart of [Policy.Check] with the default policy;
-// rule modes, the allow list and custom roots are not applied to it yet.
+// It is [Policy.Check] of the default policy with [Options].Dialect set to
+// [DialectCmd]; Policy.Check applies a policy's rule actions, mode and
+// allow list too. The protected roots are Windows' own (drive roots,
+// C:\Windows, C:\Program Files, C:\Users and each profile, …); the
+// policy's POSIX ProtectedRoots do not apply.
 func CheckCmd(line string) Decision {
-	return checkCmd(line, 0)
+	return checkWindows((*Policy)(nil).compile(), line, DialectCmd, Options{})
 }
 
-func checkCmd(line string, depth int) Decision {
+func (j *winCheck) checkCmd(line string, depth int) Decision {
 	if depth > 4 {
-		return deny(RuleTooComplex, "commands nested more than four levels deep", "")
+		return j.deny(RuleTooComplex, "commands nested more than four levels deep", "")
 	}
 	if strings.ContainsRune(line, 0) {
-		return deny(RuleParseError, "the command holds a NUL byte", "")
+		return j.deny(RuleParseError, "the command holds a NUL byte", "")
 	}
 	cmds, err := splitCmd(line)
 	if err != "" {
-		return deny(RuleParseError, err, "close the quotes")
+		return j.deny(RuleParseError, err, "close the quotes")
 	}
 	for _, words := range cmds {
-		if d := judgeWindows(words, depth, false); !d.Allowed {
+		if d := j.judgeWindows(words, depth, false); !d.Allowed {
 			return d
 		}
 	}
@@ -285,7 +409,10 @@ func program(word string) string {
 // judgeWindows judges one command: the programs both shells run the same
 // way. inPS is set when PowerShell runs it (so sc is Set-Content, not the
 // service controller, unless spelled sc.exe).
-func judgeWindows(words []string, depth int, inPS bool) Decision {
+func (j *winCheck) judgeWindows(words []string, depth int, inPS bool) Decision {
+	if d := j.allowListed(words[0], inPS); !d.Allowed {
+		return d
+	}
 	name := program(words[0])
 	args := words[1:]
 	sw, rest := switches(args)
@@ -294,36 +421,36 @@ func judgeWindows(words []string, depth int, inPS bool) Decision {
 	case "rmdir", "rd":
 		if sw["s"] {
 			for _, a := range rest {
-				if p, all, unknown := windowsPath(a); windowsRoot(p) || (unknown && !all) {
-					return deny(RuleRecursiveDeleteRoot, name+" /s of "+a+", a protected root or a path known only at run time",
+				if p, all, unknown := j.path(a); windowsRoot(p) || (unknown && !all) {
+					return j.deny(RuleRecursiveDeleteRoot, name+" /s of "+a+", a protected root or a path known only at run time",
 						`delete a specific subdirectory instead (rmdir /s /q .\build)`)
 				}
 			}
 		}
 	case "del", "erase":
 		for _, a := range rest {
-			p, all, unknown := windowsPath(a)
+			p, all, unknown := j.path(a)
 			if windowsCriticalFile(p) {
-				return deny(RuleCriticalFileWrite, name+" of "+a+", a file Windows needs to run or boot", "")
+				return j.deny(RuleCriticalFileWrite, name+" of "+a+", a file Windows needs to run or boot", "")
 			}
 			if (sw["s"] || all) && (windowsRoot(p) || unknown) {
-				return deny(RuleRecursiveDeleteRoot, name+" of the files of "+a+", a protected root",
+				return j.deny(RuleRecursiveDeleteRoot, name+" of the files of "+a+", a protected root",
 					`delete files in a specific subdirectory (del /s /q .\build\*.obj)`)
 			}
 		}
 	case "format":
-		return deny(RuleDiskFormat, "format creates a filesystem", "list volumes with Get-Volume or wmic logicaldisk")
+		return j.deny(RuleDiskFormat, "format creates a filesystem", "list volumes with Get-Volume or wmic logicaldisk")
 	case "diskpart":
-		return deny(RuleDiskFormat, "diskpart partitions and wipes disks", "list disks with Get-Disk")
+		return j.deny(RuleDiskFormat, "diskpart partitions and wipes disks", "list disks with Get-Disk")
 	case "cipher":
 		if sw["w"] {
-			return deny(RuleDiskFormat, "cipher /w overwrites a volume's free space", "")
+			return j.deny(RuleDiskFormat, "cipher /w overwrites a volume's free space", "")
 		}
 	case "reg":
 		if len(args) > 0 && strings.EqualFold(args[0], "delete") && len(args) > 1 {
 			key := strings.ToUpper(strings.Trim(args[1], `"`))
 			if regProtected(key) {
-				return deny(RuleRegistryDelete, "reg delete of "+args[1]+", a machine-wide registry key",
+				return j.deny(RuleRegistryDelete, "reg delete of "+args[1]+", a machine-wide registry key",
 					`change a key under HKCU\Software\<your app> instead, or ask an operator`)
 			}
 		}
@@ -332,44 +459,44 @@ func judgeWindows(words []string, depth int, inPS bool) Decision {
 			break // Set-Content
 		}
 		if len(args) > 0 && strings.EqualFold(args[0], "delete") || len(args) > 1 && strings.EqualFold(args[1], "delete") {
-			return deny(RuleServiceDelete, "sc delete removes a service", "stop it with sc stop, or ask an operator")
+			return j.deny(RuleServiceDelete, "sc delete removes a service", "stop it with sc stop, or ask an operator")
 		}
 	case "bcdedit":
 		if len(args) > 0 && !sw["enum"] && !sw["v"] && !sw["?"] {
-			return deny(RuleBootConfig, "bcdedit changes the boot configuration", "read it with bcdedit /enum")
+			return j.deny(RuleBootConfig, "bcdedit changes the boot configuration", "read it with bcdedit /enum")
 		}
 	case "vssadmin":
 		if strings.Contains(lower, "delete") || strings.Contains(lower, "resize") {
-			return deny(RuleShadowCopyDelete, "vssadmin deletes or shrinks shadow copies (backups)", "list them with vssadmin list shadows")
+			return j.deny(RuleShadowCopyDelete, "vssadmin deletes or shrinks shadow copies (backups)", "list them with vssadmin list shadows")
 		}
 	case "wmic":
 		if strings.Contains(lower, "shadowcopy") && strings.Contains(lower, "delete") {
-			return deny(RuleShadowCopyDelete, "wmic shadowcopy delete removes shadow copies (backups)", "")
+			return j.deny(RuleShadowCopyDelete, "wmic shadowcopy delete removes shadow copies (backups)", "")
 		}
 	case "wbadmin":
 		if len(args) > 0 && strings.EqualFold(args[0], "delete") {
-			return deny(RuleShadowCopyDelete, "wbadmin delete removes backups", "")
+			return j.deny(RuleShadowCopyDelete, "wbadmin delete removes backups", "")
 		}
 	case "shutdown":
 		if !sw["a"] && !sw["?"] {
-			return deny(RulePowerState, "shutdown changes the power state", "ask an operator")
+			return j.deny(RulePowerState, "shutdown changes the power state", "ask an operator")
 		}
 	case "net":
 		if len(args) > 1 && strings.EqualFold(args[0], "user") && (sw["delete"] || sw["del"]) {
-			return deny(RuleAccountTamper, "net user /delete removes an account", "")
+			return j.deny(RuleAccountTamper, "net user /delete removes an account", "")
 		}
 	case "takeown", "icacls", "attrib", "cacls":
 		if sw["r"] || sw["t"] || sw["s"] {
 			for _, a := range rest {
-				if p, _, unknown := windowsPath(a); windowsRoot(p) || unknown {
-					return deny(RuleRecursiveChmodRoot, name+" of "+a+" recursively, a protected root", "change a specific subdirectory")
+				if p, _, unknown := j.path(a); windowsRoot(p) || unknown {
+					return j.deny(RuleRecursiveChmodRoot, name+" of "+a+" recursively, a protected root", "change a specific subdirectory")
 				}
 			}
 		}
 	case "move", "ren", "rename":
 		if len(rest) > 0 {
-			if p, all, _ := windowsPath(rest[0]); windowsRoot(p) && (!all || name == "move") {
-				return deny(RuleMoveRoot, name+" of "+rest[0]+", a protected root", "move a specific file or subdirectory")
+			if p, all, _ := j.path(rest[0]); windowsRoot(p) && (!all || name == "move") {
+				return j.deny(RuleMoveRoot, name+" of "+rest[0]+", a protected root", "move a specific file or subdirectory")
 			}
 		}
 	case "cmd":
@@ -379,15 +506,19 @@ func judgeWindows(words []string, depth int, inPS bool) Decision {
 				if len(body) >= 2 && body[0] == '"' && body[len(body)-1] == '"' {
 					body = body[1 : len(body)-1]
 				}
-				return checkCmd(body, depth+1)
+				return j.checkCmd(body, depth+1)
 			}
 		}
+		if j.stdin != nil {
+			// cmd without /c runs the lines of its standard input.
+			return j.checkCmd(*j.stdin, depth+1)
+		}
 	case "powershell", "pwsh":
-		return checkPowerShellArgs(args, depth)
+		return j.checkPowerShellArgs(args, depth)
 	case "mshta":
 		for _, a := range args {
 			if strings.Contains(strings.ToLower(a), "http") {
-				return deny(RuleRemoteScript, "mshta runs a downloaded script", "download it, read it, then run it")
+				return j.deny(RuleRemoteScript, "mshta runs a downloaded script", "download it, read it, then run it")
 			}
 		}
 	case "call", "start":
@@ -400,7 +531,7 @@ func judgeWindows(words []string, depth int, inPS bool) Decision {
 				rest = rest[1:]
 			}
 			if len(rest) > 0 {
-				return judgeWindows(rest, depth+1, inPS)
+				return j.judgeWindows(rest, depth+1, inPS)
 			}
 		}
 	}
@@ -437,41 +568,42 @@ func regProtected(key string) bool {
 //
 // Its statement splitting is lexical (quotes, ; | && || newlines, and the
 // contents of ( ), $( ) and { } judged as statements of their own), not a
-// PowerShell parser; rule modes are not applied to it yet.
+// PowerShell parser. It is [Policy.Check] of the default policy with
+// [Options].Dialect set to [DialectPowerShell].
 func CheckPowerShell(line string) Decision {
-	return checkPowerShell(line, 0)
+	return checkWindows((*Policy)(nil).compile(), line, DialectPowerShell, Options{})
 }
 
-func checkPowerShell(line string, depth int) Decision {
+func (j *winCheck) checkPowerShell(line string, depth int) Decision {
 	if depth > 4 {
-		return deny(RuleTooComplex, "commands nested more than four levels deep", "")
+		return j.deny(RuleTooComplex, "commands nested more than four levels deep", "")
 	}
 	if strings.ContainsRune(line, 0) {
-		return deny(RuleParseError, "the command holds a NUL byte", "")
+		return j.deny(RuleParseError, "the command holds a NUL byte", "")
 	}
 	low := strings.ToLower(line)
 	if runsCode(low) && fetchesCode(low) {
-		return deny(RuleRemoteScript, "downloaded or decoded code run by Invoke-Expression, a script block or a shell",
+		return j.deny(RuleRemoteScript, "downloaded or decoded code run by Invoke-Expression, a script block or a shell",
 			"download to a file, read it, then run it as a separate step")
 	}
 	stmts, err := splitPowerShell(line)
 	if err != "" {
-		return deny(RuleParseError, err, "close the quotes and brackets")
+		return j.deny(RuleParseError, err, "close the quotes and brackets")
 	}
 	for _, pipeline := range stmts {
 		listsRoot := false
 		for i, words := range pipeline {
-			if d := judgePowerShell(words, depth); !d.Allowed {
+			if d := j.judgePowerShell(words, depth); !d.Allowed {
 				return d
 			}
 			name := strings.ToLower(words[0])
 			if i > 0 && listsRoot && (removeAliases[name] || name == "remove-item") {
-				return deny(RuleRecursiveDeleteRoot, "the recursive listing of a protected root piped to Remove-Item",
+				return j.deny(RuleRecursiveDeleteRoot, "the recursive listing of a protected root piped to Remove-Item",
 					"list a specific subdirectory")
 			}
 			if listAliases[name] {
 				for _, a := range words[1:] {
-					if p, _, unknown := windowsPath(a); !strings.HasPrefix(a, "-") && (windowsRoot(p) || unknown) {
+					if p, _, unknown := j.path(a); !strings.HasPrefix(a, "-") && (windowsRoot(p) || unknown) {
 						listsRoot = listsRoot || hasParam(words[1:], "recurse", 1)
 					}
 				}
@@ -543,7 +675,7 @@ func hasParam(args []string, name string, min int) bool {
 }
 
 // judgePowerShell judges one command of a pipeline.
-func judgePowerShell(words []string, depth int) Decision {
+func (j *winCheck) judgePowerShell(words []string, depth int) Decision {
 	name := strings.ToLower(words[0])
 	args := words[1:]
 	switch {
@@ -556,52 +688,52 @@ func judgePowerShell(words []string, depth int) Decision {
 			if i > 0 && isValueParam(args[i-1]) {
 				continue
 			}
-			p, all, unknown := windowsPath(a)
+			p, all, unknown := j.path(a)
 			if windowsCriticalFile(p) {
-				return deny(RuleCriticalFileWrite, "Remove-Item of "+a+", a file Windows needs to run or boot", "")
+				return j.deny(RuleCriticalFileWrite, "Remove-Item of "+a+", a file Windows needs to run or boot", "")
 			}
 			if strings.HasPrefix(p, "hk") && regProtected(strings.ToUpper(strings.Trim(a, `"'`))) {
-				return deny(RuleRegistryDelete, "Remove-Item of "+a+", a machine-wide registry key", `change a key under HKCU:\Software\<your app>`)
+				return j.deny(RuleRegistryDelete, "Remove-Item of "+a+", a machine-wide registry key", `change a key under HKCU:\Software\<your app>`)
 			}
 			if (recurse || all) && (windowsRoot(p) || unknown) {
-				return deny(RuleRecursiveDeleteRoot, "Remove-Item -Recurse of "+a+", a protected root or a path known only at run time",
+				return j.deny(RuleRecursiveDeleteRoot, "Remove-Item -Recurse of "+a+", a protected root or a path known only at run time",
 					`delete a specific subdirectory (Remove-Item .\build -Recurse)`)
 			}
 		}
 		if name != "remove-item" && name != "ri" {
 			// rd /s /q C:\ in PowerShell fails to bind, but is refused as cmd.exe would.
-			return judgeWindows(words, depth, true)
+			return j.judgeWindows(words, depth, true)
 		}
 	case name == "remove-itemproperty" || name == "rp":
 		for _, a := range args {
 			if !strings.HasPrefix(a, "-") && regProtected(strings.ToUpper(strings.Trim(a, `"'`))) {
-				return deny(RuleRegistryDelete, "Remove-ItemProperty of "+a+", a machine-wide registry key", "")
+				return j.deny(RuleRegistryDelete, "Remove-ItemProperty of "+a+", a machine-wide registry key", "")
 			}
 		}
 	case name == "format-volume" || name == "clear-disk" || name == "initialize-disk" || name == "remove-partition":
-		return deny(RuleDiskFormat, words[0]+" formats, wipes or repartitions a disk", "list them with Get-Volume, Get-Disk, Get-Partition")
+		return j.deny(RuleDiskFormat, words[0]+" formats, wipes or repartitions a disk", "list them with Get-Volume, Get-Disk, Get-Partition")
 	case name == "stop-computer" || name == "restart-computer":
-		return deny(RulePowerState, words[0]+" changes the power state", "ask an operator")
+		return j.deny(RulePowerState, words[0]+" changes the power state", "ask an operator")
 	case name == "remove-service":
-		return deny(RuleServiceDelete, "Remove-Service removes a service", "stop it with Stop-Service")
+		return j.deny(RuleServiceDelete, "Remove-Service removes a service", "stop it with Stop-Service")
 	case name == "remove-localuser":
-		return deny(RuleAccountTamper, "Remove-LocalUser removes an account", "")
+		return j.deny(RuleAccountTamper, "Remove-LocalUser removes an account", "")
 	case name == "remove-wmiobject" || name == "remove-ciminstance":
-		return deny(RuleShadowCopyDelete, words[0]+" deletes system objects such as shadow copies", "")
+		return j.deny(RuleShadowCopyDelete, words[0]+" deletes system objects such as shadow copies", "")
 	case name == "invoke-expression" || name == "iex":
 		for _, a := range args {
 			if p := strings.ToLower(strings.Trim(a, `"'`)); !strings.HasPrefix(p, "-") {
-				if d := checkPowerShell(strings.Trim(a, `"'`), depth+1); !d.Allowed {
+				if d := j.checkPowerShell(strings.Trim(a, `"'`), depth+1); !d.Allowed {
 					return d
 				}
 			}
 		}
 	case name == "&" || name == ".":
 		if len(args) > 0 {
-			return judgePowerShell(args, depth+1)
+			return j.judgePowerShell(args, depth+1)
 		}
 	default:
-		return judgeWindows(words, depth, true)
+		return j.judgeWindows(words, depth, true)
 	}
 	return allowed
 }
@@ -620,12 +752,12 @@ func isValueParam(a string) bool {
 
 // checkPowerShellArgs judges powershell.exe's arguments: -Command (and
 // its prefixes, -c), -EncodedCommand (base64 of UTF-16LE), and -File.
-func checkPowerShellArgs(args []string, depth int) Decision {
+func (j *winCheck) checkPowerShellArgs(args []string, depth int) Decision {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "/") {
 			// The first non-parameter starts the command.
-			return checkPowerShell(strings.Join(args[i:], " "), depth+1)
+			return j.checkPowerShell(strings.Join(args[i:], " "), depth+1)
 		}
 		p := strings.ToLower(strings.TrimLeft(a, "-/"))
 		switch {
@@ -635,22 +767,37 @@ func checkPowerShellArgs(args []string, depth int) Decision {
 			}
 			code, ok := decodeUTF16Base64(strings.Trim(args[i+1], `"'`))
 			if !ok {
-				return deny(RuleParseError, "-EncodedCommand that is not base64 of UTF-16LE text", "")
+				return j.deny(RuleParseError, "-EncodedCommand that is not base64 of UTF-16LE text", "")
 			}
-			return checkPowerShell(code, depth+1)
+			return j.checkPowerShell(code, depth+1)
 		case p == "c" || len(p) >= 3 && strings.HasPrefix("command", p):
+			if i+1 < len(args) && args[i+1] == "-" {
+				return j.stdinCode(depth)
+			}
 			body := strings.Join(args[i+1:], " ")
 			if len(body) >= 2 && body[0] == '"' && body[len(body)-1] == '"' {
 				body = body[1 : len(body)-1]
 			}
-			return checkPowerShell(body, depth+1)
+			return j.checkPowerShell(body, depth+1)
+		case (p == "file" || p == "f") && i+1 < len(args) && args[i+1] == "-":
+			return j.stdinCode(depth)
 		case p == "file" || p == "f":
 			return allowed // a script file's contents are not visible here
 		case psValueParam(p):
 			i++ // its value
 		}
 	}
-	return allowed
+	// No command: PowerShell runs its standard input.
+	return j.stdinCode(depth)
+}
+
+// stdinCode judges the call's standard input as the PowerShell code that
+// powershell without a command (or with -Command -) reads from it.
+func (j *winCheck) stdinCode(depth int) Decision {
+	if j.stdin == nil {
+		return allowed
+	}
+	return j.checkPowerShell(*j.stdin, depth+1)
 }
 
 // psValueParam reports whether powershell.exe's parameter p (lower case,

@@ -3,6 +3,7 @@ package validate_test
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"testing"
 	"unicode/utf16"
 
@@ -182,11 +183,112 @@ func FuzzCheckWindows(f *testing.F) {
 	for _, s := range []string{`rmdir /s /q C:\`, `Remove-Item C:\ -Recurse`, `iex (iwr x)`, `cmd /c "a ^& b"`, `$(`, `%`, "`"} {
 		f.Add(s)
 	}
+	known := map[string]bool{}
+	for _, r := range validate.Rules() {
+		known[r.ID] = true
+	}
+	confirm := &validate.Policy{Rules: map[string]validate.Action{}}
+	for id := range known {
+		confirm.Rules[id] = validate.Confirm
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, d := range []validate.Decision{validate.CheckCmd(s), validate.CheckPowerShell(s)} {
-			if !d.Allowed && d.Rule == "" {
-				t.Errorf("%q refused without a rule: %+v", s, d)
+			if !d.Allowed && (d.Rule == "" || !known[d.Rule] || d.Hint == "") {
+				t.Errorf("%q refused without a known rule or a hint: %+v", s, d)
+			}
+		}
+		for _, dialect := range []validate.Dialect{validate.DialectCmd, validate.DialectPowerShell} {
+			// The rule actions apply: a line refused by default is held
+			// for confirmation by the same rule when every rule confirms
+			// (parse-error and too-complex too: only Off cannot apply).
+			def := (*validate.Policy)(nil).Check(s, validate.Options{Dialect: dialect})
+			held := confirm.Check(s, validate.Options{Dialect: dialect})
+			if def.Allowed != held.Allowed || !def.Allowed && (!held.Confirm || held.Rule != def.Rule) {
+				t.Errorf("%q as %v: default %+v, with every rule in confirm %+v", s, dialect, def, held)
 			}
 		}
 	})
+}
+
+// TestPolicyDialects: Policy.Check with a Windows dialect applies the
+// Windows rules with the policy's actions, mode and allow list, resolves
+// relative paths against Options.Dir, judges code a shell reads from the
+// call's stdin, and never applies the POSIX rules to Windows text.
+func TestPolicyDialects(t *testing.T) {
+	str := func(s string) *string { return &s }
+	cmd, ps := validate.DialectCmd, validate.DialectPowerShell
+	tests := []struct {
+		name    string
+		policy  validate.Policy
+		line    string
+		argv    []string
+		opts    validate.Options
+		rule    string // "" when allowed
+		confirm bool
+	}{
+		{name: "format refused", line: `format c:`, opts: validate.Options{Dialect: cmd}, rule: validate.RuleDiskFormat},
+		{name: "del root refused", line: `del /s /q C:\Windows\*`, opts: validate.Options{Dialect: cmd}, rule: validate.RuleRecursiveDeleteRoot},
+		{name: "rmdir root refused", line: `rmdir /s /q C:\`, opts: validate.Options{Dialect: cmd}, rule: validate.RuleRecursiveDeleteRoot},
+		{name: "near miss", line: `rmdir /s /q build`, opts: validate.Options{Dialect: cmd}},
+		{name: "posix rules not applied to cmd", line: `echo rm -rf / & dir`, opts: validate.Options{Dialect: cmd}},
+		{name: "posix text judged as posix", line: `rm -rf /`, rule: validate.RuleRecursiveDeleteRoot},
+		{name: "cmd text is not posix", line: `format c:`},
+		{name: "confirm mode", policy: validate.Policy{Rules: map[string]validate.Action{validate.RuleDiskFormat: validate.Confirm}},
+			line: `format c:`, opts: validate.Options{Dialect: cmd}, rule: validate.RuleDiskFormat, confirm: true},
+		{name: "deny outranks an earlier confirm", policy: validate.Policy{Rules: map[string]validate.Action{validate.RuleDiskFormat: validate.Confirm}},
+			line: `format c: & rd /s /q C:\`, opts: validate.Options{Dialect: cmd}, rule: validate.RuleRecursiveDeleteRoot},
+		{name: "off mode", policy: validate.Policy{Rules: map[string]validate.Action{validate.RuleDiskFormat: validate.Off}},
+			line: `format c:`, opts: validate.Options{Dialect: cmd}},
+		{name: "off rule, later rule still refuses", policy: validate.Policy{Rules: map[string]validate.Action{validate.RuleDiskFormat: validate.Off}},
+			line: `format c: && shutdown /s`, opts: validate.Options{Dialect: cmd}, rule: validate.RulePowerState},
+		{name: "relative dot in the drive root", line: `rmdir /s /q .`, opts: validate.Options{Dialect: cmd, Dir: `C:\`}, rule: validate.RuleRecursiveDeleteRoot},
+		{name: "relative parent to a root", line: `rd /s /q ..\..`, opts: validate.Options{Dialect: cmd, Dir: `C:\Windows\Temp`}, rule: validate.RuleRecursiveDeleteRoot},
+		{name: "relative dir below a root", line: `rd /s /q build`, opts: validate.Options{Dialect: cmd, Dir: `C:\`}},
+		{name: "powershell relative", line: `Remove-Item -Recurse -Force .`, opts: validate.Options{Dialect: ps, Dir: `C:\Users`}, rule: validate.RuleRecursiveDeleteRoot},
+		{name: "cmd reads its stdin", line: `cmd`, opts: validate.Options{Dialect: cmd, Stdin: str("format c:\r\n")}, rule: validate.RuleDiskFormat},
+		{name: "stdin data is data", line: `findstr format`, opts: validate.Options{Dialect: cmd, Stdin: str("format c:\r\n")}},
+		{name: "powershell reads its stdin", line: `powershell -Command -`, opts: validate.Options{Dialect: cmd, Stdin: str("Format-Volume -DriveLetter C")}, rule: validate.RuleDiskFormat},
+		{name: "allow mode refuses unlisted", policy: validate.Policy{Mode: validate.ModeAllow, Allow: []string{"git"}},
+			line: `echo hi & curl.exe -O x`, opts: validate.Options{Dialect: cmd}, rule: validate.RuleNotAllowlisted},
+		{name: "allow mode passes listed", policy: validate.Policy{Mode: validate.ModeAllow, Allow: []string{"git"}},
+			line: `cd C:\src & git.exe status`, opts: validate.Options{Dialect: cmd}},
+		{name: "allow mode, powershell cmdlets run in the shell", policy: validate.Policy{Mode: validate.ModeAllow, Allow: []string{"git"}},
+			line: `Get-ChildItem; git status`, opts: validate.Options{Dialect: ps}},
+		{name: "argv for cmd", argv: []string{"rmdir", "/s", "/q", `C:\`}, opts: validate.Options{Dialect: cmd}, rule: validate.RuleRecursiveDeleteRoot},
+		{name: "argv for powershell", argv: []string{"Remove-Item", "-Recurse", `C:\Windows`}, opts: validate.Options{Dialect: ps}, rule: validate.RuleRecursiveDeleteRoot},
+		{name: "argv near miss", argv: []string{"rmdir", "/s", "/q", `C:\work\build`}, opts: validate.Options{Dialect: cmd}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var d validate.Decision
+			if tt.argv != nil {
+				d = tt.policy.CheckArgv(tt.argv, tt.opts)
+			} else {
+				d = tt.policy.Check(tt.line, tt.opts)
+			}
+			if d.Allowed != (tt.rule == "") || d.Rule != tt.rule || d.Confirm != tt.confirm {
+				t.Fatalf("got %+v; want rule %q confirm %v", d, tt.rule, tt.confirm)
+			}
+			if !d.Allowed && (d.Reason == "" || d.Hint == "") {
+				t.Errorf("refusal without reason or hint: %+v", d)
+			}
+			if d.ReadOnly {
+				t.Errorf("a Windows command classified read-only: %+v", d)
+			}
+		})
+	}
+}
+
+func TestParseDialect(t *testing.T) {
+	for in, want := range map[string]validate.Dialect{"posix": validate.DialectPOSIX, "CMD": validate.DialectCmd, "pwsh": validate.DialectPowerShell, " powershell ": validate.DialectPowerShell} {
+		if got, err := validate.ParseDialect(in); err != nil || got != want {
+			t.Errorf("ParseDialect(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := validate.ParseDialect("fish"); !errors.Is(err, validate.ErrUnknownDialect) {
+		t.Errorf("ParseDialect(fish) = %v; want ErrUnknownDialect", err)
+	}
+	if d := (&validate.Policy{}).Check("dir", validate.Options{Dialect: 9}); d.Allowed || d.Rule != validate.RuleParseError {
+		t.Errorf("an unknown dialect was not refused: %+v", d)
+	}
 }

@@ -44,6 +44,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "", "absolute working directory the command would run in")
 	listRules := fs.Bool("rules", false, "list the rules and exit")
 	configPath := fs.String("config", "", "judge with the policy of this configuration file (protected roots, devices, critical files, mode, allow list, rules); --mode, --allow and --rule given too override it")
+	shell := fs.String("shell", "posix", "the shell of the host the command would run on: posix, cmd (cmd.exe) or powershell (a Windows host's policy judges the last two)")
 	stdinPath := fs.String("stdin", "", "a file holding the standard input the command would get (execute_command's stdin argument; - reads rigout check's own stdin): judged as code when the command reads its program from stdin")
 
 	var pos []string
@@ -76,7 +77,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	if *dir != "" && !strings.HasPrefix(*dir, "/") {
+	windowsDir := len(*dir) >= 3 && (*dir)[1] == ':' && ((*dir)[2] == '\\' || (*dir)[2] == '/') && *shell != "posix"
+	if *dir != "" && !strings.HasPrefix(*dir, "/") && !windowsDir {
 		fmt.Fprintf(stderr, "rigout check: --dir %q is not an absolute path\n", *dir)
 		return 2
 	}
@@ -112,6 +114,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts := validate.Options{AllowSudo: *allowSudo, Dir: *dir}
+	var err error
+	if opts.Dialect, err = validate.ParseDialect(*shell); err != nil {
+		fmt.Fprintf(stderr, "rigout check: --shell: %v\n", err)
+		return 2
+	}
 	if *stdinPath != "" {
 		var b []byte
 		var err error

@@ -50,6 +50,17 @@ func TestRunCheck(t *testing.T) {
 		{"unknown flag", []string{"--frobnicate", "ls"}, 2, "", "flag provided but not defined"},
 		{"argv empty", []string{"--argv"}, 2, "", "--argv needs a program"},
 		{"help", []string{"-h"}, 0, "", "usage: rigout check"},
+		{"cmd format", []string{"--shell", "cmd", "format c:"}, 1, "refused: disk-format", ""},
+		{"cmd del root", []string{"--shell", "cmd", `del /s /q C:\Windows\*`}, 1, "refused: recursive-delete-root", ""},
+		{"cmd rmdir root", []string{"--shell=cmd", `rmdir /s /q C:\`}, 1, "refused: recursive-delete-root", ""},
+		{"cmd near miss", []string{"--shell", "cmd", `rmdir /s /q build`}, 0, "allowed", ""},
+		{"cmd relative in a root", []string{"--shell", "cmd", "--dir", `C:\`, `rmdir /s /q .`}, 1, "refused: recursive-delete-root", ""},
+		{"cmd rule confirm", []string{"--shell", "cmd", "--rule", "disk-format=confirm", "format c:"}, 1, "needs confirmation: disk-format", ""},
+		{"powershell", []string{"--shell", "powershell", `Remove-Item -Recurse -Force C:\Users`}, 1, "refused: recursive-delete-root", ""},
+		{"posix does not judge cmd", []string{"format c:"}, 0, "allowed", ""},
+		{"windows rules listed", []string{"--rules"}, 0, "registry-delete", ""},
+		{"bad shell", []string{"--shell", "fish", "ls"}, 2, "", "unknown shell dialect"},
+		{"windows dir needs a windows shell", []string{"--dir", `C:\`, "ls"}, 2, "", "not an absolute path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

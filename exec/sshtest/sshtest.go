@@ -70,6 +70,17 @@ type Config struct {
 	// refusal fails, nothing happens, and the test sees the command in
 	// Commands. Shell, Env and Dir are then unused.
 	RecordOnly bool
+	// Answer, if set, is asked about every exec request before anything
+	// runs, with the command and its whole standard input (read to the
+	// client's EOF): the server records the command and, when Answer
+	// returns handled, writes stdout and exits with code; otherwise it
+	// exits with 127. Either way it runs nothing. A test
+	// uses it to act as a host whose shell is not a POSIX one (cmd.exe
+	// answering the shell probe, say) without running what it is sent.
+	Answer func(command string, stdin []byte) (stdout string, code uint32, handled bool)
+	// ServerVersion is the version string the server sends. If empty,
+	// "SSH-2.0-sshtest".
+	ServerVersion string
 	// Env is the base environment of commands. If nil, this process's
 	// environment.
 	Env []string
@@ -130,6 +141,9 @@ func NewServer(cfg Config) (*Server, error) {
 	sc := &ssh.ServerConfig{
 		AuthLogCallback: func(ssh.ConnMetadata, string, error) { s.auths.Add(1) },
 		ServerVersion:   "SSH-2.0-sshtest",
+	}
+	if cfg.ServerVersion != "" {
+		sc.ServerVersion = cfg.ServerVersion
 	}
 	if !cfg.NoPublicKey {
 		sc.PublicKeyCallback = func(_ ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
@@ -482,6 +496,22 @@ func (s *Server) session(ch ssh.Channel, reqs <-chan *ssh.Request) {
 			var cmd struct{ Command string }
 			if err := ssh.Unmarshal(req.Payload, &cmd); err != nil {
 				_ = req.Reply(false, nil)
+				continue
+			}
+			if s.cfg.Answer != nil {
+				command := cmd.Command
+				_ = req.Reply(true, nil)
+				s.wg.Go(func() {
+					in, _ := io.ReadAll(ch)
+					out, code, handled := s.cfg.Answer(command, in)
+					s.record(command)
+					if handled {
+						_, _ = io.WriteString(ch, out)
+					} else {
+						code = 127
+					}
+					s.exit(ch, code)
+				})
 				continue
 			}
 			if s.cfg.RecordOnly {

@@ -155,7 +155,7 @@ func FromConfig(hosts []config.Host) []exec.HostConfig {
 	var out []exec.HostConfig
 	for _, h := range hosts {
 		out = append(out, exec.HostConfig{Name: h.Name, Address: h.Address, User: h.User, Port: h.Port,
-			Key: h.Key, ProxyJump: h.ProxyJump, Labels: h.Labels, Helper: exec.HelperMode(h.Helper)})
+			Key: h.Key, ProxyJump: h.ProxyJump, Labels: h.Labels, Helper: exec.HelperMode(h.Helper), Shell: exec.Shell(h.Shell)})
 	}
 	return out
 }

@@ -272,6 +272,14 @@ func (f *Family) resolver(hostArgName string) func(context.Context, *rigout.Call
 			}
 			return path.Clean(v), nil
 		}
+		if f.windowsHost(ctx, hostArg(call, hostArgName), call.Principal().Name, true) {
+			// C:\Users\a, C:/Users/a and /C:/Users/a are one path: the
+			// form Windows OpenSSH's SFTP server takes.
+			v = strings.ReplaceAll(v, `\`, "/")
+			if len(v) >= 2 && v[1] == ':' && isDriveLetter(v[0]) {
+				v = sftpWindowsPath(v)
+			}
+		}
 		if v == "~" {
 			v = "."
 		} else if strings.HasPrefix(v, "~/") {
@@ -292,6 +300,9 @@ func (f *Family) resolver(hostArgName string) func(context.Context, *rigout.Call
 // cannot do what the same command would be refused. A non-nil result is
 // the call's answer.
 func (f *Family) judge(ctx context.Context, call *rigout.Call, host string, argv ...string) *mcp.CallToolResult {
+	if f.windowsHost(ctx, host, call.Principal().Name, false) {
+		return f.gate.Check(ctx, call, gate.Command{Host: host, Argv: windowsArgv(argv), Dialect: validate.DialectCmd})
+	}
 	a := make([]string, len(argv))
 	for i, s := range argv {
 		a[i] = f.symbolicHome(host, s)

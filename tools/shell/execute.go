@@ -238,6 +238,13 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	}
 	cmd.Dir = dir
 	check.Host, check.Dir, check.Local = host, dir, target.Local
+	if check.Dialect, cmd.JudgedFor, err = dialect(ctx, target); err != nil {
+		// The host could not be reached to learn its shell: the command
+		// could not run there, as Run would have found.
+		call.Outcome.Status = audit.StatusError
+		call.Outcome.Error = "could not run: " + err.Error()
+		return rigout.ErrorResult("could not run on %s: %v", host, err), nil
+	}
 	refusal, d := f.gateCheck(ctx, call, check)
 	if refusal != nil {
 		return refusal, nil
@@ -453,7 +460,14 @@ func (f *Family) observes(ctx context.Context, call *rigout.Call) bool {
 			return false
 		}
 	}
-	check := gate.Command{Host: hosts[0], Shell: a.Command, Argv: a.Argv, Dir: dir, Stdin: a.Stdin, Local: target.Local}
+	// Observes runs before the chain checks the token's hosts: it never
+	// contacts a host, so an SSH host whose shell is not known yet is not
+	// classified (the handler judges the command once it is).
+	d, known := knownDialect(target)
+	if !known {
+		return false
+	}
+	check := gate.Command{Host: hosts[0], Shell: a.Command, Argv: a.Argv, Dir: dir, Stdin: a.Stdin, Local: target.Local, Dialect: d}
 	j := &judged{check: check, d: f.cfg.Gate.Judge(check)}
 	call.State = j
 	return j.d.Allowed && j.d.ReadOnly
@@ -479,7 +493,7 @@ func (f *Family) gateCheck(ctx context.Context, call *rigout.Call, check gate.Co
 }
 
 func sameCommand(a, b gate.Command) bool {
-	return a.Host == b.Host && a.Shell == b.Shell && a.Dir == b.Dir && a.Sudo == b.Sudo && a.Local == b.Local &&
+	return a.Host == b.Host && a.Shell == b.Shell && a.Dir == b.Dir && a.Sudo == b.Sudo && a.Local == b.Local && a.Dialect == b.Dialect &&
 		a.Bypass == b.Bypass && len(a.Env) == 0 && len(b.Env) == 0 && slices.Equal(a.Argv, b.Argv) &&
 		(a.Stdin == nil) == (b.Stdin == nil) && (a.Stdin == nil || *a.Stdin == *b.Stdin)
 }

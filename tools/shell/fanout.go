@@ -28,6 +28,11 @@ func (f *Family) fanOut(ctx context.Context, call *rigout.Call, cmd exec.Command
 	cmd.Dir, _ = call.Path("working_directory")
 	check.Dir = cmd.Dir
 	check.Host = fmt.Sprintf("%d hosts (%s)", len(hosts), strings.Join(hosts, ", "))
+	var err error
+	if check.Dialect, cmd.JudgedFor, err = fanOutDialect(ctx, f.cfg.Router, hosts, call.Principal().Name); err != nil {
+		call.Outcome.Status = audit.StatusInvalid
+		return rigout.ErrorResult("%v. Nothing ran.", err), nil
+	}
 	if res := f.cfg.Gate.Check(ctx, call, check); res != nil {
 		return res, nil
 	}

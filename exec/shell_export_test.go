@@ -1,0 +1,7 @@
+package exec
+
+// Exports for shell_test.go.
+var (
+	ParseShellProbe = parseShellProbe
+	CRTQuote        = crtQuote
+)
