@@ -33,7 +33,7 @@ func TestRouterReadsSavedHostsOnlyWhenOptedIn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &config.File{Hosts: []config.Host{{Name: "conf", Address: "10.0.0.1", Helper: "off"}}}
+			f := &config.File{Hosts: []config.Host{{Name: "conf", Address: "10.0.0.1", Helper: "off", Shell: "cmd"}}}
 			f.SSH.PersistHosts = tt.persist
 			hosts, err := Router(f, dir, func(string, ...any) {})
 			if err != nil {
@@ -45,6 +45,9 @@ func TestRouterReadsSavedHostsOnlyWhenOptedIn(t *testing.T) {
 			}
 			if !slices.Equal(names, tt.want) {
 				t.Errorf("hosts %v, want %v", names, tt.want)
+			}
+			if hosts[0].Shell != exec.ShellCmd {
+				t.Errorf("shell %q, want cmd", hosts[0].Shell)
 			}
 			if hosts[0].Helper != exec.HelperOff {
 				t.Errorf("helper %q, want off", hosts[0].Helper)
