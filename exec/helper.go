@@ -52,8 +52,15 @@ func (m HelperMode) Validate() error {
 type HelperConfig struct {
 	// Binaries holds the helper program per platform, keyed "linux/amd64",
 	// "linux/arm64" and so on (GOOS/GOARCH). A host whose platform has no
-	// entry falls back (or is refused under HelperRequire).
+	// entry falls back (or is refused under HelperRequire). With no
+	// entries at all, no helper is shipped: HelperAuto hosts are reached by
+	// plain SSH and SFTP, Describe saying so with Origin, and HelperRequire
+	// hosts are refused. FindHelperBinaries reads a release's.
 	Binaries map[string][]byte `json:"-"`
+	// Origin says where Binaries came from ("linux/amd64 beside
+	// /usr/local/bin/rigout", "ssh.helper.binaries") or, when it is empty,
+	// where none was found. Describe reports it; it changes nothing else.
+	Origin string
 	// CacheDir is where the helper is kept on a host, relative to the
 	// login's home directory. If empty, ".cache/rigout". It is made 0700;
 	// the helper file is 0500 and named helper-<sha256>.

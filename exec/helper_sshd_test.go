@@ -432,6 +432,22 @@ func TestHelperSSHDFallback(t *testing.T) {
 	}
 	checkSentinel(t, sentinel)
 
+	// No helper shipped at all (none configured, none found beside
+	// rigout): auto is plain SSH and Describe says why; require is
+	// refused, never quietly plain SSH.
+	empty := &exec.HelperConfig{Binaries: map[string][]byte{}, Origin: "none found: test"}
+	if d, err := h.router(t, empty, exec.HelperAuto).Describe(ctx, "box", "alice"); err != nil || !strings.Contains(d.Helper, "none: no rigout helper shipped (none found: test)") {
+		t.Errorf("describe without a helper: %q, %v", d.Helper, err)
+	}
+	for _, cfg := range []*exec.HelperConfig{nil, empty} {
+		req := sshRunner(t, h.router(t, cfg, exec.HelperRequire), "alice")
+		_, err = req.Run(ctx, exec.Command{Argv: []string{"rm", filepath.Join(sentinel, "x")}})
+		if !errors.Is(err, exec.ErrHelperRequired) || !strings.Contains(err.Error(), "no rigout helper shipped") {
+			t.Errorf("require without a helper (%v): err = %v, want ErrHelperRequired", cfg, err)
+		}
+	}
+	checkSentinel(t, sentinel)
+
 	off := sshRunner(t, h.router(t, helperBinaries([]byte("unused")), exec.HelperOff), "alice")
 	res, err = off.Run(ctx, exec.Command{Shell: "echo off"})
 	if err != nil || strings.Contains(res.Route, "helper") {

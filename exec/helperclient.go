@@ -275,6 +275,9 @@ func startHelper(ctx context.Context, cfg *HelperConfig, c *conn, host string) (
 	fail := func(reason string, err error) (*helperClient, error) {
 		return nil, &HelperError{Host: host, Reason: reason, Err: err}
 	}
+	if !shipsHelper(cfg) {
+		return fail(noHelperReason(cfg), nil)
+	}
 	out, err := runOn(ctx, c, `uname -sm && printf '%s\n' "$HOME"`)
 	if err != nil {
 		return fail("uname", err)

@@ -12,16 +12,19 @@ import (
 	"time"
 )
 
-// helperMode returns the mode in force for s's host: HelperOff when the
-// Router ships no helper.
+// helperMode returns the mode in force for s's host: HelperOff for an
+// HelperAuto host when the Router ships no helper. A HelperRequire host
+// stays HelperRequire, and is then refused: requiring the helper never
+// quietly means plain SSH.
 func (s *SSH) helperMode() HelperMode {
-	if s.r.cfg.Helper == nil {
+	mode := s.ep.Helper
+	if mode == "" {
+		mode = HelperAuto
+	}
+	if mode == HelperAuto && !shipsHelper(s.r.cfg.Helper) {
 		return HelperOff
 	}
-	if s.ep.Helper == "" {
-		return HelperAuto
-	}
-	return s.ep.Helper
+	return mode
 }
 
 // helper returns the running helper of a pooled connection for s, and the
@@ -63,8 +66,8 @@ func (s *SSH) HelperInfo(ctx context.Context) (HelperInfo, error) {
 
 // helperPrincipal is the principal a command through the helper runs for.
 func (s *SSH) helperPrincipal(ctx context.Context) Principal {
-	if f := s.r.cfg.Helper.Principal; f != nil {
-		return f(ctx)
+	if s.r.cfg.Helper != nil && s.r.cfg.Helper.Principal != nil {
+		return s.r.cfg.Helper.Principal(ctx)
 	}
 	return Principal{Name: s.principal}
 }
@@ -479,10 +482,10 @@ func (r *Router) HelperFiles(ctx context.Context, host, principal string) (*Help
 func (s *SSH) describeHelper(ctx context.Context) string {
 	mode := s.helperMode()
 	if mode == HelperOff {
-		if s.r.cfg.Helper == nil {
-			return "none: no rigout helper shipped; commands run with the login's full powers and files go over plain SFTP"
+		if s.ep.Helper == HelperOff {
+			return "off for this host: commands run with the login's full powers and files go over plain SFTP"
 		}
-		return "off for this host: commands run with the login's full powers and files go over plain SFTP"
+		return "none: " + noHelperReason(s.r.cfg.Helper) + "; commands run with the login's full powers and files go over plain SFTP"
 	}
 	info, err := s.HelperInfo(ctx)
 	if err != nil {
@@ -491,5 +494,9 @@ func (s *SSH) describeHelper(ctx context.Context) string {
 		}
 		return "unavailable (" + err.Error() + "): falling back to plain SSH and SFTP, the far side runs no sandbox"
 	}
-	return info.String() + "; sandbox: " + info.Sandbox
+	d := info.String() + "; sandbox: " + info.Sandbox
+	if o := s.r.cfg.Helper.Origin; o != "" {
+		d += "; shipped: " + o
+	}
+	return d
 }

@@ -211,7 +211,8 @@ type fileSSH struct {
 type fileSSHHelper struct {
 	// Binaries maps a platform ("linux/amd64", "linux/arm64") to a
 	// rigout-helper built for it: CGO_ENABLED=0 GOARCH=… go build
-	// ./cmd/rigout-helper.
+	// ./cmd/rigout-helper. If empty, the rigout-helper-linux-<arch> files
+	// a release archive ships beside rigout are used.
 	Binaries map[string]string `json:"binaries"`
 	// CacheDir is where hosts keep it, relative to the login's home
 	// (default .cache/rigout).
@@ -220,16 +221,24 @@ type fileSSHHelper struct {
 	Hidden []string `json:"hidden"`
 }
 
-// config reads the binaries into the Router's HelperConfig; nil when no
-// helper is configured.
-func (h *fileSSHHelper) config(principal func(context.Context) exec.Principal) (*exec.HelperConfig, error) {
+// config reads the binaries into the Router's HelperConfig. Without
+// configured binaries it takes the ones a release ships beside exe (the
+// running rigout; exec.FindHelperBinaries), and says where none was found.
+func (h *fileSSHHelper) config(principal func(context.Context) exec.Principal, exe string) (*exec.HelperConfig, error) {
 	if h == nil {
-		return nil, nil
+		h = &fileSSHHelper{}
 	}
+	var cfg *exec.HelperConfig
 	if len(h.Binaries) == 0 {
-		return nil, errors.New("config: ssh.helper: no binaries (\"linux/amd64\": \"/path/to/rigout-helper\")")
+		found, err := exec.FindHelperBinaries(exe)
+		if err != nil {
+			return nil, fmt.Errorf("config: ssh.helper: %w", err)
+		}
+		cfg = found
+	} else {
+		cfg = &exec.HelperConfig{Binaries: map[string][]byte{}, Origin: "ssh.helper.binaries"}
 	}
-	cfg := &exec.HelperConfig{Binaries: map[string][]byte{}, CacheDir: h.CacheDir, Hidden: h.Hidden, Principal: principal}
+	cfg.CacheDir, cfg.Hidden, cfg.Principal = h.CacheDir, h.Hidden, principal
 	for platform, path := range h.Binaries {
 		if !strings.HasPrefix(platform, "linux/") {
 			return nil, fmt.Errorf("config: ssh.helper.binaries: %q: only linux/<arch> hosts run the helper", platform)

@@ -206,8 +206,14 @@ func (f *hostsFlags) router(ensure bool, stderr io.Writer) (*exec.Router, string
 	if err != nil {
 		return nil, "", err
 	}
+	exe, _ := os.Executable()
+	helper, err := file.SSH.Helper.config(nil, exe)
+	if err != nil {
+		return nil, "", err
+	}
 	r, err := exec.NewRouter(exec.RouterConfig{
 		Local:               &exec.Local{},
+		Helper:              helper,
 		Hosts:               hosts,
 		SSHConfigFiles:      []string{cfg},
 		UserKnownHostsFiles: []string{known},
@@ -273,6 +279,7 @@ func hostsTest(ctx context.Context, r *exec.Router, name string, stdout, stderr 
 	fmt.Fprintf(stdout, "%s: reachable via %s in %v\n", name, d.Route, d.Latency.Round(100*time.Microsecond))
 	fmt.Fprintf(stdout, "host key: %s\n", d.HostKey)
 	fmt.Fprintf(stdout, "interactive: %s\n", d.SSHCommand)
+	fmt.Fprintf(stdout, "helper: %s\n", d.Helper)
 	return 0
 }
 

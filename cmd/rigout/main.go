@@ -265,7 +265,8 @@ func (c *common) ssh(logger *slog.Logger) (*exec.RouterConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	helper, err := c.file.SSH.Helper.config(c.viewPrincipal)
+	exe, _ := os.Executable()
+	helper, err := c.file.SSH.Helper.config(c.viewPrincipal, exe)
 	if err != nil {
 		return nil, err
 	}

@@ -12,20 +12,46 @@ func TestSSHHelperConfig(t *testing.T) {
 	if err := os.WriteFile(bin, []byte("helper bytes"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A release's layout: rigout with rigout-helper-linux-<arch> beside
+	// it, reached here through a symbolic link (as /usr/local/bin/rigout
+	// often is).
+	release := t.TempDir()
+	exe := filepath.Join(release, "rigout")
+	for name, data := range map[string]string{"rigout": "rigout bytes", "rigout-helper-linux-arm64": "arm64 helper"} {
+		if err := os.WriteFile(filepath.Join(release, name), []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(t.TempDir(), "rigout")
+	if err := os.Symlink(exe, link); err != nil {
+		t.Fatal(err)
+	}
+	bare := filepath.Join(t.TempDir(), "rigout")
+	dirHelper := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dirHelper, "rigout-helper-linux-amd64"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
-		name    string
-		h       *fileSSHHelper
-		wantErr string
+		name       string
+		h          *fileSSHHelper
+		exe        string
+		wantErr    string
+		wantBins   map[string]string
+		wantOrigin string
 	}{
-		{"none", nil, ""},
-		{"no binaries", &fileSSHHelper{}, "no binaries"},
-		{"not linux", &fileSSHHelper{Binaries: map[string]string{"darwin/arm64": bin}}, "only linux"},
-		{"missing file", &fileSSHHelper{Binaries: map[string]string{"linux/amd64": bin + ".missing"}}, "no such file"},
-		{"ok", &fileSSHHelper{Binaries: map[string]string{"linux/amd64": bin}, CacheDir: "c", Hidden: []string{"/x"}}, ""},
+		{"none beside, none configured", nil, bare, "", map[string]string{}, "none found: no rigout-helper-linux-<arch> beside " + bare},
+		{"unknown executable", nil, "", "", map[string]string{}, "none found"},
+		{"found beside the release binary", nil, link, "", map[string]string{"linux/arm64": "arm64 helper"}, "linux/arm64 beside " + exe},
+		{"empty helper section finds them too", &fileSSHHelper{CacheDir: "c"}, exe, "", map[string]string{"linux/arm64": "arm64 helper"}, "linux/arm64 beside " + exe},
+		{"configured wins", &fileSSHHelper{Binaries: map[string]string{"linux/amd64": bin}, CacheDir: "c", Hidden: []string{"/x"}}, exe,
+			"", map[string]string{"linux/amd64": "helper bytes"}, "ssh.helper.binaries"},
+		{"a directory where the helper should be", nil, filepath.Join(dirHelper, "rigout"), "not a regular file", nil, ""},
+		{"not linux", &fileSSHHelper{Binaries: map[string]string{"darwin/arm64": bin}}, bare, "only linux", nil, ""},
+		{"missing file", &fileSSHHelper{Binaries: map[string]string{"linux/amd64": bin + ".missing"}}, bare, "no such file", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := tt.h.config(nil)
+			cfg, err := tt.h.config(nil, tt.exe)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -35,14 +61,47 @@ func TestSSHHelperConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tt.h == nil {
-				if cfg != nil {
-					t.Fatalf("config %+v without a helper", cfg)
-				}
-				return
+			got := map[string]string{}
+			for p, b := range cfg.Binaries {
+				got[p] = string(b)
 			}
-			if string(cfg.Binaries["linux/amd64"]) != "helper bytes" || cfg.CacheDir != "c" || len(cfg.Hidden) != 1 {
-				t.Errorf("config %+v", cfg)
+			if len(got) != len(tt.wantBins) {
+				t.Errorf("binaries %v, want %v", got, tt.wantBins)
+			}
+			for p, b := range tt.wantBins {
+				if got[p] != b {
+					t.Errorf("binaries %v, want %v", got, tt.wantBins)
+				}
+			}
+			if !strings.Contains(cfg.Origin, tt.wantOrigin) {
+				t.Errorf("origin %q, want %q", cfg.Origin, tt.wantOrigin)
+			}
+			if tt.h != nil && cfg.CacheDir != tt.h.CacheDir {
+				t.Errorf("cache dir %q, want %q", cfg.CacheDir, tt.h.CacheDir)
+			}
+		})
+	}
+}
+
+// TestDoctorSSHHelper: doctor names the helpers hosts get, and warns when
+// there are none.
+func TestDoctorSSHHelper(t *testing.T) {
+	with := t.TempDir()
+	if err := os.WriteFile(filepath.Join(with, "rigout-helper-linux-amd64"), []byte("x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, exe, status, detail string
+	}{
+		{"release layout", filepath.Join(with, "rigout"), "ok", "linux/amd64 beside " + filepath.Join(with, "rigout")},
+		{"none", filepath.Join(t.TempDir(), "rigout"), "warn", "none found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &doctor{file: &fileConfig{}}
+			d.sshHelper(func() (string, error) { return tt.exe, nil })
+			if len(d.found) != 1 || d.found[0].Status != tt.status || !strings.Contains(d.found[0].Detail, tt.detail) {
+				t.Errorf("findings %+v, want %s %q", d.found, tt.status, tt.detail)
 			}
 		})
 	}
