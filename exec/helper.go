@@ -82,6 +82,11 @@ type HelperInfo struct {
 	Version string `json:"version"`
 	// SHA256 is the hash of the helper file that was verified and started.
 	SHA256 string `json:"sha256,omitempty"`
+	// Runs says where the running code comes from: "sealed memfd" (read
+	// once from the verified file into a memfd, sealed, hashed again and
+	// executed from it: see ExecSealedHelper), or why it runs from the
+	// cached file itself.
+	Runs string `json:"runs,omitempty"`
 	// Commands says how commands are confined on the host: "view"
 	// (per-principal namespaces beneath Landlock and seccomp), "landlock",
 	// or "none".
@@ -130,6 +135,12 @@ func (e *HelperError) Unwrap() error { return e.Err }
 // ErrHelperRequired means a host whose mode is HelperRequire cannot run the
 // helper; the *HelperError wrapping it says why.
 var ErrHelperRequired = errors.New("exec: rigout helper required on this host")
+
+// ErrHelperSealMismatch means a helper's own bytes, once sealed in memory,
+// did not hash to the value the start line verified, or the running
+// program is not the sealed memfd it should be: the helper does not serve,
+// and exits as a start line whose hash does not match does.
+var ErrHelperSealMismatch = errors.New("exec: the helper's sealed bytes do not match its hash")
 
 // maxHelperFrame bounds one frame of the helper protocol.
 const maxHelperFrame = 64 << 20

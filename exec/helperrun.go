@@ -495,6 +495,9 @@ func (s *SSH) describeHelper(ctx context.Context) string {
 		return "unavailable (" + err.Error() + "): falling back to plain SSH and SFTP, the far side runs no sandbox"
 	}
 	d := info.String() + "; sandbox: " + info.Sandbox
+	if info.Runs != "" {
+		d += "; runs from: " + info.Runs
+	}
 	if o := s.r.cfg.Helper.Origin; o != "" {
 		d += "; shipped: " + o
 	}

@@ -26,6 +26,10 @@ type HelperServeConfig struct {
 	// SHA256 is the hash the starting command verified, reported back in
 	// the hello.
 	SHA256 string
+	// Runs says what code is running, reported back in the hello as
+	// HelperInfo.Runs: "sealed memfd" after ExecSealedHelper and
+	// VerifySealedHelper, else why not.
+	Runs string
 }
 
 // helperPrincipalKey carries a run's principal to ViewConfig.Principal.
@@ -70,7 +74,7 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 	}
 	tmp := filepath.Join(cache, "state", "tmp")
 
-	info := HelperInfo{Version: HelperVersion, SHA256: cfg.SHA256, Commands: "none", Files: helperFilesSupport()}
+	info := HelperInfo{Version: HelperVersion, SHA256: cfg.SHA256, Runs: cfg.Runs, Commands: "none", Files: helperFilesSupport()}
 	var sb *Sandbox
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		info.Sandbox = "no sandbox: " + err.Error()
