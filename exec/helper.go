@@ -171,6 +171,11 @@ type helperRun struct {
 	Principal    Principal     `json:"principal"`
 	// Stream asks for the output as it comes, in replies with More set.
 	Stream bool `json:"stream,omitempty"`
+	// PTY, if set, runs the command on a pseudo-terminal of this size in
+	// the principal's view (Local.StartPTY): its output is streamed as
+	// Stdout, "stdin" requests type into it, a SIGHUP "signal" hangs it
+	// up, and "cancel" closes it. Env's TERM names the terminal type.
+	PTY *PTYSize `json:"pty,omitempty"`
 }
 
 // helperFile is a file operation beneath Root. Name and Name2 are

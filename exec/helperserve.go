@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // HelperServeConfig configures the far side of the helper protocol
@@ -137,6 +138,7 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 	type run struct {
 		cancel context.CancelFunc
 		proc   *Process    // once started
+		pty    *PTY        // a terminal, once started
 		stdin  chan []byte // when StdinFollows; nil data is the end
 		done   <-chan struct{}
 		sig    syscall.Signal // a signal that came before the start
@@ -185,6 +187,8 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 			case r == nil:
 			case r.proc != nil:
 				_ = r.proc.Signal(syscall.Signal(req.Signal))
+			case r.pty != nil:
+				signalPTY(r.pty, syscall.Signal(req.Signal), r.cancel)
 			default:
 				r.sig = syscall.Signal(req.Signal)
 			}
@@ -198,6 +202,30 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 			rn := &run{cancel: cancel, done: rctx.Done()}
 			// A command's input is an OS pipe, passed to it as is: when it
 			// exits, nothing waits on input that has not come yet.
+			if req.Run.PTY != nil {
+				// A terminal's input is typed into it as it comes.
+				rn.stdin = make(chan []byte, 64)
+				mu.Lock()
+				running[req.ID] = rn
+				mu.Unlock()
+				wg.Go(func() {
+					defer func() {
+						mu.Lock()
+						delete(running, req.ID)
+						mu.Unlock()
+						cancel()
+					}()
+					servePTY(rctx, local, req.ID, req.Run, rn.stdin, reply, func(p *PTY) {
+						mu.Lock()
+						rn.pty = p
+						if rn.sig != 0 {
+							signalPTY(p, rn.sig, cancel)
+						}
+						mu.Unlock()
+					})
+				})
+				continue
+			}
 			var stdin, stdinR *os.File
 			if req.Run.StdinFollows {
 				var err error
@@ -282,4 +310,77 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 			reply(helperReply{ID: req.ID, Err: "unknown operation " + req.Op})
 		}
 	}
+}
+
+// signalPTY passes a signal to a terminal run: SIGHUP hangs the terminal
+// up (the shell passes it on to its jobs); any other signal ends the run
+// (cancel: the terminal is closed, and what is left on it killed).
+func signalPTY(p *PTY, sig syscall.Signal, cancel context.CancelFunc) {
+	if sig == syscall.SIGHUP {
+		_ = p.Hangup()
+		return
+	}
+	cancel()
+}
+
+// servePTY runs r on a terminal in its principal's view (Local.StartPTY)
+// for request id: the first reply has the pid, then the terminal's output
+// streams as Stdout, input from stdin (nil: the end) is typed into it, and
+// the last reply has the Result. When ctx ends the terminal is closed:
+// hung up, then what is left on it killed after the grace period.
+// started is called with the terminal once it runs.
+func servePTY(ctx context.Context, local *Local, id uint64, r *helperRun, stdin <-chan []byte, reply func(helperReply), started func(*PTY)) {
+	cmd := Command{Shell: r.Shell, Argv: r.Argv, Dir: r.Dir, Env: r.Env, Secrets: r.Secrets, Timeout: r.Timeout}
+	p, err := local.StartPTY(ctx, cmd, *r.PTY)
+	if err != nil {
+		reply(helperReply{ID: id, Err: err.Error(), Result: &Result{Route: "local", ExitCode: -1}})
+		return
+	}
+	started(p)
+	reply(helperReply{ID: id, More: true, Pid: p.Pid()})
+	go func() {
+		for {
+			select {
+			case data := <-stdin:
+				if data == nil {
+					return
+				}
+				if _, err := p.Write(data); err != nil {
+					return
+				}
+			case <-p.Done():
+				return
+			}
+		}
+	}()
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := p.Read(buf)
+			if n > 0 {
+				reply(helperReply{ID: id, More: true, Out: &helperOut{Stream: Stdout, Data: buf[:n]}})
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	stop := context.AfterFunc(ctx, func() { _ = p.Close() })
+	defer stop()
+	res, err := p.Wait()
+	// What the program wrote last is still on the terminal: read it, then
+	// free the terminal (which ends the read).
+	select {
+	case <-read:
+	case <-time.After(time.Second):
+	}
+	_ = p.Close()
+	<-read
+	rep := helperReply{ID: id, Result: &res}
+	if err != nil {
+		rep.Err = err.Error()
+	}
+	reply(rep)
 }
