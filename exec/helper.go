@@ -93,8 +93,10 @@ type HelperInfo struct {
 	Commands string `json:"commands"`
 	// Sandbox is the host sandbox's status line (SandboxStatus.String).
 	Sandbox string `json:"sandbox"`
-	// Files says how file operations resolve names: "openat2 beneath the
-	// root" (RESOLVE_BENEATH), or why they cannot.
+	// Files says how file operations resolve names: "in the principal's
+	// view, beneath the root" (where Commands is "view"), "openat2 beneath
+	// the root" (RESOLVE_BENEATH, with the login's powers), or why they
+	// cannot.
 	Files string `json:"files"`
 	// Uploaded is set when this start followed an upload, and Upload says
 	// how many bytes took how long.
@@ -194,6 +196,11 @@ type helperFile struct {
 	GID    int    `json:"gid,omitempty"`
 	Atime  int64  `json:"atime,omitempty"` // chtimes: Unix nanoseconds
 	Mtime  int64  `json:"mtime,omitempty"`
+	// Principal, if set, is who the operation is for: where the host
+	// gives views, it runs inside that principal's view (ViewFiles), so
+	// hidden paths inside the root are out of its reach as they are out
+	// of the principal's commands'.
+	Principal *Principal `json:"principal,omitempty"`
 }
 
 // helperReply is a helper's answer. The first frame a helper writes is a

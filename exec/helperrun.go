@@ -299,6 +299,8 @@ func (f *HelperFiles) do(ctx context.Context, op *helperFile) (helperReply, erro
 		return helperReply{}, err
 	}
 	defer c.release()
+	p := f.s.helperPrincipal(ctx)
+	op.Principal = &p
 	rep, err := h.call(ctx, helperRequest{Op: "file", File: op}, 0)
 	if err != nil {
 		return rep, err

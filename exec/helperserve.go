@@ -103,6 +103,7 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 			switch {
 			case st.Views:
 				info.Commands = "view"
+				info.Files = "in the principal's view, beneath the root"
 			case st.Enforced:
 				info.Commands = "landlock"
 			}
@@ -302,7 +303,12 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 				continue
 			}
 			wg.Go(func() {
-				rep := helperFileOp(req.File)
+				var rep helperReply
+				if f := req.File; f.Principal != nil && info.Commands == "view" {
+					rep = viewFileOp(ctx, sb, *f.Principal, f)
+				} else {
+					rep = helperFileOp(req.File)
+				}
 				rep.ID = req.ID
 				reply(rep)
 			})
