@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,4 +93,54 @@ func TestHelperSSHDFilesInView(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(sshDir, "authorized_keys")); err == nil {
 		t.Errorf("a file appeared in the login's key directory")
 	}
+}
+
+// BenchmarkHelperSSHDFiles compares a warm read of a small file beneath a
+// root over plain SFTP (open, read, close) with the same read through the
+// helper, which runs it in the principal's view on the host.
+func BenchmarkHelperSSHDFiles(b *testing.B) {
+	me, err := user.Current()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin := buildHelper(b)
+	h := startHelperHost(b, me)
+	ctx := context.Background()
+	root := filepath.Join(h.dir, "root")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	name := filepath.Join(root, "f.txt")
+	if err := os.WriteFile(name, []byte("small file\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	r := h.router(b, helperBinaries(bin), exec.HelperRequire)
+	files := sshRunner(b, r, "alice").Files()
+	if _, err := files.ReadFile(ctx, root, "f.txt", 0); err != nil { // warm: helper and view up
+		b.Fatal(err)
+	}
+	lease, err := r.SFTP(ctx, "box", "alice")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lease.Release()
+	b.Run("sftp", func(b *testing.B) {
+		for b.Loop() {
+			f, err := lease.Client.Open(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.ReadAll(f); err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}
+	})
+	b.Run("helper", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := files.ReadFile(ctx, root, "f.txt", 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
