@@ -480,6 +480,31 @@ func (r *Router) HelperFiles(ctx context.Context, host, principal string) (*Help
 	return s.Files(), info, nil
 }
 
+// PolicyReadlink returns, for the command policy (validate.Options.Readlink
+// and gate.Command.Readlink), a function that reads a symbolic link of s's
+// host through its helper, within ctx: in the principal's view where the
+// host gives views (its /proc shows the principal's own processes, hidden
+// paths stay hidden), else as the login sees it. It starts the helper if
+// needed. It returns nil when the helper is not in use for the host (off,
+// or unavailable: the policy then judges without the host's links, as
+// over plain SSH, and a HelperRequire host refuses the command anyway).
+func (s *SSH) PolicyReadlink(ctx context.Context) func(name string) (string, error) {
+	if s.helperMode() == HelperOff {
+		return nil
+	}
+	if _, err := s.HelperInfo(ctx); err != nil {
+		return nil
+	}
+	files := s.Files()
+	return func(name string) (string, error) {
+		rep, err := files.do(ctx, &helperFile{Op: "hostreadlink", Name: name})
+		if err != nil {
+			return "", err
+		}
+		return rep.Link, nil
+	}
+}
+
 // describeHelper says, for Describe, what holds on s's host.
 func (s *SSH) describeHelper(ctx context.Context) string {
 	mode := s.helperMode()

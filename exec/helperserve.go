@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -304,7 +305,9 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 			}
 			wg.Go(func() {
 				var rep helperReply
-				if f := req.File; f.Principal != nil && info.Commands == "view" {
+				if f := req.File; f.Op == "hostreadlink" {
+					rep = hostReadlink(ctx, sb, info.Commands == "view", f)
+				} else if f.Principal != nil && info.Commands == "view" {
 					rep = viewFileOp(ctx, sb, *f.Principal, f)
 				} else {
 					rep = helperFileOp(req.File)
@@ -389,4 +392,38 @@ func servePTY(ctx context.Context, local *Local, id uint64, r *helperRun, stdin 
 		rep.Err = err.Error()
 	}
 	reply(rep)
+}
+
+// hostReadlink answers the command policy's question about a symbolic
+// link of the host (validate.Options.Readlink): f.Name, absolute, read in
+// the principal's view where the host gives views (so that /proc/PID/cwd
+// names the principal's own processes and hidden paths stay hidden), else
+// as the login sees it.
+func hostReadlink(ctx context.Context, sb *Sandbox, views bool, f *helperFile) helperReply {
+	fail := func(err error) helperReply {
+		rep := helperReply{Err: err.Error()}
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			rep.Errno = int(errno)
+		}
+		return rep
+	}
+	if !filepath.IsAbs(f.Name) {
+		return helperReply{Err: "exec: readlink of a relative name " + f.Name, Errno: int(syscall.EINVAL)}
+	}
+	var link string
+	var err error
+	if views && f.Principal != nil {
+		vf, verr := sb.Files(context.WithValue(ctx, helperPrincipalKey{}, *f.Principal))
+		if verr != nil {
+			return fail(verr)
+		}
+		link, err = vf.Readlink("", f.Name)
+	} else {
+		link, err = os.Readlink(f.Name)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return helperReply{Link: link}
 }

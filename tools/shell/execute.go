@@ -238,6 +238,7 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	}
 	cmd.Dir = dir
 	check.Host, check.Dir, check.Local = host, dir, target.Local
+	check.Readlink = hostReadlink(ctx, target)
 	refusal, d := f.gateCheck(ctx, call, check)
 	if refusal != nil {
 		return refusal, nil
@@ -454,6 +455,7 @@ func (f *Family) observes(ctx context.Context, call *rigout.Call) bool {
 		}
 	}
 	check := gate.Command{Host: hosts[0], Shell: a.Command, Argv: a.Argv, Dir: dir, Stdin: a.Stdin, Local: target.Local}
+	check.Readlink = hostReadlink(ctx, target)
 	j := &judged{check: check, d: f.cfg.Gate.Judge(check)}
 	call.State = j
 	return j.d.Allowed && j.d.ReadOnly
@@ -476,6 +478,16 @@ func (f *Family) gateCheck(ctx context.Context, call *rigout.Call, check gate.Co
 	}
 	d := f.cfg.Gate.Judge(check)
 	return f.cfg.Gate.CheckJudged(ctx, call, check, d), d
+}
+
+// hostReadlink reads the symbolic links of an SSH target's host for the
+// policy, through its rigout helper (nil elsewhere: see
+// exec.SSH.PolicyReadlink).
+func hostReadlink(ctx context.Context, target exec.Target) func(string) (string, error) {
+	if s, ok := target.Runner.(*exec.SSH); ok && !target.Local {
+		return s.PolicyReadlink(ctx)
+	}
+	return nil
 }
 
 func sameCommand(a, b gate.Command) bool {
