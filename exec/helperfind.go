@@ -9,9 +9,9 @@ import (
 	"strings"
 )
 
-// HelperPlatforms are the platforms a rigout release ships the helper for,
-// beside the rigout binary in every archive (see HelperFileName).
-var HelperPlatforms = []string{"linux/amd64", "linux/arm64"}
+// HelperPlatforms returns the platforms a rigout release ships the helper
+// for, beside the rigout binary in every archive (see HelperFileName).
+func HelperPlatforms() []string { return []string{"linux/amd64", "linux/arm64"} }
 
 // HelperFileName returns the file name of the helper for platform
 // ("linux/amd64") in a release archive and beside an installed rigout:
@@ -39,7 +39,7 @@ func FindHelperBinaries(exe string) (*HelperConfig, error) {
 	}
 	dir := filepath.Dir(exe)
 	var found []string
-	for _, platform := range HelperPlatforms {
+	for _, platform := range HelperPlatforms() {
 		p := filepath.Join(dir, HelperFileName(platform))
 		fi, err := os.Stat(p)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -79,7 +79,7 @@ func main() {
 func run(ctx context.Context, args []string, log io.Writer) error {
 	fs := flag.NewFlagSet("release", flag.ContinueOnError)
 	fs.SetOutput(log)
-	o := options{Log: log, Helpers: exec.HelperPlatforms}
+	o := options{Log: log, Helpers: exec.HelperPlatforms()}
 	var targets string
 	fs.StringVar(&o.Out, "out", "dist", "directory for the archives and "+SumsFile)
 	fs.StringVar(&o.Version, "version", "v"+rigout.Version, "release version to stamp")
