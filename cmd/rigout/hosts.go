@@ -278,8 +278,8 @@ func hostsTest(ctx context.Context, r *exec.Router, name string, stdout, stderr 
 	}
 	fmt.Fprintf(stdout, "%s: reachable via %s in %v\n", name, d.Route, d.Latency.Round(100*time.Microsecond))
 	fmt.Fprintf(stdout, "host key: %s\n", d.HostKey)
-	fmt.Fprintf(stdout, "interactive: %s\n", d.SSHCommand)
 	fmt.Fprintf(stdout, "helper: %s\n", d.Helper)
+	fmt.Fprintf(stdout, "interactive: %s\n", d.SSHCommand)
 	return 0
 }
 
