@@ -2,7 +2,6 @@ package assembly
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -45,9 +44,10 @@ func (c *Config) routerConfig(logger *slog.Logger, docker bool) (*exec.RouterCon
 	if err != nil {
 		return nil, err
 	}
-	helper, err := helperConfig(c.File.SSH.Helper, func(ctx context.Context) exec.Principal {
+	exe, _ := os.Executable() // a release ships the helpers beside it
+	helper, err := HelperConfig(c.File.SSH.Helper, func(ctx context.Context) exec.Principal {
 		return viewPrincipal(ctx, docker && c.File.Families.Docker)
-	})
+	}, exe)
 	if err != nil {
 		return nil, err
 	}
@@ -69,16 +69,26 @@ func (c *Config) routerConfig(logger *slog.Logger, docker bool) (*exec.RouterCon
 	}, nil
 }
 
-// helperConfig reads the binaries into the Router's HelperConfig; nil
-// when no helper is configured.
-func helperConfig(h *config.SSHHelper, principal func(context.Context) exec.Principal) (*exec.HelperConfig, error) {
+// HelperConfig reads the binaries of the configuration's "ssh.helper"
+// (h may be nil) into a Router's HelperConfig. Without configured
+// binaries it takes the rigout-helper-linux-<arch> files a release ships
+// beside exe, the running program (exec.FindHelperBinaries), and its
+// Origin says where none was found.
+func HelperConfig(h *config.SSHHelper, principal func(context.Context) exec.Principal, exe string) (*exec.HelperConfig, error) {
 	if h == nil {
-		return nil, nil
+		h = &config.SSHHelper{}
 	}
+	var cfg *exec.HelperConfig
 	if len(h.Binaries) == 0 {
-		return nil, errors.New("config: ssh.helper: no binaries (\"linux/amd64\": \"/path/to/rigout-helper\")")
+		found, err := exec.FindHelperBinaries(exe)
+		if err != nil {
+			return nil, fmt.Errorf("config: ssh.helper: %w", err)
+		}
+		cfg = found
+	} else {
+		cfg = &exec.HelperConfig{Binaries: map[string][]byte{}, Origin: "ssh.helper.binaries"}
 	}
-	cfg := &exec.HelperConfig{Binaries: map[string][]byte{}, CacheDir: h.CacheDir, Hidden: h.Hidden, Principal: principal}
+	cfg.CacheDir, cfg.Hidden, cfg.Principal = h.CacheDir, h.Hidden, principal
 	for platform, path := range h.Binaries {
 		if !strings.HasPrefix(platform, "linux/") {
 			return nil, fmt.Errorf("config: ssh.helper.binaries: %q: only linux/<arch> hosts run the helper", platform)

@@ -227,7 +227,8 @@ type SSH struct {
 type SSHHelper struct {
 	// Binaries maps a platform ("linux/amd64", "linux/arm64") to a
 	// rigout-helper built for it: CGO_ENABLED=0 GOARCH=… go build
-	// ./cmd/rigout-helper.
+	// ./cmd/rigout-helper. If empty, the rigout-helper-linux-<arch> files
+	// a release archive ships beside rigout are used.
 	Binaries map[string]string `json:"binaries"`
 	// CacheDir is where hosts keep it, relative to the login's home
 	// (default .cache/rigout).

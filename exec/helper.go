@@ -52,8 +52,15 @@ func (m HelperMode) Validate() error {
 type HelperConfig struct {
 	// Binaries holds the helper program per platform, keyed "linux/amd64",
 	// "linux/arm64" and so on (GOOS/GOARCH). A host whose platform has no
-	// entry falls back (or is refused under HelperRequire).
+	// entry falls back (or is refused under HelperRequire). With no
+	// entries at all, no helper is shipped: HelperAuto hosts are reached by
+	// plain SSH and SFTP, Describe saying so with Origin, and HelperRequire
+	// hosts are refused. FindHelperBinaries reads a release's.
 	Binaries map[string][]byte `json:"-"`
+	// Origin says where Binaries came from ("linux/amd64 beside
+	// /usr/local/bin/rigout", "ssh.helper.binaries") or, when it is empty,
+	// where none was found. Describe reports it; it changes nothing else.
+	Origin string
 	// CacheDir is where the helper is kept on a host, relative to the
 	// login's home directory. If empty, ".cache/rigout". It is made 0700;
 	// the helper file is 0500 and named helper-<sha256>.
@@ -75,14 +82,21 @@ type HelperInfo struct {
 	Version string `json:"version"`
 	// SHA256 is the hash of the helper file that was verified and started.
 	SHA256 string `json:"sha256,omitempty"`
+	// Runs says where the running code comes from: "sealed memfd" (read
+	// once from the verified file into a memfd, sealed, hashed again and
+	// executed from it: see ExecSealedHelper), or why it runs from the
+	// cached file itself.
+	Runs string `json:"runs,omitempty"`
 	// Commands says how commands are confined on the host: "view"
 	// (per-principal namespaces beneath Landlock and seccomp), "landlock",
 	// or "none".
 	Commands string `json:"commands"`
 	// Sandbox is the host sandbox's status line (SandboxStatus.String).
 	Sandbox string `json:"sandbox"`
-	// Files says how file operations resolve names: "openat2 beneath the
-	// root" (RESOLVE_BENEATH), or why they cannot.
+	// Files says how file operations resolve names: "in the principal's
+	// view, beneath the root" (where Commands is "view"), "openat2 beneath
+	// the root" (RESOLVE_BENEATH, with the login's powers), or why they
+	// cannot.
 	Files string `json:"files"`
 	// Uploaded is set when this start followed an upload, and Upload says
 	// how many bytes took how long.
@@ -124,6 +138,12 @@ func (e *HelperError) Unwrap() error { return e.Err }
 // helper; the *HelperError wrapping it says why.
 var ErrHelperRequired = errors.New("exec: rigout helper required on this host")
 
+// ErrHelperSealMismatch means a helper's own bytes, once sealed in memory,
+// did not hash to the value the start line verified, or the running
+// program is not the sealed memfd it should be: the helper does not serve,
+// and exits as a start line whose hash does not match does.
+var ErrHelperSealMismatch = errors.New("exec: the helper's sealed bytes do not match its hash")
+
 // maxHelperFrame bounds one frame of the helper protocol.
 const maxHelperFrame = 64 << 20
 
@@ -153,6 +173,11 @@ type helperRun struct {
 	Principal    Principal     `json:"principal"`
 	// Stream asks for the output as it comes, in replies with More set.
 	Stream bool `json:"stream,omitempty"`
+	// PTY, if set, runs the command on a pseudo-terminal of this size in
+	// the principal's view (Local.StartPTY): its output is streamed as
+	// Stdout, "stdin" requests type into it, a SIGHUP "signal" hangs it
+	// up, and "cancel" closes it. Env's TERM names the terminal type.
+	PTY *PTYSize `json:"pty,omitempty"`
 }
 
 // helperFile is a file operation beneath Root. Name and Name2 are
@@ -171,6 +196,11 @@ type helperFile struct {
 	GID    int    `json:"gid,omitempty"`
 	Atime  int64  `json:"atime,omitempty"` // chtimes: Unix nanoseconds
 	Mtime  int64  `json:"mtime,omitempty"`
+	// Principal, if set, is who the operation is for: where the host
+	// gives views, it runs inside that principal's view (ViewFiles), so
+	// hidden paths inside the root are out of its reach as they are out
+	// of the principal's commands'.
+	Principal *Principal `json:"principal,omitempty"`
 }
 
 // helperReply is a helper's answer. The first frame a helper writes is a

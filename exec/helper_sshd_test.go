@@ -250,10 +250,10 @@ func TestHelperSSHDUploadVerifyRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("helper: %s; upload: %s; sandbox: %s", info, info.Upload, info.Sandbox)
-	if !info.Uploaded || info.Tampered || info.SHA256 != sum256(bin) || info.Version != exec.HelperVersion {
-		t.Errorf("first start: %+v, want an upload of %s", info, sum256(bin))
+	if !info.Uploaded || info.Tampered || info.SHA256 != sum256(bin) || info.Version != exec.HelperVersion || info.Runs != "sealed memfd" {
+		t.Errorf("first start: %+v, want an upload of %s, running from a sealed memfd", info, sum256(bin))
 	}
-	if d, err := r.Describe(ctx, "box", "alice"); err != nil || !strings.Contains(d.Helper, "rigout-helper "+exec.HelperVersion+" (commands: ") {
+	if d, err := r.Describe(ctx, "box", "alice"); err != nil || !strings.Contains(d.Helper, "rigout-helper "+exec.HelperVersion+" (commands: ") || !strings.Contains(d.Helper, "runs from: sealed memfd") {
 		t.Errorf("describe: helper %q, %v", d.Helper, err)
 	}
 	cached := filepath.Join(h.home, ".cache", "rigout", "helper-"+sum256(bin))
@@ -393,6 +393,51 @@ func TestHelperSSHDUploadVerifyRun(t *testing.T) {
 	if res, err := s3.Run(ctx, exec.Command{Shell: "echo ok"}); err != nil || string(res.Stdout.Data) != "ok\n" {
 		t.Errorf("after re-upload: %q, %v", res.Stdout.Data, err)
 	}
+
+	// The running helpers execute sealed memfds, not the cached file:
+	// /proc says so, and the file can be rewritten in place (the kernel
+	// refuses writes to a file being executed) without changing what
+	// runs — commands through the helper still work.
+	memfds, onFile := helperExes(t, cached)
+	if memfds == 0 || onFile != 0 {
+		t.Errorf("%d processes run a sealed helper memfd, %d the cached file; want some and none", memfds, onFile)
+	}
+	if err := os.Chmod(cached, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cached, []byte("#!/bin/sh\ntouch "+mark+"\n"), 0o700); err != nil {
+		t.Errorf("rewrite the cached helper in place: %v (is it still being executed?)", err)
+	}
+	if res, err := s3.Run(ctx, exec.Command{Shell: "echo still"}); err != nil || string(res.Stdout.Data) != "still\n" {
+		t.Errorf("after rewriting the cached file: %q, %v", res.Stdout.Data, err)
+	}
+	if _, err := os.Stat(mark); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the rewritten helper ran (%s exists: %v)", mark, err)
+	}
+}
+
+// helperExes counts the processes whose program is a sealed helper memfd
+// and those whose program is the file cached.
+func helperExes(t *testing.T, cached string) (memfds, onFile int) {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		switch {
+		case err != nil:
+		case strings.HasPrefix(exe, "/memfd:rigout-helper"):
+			memfds++
+		case strings.TrimSuffix(exe, " (deleted)") == cached:
+			onFile++
+		}
+	}
+	return memfds, onFile
 }
 
 // TestHelperSSHDFallback: a host the helper cannot serve (here: no binary
@@ -429,6 +474,22 @@ func TestHelperSSHDFallback(t *testing.T) {
 	var he *exec.HelperError
 	if !errors.Is(err, exec.ErrHelperRequired) || !errors.As(err, &he) {
 		t.Errorf("require: err = %v, want ErrHelperRequired and a *HelperError", err)
+	}
+	checkSentinel(t, sentinel)
+
+	// No helper shipped at all (none configured, none found beside
+	// rigout): auto is plain SSH and Describe says why; require is
+	// refused, never quietly plain SSH.
+	empty := &exec.HelperConfig{Binaries: map[string][]byte{}, Origin: "none found: test"}
+	if d, err := h.router(t, empty, exec.HelperAuto).Describe(ctx, "box", "alice"); err != nil || !strings.Contains(d.Helper, "none: no rigout helper shipped (none found: test)") {
+		t.Errorf("describe without a helper: %q, %v", d.Helper, err)
+	}
+	for _, cfg := range []*exec.HelperConfig{nil, empty} {
+		req := sshRunner(t, h.router(t, cfg, exec.HelperRequire), "alice")
+		_, err = req.Run(ctx, exec.Command{Argv: []string{"rm", filepath.Join(sentinel, "x")}})
+		if !errors.Is(err, exec.ErrHelperRequired) || !strings.Contains(err.Error(), "no rigout helper shipped") {
+			t.Errorf("require without a helper (%v): err = %v, want ErrHelperRequired", cfg, err)
+		}
 	}
 	checkSentinel(t, sentinel)
 

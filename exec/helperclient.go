@@ -246,7 +246,12 @@ func helperCacheDir(cfg *HelperConfig) string {
 // HelperStartLine returns the remote command line that starts the helper
 // whose SHA-256 is sum from cacheDir (relative to $HOME): it exits 85 when
 // the file is missing, 86 when its bytes do not hash to sum — without
-// running it — and otherwise execs it. hidden are passed as -hide flags.
+// running it — and otherwise execs it. The file is opened once, on
+// descriptor 3, and both hashed and executed (/proc/self/fd/3) through
+// that descriptor, so a file renamed over it in between is neither: what
+// runs is the inode that was hashed. The helper then re-executes itself
+// from a sealed memfd of its own bytes, hashed again (ExecSealedHelper).
+// hidden are passed as -hide flags.
 func HelperStartLine(sum, cacheDir string, hidden []string) (string, error) {
 	if len(sum) != 64 || strings.Trim(sum, "0123456789abcdef") != "" {
 		return "", fmt.Errorf("exec: helper hash %q is not a lowercase SHA-256", sum)
@@ -257,8 +262,8 @@ func HelperStartLine(sum, cacheDir string, hidden []string) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `d="$HOME"/%s && f="$d"/helper-%s && { [ -f "$f" ] || exit %d; } && `, qd, sum, helperExitMissing)
-	fmt.Fprintf(&b, `h=$(sha256sum < "$f") && [ "${h%%%% *}" = %s ] || exit %d; `, sum, helperExitMismatch)
-	fmt.Fprintf(&b, `exec "$f" serve -cache "$d" -sha256 %s`, sum)
+	fmt.Fprintf(&b, `exec 3<"$f" && h=$(sha256sum <&3) && [ "${h%%%% *}" = %s ] || exit %d; `, sum, helperExitMismatch)
+	fmt.Fprintf(&b, `exec /proc/self/fd/3 serve -cache "$d" -sha256 %s -exe-fd 3`, sum)
 	for _, h := range hidden {
 		q, err := quoteArg(h)
 		if err != nil {
@@ -274,6 +279,9 @@ func HelperStartLine(sum, cacheDir string, hidden []string) (string, error) {
 func startHelper(ctx context.Context, cfg *HelperConfig, c *conn, host string) (*helperClient, error) {
 	fail := func(reason string, err error) (*helperClient, error) {
 		return nil, &HelperError{Host: host, Reason: reason, Err: err}
+	}
+	if !shipsHelper(cfg) {
+		return fail(noHelperReason(cfg), nil)
 	}
 	out, err := runOn(ctx, c, `uname -sm && printf '%s\n' "$HOME"`)
 	if err != nil {
@@ -318,7 +326,7 @@ func startHelper(ctx context.Context, cfg *HelperConfig, c *conn, host string) (
 		case code == helperExitMismatch:
 			return fail("the helper's hash did not match after a fresh upload: it was not run", err)
 		case code == 126 || code == 127:
-			return fail("the helper could not be executed (a noexec home?)", err)
+			return fail("the helper could not be executed (a noexec home? no /proc?)", err)
 		default:
 			return fail("start", err)
 		}

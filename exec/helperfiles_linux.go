@@ -1,14 +1,17 @@
 package exec
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -332,4 +335,137 @@ func statToFile(name string, st *unix.Stat_t) fileStat {
 	}
 	return fileStat{Name: name, Size: st.Size, Mode: uint32(mode), MTime: st.Mtim.Nano(),
 		UID: int(st.Uid), GID: int(st.Gid), Ino: st.Ino}
+}
+
+// viewFileOp performs f inside the view of principal p (sb.Files): on a
+// thread of the principal's spawner, confined as its commands are, names
+// resolved beneath the root by os.Root. Hidden paths (the login's keys,
+// the helper's cache, HelperConfig.Hidden) are then out of reach inside a
+// root too, and a read-only principal writes nothing. The root must lie
+// in one of p's Roots; a principal without Roots is scoped to this root
+// for the operation (its view is that of a principal whose root it is).
+func viewFileOp(ctx context.Context, sb *Sandbox, p Principal, f *helperFile) helperReply {
+	if len(p.Roots) == 0 {
+		p.Roots = []string{filepath.Clean(f.Root)}
+	} else if !slices.ContainsFunc(p.Roots, func(r string) bool { return under(filepath.Clean(r), filepath.Clean(f.Root)) }) {
+		return helperReply{Err: "exec: " + f.Root + " is outside the principal's roots", Errno: int(unix.EACCES)}
+	}
+	ctx = context.WithValue(ctx, helperPrincipalKey{}, p)
+	fail := func(err error) helperReply {
+		rep := helperReply{Err: err.Error()}
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			rep.Errno = int(errno)
+		}
+		return rep
+	}
+	rel, err := helperRel(f.Root, f.Name)
+	if err != nil {
+		return helperReply{Err: err.Error(), Errno: int(unix.EXDEV)}
+	}
+	root := filepath.Clean(f.Root)
+	name := filepath.Join(root, rel)
+	vf, err := sb.Files(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	infos := func(fi fs.FileInfo, err error) helperReply {
+		if err != nil {
+			return fail(err)
+		}
+		return helperReply{Infos: []fileStat{statOf(fi)}}
+	}
+	switch f.Op {
+	case "read":
+		file, err := vf.OpenFile(root, name, os.O_RDONLY, 0)
+		if err != nil {
+			return fail(err)
+		}
+		defer file.Close()
+		fi, err := file.Stat()
+		if err != nil {
+			return fail(err)
+		}
+		if !fi.Mode().IsRegular() {
+			return fail(unix.EISDIR)
+		}
+		max := f.Max
+		if max <= 0 {
+			max = defaultHelperReadMax
+		}
+		data, err := io.ReadAll(io.LimitReader(io.NewSectionReader(file, f.Offset, max), max))
+		if err != nil {
+			return fail(err)
+		}
+		st := statOf(fi)
+		st.Name = filepath.Base(rel)
+		return helperReply{Data: data, Infos: []fileStat{st}}
+	case "write":
+		flags := os.O_WRONLY | f.Flag&(os.O_CREATE|os.O_EXCL|os.O_TRUNC)
+		perm := fs.FileMode(f.Perm)
+		if perm == 0 {
+			perm = 0o644
+		}
+		file, err := vf.OpenFile(root, name, flags, perm)
+		if err != nil {
+			return fail(err)
+		}
+		var werr error
+		if len(f.Data) > 0 {
+			_, werr = file.WriteAt(f.Data, f.Offset)
+		}
+		if cerr := file.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return fail(werr)
+		}
+		return helperReply{}
+	case "stat":
+		return infos(vf.Stat(root, name))
+	case "lstat":
+		return infos(vf.Lstat(root, name))
+	case "readdir":
+		fis, err := vf.ReadDir(root, name)
+		if err != nil {
+			return fail(err)
+		}
+		rep := helperReply{Infos: make([]fileStat, len(fis))}
+		for i, fi := range fis {
+			rep.Infos[i] = statOf(fi)
+		}
+		return rep
+	case "mkdir":
+		perm := fs.FileMode(f.Perm)
+		if perm == 0 {
+			perm = 0o755
+		}
+		err = vf.Mkdir(root, name, perm)
+	case "remove":
+		err = vf.Remove(root, name)
+	case "rename":
+		rel2, err2 := helperRel(f.Root, f.Name2)
+		if err2 != nil {
+			return helperReply{Err: err2.Error(), Errno: int(unix.EXDEV)}
+		}
+		err = vf.Rename(root, name, filepath.Join(root, rel2))
+	case "chmod":
+		err = vf.Chmod(root, name, fs.FileMode(f.Perm&0o7777))
+	case "chown":
+		err = vf.Chown(root, name, f.UID, f.GID)
+	case "chtimes":
+		err = vf.Chtimes(root, name, time.Unix(0, f.Atime), time.Unix(0, f.Mtime))
+	case "readlink":
+		link, err := vf.Readlink(root, name)
+		if err != nil {
+			return fail(err)
+		}
+		return helperReply{Link: link}
+	default:
+		return helperReply{Err: "unknown file operation " + f.Op}
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return helperReply{}
 }

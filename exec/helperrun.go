@@ -12,16 +12,19 @@ import (
 	"time"
 )
 
-// helperMode returns the mode in force for s's host: HelperOff when the
-// Router ships no helper.
+// helperMode returns the mode in force for s's host: HelperOff for an
+// HelperAuto host when the Router ships no helper. A HelperRequire host
+// stays HelperRequire, and is then refused: requiring the helper never
+// quietly means plain SSH.
 func (s *SSH) helperMode() HelperMode {
-	if s.r.cfg.Helper == nil {
+	mode := s.ep.Helper
+	if mode == "" {
+		mode = HelperAuto
+	}
+	if mode == HelperAuto && !shipsHelper(s.r.cfg.Helper) {
 		return HelperOff
 	}
-	if s.ep.Helper == "" {
-		return HelperAuto
-	}
-	return s.ep.Helper
+	return mode
 }
 
 // helper returns the running helper of a pooled connection for s, and the
@@ -63,8 +66,8 @@ func (s *SSH) HelperInfo(ctx context.Context) (HelperInfo, error) {
 
 // helperPrincipal is the principal a command through the helper runs for.
 func (s *SSH) helperPrincipal(ctx context.Context) Principal {
-	if f := s.r.cfg.Helper.Principal; f != nil {
-		return f(ctx)
+	if s.r.cfg.Helper != nil && s.r.cfg.Helper.Principal != nil {
+		return s.r.cfg.Helper.Principal(ctx)
 	}
 	return Principal{Name: s.principal}
 }
@@ -296,6 +299,8 @@ func (f *HelperFiles) do(ctx context.Context, op *helperFile) (helperReply, erro
 		return helperReply{}, err
 	}
 	defer c.release()
+	p := f.s.helperPrincipal(ctx)
+	op.Principal = &p
 	rep, err := h.call(ctx, helperRequest{Op: "file", File: op}, 0)
 	if err != nil {
 		return rep, err
@@ -475,14 +480,39 @@ func (r *Router) HelperFiles(ctx context.Context, host, principal string) (*Help
 	return s.Files(), info, nil
 }
 
+// PolicyReadlink returns, for the command policy (validate.Options.Readlink
+// and gate.Command.Readlink), a function that reads a symbolic link of s's
+// host through its helper, within ctx: in the principal's view where the
+// host gives views (its /proc shows the principal's own processes, hidden
+// paths stay hidden), else as the login sees it. It starts the helper if
+// needed. It returns nil when the helper is not in use for the host (off,
+// or unavailable: the policy then judges without the host's links, as
+// over plain SSH, and a HelperRequire host refuses the command anyway).
+func (s *SSH) PolicyReadlink(ctx context.Context) func(name string) (string, error) {
+	if s.helperMode() == HelperOff {
+		return nil
+	}
+	if _, err := s.HelperInfo(ctx); err != nil {
+		return nil
+	}
+	files := s.Files()
+	return func(name string) (string, error) {
+		rep, err := files.do(ctx, &helperFile{Op: "hostreadlink", Name: name})
+		if err != nil {
+			return "", err
+		}
+		return rep.Link, nil
+	}
+}
+
 // describeHelper says, for Describe, what holds on s's host.
 func (s *SSH) describeHelper(ctx context.Context) string {
 	mode := s.helperMode()
 	if mode == HelperOff {
-		if s.r.cfg.Helper == nil {
-			return "none: no rigout helper shipped; commands run with the login's full powers and files go over plain SFTP"
+		if s.ep.Helper == HelperOff {
+			return "off for this host: commands run with the login's full powers and files go over plain SFTP"
 		}
-		return "off for this host: commands run with the login's full powers and files go over plain SFTP"
+		return "none: " + noHelperReason(s.r.cfg.Helper) + "; commands run with the login's full powers and files go over plain SFTP"
 	}
 	info, err := s.HelperInfo(ctx)
 	if err != nil {
@@ -491,5 +521,12 @@ func (s *SSH) describeHelper(ctx context.Context) string {
 		}
 		return "unavailable (" + err.Error() + "): falling back to plain SSH and SFTP, the far side runs no sandbox"
 	}
-	return info.String() + "; sandbox: " + info.Sandbox
+	d := info.String() + "; sandbox: " + info.Sandbox
+	if info.Runs != "" {
+		d += "; runs from: " + info.Runs
+	}
+	if o := s.r.cfg.Helper.Origin; o != "" {
+		d += "; shipped: " + o
+	}
+	return d
 }

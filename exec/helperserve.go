@@ -2,12 +2,14 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // HelperServeConfig configures the far side of the helper protocol
@@ -26,6 +28,10 @@ type HelperServeConfig struct {
 	// SHA256 is the hash the starting command verified, reported back in
 	// the hello.
 	SHA256 string
+	// Runs says what code is running, reported back in the hello as
+	// HelperInfo.Runs: "sealed memfd" after ExecSealedHelper and
+	// VerifySealedHelper, else why not.
+	Runs string
 }
 
 // helperPrincipalKey carries a run's principal to ViewConfig.Principal.
@@ -70,7 +76,7 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 	}
 	tmp := filepath.Join(cache, "state", "tmp")
 
-	info := HelperInfo{Version: HelperVersion, SHA256: cfg.SHA256, Commands: "none", Files: helperFilesSupport()}
+	info := HelperInfo{Version: HelperVersion, SHA256: cfg.SHA256, Runs: cfg.Runs, Commands: "none", Files: helperFilesSupport()}
 	var sb *Sandbox
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		info.Sandbox = "no sandbox: " + err.Error()
@@ -98,6 +104,7 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 			switch {
 			case st.Views:
 				info.Commands = "view"
+				info.Files = "in the principal's view, beneath the root"
 			case st.Enforced:
 				info.Commands = "landlock"
 			}
@@ -133,6 +140,7 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 	type run struct {
 		cancel context.CancelFunc
 		proc   *Process    // once started
+		pty    *PTY        // a terminal, once started
 		stdin  chan []byte // when StdinFollows; nil data is the end
 		done   <-chan struct{}
 		sig    syscall.Signal // a signal that came before the start
@@ -181,6 +189,8 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 			case r == nil:
 			case r.proc != nil:
 				_ = r.proc.Signal(syscall.Signal(req.Signal))
+			case r.pty != nil:
+				signalPTY(r.pty, syscall.Signal(req.Signal), r.cancel)
 			default:
 				r.sig = syscall.Signal(req.Signal)
 			}
@@ -194,6 +204,30 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 			rn := &run{cancel: cancel, done: rctx.Done()}
 			// A command's input is an OS pipe, passed to it as is: when it
 			// exits, nothing waits on input that has not come yet.
+			if req.Run.PTY != nil {
+				// A terminal's input is typed into it as it comes.
+				rn.stdin = make(chan []byte, 64)
+				mu.Lock()
+				running[req.ID] = rn
+				mu.Unlock()
+				wg.Go(func() {
+					defer func() {
+						mu.Lock()
+						delete(running, req.ID)
+						mu.Unlock()
+						cancel()
+					}()
+					servePTY(rctx, local, req.ID, req.Run, rn.stdin, reply, func(p *PTY) {
+						mu.Lock()
+						rn.pty = p
+						if rn.sig != 0 {
+							signalPTY(p, rn.sig, cancel)
+						}
+						mu.Unlock()
+					})
+				})
+				continue
+			}
 			var stdin, stdinR *os.File
 			if req.Run.StdinFollows {
 				var err error
@@ -270,7 +304,14 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 				continue
 			}
 			wg.Go(func() {
-				rep := helperFileOp(req.File)
+				var rep helperReply
+				if f := req.File; f.Op == "hostreadlink" {
+					rep = hostReadlink(ctx, sb, info.Commands == "view", f)
+				} else if f.Principal != nil && info.Commands == "view" {
+					rep = viewFileOp(ctx, sb, *f.Principal, f)
+				} else {
+					rep = helperFileOp(req.File)
+				}
 				rep.ID = req.ID
 				reply(rep)
 			})
@@ -278,4 +319,111 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 			reply(helperReply{ID: req.ID, Err: "unknown operation " + req.Op})
 		}
 	}
+}
+
+// signalPTY passes a signal to a terminal run: SIGHUP hangs the terminal
+// up (the shell passes it on to its jobs); any other signal ends the run
+// (cancel: the terminal is closed, and what is left on it killed).
+func signalPTY(p *PTY, sig syscall.Signal, cancel context.CancelFunc) {
+	if sig == syscall.SIGHUP {
+		_ = p.Hangup()
+		return
+	}
+	cancel()
+}
+
+// servePTY runs r on a terminal in its principal's view (Local.StartPTY)
+// for request id: the first reply has the pid, then the terminal's output
+// streams as Stdout, input from stdin (nil: the end) is typed into it, and
+// the last reply has the Result. When ctx ends the terminal is closed:
+// hung up, then what is left on it killed after the grace period.
+// started is called with the terminal once it runs.
+func servePTY(ctx context.Context, local *Local, id uint64, r *helperRun, stdin <-chan []byte, reply func(helperReply), started func(*PTY)) {
+	cmd := Command{Shell: r.Shell, Argv: r.Argv, Dir: r.Dir, Env: r.Env, Secrets: r.Secrets, Timeout: r.Timeout}
+	p, err := local.StartPTY(ctx, cmd, *r.PTY)
+	if err != nil {
+		reply(helperReply{ID: id, Err: err.Error(), Result: &Result{Route: "local", ExitCode: -1}})
+		return
+	}
+	started(p)
+	reply(helperReply{ID: id, More: true, Pid: p.Pid()})
+	go func() {
+		for {
+			select {
+			case data := <-stdin:
+				if data == nil {
+					return
+				}
+				if _, err := p.Write(data); err != nil {
+					return
+				}
+			case <-p.Done():
+				return
+			}
+		}
+	}()
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := p.Read(buf)
+			if n > 0 {
+				reply(helperReply{ID: id, More: true, Out: &helperOut{Stream: Stdout, Data: buf[:n]}})
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	stop := context.AfterFunc(ctx, func() { _ = p.Close() })
+	defer stop()
+	res, err := p.Wait()
+	// What the program wrote last is still on the terminal: read it, then
+	// free the terminal (which ends the read).
+	select {
+	case <-read:
+	case <-time.After(time.Second):
+	}
+	_ = p.Close()
+	<-read
+	rep := helperReply{ID: id, Result: &res}
+	if err != nil {
+		rep.Err = err.Error()
+	}
+	reply(rep)
+}
+
+// hostReadlink answers the command policy's question about a symbolic
+// link of the host (validate.Options.Readlink): f.Name, absolute, read in
+// the principal's view where the host gives views (so that /proc/PID/cwd
+// names the principal's own processes and hidden paths stay hidden), else
+// as the login sees it.
+func hostReadlink(ctx context.Context, sb *Sandbox, views bool, f *helperFile) helperReply {
+	fail := func(err error) helperReply {
+		rep := helperReply{Err: err.Error()}
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			rep.Errno = int(errno)
+		}
+		return rep
+	}
+	if !filepath.IsAbs(f.Name) {
+		return helperReply{Err: "exec: readlink of a relative name " + f.Name, Errno: int(syscall.EINVAL)}
+	}
+	var link string
+	var err error
+	if views && f.Principal != nil {
+		vf, verr := sb.Files(context.WithValue(ctx, helperPrincipalKey{}, *f.Principal))
+		if verr != nil {
+			return fail(verr)
+		}
+		link, err = vf.Readlink("", f.Name)
+	} else {
+		link, err = os.Readlink(f.Name)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return helperReply{Link: link}
 }

@@ -22,13 +22,43 @@ import (
 // life: when it ends, the channel is closed, which hangs the remote
 // terminal up.
 //
-// The far side runs no sandbox, and tracks no descendants: a hang-up
-// (Close) ends the remote shell and the jobs it passes SIGHUP to; a
-// process that ignores SIGHUP or left the terminal's session survives.
+// Through the rigout helper (RouterConfig.Helper, the host's mode not
+// off), the terminal is opened on the host inside the principal's view
+// (Local.StartPTY there), over the helper's session instead of a channel
+// of its own: the login's key and agent paths are out of its sight, and
+// nothing started on it outlives Close. Secrets then reach its
+// environment in the request, not through the terminal. Where the helper
+// cannot run under HelperAuto, the plain path below is taken and the
+// PTY's Route says why; under HelperRequire the terminal is refused.
+//
+// On the plain path the far side runs no sandbox, and tracks no
+// descendants: a hang-up (Close) ends the remote shell and the jobs it
+// passes SIGHUP to; a process that ignores SIGHUP or left the terminal's
+// session survives.
 func (s *SSH) StartPTY(ctx context.Context, cmd Command, size PTYSize) (*PTY, error) {
 	if cmd.Stdin != nil {
 		return nil, ErrPTYStdin
 	}
+	hp, used, noHelper, err := s.startPTYViaHelper(ctx, cmd, size)
+	if used {
+		return hp, err
+	}
+	p, err := s.startPlainPTY(ctx, cmd, size)
+	if err == nil && noHelper != "" {
+		p.route += " [no rigout helper: " + noHelper + "]"
+		p.unsandboxed = "remote host without the rigout helper (" + noHelper + "): the far side runs no sandbox"
+		wait := p.waitFn
+		p.waitFn = func() (Result, error) {
+			res, err := wait()
+			res.Route, res.Unsandboxed = p.route, p.unsandboxed
+			return res, err
+		}
+	}
+	return p, err
+}
+
+// startPlainPTY is StartPTY over a session channel of its own.
+func (s *SSH) startPlainPTY(ctx context.Context, cmd Command, size PTYSize) (*PTY, error) {
 	if len(cmd.Secrets) > 0 {
 		// The line of secrets would go through the terminal, which echoes.
 		return nil, fmt.Errorf("exec: secrets cannot be passed to an SSH terminal (its input is echoed); use a command")

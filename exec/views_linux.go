@@ -75,6 +75,11 @@ func (v *viewSet) probe() error {
 	if err != nil {
 		return fmt.Errorf("no program to start as the spawner: %w", err)
 	}
+	if strings.HasPrefix(exe, "/memfd:") {
+		// A helper running from its sealed memfd (ExecSealedHelper): the
+		// memfd has no path, but the kernel's link to it does.
+		exe = "/proc/self/exe"
+	}
 	v.exe = exe
 	sp, err := v.start(Principal{Name: "probe", ReadOnly: true})
 	if err != nil {

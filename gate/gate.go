@@ -121,6 +121,11 @@ type Command struct {
 	// deletes, writes or changes into are resolved through the symbolic
 	// links that exist here (validate.Options.Readlink).
 	Local bool
+	// Readlink, when set and Local is not, reads the symbolic links of the
+	// remote host the command runs on (exec.SSH.PolicyReadlink: through
+	// its rigout helper), so that the paths it deletes, writes or changes
+	// into are resolved there as Local resolves them here.
+	Readlink func(name string) (string, error)
 	// Sudo is set when the call asked for sudo.
 	Sudo bool
 	// Bypass is set when the caller asked to skip the policy
@@ -156,6 +161,8 @@ func (g *Gate) Judge(cmd Command) validate.Decision {
 	opts := validate.Options{AllowSudo: cmd.Sudo, Stdin: cmd.Stdin, Dialect: cmd.Dialect}
 	if cmd.Local {
 		opts.Readlink = os.Readlink
+	} else if cmd.Readlink != nil {
+		opts.Readlink = cmd.Readlink
 	}
 	if path.IsAbs(cmd.Dir) || cmd.Dialect != validate.DialectPOSIX {
 		opts.Dir = cmd.Dir

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/rigout/rigout/assembly"
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
@@ -115,7 +116,25 @@ func (d *doctor) run(ctx context.Context) {
 	d.knownHosts()
 	d.agent()
 	d.hosts(ctx)
+	d.sshHelper(os.Executable)
 	d.sandbox()
+}
+
+// sshHelper says which rigout helpers SSH hosts get (docs/SSH_HELPER.md):
+// the configured ones, the ones a release ships beside rigout, or none.
+func (d *doctor) sshHelper(executable func() (string, error)) {
+	exe, _ := executable()
+	cfg, err := assembly.HelperConfig(d.file.SSH.Helper, nil, exe)
+	if err != nil {
+		d.add("ssh helper", "fail", err.Error(), "rigout config check "+shellQuote(d.flags.configPath))
+		return
+	}
+	if len(cfg.Binaries) == 0 {
+		d.add("ssh helper", "warn", cfg.Origin+": hosts run commands with the login's full powers and files go over plain SFTP",
+			"copy rigout-helper-linux-<arch> from the release archive beside "+shellQuote(exe))
+		return
+	}
+	d.add("ssh helper", "ok", "rigout-helper for "+cfg.Origin, "")
 }
 
 // private checks that path is not reachable by group or others.

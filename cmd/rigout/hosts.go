@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/rigout/rigout/assembly"
 	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/hostsfile"
@@ -208,8 +209,14 @@ func (f *hostsFlags) router(ensure bool, stderr io.Writer) (*exec.Router, string
 	if err != nil {
 		return nil, "", err
 	}
+	exe, _ := os.Executable()
+	helper, err := assembly.HelperConfig(file.SSH.Helper, nil, exe)
+	if err != nil {
+		return nil, "", err
+	}
 	r, err := exec.NewRouter(exec.RouterConfig{
 		Local:               &exec.Local{},
+		Helper:              helper,
 		Hosts:               hosts,
 		SSHConfigFiles:      []string{cfg},
 		UserKnownHostsFiles: []string{known},
@@ -274,6 +281,7 @@ func hostsTest(ctx context.Context, r *exec.Router, name string, stdout, stderr 
 	}
 	fmt.Fprintf(stdout, "%s: reachable via %s in %v\n", name, d.Route, d.Latency.Round(100*time.Microsecond))
 	fmt.Fprintf(stdout, "host key: %s\n", d.HostKey)
+	fmt.Fprintf(stdout, "helper: %s\n", d.Helper)
 	fmt.Fprintf(stdout, "interactive: %s\n", d.SSHCommand)
 	return 0
 }

@@ -180,7 +180,7 @@ func TestHostsTrustTestList(t *testing.T) {
 		t.Errorf("list: %d %q", code, out)
 	}
 	code, out, _ = hosts(t, "test", "box", "--state-dir", state)
-	if code != 0 || !strings.Contains(out, "interactive: ssh ") || !strings.HasSuffix(strings.TrimSpace(out), " box") {
+	if code != 0 || !strings.Contains(out, "interactive: ssh ") || !strings.HasSuffix(strings.TrimSpace(out), " box") || !strings.Contains(out, "helper: none: no rigout helper shipped") {
 		t.Errorf("test box: %d %q", code, out)
 	}
 	// An empty config lists nothing, helpfully.

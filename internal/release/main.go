@@ -1,9 +1,15 @@
 // Command release builds rigout's release archives: for each target, a
 // CGO_ENABLED=0 build of ./cmd/rigout (the pure-Go SQLite ledger, so no C
 // compiler and no cross toolchain) stamped with the version, commit and
-// build date, packed with the README and docs/*.md into
+// build date, packed with the SSH helpers, the README and docs/*.md into
 // rigout_VERSION_OS_ARCH.tar.gz, and a SHA256SUMS file over the archives
 // in the format `sha256sum -c` reads.
+//
+// Every archive holds, beside rigout, rigout-helper-linux-amd64 and
+// rigout-helper-linux-arm64 (./cmd/rigout-helper, CGO_ENABLED=0, built
+// once per release): the program rigout uploads to Linux hosts, whatever
+// the gateway's own platform (docs/SSH_HELPER.md). The gateway finds them
+// beside its own executable.
 //
 //	go run ./internal/release                       # all four targets into dist/
 //	go run ./internal/release -targets linux/amd64  # one
@@ -35,6 +41,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/exec"
 )
 
 // defaultTargets are the platforms a release ships for.
@@ -51,6 +58,7 @@ type options struct {
 	Commit  string    // stamped as main.linkedCommit
 	Date    time.Time // stamped as main.linkedDate, and the archives' file times
 	Targets []string  // GOOS/GOARCH pairs
+	Helpers []string  // the linux/ARCH helpers every archive holds
 	Log     io.Writer // progress
 }
 
@@ -71,7 +79,7 @@ func main() {
 func run(ctx context.Context, args []string, log io.Writer) error {
 	fs := flag.NewFlagSet("release", flag.ContinueOnError)
 	fs.SetOutput(log)
-	o := options{Log: log}
+	o := options{Log: log, Helpers: exec.HelperPlatforms()}
 	var targets string
 	fs.StringVar(&o.Out, "out", "dist", "directory for the archives and "+SumsFile)
 	fs.StringVar(&o.Version, "version", "v"+rigout.Version, "release version to stamp")
@@ -203,24 +211,40 @@ func build(ctx context.Context, o options) ([]artifact, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The helpers, built once, go into every archive.
+	var helpers []archiveFile
+	for _, t := range o.Helpers {
+		goos, goarch, err := checkTarget(t)
+		if err != nil || goos != "linux" {
+			return nil, fmt.Errorf("helper %q: want linux/amd64 or linux/arm64", t)
+		}
+		bin := filepath.Join(work, "helpers", exec.HelperFileName(t))
+		if err := goBuild(ctx, o, "rigout-helper "+t, goos, goarch, "-s -w", bin, "./cmd/rigout-helper"); err != nil {
+			return nil, err
+		}
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			return nil, err
+		}
+		helpers = append(helpers, archiveFile{exec.HelperFileName(t), 0o755, data})
+	}
 	var arts []artifact
 	for _, t := range o.Targets {
 		goos, goarch, _ := checkTarget(t)
 		bin := filepath.Join(work, goos+"-"+goarch, "rigout")
-		fmt.Fprintf(o.Log, "building %s (CGO_ENABLED=0) ...\n", t)
-		start := time.Now()
-		c := osexec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false",
-			"-ldflags", ldflags(o), "-o", bin, "./cmd/rigout")
-		c.Dir = o.Root
-		c.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch)
-		c.Stdout, c.Stderr = o.Log, o.Log
-		if err := c.Run(); err != nil {
-			return nil, fmt.Errorf("go build %s: %w", t, err)
+		if err := goBuild(ctx, o, t, goos, goarch, ldflags(o), bin, "./cmd/rigout"); err != nil {
+			return nil, err
 		}
-		fmt.Fprintf(o.Log, "built %s in %s\n", t, time.Since(start).Round(100*time.Millisecond))
+		exe, err := os.ReadFile(bin)
+		if err != nil {
+			return nil, err
+		}
 		name := fmt.Sprintf("rigout_%s_%s_%s", o.Version, goos, goarch)
 		path := filepath.Join(o.Out, name+".tar.gz")
-		sum, err := writeArchive(path, name, o.Date, bin, readme, docs)
+		files := append([]archiveFile{{"rigout", 0o755, exe}}, helpers...)
+		files = append(files, archiveFile{"README.md", 0o644, readme})
+		files = append(files, docs...)
+		sum, err := writeArchive(path, name, o.Date, files)
 		if err != nil {
 			return nil, fmt.Errorf("archive %s: %w", t, err)
 		}
@@ -232,38 +256,51 @@ func build(ctx context.Context, o options) ([]artifact, error) {
 	return arts, nil
 }
 
-// doc is a file of docs/ packed beside the README, which links to them.
-type doc struct {
-	name string // docs/NAME.md
-	data []byte
-}
-
-// readDocs reads the Markdown files of root/docs, sorted by name.
-func readDocs(root string) ([]doc, error) {
+// readDocs reads the Markdown files of root/docs, sorted by name, as
+// archive entries docs/NAME.md: the README links to them.
+func readDocs(root string) ([]archiveFile, error) {
 	paths, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		return nil, err
 	}
 	slices.Sort(paths)
-	var docs []doc
+	var docs []archiveFile
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return nil, err
 		}
-		docs = append(docs, doc{name: "docs/" + filepath.Base(p), data: b})
+		docs = append(docs, archiveFile{"docs/" + filepath.Base(p), 0o644, b})
 	}
 	return docs, nil
 }
 
-// writeArchive writes a gzipped tar holding dir/rigout (0755),
-// dir/README.md and dir/docs/*.md, every entry owned by root and dated
-// date, and returns its SHA-256.
-func writeArchive(path, dir string, date time.Time, bin string, readme []byte, docs []doc) (sum string, err error) {
-	exe, err := os.ReadFile(bin)
-	if err != nil {
-		return "", err
+// goBuild builds pkg for goos/goarch without cgo into out, reproducibly
+// (-trimpath, no VCS stamp), and says how long it took.
+func goBuild(ctx context.Context, o options, what, goos, goarch, flags, out, pkg string) error {
+	fmt.Fprintf(o.Log, "building %s (CGO_ENABLED=0) ...\n", what)
+	start := time.Now()
+	c := osexec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", flags, "-o", out, pkg)
+	c.Dir = o.Root
+	c.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch)
+	c.Stdout, c.Stderr = o.Log, o.Log
+	if err := c.Run(); err != nil {
+		return fmt.Errorf("go build %s: %w", what, err)
 	}
+	fmt.Fprintf(o.Log, "built %s in %s\n", what, time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+// archiveFile is one entry of an archive.
+type archiveFile struct {
+	name string
+	mode int64
+	data []byte
+}
+
+// writeArchive writes a gzipped tar holding files under dir/, in order,
+// every entry owned by root and dated date, and returns its SHA-256.
+func writeArchive(path, dir string, date time.Time, files []archiveFile) (sum string, err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return "", err
@@ -280,16 +317,7 @@ func writeArchive(path, dir string, date time.Time, bin string, readme []byte, d
 	}
 	gz.ModTime = date
 	tw := tar.NewWriter(gz)
-	type entry struct {
-		name string
-		mode int64
-		data []byte
-	}
-	entries := []entry{{"rigout", 0o755, exe}, {"README.md", 0o644, readme}}
-	for _, d := range docs {
-		entries = append(entries, entry{d.name, 0o644, d.data})
-	}
-	for _, e := range entries {
+	for _, e := range files {
 		hdr := &tar.Header{
 			Name: dir + "/" + e.name, Mode: e.mode, Size: int64(len(e.data)),
 			ModTime: date, Typeflag: tar.TypeReg, Uname: "root", Gname: "root", Format: tar.FormatPAX,

@@ -9,15 +9,20 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/internal/sshdtest"
 )
 
 // TestStampedArchive builds this machine's archive with the release
@@ -42,6 +47,7 @@ func TestStampedArchive(t *testing.T) {
 		Commit:  "0123456789abcdef0123456789abcdef01234567",
 		Date:    time.Date(2026, 12, 6, 12, 34, 56, 0, time.UTC),
 		Targets: []string{hostTarget()},
+		Helpers: []string{helperTarget(t)},
 		Log:     &log,
 	}
 	arts, err := build(ctx, o)
@@ -65,7 +71,8 @@ func TestStampedArchive(t *testing.T) {
 		t.Errorf("%s = %q, want %q", SumsFile, sums, want)
 	}
 
-	bin := unpack(t, data, t.TempDir())
+	unpacked := t.TempDir()
+	bin := unpack(t, data, unpacked, o.Helpers)
 	out, err := osexec.CommandContext(ctx, bin, "version", "--json").Output()
 	if err != nil {
 		t.Fatalf("rigout version --json: %v", err)
@@ -91,12 +98,77 @@ func TestStampedArchive(t *testing.T) {
 	if health["version"] != o.Version || health["commit"] != o.Commit[:12] || health["build_date"] != "2026-12-06T12:34:56Z" {
 		t.Errorf("/health = %v; want version %s, commit %s, build_date 2026-12-06T12:34:56Z", health, o.Version, o.Commit[:12])
 	}
+
+	t.Run("helper beside rigout", func(t *testing.T) {
+		testHelperBeside(ctx, t, bin, o.Helpers[0])
+	})
+}
+
+// helperTarget is the linux helper this machine can run: the release
+// test builds only that one (the cross build of the other is the same
+// command with another GOARCH).
+func helperTarget(t *testing.T) string {
+	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
+		t.Skipf("the helper runs on linux/amd64 and linux/arm64, not %s", hostTarget())
+	}
+	return hostTarget()
+}
+
+// testHelperBeside runs the released rigout, with the archive's helper
+// beside it, against a real OpenSSH sshd on loopback: `rigout hosts test`
+// uploads the helper, verifies it and reports it running, shipped from
+// beside the binary. The same binary alone in a directory reports that it
+// found no helper (instead of falling back silently).
+func testHelperBeside(ctx context.Context, t *testing.T, bin, platform string) {
+	srv := sshdtest.Start(t, sshdtest.Options{SetEnv: map[string]string{"HOME": t.TempDir()}})
+	dir := t.TempDir()
+	known := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(known, []byte(srv.KnownHostsLine+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	host := srv.Router.Hosts[0]
+	cfg := filepath.Join(dir, "rigout.json")
+	conf := fmt.Sprintf(`{"hosts": [{"name": "box", "address": "127.0.0.1", "port": %d, "user": %q, "key": %q}]}`, host.Port, host.User, host.Key)
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	alone := filepath.Join(t.TempDir(), "rigout")
+	exe, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, bin string
+		want      []string
+	}{
+		{"released layout", bin, []string{"helper: rigout-helper " + exec.HelperVersion + " (commands: ", "shipped: " + platform + " beside " + bin}},
+		{"binary alone", alone, []string{"helper: none: no rigout helper shipped (none found: no rigout-helper-linux-<arch> beside " + alone}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := osexec.CommandContext(ctx, tt.bin, "hosts", "test", "box", "--config", cfg, "--known-hosts", known,
+				"--ssh-config", filepath.Join(dir, "no_ssh_config"), "--state-dir", t.TempDir())
+			c.Env = append(os.Environ(), "HOME="+t.TempDir())
+			out, err := c.CombinedOutput()
+			if err != nil {
+				t.Fatalf("rigout hosts test: %v\n%s", err, out)
+			}
+			t.Logf("rigout hosts test:\n%s", out)
+			for _, w := range tt.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("rigout hosts test says:\n%s\nwant %q", out, w)
+				}
+			}
+		})
+	}
 }
 
 // unpack extracts the archive into dir, checks it holds exactly the
-// binary, the README and docs/*.md under one directory, and returns the
-// binary.
-func unpack(t *testing.T, archive []byte, dir string) string {
+// binary, the helpers, the README and docs/*.md under one directory, and
+// returns the binary.
+func unpack(t *testing.T, archive []byte, dir string, helpers []string) string {
 	t.Helper()
 	gz, err := gzip.NewReader(bytes.NewReader(archive))
 	if err != nil {
@@ -124,13 +196,18 @@ func unpack(t *testing.T, archive []byte, dir string) string {
 		f.Close()
 	}
 	prefix := "rigout_v9.8.7-test_" + strings.ReplaceAll(hostTarget(), "/", "_") + "/"
-	if len(names) < 3 || names[0] != prefix+"rigout" || names[1] != prefix+"README.md" {
-		t.Fatalf("archive holds %q, want %srigout, %sREADME.md and %sdocs/*.md", names, prefix, prefix, prefix)
+	want := []string{prefix + "rigout"}
+	for _, h := range helpers {
+		want = append(want, prefix+exec.HelperFileName(h))
+	}
+	want = append(want, prefix+"README.md")
+	if len(names) <= len(want) || !slices.Equal(names[:len(want)], want) {
+		t.Fatalf("archive holds %q, want %q and docs/*.md", names, want)
 	}
 	// The README links to docs/: the archive carries them.
-	for _, n := range names[2:] {
+	for _, n := range names[len(want):] {
 		if !strings.HasPrefix(n, prefix+"docs/") || !strings.HasSuffix(n, ".md") {
-			t.Errorf("archive holds %q besides the binary, the README and docs/*.md", n)
+			t.Errorf("archive holds %q besides the binary, the helpers, the README and docs/*.md", n)
 		}
 	}
 	if !slices.Contains(names, prefix+"docs/CONFIGURATION.md") {
@@ -196,20 +273,17 @@ func serveHealth(ctx context.Context, t *testing.T, bin string) map[string]any {
 // TestArchiveIsReproducible: the same inputs give the same bytes.
 func TestArchiveIsReproducible(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bin")
-	if err := os.WriteFile(bin, []byte("\x7fELF not really"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	a, err := writeArchive(filepath.Join(dir, "a.tar.gz"), "x", date, bin, []byte("readme"), []doc{{"docs/A.md", []byte("a")}})
+	files := []archiveFile{{"rigout", 0o755, []byte("\x7fELF not really")}, {"README.md", 0o644, []byte("readme")}}
+	a, err := writeArchive(filepath.Join(dir, "a.tar.gz"), "x", date, files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := writeArchive(filepath.Join(dir, "b.tar.gz"), "x", date, bin, []byte("readme"), []doc{{"docs/A.md", []byte("a")}})
+	b, err := writeArchive(filepath.Join(dir, "b.tar.gz"), "x", date, files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := writeArchive(filepath.Join(dir, "c.tar.gz"), "x", date.Add(time.Second), bin, []byte("readme"), []doc{{"docs/A.md", []byte("a")}})
+	c, err := writeArchive(filepath.Join(dir, "c.tar.gz"), "x", date.Add(time.Second), files)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -245,6 +245,7 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 		call.Outcome.Error = "could not run: " + err.Error()
 		return rigout.ErrorResult("could not run on %s: %v", host, err), nil
 	}
+	check.Readlink = hostReadlink(ctx, target)
 	refusal, d := f.gateCheck(ctx, call, check)
 	if refusal != nil {
 		return refusal, nil
@@ -462,7 +463,8 @@ func (f *Family) observes(ctx context.Context, call *rigout.Call) bool {
 	}
 	// Observes runs before the chain checks the token's hosts: it never
 	// contacts a host, so an SSH host whose shell is not known yet is not
-	// classified (the handler judges the command once it is).
+	// classified (the handler judges the command once it is), and the
+	// host's links are not read here (the handler judges again with them).
 	d, known := knownDialect(target)
 	if !known {
 		return false
@@ -481,7 +483,18 @@ func (f *Family) observes(ctx context.Context, call *rigout.Call) bool {
 func (f *Family) gateCheck(ctx context.Context, call *rigout.Call, check gate.Command) (*mcp.CallToolResult, validate.Decision) {
 	j, ok := call.State.(*judged)
 	if ok && sameCommand(j.check, check) {
-		return f.cfg.Gate.CheckJudged(ctx, call, check, j.d), j.d
+		d := j.d
+		if check.Readlink != nil && j.check.Readlink == nil {
+			// Observes judged without the host's links, which it may not
+			// read (it contacts no host): judge again with them.
+			d = f.cfg.Gate.Judge(check)
+			if d.Allowed && call.ReadOnly() && !d.ReadOnly {
+				call.Outcome.Status = audit.StatusError
+				call.Outcome.Error = "read-only classification does not match the command"
+				return rigout.ErrorResult("the command classified read-only is not read-only once the host's links are read. Nothing ran."), validate.Decision{}
+			}
+		}
+		return f.cfg.Gate.CheckJudged(ctx, call, check, d), d
 	}
 	if call.ReadOnly() && call.Risk() > rigout.ReadOnly {
 		call.Outcome.Status = audit.StatusError
@@ -490,6 +503,16 @@ func (f *Family) gateCheck(ctx context.Context, call *rigout.Call, check gate.Co
 	}
 	d := f.cfg.Gate.Judge(check)
 	return f.cfg.Gate.CheckJudged(ctx, call, check, d), d
+}
+
+// hostReadlink reads the symbolic links of an SSH target's host for the
+// policy, through its rigout helper (nil elsewhere: see
+// exec.SSH.PolicyReadlink).
+func hostReadlink(ctx context.Context, target exec.Target) func(string) (string, error) {
+	if s, ok := target.Runner.(*exec.SSH); ok && !target.Local {
+		return s.PolicyReadlink(ctx)
+	}
+	return nil
 }
 
 func sameCommand(a, b gate.Command) bool {
