@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/internal/callstream"
 	"github.com/rigout/rigout/redact"
 )
 
@@ -673,8 +674,13 @@ func (g *Gateway) dispatch(r *registered) server.ToolHandlerFunc {
 			call.argsErr = &ArgumentError{Tool: r.tool.Name, Problems: []string{err.Error()}}
 		}
 		call.Args = args
+		if req.Params.Task == nil {
+			// A 2025-11-25 task outlives its request, so its
+			// notifications go through the session.
+			call.stream = callstream.From(ctx)
+		}
 		res := g.serve(ctx, call, r)
-		settleNotifications(ctx, call)
+		call.endStream()
 		return res, nil
 	}
 }
