@@ -600,7 +600,7 @@ func mcpTool(t *Tool) mcp.Tool {
 		Title:           t.Title,
 		Description:     t.Description,
 		RawInputSchema:  t.InputSchema,
-		RawOutputSchema: t.OutputSchema,
+		RawOutputSchema: refusableOutput(t.Name, t.OutputSchema),
 		Annotations:     annotations(t),
 		Execution:       execution(t),
 	}
