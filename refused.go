@@ -103,7 +103,7 @@ func refusableOutput(tool string, raw json.RawMessage) json.RawMessage {
 		}
 	}
 	b, err := json.Marshal(map[string]any{
-		"type":  "object",
+		"type": "object",
 		"anyOf": []any{json.RawMessage(raw), map[string]any{
 			"required":   []any{"refused"},
 			"properties": map[string]any{"refused": map[string]any{"type": "object"}},
