@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/internal/callstream"
 	"github.com/rigout/rigout/redact"
 )
 
@@ -599,7 +600,7 @@ func mcpTool(t *Tool) mcp.Tool {
 		Title:           t.Title,
 		Description:     t.Description,
 		RawInputSchema:  t.InputSchema,
-		RawOutputSchema: t.OutputSchema,
+		RawOutputSchema: refusableOutput(t.Name, t.OutputSchema),
 		Annotations:     annotations(t),
 		Execution:       execution(t),
 	}
@@ -673,8 +674,13 @@ func (g *Gateway) dispatch(r *registered) server.ToolHandlerFunc {
 			call.argsErr = &ArgumentError{Tool: r.tool.Name, Problems: []string{err.Error()}}
 		}
 		call.Args = args
+		if req.Params.Task == nil {
+			// A 2025-11-25 task outlives its request, so its
+			// notifications go through the session.
+			call.stream = callstream.From(ctx)
+		}
 		res := g.serve(ctx, call, r)
-		settleNotifications(ctx, call)
+		call.endStream()
 		return res, nil
 	}
 }

@@ -156,6 +156,9 @@ func (g *Gateway) refusal(call *Call, err error) *mcp.CallToolResult {
 	if cs := call.maskSet(); cs != nil {
 		msg = cs.Redact(msg)
 	}
+	if r, ok := refusalOf(err, msg); ok {
+		return RefusalResult(r, msg)
+	}
 	return ErrorResult("%s", msg)
 }
 

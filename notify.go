@@ -4,30 +4,30 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
+	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/rigout/rigout/internal/callstream"
 	"github.com/rigout/rigout/redact"
 )
 
-// Notification settling. mcp-go v1.2.1 queues a call's notifications on
-// its session's one channel, which both the call's POST stream and the
-// client's standalone GET stream read; the last notification sent before a
-// tool returns can therefore be written after the result, or dropped by the
-// POST stream's forwarder, and a client discards progress that arrives
-// after its result. A call that sent notifications through its Call has its
-// result held until the session's queue is empty and a short grace has
-// passed, so whichever stream took the last notification has written it.
-// stdio and in-process sessions deliver in order and are never held. The
-// grace is 50 ms: 10 ms let the last notification arrive after the result
-// under CI's load (race detector, parallel test binaries); only calls that
-// notified over streamable HTTP pay it, and those are long-running ones.
-const (
-	settleMax   = time.Second
-	settleGrace = 50 * time.Millisecond
-)
+// Notification order. mcp-go v1.2.1 queues a call's notifications on its
+// session's one channel, which over streamable HTTP the call's POST stream,
+// the client's standalone GET stream and other POSTs all read (and the POST
+// stream's forwarder can drop one it dequeued as the result is written),
+// and which over stdio a goroutine of its own writes, racing the result. So
+// a call does not use that channel while it runs: the transport puts the
+// call's own response stream in the request's context
+// (internal/callstream), Notify and Log write each notification on it and
+// return once it is on the connection, and the dispatcher closes the call's
+// use of it when the handler returns, before the result is written. Every
+// notification the handler sent is therefore ahead of the result on the
+// same stream, and none is lost. A call with no such stream (a transport
+// other than rigout's, a 2025-11-25 task that outlives its request) and a
+// notification sent after the handler returned go through mcp-go's
+// session as before.
 
 // ErrNoSession means a notification had no client session to go to.
 var ErrNoSession = errors.New("rigout: no client session to notify")
@@ -43,7 +43,6 @@ func (c *Call) Notify(ctx context.Context, method string, params map[string]any)
 	if srv == nil {
 		return ErrNoSession
 	}
-	c.notified.Store(true)
 	if params != nil {
 		token, hasToken := params["progressToken"]
 		masked, _ := c.maskNotice(params).(map[string]any)
@@ -54,6 +53,9 @@ func (c *Call) Notify(ctx context.Context, method string, params map[string]any)
 			masked["progressToken"] = token
 		}
 		params = masked
+	}
+	if sent, err := c.sendOwn(ctx, method, params); sent {
+		return err
 	}
 	return srv.SendNotificationToClient(ctx, method, params)
 }
@@ -93,9 +95,66 @@ func (c *Call) Log(ctx context.Context, level mcp.LoggingLevel, logger string, d
 	if srv == nil {
 		return ErrNoSession
 	}
-	c.notified.Store(true)
 	logger, _ = c.maskNotice(logger).(string)
-	return srv.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, logger, c.maskNotice(data)))
+	data = c.maskNotice(data)
+	if c.stream != nil {
+		if !logWanted(ctx, level) {
+			return nil
+		}
+		if sent, err := c.sendOwn(ctx, string(mcp.MethodNotificationMessage),
+			map[string]any{"level": level, "logger": logger, "data": data}); sent {
+			return err
+		}
+	}
+	return srv.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, logger, data))
+}
+
+// logWanted reports whether the client asked for log messages of level:
+// at 2026-07-28 in the request, before it with logging/setLevel (as mcp-go
+// decides in SendLogMessageToClient).
+func logWanted(ctx context.Context, level mcp.LoggingLevel) bool {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return info.LogLevel != "" && level.ShouldSendTo(info.LogLevel)
+	}
+	s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithLogging)
+	return ok && level.ShouldSendTo(s.GetLogLevel())
+}
+
+// sendOwn writes a notification on the call's own response stream (see
+// above). It reports false, having sent nothing, when the call has no such
+// stream or no longer may use it.
+func (c *Call) sendOwn(ctx context.Context, method string, params map[string]any) (bool, error) {
+	if c.stream == nil || server.ClientSessionFromContext(ctx) == nil {
+		return false, nil
+	}
+	msg, err := json.Marshal(mcp.JSONRPCNotification{
+		JSONRPC:      mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}},
+	})
+	if err != nil {
+		return true, fmt.Errorf("rigout: encoding notification %s: %w", method, err)
+	}
+	c.streamMu.Lock()
+	defer c.streamMu.Unlock()
+	if c.streamDone {
+		return false, nil
+	}
+	switch err := c.stream.Send(msg); {
+	case errors.Is(err, callstream.ErrEnded):
+		return false, nil
+	case err != nil:
+		return true, fmt.Errorf("rigout: sending notification %s: %w", method, err)
+	}
+	return true, nil
+}
+
+// endStream closes the call's use of its response stream: the handler has
+// returned, and the result is written next. A notification sent later
+// goes through the session.
+func (c *Call) endStream() {
+	c.streamMu.Lock()
+	defer c.streamMu.Unlock()
+	c.streamDone = true
 }
 
 // maskNotice returns v masked as a result is: v itself when no string in
@@ -128,36 +187,4 @@ func (c *Call) maskNotice(v any) any {
 		maskStrings(set, &out)
 	}
 	return out
-}
-
-// settleNotifications holds a call's result until the notifications it
-// sent over streamable HTTP have been written (see above).
-func settleNotifications(ctx context.Context, call *Call) {
-	if !call.notified.Load() {
-		return
-	}
-	s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithStreamableHTTPConfig)
-	if !ok {
-		return
-	}
-	queue := s.NotificationChannel()
-	if len(queue) > 0 {
-		deadline := time.NewTimer(settleMax)
-		defer deadline.Stop()
-		poll := time.NewTicker(time.Millisecond)
-		defer poll.Stop()
-		for len(queue) > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-deadline.C:
-				return
-			case <-poll.C:
-			}
-		}
-	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(settleGrace):
-	}
 }

@@ -16,8 +16,10 @@ import (
 
 // TestNotificationsArriveBeforeTheResult sends three progress notifications
 // and a log message right before a tool returns, over streamable HTTP with
-// the client's standalone GET stream open, many times: every one of them
-// must reach the client before the result does.
+// mcp-go's client and its standalone GET stream open, many times: every one
+// of them must reach the client before the result does. The client hands
+// the notifications of a POST's stream to OnNotification before it returns
+// the result, so no wait is needed: they are counted when CallTool returns.
 func TestNotificationsArriveBeforeTheResult(t *testing.T) {
 	chatty := rigout.Tool{
 		Name: "chatty", Description: "Reports progress, then returns at once.", Risk: rigout.ReadOnly,

@@ -86,13 +86,20 @@ type extTask struct {
 
 // extTasks holds the extension's tasks. It is safe for concurrent use.
 type extTasks struct {
+	// closing is closed by cancelAll: listen streams end (taskstatus.go).
+	closing chan struct{}
+
 	// mu protects the following.
-	mu    sync.Mutex
-	byID  map[string]*extTask
-	order []string // task IDs, oldest first
+	mu       sync.Mutex
+	byID     map[string]*extTask
+	order    []string // task IDs, oldest first
+	watchers map[*taskWatcher]struct{}
+	closed   bool
 }
 
-func newExtTasks() *extTasks { return &extTasks{byID: map[string]*extTask{}} }
+func newExtTasks() *extTasks {
+	return &extTasks{byID: map[string]*extTask{}, closing: make(chan struct{})}
+}
 
 // add records a new working task.
 func (t *extTasks) add(task *extTask, now time.Time) {
@@ -156,6 +163,7 @@ func (t *extTasks) finish(task *extTask, result, rpcErr json.RawMessage, now tim
 		task.status, task.rpcErr = taskFailed, rpcErr
 		task.message = "the call ended with a JSON-RPC error"
 	}
+	t.changedLocked(task)
 }
 
 // cancelTask ends a working task's call and marks it cancelled.
@@ -168,12 +176,17 @@ func (t *extTasks) cancelTask(task *extTask, now time.Time) {
 	task.status, task.updated = taskCancelled, now
 	task.message = "cancelled by the client (tasks/cancel); the command's processes were killed"
 	task.cancel()
+	t.changedLocked(task)
 }
 
 // cancelAll ends every working task's call, for Close.
 func (t *extTasks) cancelAll() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if !t.closed {
+		t.closed = true
+		close(t.closing)
+	}
 	for _, task := range t.byID {
 		if task.status == taskWorking {
 			task.cancel()
@@ -293,6 +306,12 @@ func (g *Gateway) TasksHTTP(next http.Handler) http.Handler {
 			g.serveTaskMethod(w, r, &req)
 		case string(mcp.MethodServerDiscover):
 			g.serveDiscover(w, r, next)
+		case string(mcp.MethodSubscriptionsListen):
+			if ids, only := taskIDsOnly(body); only && req.declaresTasks() {
+				g.serveTaskListen(w, r, &req, ids)
+				return
+			}
+			next.ServeHTTP(w, r)
 		case "tasks/result", "tasks/list":
 			writeRPCError(w, req.ID, mcp.METHOD_NOT_FOUND, req.Method+" is not a method of protocol 2026-07-28 (the tasks extension inlines the result in tasks/get)", nil)
 		case string(mcp.MethodToolsCall):

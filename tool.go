@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/internal/callstream"
 	"github.com/rigout/rigout/redact"
 )
 
@@ -280,12 +280,15 @@ type Call struct {
 	unaudited bool         // the intent row could not be written; the call did not run
 	base      *audit.Event // what both ledger rows share, once computed
 
-	notified atomic.Bool // the call sent notifications (see Notify)
-	secretMu sync.Mutex
-	secrets  *redact.Set    // values of this call to mask (see MaskSecrets)
-	argsErr  *ArgumentError // the arguments were not a JSON object
-	schema   *argSchema     // the tool's compiled input schema
-	extTask  bool           // a tasks-extension call (tasksext.go)
+	stream callstream.Writer // the call's own response stream, or nil (notify.go)
+	// streamMu protects streamDone.
+	streamMu   sync.Mutex
+	streamDone bool // the handler returned: stream is no longer used
+	secretMu   sync.Mutex
+	secrets    *redact.Set    // values of this call to mask (see MaskSecrets)
+	argsErr    *ArgumentError // the arguments were not a JSON object
+	schema     *argSchema     // the tool's compiled input schema
+	extTask    bool           // a tasks-extension call (tasksext.go)
 }
 
 // MaskSecrets adds values the call handles (a credential it injected into

@@ -231,7 +231,8 @@ func (g *Gate) CheckJudged(ctx context.Context, call *rigout.Call, cmd Command, 
 		case rigout.Declined:
 			o.Status = audit.StatusDenied
 			o.Decision = audit.DecisionDeclined
-			return rigout.ErrorResult("refused by policy rule %s: %s\nA person was asked and did not approve it. Nothing ran.", d.Rule, d.Reason)
+			return rigout.RefusalResult(rigout.Refusal{Kind: rigout.RefusedApproval, Rule: d.Rule, Why: d.Reason + " A person was asked and did not approve it.", Instead: d.Hint},
+				fmt.Sprintf("refused by policy rule %s: %s\nA person was asked and did not approve it. Nothing ran.", d.Rule, d.Reason))
 		case rigout.Unsolicited:
 			return g.unsolicited(ctx, call, d)
 		}
@@ -264,7 +265,9 @@ func (g *Gate) CheckJudged(ctx context.Context, call *rigout.Call, cmd Command, 
 	case errors.As(err, &aerr) && aerr.Outcome == rigout.ApprovalDenied:
 		o.Status = audit.StatusDenied
 		o.Decision = audit.DecisionDeclined
-		return rigout.ErrorResult("refused by policy rule %s: %s\nOperator %s denied it (approval %s). Nothing ran.", d.Rule, d.Reason, aerr.Approver, aerr.ID)
+		denied := fmt.Sprintf("Operator %s denied it (approval %s).", aerr.Approver, aerr.ID)
+		return rigout.RefusalResult(rigout.Refusal{Kind: rigout.RefusedApproval, Rule: d.Rule, Why: d.Reason + " " + denied, Instead: d.Hint},
+			fmt.Sprintf("refused by policy rule %s: %s\n%s Nothing ran.", d.Rule, d.Reason, denied))
 	case errors.As(err, &aerr) && aerr.Outcome == rigout.ApprovalExpired:
 		return g.refuse(call, d, fmt.Sprintf("It waited for an operator's approval (approval %s) and no operator decided within %s; do not retry at once: ask the operator to run `rigout approvals`.", aerr.ID, aerr.Wait))
 	}
@@ -284,7 +287,11 @@ func (g *Gate) refuse(call *rigout.Call, d validate.Decision, why string) *mcp.C
 		sb.WriteString("\n" + why)
 	}
 	sb.WriteString("\nNothing ran.")
-	return rigout.ErrorResult("%s", sb.String())
+	r := rigout.Refusal{Kind: rigout.RefusedPolicy, Rule: d.Rule, Why: d.Reason, Instead: d.Hint}
+	if why != "" {
+		r.Why += " " + why
+	}
+	return rigout.RefusalResult(r, sb.String())
 }
 
 // unsolicited refuses a call that carries an approval this gateway did not
@@ -299,7 +306,9 @@ func (g *Gate) unsolicited(ctx context.Context, call *rigout.Call, d validate.De
 	call.Outcome.Detail["refused"] = "unsolicited approval"
 	g.log.LogAttrs(ctx, slog.LevelWarn, "call carried an approval the gateway did not ask for",
 		slog.String("call", call.ID), slog.String("rule", d.Rule), slog.String("principal", call.Principal().Name))
-	return rigout.ErrorResult("refused by policy rule %s: %s\nThe call carried an approval that answers no question this gateway asked in this call (none was asked, or it was already used, expired, altered, or asked about other arguments). An approval cannot be sent with a call; nothing ran.", d.Rule, d.Reason)
+	const stray = "The call carried an approval that answers no question this gateway asked in this call (none was asked, or it was already used, expired, altered, or asked about other arguments). An approval cannot be sent with a call; nothing ran."
+	return rigout.RefusalResult(rigout.Refusal{Kind: rigout.RefusedApproval, Rule: d.Rule, Why: d.Reason + " " + stray, Instead: "call again without an approval; the gateway asks when a rule lets a person decide"},
+		fmt.Sprintf("refused by policy rule %s: %s\n%s", d.Rule, d.Reason, stray))
 }
 
 // hostOf is where cmd runs, as a person reads it.

@@ -20,6 +20,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/rigout/rigout/internal/callstream"
 )
 
 // Defaults used when the corresponding HTTPConfig field is zero.
@@ -345,7 +347,15 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	h.mcp.ServeHTTP(w, r)
+	if r.Method != http.MethodPost {
+		h.mcp.ServeHTTP(w, r)
+		return
+	}
+	// A call's notifications go out on its own POST's response, before
+	// its result (see callResponse).
+	cw := newCallResponse(w)
+	defer cw.end()
+	h.mcp.ServeHTTP(cw, r.WithContext(callstream.With(r.Context(), cw)))
 }
 
 // trusted marks the connection of a request that got past Auth as no

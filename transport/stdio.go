@@ -9,6 +9,8 @@ import (
 	"log/slog"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/rigout/rigout/internal/callstream"
 )
 
 // DefaultMaxFrame bounds one stdio message and one HTTP request body: 4 MiB.
@@ -43,10 +45,17 @@ func ServeStdio(ctx context.Context, srv *server.MCPServer, in io.Reader, out io
 	}
 	s := server.NewStdioServer(srv)
 	s.SetErrorLogger(log.New(slogWriter{logger}, "", 0))
-	if cfg.Context != nil {
-		s.SetContextFunc(cfg.Context)
-	}
-	err := s.Listen(ctx, newFrameLimiter(in, cfg.MaxFrame, logger), out)
+	// A call's notifications are written on out at once, ahead of its
+	// result (see lineOut).
+	lines := &lineOut{w: out}
+	defer lines.end()
+	s.SetContextFunc(func(ctx context.Context) context.Context {
+		if cfg.Context != nil {
+			ctx = cfg.Context(ctx)
+		}
+		return callstream.With(ctx, lines)
+	})
+	err := s.Listen(ctx, newFrameLimiter(in, cfg.MaxFrame, logger), lines)
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

@@ -220,3 +220,76 @@ func TestE2ETasksExtension(t *testing.T) {
 		t.Fatalf("a client without the extension got %+v %v", r.Error, r.Result)
 	}
 }
+
+// TestE2ETaskStatusNotifications drives the real binary as a tasks
+// extension client that listens for its task instead of polling: the
+// subscriptions/listen stream acknowledges the task, reports it working,
+// then completed with the command's output inlined, and ends.
+func TestE2ETaskStatusNotifications(t *testing.T) {
+	_, url, token := startServe(t)
+	c := &modernClient{t: t, url: url, token: token, tasks: true}
+	r := c.send("tools/call", "execute_command", map[string]any{"name": "execute_command", "arguments": map[string]any{"command": "sleep 3; echo finished"}})
+	id, _ := r.Result["taskId"].(string)
+	if r.Error != nil || r.Result["resultType"] != "task" || id == "" {
+		t.Fatalf("a 3 s command did not become a task: %+v %v", r.Error, r.Result)
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": map[string]any{
+		"notifications": map[string]any{"taskIds": []string{id}},
+		"_meta": map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "tasks-ext-test", "version": "1"},
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+		},
+	}})
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body) // the stream ends once the task has
+	if err != nil {
+		t.Fatalf("listen stream: %v (read %q)", err, raw)
+	}
+	var got []string
+	var last map[string]any
+	for _, line := range strings.Split(string(raw), "\n") {
+		d, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(d), &m); err != nil {
+			t.Fatalf("not JSON: %q", d)
+		}
+		p, _ := m["params"].(map[string]any)
+		meta, _ := p["_meta"].(map[string]any)
+		if m["method"] != nil && meta["io.modelcontextprotocol/subscriptionId"] != "listen-1" {
+			t.Errorf("not tagged with the listen's ID: %s", d)
+		}
+		switch m["method"] {
+		case "notifications/subscriptions/acknowledged":
+			n, _ := p["notifications"].(map[string]any)
+			got = append(got, fmt.Sprint("ack ", n["taskIds"]))
+		case "notifications/tasks":
+			got = append(got, fmt.Sprint(p["status"]))
+			last = p
+		default:
+			got = append(got, fmt.Sprint("end ", m["id"]))
+		}
+	}
+	want := []string{fmt.Sprintf("ack [%s]", id), "working", "completed", "end listen-1"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Fatalf("listen stream carried %q, want %q", got, want)
+	}
+	res, _ := last["result"].(map[string]any)
+	sc, _ := res["structuredContent"].(map[string]any)
+	if sc["stdout"] != "finished\n" {
+		t.Errorf("the completed task's result is not inlined: %v", last)
+	}
+}

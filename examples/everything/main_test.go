@@ -221,8 +221,8 @@ func TestHTTP(t *testing.T) {
 	}
 	u, n := &fakeUser{}, &notes{}
 	c := connect(t, tr, u, n)
-	// Every notification arrives before its result: the gateway settles
-	// them (see test/interop/README.md, "Progress and logging").
+	// Every notification arrives before its result: the gateway writes
+	// them on the call's own stream (docs/PROTOCOL.md, "Notification order").
 	exercise(t, c, tr, u, n, 3)
 	subscriptions(t, c, tr, n)
 }

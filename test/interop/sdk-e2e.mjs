@@ -38,7 +38,7 @@ function text(result) {
 // startServe starts `rigout serve` on a free loopback port and resolves to
 // its MCP URL once it prints "listening on URL".
 function startServe(env) {
-  const child = spawn(bin, ["serve", "--addr", "127.0.0.1:0"], { env, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(bin, ["serve", "--addr", "127.0.0.1:0", "--enable-system-tools"], { env, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   const url = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`rigout serve did not start in 15s:\n${stderr}`)), 15000);
@@ -149,7 +149,23 @@ function suite(name, setup) {
       assert.equal(res.isError, true, text(res));
       assert.match(text(res), /rule recursive-delete-root/, text(res));
       assert.equal(res.structuredContent?.exit_code, undefined, "nothing ran");
+      // The model that sees only structuredContent learns the same; the
+      // SDK validated it against execute_command's output schema.
+      assert.equal(res.structuredContent?.refused?.kind, "policy", JSON.stringify(res.structuredContent));
+      assert.equal(res.structuredContent.refused.rule, "recursive-delete-root");
+      assert.ok(res.structuredContent.refused.why, "the refusal says why");
       assert.ok(existsSync(join(sentinelRoot, "keep")), "the sentinel root was emptied");
+    });
+
+    test("a refusal validates against an output schema with required properties", async () => {
+      // get_hardware_info's output schema requires host, route, os, cpu and
+      // memory; a refused call carries none of them, and the SDK checks
+      // structuredContent against the schema even on an error result.
+      const res = await call({ refresh: "yes" }, "get_hardware_info");
+      assert.equal(res.isError, true, text(res));
+      assert.equal(res.structuredContent?.refused?.kind, "argument", JSON.stringify(res.structuredContent));
+      assert.match(res.structuredContent.refused.why, /refresh/);
+      assert.match(text(res), /refresh/);
     });
   });
 }
@@ -158,7 +174,7 @@ suite("stdio", async () => {
   const state = mkdtempSync(join(tmpdir(), "rigout-sdk-stdio-"));
   const transport = new StdioClientTransport({
     command: bin,
-    args: ["stdio"],
+    args: ["stdio", "--enable-system-tools"],
     env: { ...process.env, RIGOUT_STATE_DIR: state, RIGOUT_CONFIG: configFile },
     cwd: state,
     stderr: "pipe",
@@ -224,7 +240,7 @@ suite("start --detach, connect json", async () => {
   const state = mkdtempSync(join(tmpdir(), "rigout-sdk-detach-"));
   const env = { ...process.env, RIGOUT_STATE_DIR: state, RIGOUT_CONFIG: configFile };
   const rigout = (...args) => execFileSync(bin, args, { env, encoding: "utf8", timeout: 60000 });
-  rigout("start", "--detach", "--addr", "127.0.0.1:0");
+  rigout("start", "--detach", "--addr", "127.0.0.1:0", "--enable-system-tools");
   const pid = JSON.parse(readFileSync(join(state, "runtime.json"), "utf8")).pid;
   const snippet = JSON.parse(rigout("connect", "json"));
   assert.equal(snippet.transport, "streamable-http");
