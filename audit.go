@@ -2,6 +2,7 @@ package rigout
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,13 +16,16 @@ import (
 	"github.com/rigout/rigout/auth"
 )
 
-// AuditLedger is what the gateway needs of an audit ledger: the write side
-// and the keyed digest of arguments. The SQLite ledger implements it; a
-// tool that reads the ledger (get_server_activity) takes the read side,
-// audit.Querier, in its own configuration.
-type AuditLedger interface {
-	audit.Recorder
-	DigestArgs(raw []byte) string
+// argsDigest returns the digest of a call's arguments: the ledger's own
+// when it keys one (audit.ArgsDigester), else an HMAC under a random key
+// of this gateway's.
+func argsDigest(rec audit.Recorder) func(raw []byte) string {
+	if d, ok := rec.(audit.ArgsDigester); ok {
+		return d.DigestArgs
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key) // crypto/rand.Read does not fail
+	return func(raw []byte) string { return audit.KeyedDigest(key, raw) }
 }
 
 // auditHealth is implemented by ledgers that can report their state.
@@ -217,7 +221,7 @@ func (g *Gateway) baseEvent(ctx context.Context, call *Call) audit.Event {
 		e.Session = s.SessionID()
 	}
 	if raw, err := json.Marshal(call.Args); err == nil {
-		e.ArgsDigest = g.cfg.Audit.DigestArgs(raw)
+		e.ArgsDigest = g.digest(raw)
 		switch {
 		case g.cfg.AuditArgValues:
 			e.Args = g.redact(string(raw))

@@ -34,7 +34,7 @@ func newStore(t *testing.T) *credstore.Store {
 	return s
 }
 
-func gateway(t *testing.T, l rigout.AuditLedger, scopes auth.Scopes) *rigout.Gateway {
+func gateway(t *testing.T, l audit.Recorder, scopes auth.Scopes) *rigout.Gateway {
 	t.Helper()
 	cf, err := credentials.New(credentials.Config{Store: newStore(t)})
 	if err != nil {

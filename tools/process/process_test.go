@@ -43,7 +43,7 @@ func newManager(t *testing.T, rec audit.Recorder) *sessions.Manager {
 
 // connect builds a gateway with the shell and process families on m, for
 // principal (full scopes unless scopes is given), and connects to it.
-func connect(t *testing.T, m *sessions.Manager, principal string, scopes *auth.Scopes, ledger rigout.AuditLedger) *client.Client {
+func connect(t *testing.T, m *sessions.Manager, principal string, scopes *auth.Scopes, ledger audit.Recorder) *client.Client {
 	t.Helper()
 	sh, err := shell.New(shell.Config{Local: &exec.Local{UnsafeNoSandbox: true}, Processes: m})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
@@ -33,7 +34,7 @@ type sshHost struct {
 	// creds and ledger, if set, are the shell family's credential store
 	// and the gateway's ledger.
 	creds  *credentials.Store
-	ledger rigout.AuditLedger
+	ledger audit.Recorder
 	// helper, if set, is required on the host (rigout's helper).
 	helper *exec.HelperConfig
 }

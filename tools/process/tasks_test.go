@@ -33,13 +33,13 @@ import (
 // over streamable HTTP (stateless, where mcp-go itself scopes tasks to
 // nothing), with three bearer tokens: "alice-token" and "bob-token" (full
 // scopes) and "carol-token" (read-only).
-func serveTasks(t *testing.T, ledger rigout.AuditLedger) string {
+func serveTasks(t *testing.T, ledger audit.Recorder) string {
 	t.Helper()
 	return serveTasksWith(t, ledger, newManager(t, ledger), nil)
 }
 
 // serveTasksWith is serveTasks on m, with a credential store.
-func serveTasksWith(t *testing.T, ledger rigout.AuditLedger, m *sessions.Manager, creds *credentials.Store) string {
+func serveTasksWith(t *testing.T, ledger audit.Recorder, m *sessions.Manager, creds *credentials.Store) string {
 	t.Helper()
 	sh, err := shell.New(shell.Config{Local: &exec.Local{UnsafeNoSandbox: true}, Processes: m, Credentials: creds})
 	if err != nil {
