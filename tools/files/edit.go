@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/tools/internal/family"
 )
 
 // maxDiffLines bounds the diff an edit returns.
@@ -44,11 +45,11 @@ func (o *op) edit(ctx context.Context) (*mcp.CallToolResult, error) {
 	}
 	from, fromUsed, err := o.cs.substitute("old_string", o.a.OldString)
 	if err != nil {
-		return invalid(o.call, "%v: nothing was changed", err)
+		return family.Invalid(o.call, "%v: nothing was changed", err)
 	}
 	to, toUsed, err := o.cs.substitute("new_string", *o.a.NewString)
 	if err != nil {
-		return invalid(o.call, "%v: nothing was changed", err)
+		return family.Invalid(o.call, "%v: nothing was changed", err)
 	}
 	// Keep the file's line endings: an old_string typed with \n matches
 	// a CRLF file, and the replacement is written with CRLF.

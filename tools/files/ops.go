@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/tools/internal/family"
 )
 
 const fileOperationsDescription = "Files without a shell, local or over SFTP. " +
@@ -108,29 +109,29 @@ func (f *Family) fileOperations(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	switch a.Action {
 	case "copy", "move":
 		if !hasDest {
-			return invalid(call, "%s needs `destination`", a.Action)
+			return family.Invalid(call, "%s needs `destination`", a.Action)
 		}
 	case "write", "append":
 		if a.Content == nil {
-			return invalid(call, "%s needs `content`", a.Action)
+			return family.Invalid(call, "%s needs `content`", a.Action)
 		}
 	case "edit":
 		if a.OldString == "" || a.NewString == nil {
-			return invalid(call, "edit needs `old_string` (the exact text to replace) and `new_string`")
+			return family.Invalid(call, "edit needs `old_string` (the exact text to replace) and `new_string`")
 		}
 	case "chmod":
 		if a.Mode == "" {
-			return invalid(call, "chmod needs `mode`, octal such as 644 or 0755")
+			return family.Invalid(call, "chmod needs `mode`, octal such as 644 or 0755")
 		}
 	case "chown":
 		if a.Owner == "" {
-			return invalid(call, "chown needs `owner`: user, user:group, :group or uid:gid")
+			return family.Invalid(call, "chown needs `owner`: user, user:group, :group or uid:gid")
 		}
 	}
 	if a.ExpectedSHA256 != "" {
 		a.ExpectedSHA256 = strings.ToLower(a.ExpectedSHA256)
 		if len(a.ExpectedSHA256) != 64 || strings.Trim(a.ExpectedSHA256, "0123456789abcdef") != "" {
-			return invalid(call, "expected_sha256 must be 64 hex digits")
+			return family.Invalid(call, "expected_sha256 must be 64 hex digits")
 		}
 	}
 	host := call.Hosts()[0]
@@ -178,7 +179,7 @@ func (f *Family) fileOperations(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	case "mkdir":
 		res, err = o.mkdir(ctx)
 	default:
-		return invalid(call, "unknown action %q", a.Action)
+		return family.Invalid(call, "unknown action %q", a.Action)
 	}
 	if err != nil {
 		var me *mismatchError
@@ -322,7 +323,7 @@ func (o *op) write(ctx context.Context) (*mcp.CallToolResult, error) {
 	if o.a.Mode != "" {
 		m, err := parseMode(o.a.Mode)
 		if err != nil {
-			return invalid(o.call, "%v", err)
+			return family.Invalid(o.call, "%v", err)
 		}
 		opts.mode = m
 	}
@@ -336,7 +337,7 @@ func (o *op) write(ctx context.Context) (*mcp.CallToolResult, error) {
 	}
 	content, used, err := o.cs.substitute("content", *o.a.Content)
 	if err != nil {
-		return invalid(o.call, "%v: nothing was written", err)
+		return family.Invalid(o.call, "%v: nothing was written", err)
 	}
 	pub, err := publish(o.fsys, o.path, strings.NewReader(content), opts)
 	if err != nil {
@@ -378,7 +379,7 @@ func (o *op) delete(ctx context.Context) (*mcp.CallToolResult, error) {
 		return nil, err
 	}
 	if fi.IsDir() && !o.a.Recursive {
-		return invalid(o.call, "%s is a directory; set recursive: true to delete it and everything in it", o.path)
+		return family.Invalid(o.call, "%s is a directory; set recursive: true to delete it and everything in it", o.path)
 	}
 	argv := []string{"rm", "--", o.path}
 	if fi.IsDir() {
@@ -417,11 +418,11 @@ func (o *op) copy(ctx context.Context) (*mcp.CallToolResult, error) {
 		return nil, err
 	}
 	if fi.IsDir() && !o.a.Recursive {
-		return invalid(o.call, "%s is a directory; set recursive: true to copy it and everything in it", o.path)
+		return family.Invalid(o.call, "%s is a directory; set recursive: true to copy it and everything in it", o.path)
 	}
 	dst := o.target()
 	if dst == o.path || within(dst, o.path) && fi.IsDir() {
-		return invalid(o.call, "cannot copy %s into itself (%s)", o.path, dst)
+		return family.Invalid(o.call, "cannot copy %s into itself (%s)", o.path, dst)
 	}
 	argv := []string{"cp", "--", o.path, dst}
 	if fi.IsDir() {
@@ -492,7 +493,7 @@ func (o *op) move(ctx context.Context) (*mcp.CallToolResult, error) {
 func (o *op) chmod(ctx context.Context) (*mcp.CallToolResult, error) {
 	m, err := parseMode(o.a.Mode)
 	if err != nil {
-		return invalid(o.call, "%v", err)
+		return family.Invalid(o.call, "%v", err)
 	}
 	argv := []string{"chmod", o.a.Mode, "--", o.path}
 	if o.a.Recursive {
@@ -531,7 +532,7 @@ func (o *op) apply(ctx context.Context, fn func(string) error) (int, error) {
 func (o *op) chown(ctx context.Context) (*mcp.CallToolResult, error) {
 	uid, gid, err := o.owner(o.a.Owner)
 	if err != nil {
-		return invalid(o.call, "%v", err)
+		return family.Invalid(o.call, "%v", err)
 	}
 	argv := []string{"chown", o.a.Owner, "--", o.path}
 	if o.a.Recursive {
@@ -724,7 +725,7 @@ func (o *op) mkdir(ctx context.Context) (*mcp.CallToolResult, error) {
 	if o.a.Mode != "" {
 		m, err := parseMode(o.a.Mode)
 		if err != nil {
-			return invalid(o.call, "%v", err)
+			return family.Invalid(o.call, "%v", err)
 		}
 		mode = m
 	}

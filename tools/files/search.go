@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/tools/internal/family"
 )
 
 // maxGrepFileBytes skips larger files in grep.
@@ -83,11 +84,11 @@ func (f *Family) searchFiles(ctx context.Context, call *rigout.Call) (*mcp.CallT
 			return failed(call, "cannot reach "+host, err)
 		}
 		if !local {
-			return invalid(call, "search_files on an SSH host needs `path`")
+			return family.Invalid(call, "search_files on an SSH host needs `path`")
 		}
 		root = f.cfg.WorkDir
 		if err := call.Principal().Scopes.RequirePath(root); err != nil {
-			return invalid(call, "give `path`: the default, %s, is outside this token's file roots", root)
+			return family.Invalid(call, "give `path`: the default, %s, is outside this token's file roots", root)
 		}
 	}
 	limit := f.cfg.MaxResults
@@ -114,7 +115,7 @@ func (f *Family) searchFiles(ctx context.Context, call *rigout.Call) (*mcp.CallT
 	switch a.Mode {
 	case "glob":
 		if _, err := path.Match(strings.ReplaceAll(a.Pattern, "**", "*"), ""); err != nil {
-			return invalid(call, "bad glob %q: %v", a.Pattern, err)
+			return family.Invalid(call, "bad glob %q: %v", a.Pattern, err)
 		}
 		out, err = f.glob(sctx, fsys, root, a.Pattern, limit)
 	case "grep":
@@ -124,16 +125,16 @@ func (f *Family) searchFiles(ctx context.Context, call *rigout.Call) (*mcp.CallT
 		}
 		re, rerr := regexp.Compile(expr)
 		if rerr != nil {
-			return invalid(call, "bad regular expression: %v", rerr)
+			return family.Invalid(call, "bad regular expression: %v", rerr)
 		}
 		if a.Include != "" {
 			if _, err := path.Match(a.Include, ""); err != nil {
-				return invalid(call, "bad include glob %q: %v", a.Include, err)
+				return family.Invalid(call, "bad include glob %q: %v", a.Include, err)
 			}
 		}
 		out, err = f.grep(sctx, fsys, root, re, a, limit)
 	default:
-		return invalid(call, "mode must be glob or grep")
+		return family.Invalid(call, "mode must be glob or grep")
 	}
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return failed(call, "search "+root, err)

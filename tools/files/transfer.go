@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/tools/internal/family"
 )
 
 // sftpConcurrency is the number of SFTP writes an upload keeps in flight,
@@ -77,22 +78,22 @@ func (f *Family) bulkFileTransfer(ctx context.Context, call *rigout.Call) (*mcp.
 	switch a.Action {
 	case "upload":
 		if a.DestinationHost == "" {
-			return invalid(call, "upload needs destination_host (the source is on this machine)")
+			return family.Invalid(call, "upload needs destination_host (the source is on this machine)")
 		}
 	case "download":
 		if a.SourceHost == "" {
-			return invalid(call, "download needs source_host (the destination is on this machine)")
+			return family.Invalid(call, "download needs source_host (the destination is on this machine)")
 		}
 	}
 	srcHost, dstHost := hostArg(call, "source_host"), hostArg(call, "destination_host")
 	if a.Action == "upload" {
 		if local, err := f.isLocal(ctx, srcHost, call.Principal().Name); err != nil || !local {
-			return invalid(call, "upload reads from this machine; use copy for %s", srcHost)
+			return family.Invalid(call, "upload reads from this machine; use copy for %s", srcHost)
 		}
 	}
 	if a.Action == "download" {
 		if local, err := f.isLocal(ctx, dstHost, call.Principal().Name); err != nil || !local {
-			return invalid(call, "download writes to this machine; use copy for %s", dstHost)
+			return family.Invalid(call, "download writes to this machine; use copy for %s", dstHost)
 		}
 	}
 	src, _ := call.Path("source")
@@ -124,7 +125,7 @@ func (f *Family) bulkFileTransfer(ctx context.Context, call *rigout.Call) (*mcp.
 		}
 	}
 	if target == src && srcHost == dstHost {
-		return invalid(call, "source and destination are the same file: %s", src)
+		return family.Invalid(call, "source and destination are the same file: %s", src)
 	}
 	argv := []string{"cp", "--", src, target}
 	if fi.IsDir() {

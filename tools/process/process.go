@@ -39,6 +39,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/sessions"
+	"github.com/rigout/rigout/tools/internal/family"
 )
 
 // DefaultMaxWait is the longest wait_seconds a read may ask for, when
@@ -163,11 +164,6 @@ type Chunk struct {
 	Lines    int64 `json:"lines"`
 }
 
-func invalid(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult, error) {
-	call.Outcome.Status = audit.StatusInvalid
-	return rigout.ErrorResult(format, args...), nil
-}
-
 func (f *Family) process(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
 	var a processArgs
 	if err := call.Bind(&a); err != nil {
@@ -178,7 +174,7 @@ func (f *Family) process(ctx context.Context, call *rigout.Call) (*mcp.CallToolR
 		return f.list(who)
 	}
 	if a.ID == "" {
-		return invalid(call, "process %s needs `id`", call.Action())
+		return family.Invalid(call, "process %s needs `id`", call.Action())
 	}
 	p, err := f.cfg.Manager.Get(who, a.ID)
 	if err != nil {
@@ -256,7 +252,7 @@ func state(in sessions.Info) string {
 func (f *Family) read(ctx context.Context, call *rigout.Call, p *sessions.Process, a processArgs) (*mcp.CallToolResult, error) {
 	req := sessions.ReadRequest{Offset: a.Offset, ErrOffset: a.StderrOffset, Tail: a.Tail, Line: a.Line, Max: f.cfg.MaxRead}
 	if a.Line > 0 && a.Tail > 0 {
-		return invalid(call, "line and tail do not go together: line reads from a line, tail reads the last lines")
+		return family.Invalid(call, "line and tail do not go together: line reads from a line, tail reads the last lines")
 	}
 	switch a.Stream {
 	case "", "both":
@@ -265,7 +261,7 @@ func (f *Family) read(ctx context.Context, call *rigout.Call, p *sessions.Proces
 	case "stderr":
 		req.Stream = exec.Stderr
 	default:
-		return invalid(call, "stream is stdout, stderr or both")
+		return family.Invalid(call, "stream is stdout, stderr or both")
 	}
 	if a.WaitSeconds > 0 {
 		req.Wait = min(time.Duration(a.WaitSeconds)*time.Second, f.cfg.MaxWait)
@@ -382,7 +378,7 @@ var keyBytes = map[string]string{"enter": "\n", "tab": "\t", "esc": "\x1b"}
 
 func (f *Family) write(ctx context.Context, call *rigout.Call, p *sessions.Process, a processArgs) (*mcp.CallToolResult, error) {
 	if a.Input == nil && len(a.Keys) == 0 {
-		return invalid(call, "process write needs `input` or `keys`")
+		return family.Invalid(call, "process write needs `input` or `keys`")
 	}
 	var did []string
 	fail := func(err error) (*mcp.CallToolResult, error) {
@@ -412,7 +408,7 @@ func (f *Family) write(ctx context.Context, call *rigout.Call, p *sessions.Proce
 		default:
 			b, ok := keyBytes[k]
 			if !ok {
-				return invalid(call, "unknown key %q", k)
+				return family.Invalid(call, "unknown key %q", k)
 			}
 			_, err = p.Write(ctx, []byte(b))
 			did = append(did, "sent "+k)
@@ -442,7 +438,7 @@ func (f *Family) signal(ctx context.Context, call *rigout.Call, p *sessions.Proc
 	} else if sig, ok := signals[name]; ok {
 		err = p.Signal(sig)
 	} else {
-		return invalid(call, "signal is stop, TERM, KILL, INT or HUP")
+		return family.Invalid(call, "signal is stop, TERM, KILL, INT or HUP")
 	}
 	if err != nil {
 		if errors.Is(err, sessions.ErrFinished) {

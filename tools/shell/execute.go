@@ -14,6 +14,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
+	"github.com/rigout/rigout/tools/internal/family"
 	"github.com/rigout/rigout/validate"
 )
 
@@ -149,12 +150,6 @@ type commandResult struct {
 	Note      string           `json:"note,omitempty"`
 }
 
-// invalid marks the call invalid and returns the error result.
-func invalid(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult, error) {
-	call.Outcome.Status = audit.StatusInvalid
-	return rigout.ErrorResult(format, args...), nil
-}
-
 func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
 	var a executeArgs
 	if err := call.Bind(&a); err != nil {
@@ -165,23 +160,23 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	}
 	switch {
 	case a.Command == "" && len(a.Argv) == 0:
-		return invalid(call, "execute_command needs `command` (a shell command line) or `argv` (an argument array)")
+		return family.Invalid(call, "execute_command needs `command` (a shell command line) or `argv` (an argument array)")
 	case a.Command != "" && len(a.Argv) > 0:
-		return invalid(call, "execute_command takes `command` or `argv`, not both")
+		return family.Invalid(call, "execute_command takes `command` or `argv`, not both")
 	case a.Hosts != nil && a.Host != "":
-		return invalid(call, "execute_command takes `host` or `hosts`, not both")
+		return family.Invalid(call, "execute_command takes `host` or `hosts`, not both")
 	}
 	wait := f.cfg.Wait
 	if a.WaitSeconds != nil {
 		if *a.WaitSeconds < 0 || *a.WaitSeconds > int64(f.cfg.MaxTimeout/time.Second) {
-			return invalid(call, "wait_seconds must be between 0 and %d", int64(f.cfg.MaxTimeout/time.Second))
+			return family.Invalid(call, "wait_seconds must be between 0 and %d", int64(f.cfg.MaxTimeout/time.Second))
 		}
 		wait = time.Duration(*a.WaitSeconds) * time.Second
 	}
 	timeout := f.cfg.DefaultTimeout
 	if a.Timeout > 0 {
 		if a.Timeout > int64(f.cfg.MaxTimeout/time.Second) {
-			return invalid(call, "timeout %ds exceeds this gateway's maximum of %ds", a.Timeout, int64(f.cfg.MaxTimeout/time.Second))
+			return family.Invalid(call, "timeout %ds exceeds this gateway's maximum of %ds", a.Timeout, int64(f.cfg.MaxTimeout/time.Second))
 		}
 		timeout = time.Duration(a.Timeout) * time.Second
 	}
@@ -219,7 +214,7 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	}
 
 	host := call.Hosts()[0]
-	target, err := f.route(ctx, host, call.Principal().Name)
+	target, err := f.runners.Resolve(ctx, host, call.Principal().Name)
 	if err != nil {
 		call.Outcome.Status = audit.StatusError
 		return rigout.ErrorResult("%v", err), nil
@@ -228,7 +223,7 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	dir, set := call.Path("working_directory")
 	if target.Local && !set {
 		if dir, err = f.localDir(""); err != nil {
-			return invalid(call, "working directory: %v", err)
+			return family.Invalid(call, "working directory: %v", err)
 		}
 		// The default directory is a path the command touches too.
 		if err := call.Principal().Scopes.RequirePath(dir); err != nil {
@@ -274,14 +269,7 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 // model, structuredContent for programs, and the outcome for the ledger.
 func (f *Family) commandResult(call *rigout.Call, host, command string, res exec.Result) *mcp.CallToolResult {
 	o := &call.Outcome
-	exit := res.ExitCode
-	o.ExitCode = &exit
-	o.Signal = res.Signal
-	o.StdoutBytes, o.StderrBytes = res.Stdout.Total, res.Stderr.Total
-	o.Truncated = res.Truncated()
-	if res.Route == "local" && !res.Sandboxed {
-		o.Unsandboxed = res.Unsandboxed
-	}
+	family.Ran(o, res.Route == "local", res)
 
 	outParts, errParts := outputParts(res.Stdout), outputParts(res.Stderr)
 	failed := res.ExitCode != 0 || res.TimedOut || res.Canceled
@@ -443,7 +431,7 @@ func (f *Family) observes(ctx context.Context, call *rigout.Call) bool {
 	if len(hosts) != 1 {
 		return false
 	}
-	target, err := f.route(ctx, hosts[0], call.Principal().Name)
+	target, err := f.runners.Resolve(ctx, hosts[0], call.Principal().Name)
 	if err != nil {
 		return false
 	}
