@@ -21,16 +21,16 @@ import (
 	"github.com/rigout/rigout/audit/audittest"
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/activity"
 	"github.com/rigout/rigout/tools/shell"
 )
 
-func openLedger(t *testing.T) *sqlite.Ledger { return gwtest.OpenLedger(t) }
+func openLedger(t *testing.T) *sqlite.Ledger { return rigouttest.OpenLedger(t) }
 
 func events(t *testing.T, l audit.Querier, f audit.Filter) []audit.Event {
 	t.Helper()
-	return gwtest.Events(t, l, f)
+	return rigouttest.Events(t, l, f)
 }
 
 // withActivity adds get_server_activity on l to cfg's tools.

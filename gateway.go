@@ -411,6 +411,13 @@ var (
 	hostArgRE  = regexp.MustCompile(`^(host|hosts|.+_host|.+_hosts)$`)
 )
 
+// IsHostArg reports whether an argument named name names a host: host,
+// hosts, or a name ending in _host or _hosts. Register refuses a tool
+// whose schema has such an argument that Tool.Hosts does not declare, so
+// that no host reaches a handler unchecked; a tool built from another
+// server's schema (package federation) declares them with it.
+func IsHostArg(name string) bool { return hostArgRE.MatchString(name) }
+
 // Register adds a tool to the registry. It is an error to register a name
 // twice, a tool without a handler or risk class, an invalid schema, or a
 // declaration the schema does not back (an undeclared host-like argument,

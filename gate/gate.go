@@ -53,6 +53,7 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/textsafe"
 	"github.com/rigout/rigout/validate"
 )
 
@@ -302,7 +303,7 @@ func hostOf(cmd Command) string {
 // whole command (bounded), where, and why it was held back.
 func question(cmd Command, d validate.Decision) string {
 	host := hostOf(cmd)
-	text := rigout.SafeBlock(cmd.String(), maxShown)
+	text := textsafe.Block(cmd.String(), maxShown)
 	lines := strings.Count(text, "\n") + 1
 	shown := "  " + strings.ReplaceAll(text, "\n", "\n  ")
 	what := "this command"

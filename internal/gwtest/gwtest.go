@@ -1,15 +1,11 @@
-// Package gwtest holds the helpers the gateway's and the tool families'
-// tests share: an in-process MCP client, a real SQLite ledger in a temp
-// dir, a loopback HTTP server, and readers for results. It is for tests
-// only.
+// Package gwtest holds the test helpers of this module that are not for
+// embedders: the forms a secret takes in output, and a credentials store
+// of one secret (secrets.go). The gateway harness it held is the public
+// package rigouttest; the functions below delegate to it, for tests
+// written before the move.
 package gwtest
 
 import (
-	"context"
-	"encoding/json"
-	"net"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -18,129 +14,68 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/sqlite"
-	"github.com/rigout/rigout/transport"
+	"github.com/rigout/rigout/rigouttest"
 )
 
-// New builds a gateway and closes it when the test ends.
-func New(t testing.TB, cfg rigout.Config) *rigout.Gateway {
-	t.Helper()
-	gw, err := rigout.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { gw.Close() })
-	return gw
-}
+// New is rigouttest.New.
+//
+// Deprecated: use rigouttest.New.
+func New(t testing.TB, cfg rigout.Config) *rigout.Gateway { t.Helper(); return rigouttest.New(t, cfg) }
 
-// Connect returns an initialized in-process MCP client for gw.
+// Connect is rigouttest.Connect.
+//
+// Deprecated: use rigouttest.Connect.
 func Connect(t testing.TB, gw *rigout.Gateway) *client.Client {
 	t.Helper()
-	c, err := client.NewInProcessClient(gw.MCPServer())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Initialize(t, c, "test")
+	return rigouttest.Connect(t, gw)
 }
 
-// Initialize starts c, closes it when the test ends, and initializes it
-// at the latest protocol version as the client name; it returns c.
+// Initialize is rigouttest.Initialize.
+//
+// Deprecated: use rigouttest.Initialize.
 func Initialize(t testing.TB, c *client.Client, name string) *client.Client {
 	t.Helper()
-	t.Cleanup(func() { c.Close() })
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return rigouttest.Initialize(t, c, name)
 }
 
-// Call calls a tool and fails the test on a protocol error.
+// Call is rigouttest.Call.
+//
+// Deprecated: use rigouttest.Call.
 func Call(t testing.TB, c *client.Client, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	var req mcp.CallToolRequest
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, err := c.CallTool(context.Background(), req)
-	if err != nil {
-		t.Fatalf("CallTool(%s): %v", name, err)
-	}
-	return res
+	return rigouttest.Call(t, c, name, args)
 }
 
-// Text joins a result's text blocks.
-func Text(res *mcp.CallToolResult) string {
-	var sb strings.Builder
-	for _, c := range res.Content {
-		if t, ok := c.(mcp.TextContent); ok {
-			sb.WriteString(t.Text)
-		}
-	}
-	return sb.String()
-}
+// Text is rigouttest.Text.
+//
+// Deprecated: use rigouttest.Text.
+func Text(res *mcp.CallToolResult) string { return rigouttest.Text(res) }
 
-// Structured decodes a result's structuredContent.
+// Structured is rigouttest.Structured.
+//
+// Deprecated: use rigouttest.Structured.
 func Structured(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	t.Helper()
-	b, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return rigouttest.Structured(t, res)
 }
 
-// OpenLedger opens a real SQLite ledger in a temp dir, closed when the test
-// ends.
-func OpenLedger(t testing.TB) *sqlite.Ledger {
-	t.Helper()
-	l, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "audit.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return l
-}
+// OpenLedger is rigouttest.OpenLedger.
+//
+// Deprecated: use rigouttest.OpenLedger.
+func OpenLedger(t testing.TB) *sqlite.Ledger { t.Helper(); return rigouttest.OpenLedger(t) }
 
-// Events queries the ledger.
+// Events is rigouttest.Events.
+//
+// Deprecated: use rigouttest.Events.
 func Events(t testing.TB, l audit.Querier, f audit.Filter) []audit.Event {
 	t.Helper()
-	ev, err := l.Query(context.Background(), f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ev
+	return rigouttest.Events(t, l, f)
 }
 
-// ServeHTTP serves gw over streamable HTTP without authentication on a
-// loopback port until the test ends, and returns the MCP URL.
+// ServeHTTP is rigouttest.ServeHTTP.
+//
+// Deprecated: use rigouttest.ServeHTTP.
 func ServeHTTP(t testing.TB, gw *rigout.Gateway) string {
 	t.Helper()
-	h, err := transport.NewHTTP(gw.MCPServer(), transport.HTTPConfig{InsecureNoAuth: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- h.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		h.Close()
-	})
-	return "http://" + ln.Addr().String() + "/mcp"
+	return rigouttest.ServeHTTP(t, gw)
 }

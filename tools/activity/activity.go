@@ -29,6 +29,7 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/textsafe"
 )
 
 // Config configures the family.
@@ -149,7 +150,7 @@ func (f *Family) serverActivity(ctx context.Context, call *rigout.Call) (*mcp.Ca
 			Seq: e.Seq, Time: e.Time.UTC().Format(time.RFC3339Nano), Type: e.Type, Phase: e.Phase,
 			Principal: e.Principal, Tool: e.Tool, Host: e.Host, Route: e.Route, Status: string(e.Status),
 			Rule: e.Rule, Bypassed: e.Bypassed, ExitCode: e.ExitCode, Signal: e.Signal,
-			MS: e.Duration.Milliseconds(), Error: e.Error, Ran: rigout.SafeBlock(e.Ran(), 500),
+			MS: e.Duration.Milliseconds(), Error: e.Error, Ran: textsafe.Block(e.Ran(), 500),
 		})
 	}
 	return rigout.JSONResult(out)

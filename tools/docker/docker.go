@@ -43,6 +43,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
+	"github.com/rigout/rigout/textsafe"
 	"github.com/rigout/rigout/tools/internal/family"
 )
 
@@ -502,8 +503,8 @@ func render(call *rigout.Call, host, route, engine string, argv []string, res ex
 // text renders one captured stream, cleaned and redacted, marking the cut.
 func text(o exec.Output) string {
 	if o.Dropped == 0 {
-		return rigout.SafeText(o.Data)
+		return textsafe.Text(o.Data)
 	}
 	return fmt.Sprintf("%s\n[… %d bytes dropped: output over the cap keeps its first %d and last %d bytes …]\n%s",
-		rigout.SafeText(o.Data[:o.Head]), o.Dropped, o.Head, len(o.Data)-o.Head, rigout.SafeText(o.Data[o.Head:]))
+		textsafe.Text(o.Data[:o.Head]), o.Dropped, o.Head, len(o.Data)-o.Head, textsafe.Text(o.Data[o.Head:]))
 }

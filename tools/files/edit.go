@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/textsafe"
 	"github.com/rigout/rigout/tools/internal/family"
 )
 
@@ -104,7 +105,7 @@ func (o *op) edit(ctx context.Context) (*mcp.CallToolResult, error) {
 		sha = "sha256 withheld (the file holds a credential)"
 	}
 	return rigout.TextResult(fmt.Sprintf("edited %s: %d replacement(s); %s%s\n%s",
-		o.path, n, sha, o.via(), rigout.SafeText([]byte(diff)))), nil
+		o.path, n, sha, o.via(), textsafe.Text([]byte(diff)))), nil
 }
 
 // splitLines splits text into lines without their endings.

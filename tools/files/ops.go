@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/textsafe"
 	"github.com/rigout/rigout/tools/internal/family"
 )
 
@@ -251,7 +252,7 @@ func (o *op) read() (*mcp.CallToolResult, error) {
 	default:
 		fmt.Fprintf(&hdr, "%s: lines %d-%d, %d bytes%s\n", o.path, res.first, res.first+res.lines-1, fi.Size(), o.via())
 	}
-	text := hdr.String() + rigout.SafeText([]byte(res.text))
+	text := hdr.String() + textsafe.Text([]byte(res.text))
 	sc := readInfo{Path: o.path, Size: fi.Size(), FirstLine: res.first, Lines: res.lines, Truncated: res.truncated}
 	switch {
 	case res.truncated:
@@ -703,7 +704,7 @@ func (o *op) list() (*mcp.CallToolResult, error) {
 		}
 		fmt.Fprintf(&sb, "%-7s %s %10d %s %s\n", en.Type, en.Mode, en.Size, en.Modified, name)
 	}
-	return rigout.TextResult(rigout.SafeText([]byte(sb.String()))), nil
+	return rigout.TextResult(textsafe.Text([]byte(sb.String()))), nil
 }
 
 func (o *op) stat() (*mcp.CallToolResult, error) {
@@ -717,7 +718,7 @@ func (o *op) stat() (*mcp.CallToolResult, error) {
 		entry
 		Route string `json:"route"`
 	}{e, o.fsys.Route()}, "", " ")
-	return rigout.TextResult(rigout.SafeText(b)), nil
+	return rigout.TextResult(textsafe.Text(b)), nil
 }
 
 func (o *op) mkdir(ctx context.Context) (*mcp.CallToolResult, error) {

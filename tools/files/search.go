@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/textsafe"
 	"github.com/rigout/rigout/tools/internal/family"
 )
 
@@ -143,7 +144,7 @@ func (f *Family) searchFiles(ctx context.Context, call *rigout.Call) (*mcp.CallT
 		out += fmt.Sprintf("[stopped after the %v search time limit; narrow path or pattern]\n", f.cfg.SearchTimeout)
 		call.Outcome.Truncated = true
 	}
-	return rigout.TextResult(rigout.SafeText([]byte(out)) + "(via " + fsys.Route() + ")"), nil
+	return rigout.TextResult(textsafe.Text([]byte(out)) + "(via " + fsys.Route() + ")"), nil
 }
 
 // globMatch matches a slash-separated relative path against pattern,

@@ -12,7 +12,7 @@
 // command policy, exactly as a terminal session's input cannot. Every
 // action sees only the calling principal's processes: another principal's
 // ID is "not found". Shown output is cleaned and redacted
-// (rigout.SafeText); structuredContent carries the offsets for the next
+// (textsafe.Text); structuredContent carries the offsets for the next
 // read.
 //
 // # Usage
@@ -39,6 +39,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/sessions"
+	"github.com/rigout/rigout/textsafe"
 	"github.com/rigout/rigout/tools/internal/family"
 )
 
@@ -197,14 +198,14 @@ func (f *Family) notFound(call *rigout.Call, id string, err error) *mcp.CallTool
 	if ee, ok := errors.AsType[*sessions.ElsewhereError](err); ok {
 		call.Outcome.Status = audit.StatusInvalid
 		return rigout.ErrorResult("process %s belongs to gateway %s; this is gateway %s — route by Mcp-Session-Id (sticky sessions) to reach it",
-			rigout.SafeText([]byte(id)), rigout.SafeText([]byte(ee.Owner)), rigout.SafeText([]byte(ee.HereName())))
+			textsafe.Text([]byte(id)), textsafe.Text([]byte(ee.Owner)), textsafe.Text([]byte(ee.HereName())))
 	}
 	if errors.Is(err, sessions.ErrNotFound) {
 		call.Outcome.Status = audit.StatusInvalid
-		return rigout.ErrorResult("no process %s (finished processes are kept for a while; `process` action list shows yours)", rigout.SafeText([]byte(id)))
+		return rigout.ErrorResult("no process %s (finished processes are kept for a while; `process` action list shows yours)", textsafe.Text([]byte(id)))
 	}
 	call.Outcome.Status = audit.StatusError
-	return rigout.ErrorResult("process %s: %v", rigout.SafeText([]byte(id)), err)
+	return rigout.ErrorResult("process %s: %v", textsafe.Text([]byte(id)), err)
 }
 
 func (f *Family) list(who string) (*mcp.CallToolResult, error) {
@@ -214,9 +215,9 @@ func (f *Family) list(who string) (*mcp.CallToolResult, error) {
 		sb.WriteString("no background processes\n")
 	}
 	for i := range infos {
-		infos[i].Command = rigout.SafeBlock(infos[i].Command, 200)
+		infos[i].Command = textsafe.Block(infos[i].Command, 200)
 		in := infos[i]
-		fmt.Fprintf(&sb, "%s %s, %d+%d bytes: %s\n", in.ID, state(in), in.StdoutBytes, in.StderrBytes, rigout.FirstLine(in.Command, 80))
+		fmt.Fprintf(&sb, "%s %s, %d+%d bytes: %s\n", in.ID, state(in), in.StdoutBytes, in.StderrBytes, textsafe.FirstLine(in.Command, 80))
 	}
 	if infos == nil {
 		infos = []sessions.Info{}
@@ -271,7 +272,7 @@ func (f *Family) read(ctx context.Context, call *rigout.Call, p *sessions.Proces
 		call.Outcome.Status = audit.StatusCanceled
 		return rigout.ErrorResult("read %s: %v", p.ID(), err), nil
 	}
-	rr.Info.Command = rigout.SafeBlock(rr.Info.Command, 200)
+	rr.Info.Command = textsafe.Block(rr.Info.Command, 200)
 	out := ReadResult{Info: rr.Info, Stdout: chunk(rr.Stdout), Stderr: chunk(rr.Stderr)}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "process %s: %s\n", p.ID(), state(rr.Info))
@@ -369,7 +370,7 @@ func chunk(c *sessions.Chunk) *Chunk {
 	if c == nil {
 		return nil
 	}
-	return &Chunk{Text: rigout.SafeText(c.Data), Offset: c.Offset, Next: c.Next, Total: c.Total, Skipped: c.Skipped,
+	return &Chunk{Text: textsafe.Text(c.Data), Offset: c.Offset, Next: c.Next, Total: c.Total, Skipped: c.Skipped,
 		Line: c.Line, NextLine: c.NextLine, Lines: c.Lines}
 }
 
@@ -460,6 +461,6 @@ func (f *Family) signal(ctx context.Context, call *rigout.Call, p *sessions.Proc
 	if name == "stop" {
 		text = fmt.Sprintf("process %s: stop (SIGTERM, then SIGKILL after a grace); now %s\n", p.ID(), state(in))
 	}
-	in.Command = rigout.SafeBlock(in.Command, 200)
+	in.Command = textsafe.Block(in.Command, 200)
 	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}, StructuredContent: in}, nil
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/exec/sshtest"
-	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/process"
 	"github.com/rigout/rigout/tools/shell"
@@ -84,7 +84,7 @@ func connectSSH(t *testing.T, m *sessions.Manager, h sshHost) *client.Client {
 	if h.ledger != nil {
 		cfg.Audit = h.ledger
 	}
-	return gwtest.Connect(t, gwtest.New(t, cfg))
+	return rigouttest.Connect(t, rigouttest.New(t, cfg))
 }
 
 // checkSSHHandOff runs `sleep 5; echo done` on host far with

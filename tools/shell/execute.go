@@ -14,6 +14,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
+	"github.com/rigout/rigout/textsafe"
 	"github.com/rigout/rigout/tools/internal/family"
 	"github.com/rigout/rigout/validate"
 )
@@ -339,14 +340,14 @@ func outputText(o exec.Output) string { return strings.Join(outputParts(o), "") 
 // marker).
 func outputParts(o exec.Output) []string {
 	if o.Dropped == 0 {
-		if s := rigout.SafeText(o.Data); s != "" {
+		if s := textsafe.Text(o.Data); s != "" {
 			return []string{s}
 		}
 		return nil
 	}
-	parts := []string{rigout.SafeText(o.Data[:o.Head]),
+	parts := []string{textsafe.Text(o.Data[:o.Head]),
 		fmt.Sprintf("\n[… %d bytes dropped: output over the cap keeps its first %d and last %d bytes …]\n", o.Dropped, o.Head, len(o.Data)-o.Head),
-		rigout.SafeText(o.Data[o.Head:])}
+		textsafe.Text(o.Data[o.Head:])}
 	return slices.DeleteFunc(parts, func(p string) bool { return p == "" })
 }
 
@@ -390,7 +391,7 @@ func joinStreams(header string, outParts, errParts []string) (text, stdout, stde
 // showCommand renders the command for a result: whole when short (every
 // line of it), bounded when long, cleaned and redacted.
 func showCommand(s string) string {
-	return strings.ReplaceAll(rigout.SafeBlock(s, 2000), "\n", "\n  ")
+	return strings.ReplaceAll(textsafe.Block(s, 2000), "\n", "\n  ")
 }
 
 // writeStream appends one labelled output stream, if it has any text.

@@ -59,6 +59,7 @@ import (
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/sessions"
+	"github.com/rigout/rigout/textsafe"
 	"github.com/rigout/rigout/tools/internal/family"
 	"github.com/rigout/rigout/tools/internal/secretarg"
 )
@@ -245,9 +246,9 @@ func failed(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult,
 func noSuchSession(call *rigout.Call, id string, err error) (*mcp.CallToolResult, error) {
 	if ee, ok := errors.AsType[*sessions.ElsewhereError](err); ok {
 		return family.Invalid(call, "terminal session %s belongs to gateway %s; this is gateway %s — route by Mcp-Session-Id (sticky sessions) to reach it",
-			rigout.SafeText([]byte(id)), rigout.SafeText([]byte(ee.Owner)), rigout.SafeText([]byte(ee.HereName())))
+			textsafe.Text([]byte(id)), textsafe.Text([]byte(ee.Owner)), textsafe.Text([]byte(ee.HereName())))
 	}
-	return family.Invalid(call, "no such session %s: list_terminal_sessions shows yours", rigout.SafeText([]byte(id)))
+	return family.Invalid(call, "no such session %s: list_terminal_sessions shows yours", textsafe.Text([]byte(id)))
 }
 
 type createArgs struct {
@@ -302,7 +303,7 @@ func (f *Family) createSession(ctx context.Context, call *rigout.Call) (*mcp.Cal
 		switch {
 		case errors.As(err, &taken):
 			return family.Invalid(call, "a terminal session named %q is already open: %s. Use it, close it first, or pick another session_name.",
-				rigout.SafeText([]byte(taken.Name)), taken.ID)
+				textsafe.Text([]byte(taken.Name)), taken.ID)
 		case errors.As(err, &limit):
 			call.Outcome.Status = audit.StatusBusy
 			return rigout.ErrorResult("%v", err), nil
@@ -317,7 +318,7 @@ func (f *Family) createSession(ctx context.Context, call *rigout.Call) (*mcp.Cal
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "session_id: %s\nhost: %s (via %s)\ncwd: %s\n", in.ID, host, in.Route, in.Cwd)
 	if in.Name != "" {
-		fmt.Fprintf(&sb, "session_name: %s\n", rigout.SafeText([]byte(in.Name)))
+		fmt.Fprintf(&sb, "session_name: %s\n", textsafe.Text([]byte(in.Name)))
 	}
 	if !in.Sandboxed && in.Unsandboxed != "" {
 		fmt.Fprintf(&sb, "not sandboxed: %s\n", in.Unsandboxed)
@@ -474,11 +475,11 @@ func (f *Family) execResult(call *rigout.Call, id string, a executeArgs, r sessi
 		sb.WriteByte('\n')
 	}
 	if a.Command != "" && !a.SendKeys {
-		fmt.Fprintf(&sb, "$ %s\n", strings.ReplaceAll(rigout.SafeBlock(a.Command, 2000), "\n", "\n  "))
+		fmt.Fprintf(&sb, "$ %s\n", strings.ReplaceAll(textsafe.Block(a.Command, 2000), "\n", "\n  "))
 	}
 	fmt.Fprintf(&sb, "session %s (%s)", id, call.Outcome.Route)
 	if r.Cwd != "" {
-		fmt.Fprintf(&sb, " cwd: %s", rigout.SafeText([]byte(r.Cwd)))
+		fmt.Fprintf(&sb, " cwd: %s", textsafe.Text([]byte(r.Cwd)))
 	}
 	sb.WriteByte('\n')
 	wait := rigout.NextCall{Tool: "execute_in_terminal", Why: `waits for it; "interrupt": true stops it (Ctrl-C)`,
@@ -500,7 +501,7 @@ func (f *Family) execResult(call *rigout.Call, id string, a executeArgs, r sessi
 	case r.Running && !r.Sent && a.Command != "" && !a.SendKeys:
 		o.Status, o.Error = audit.StatusBusy, "the previous command is still running"
 		sc.Note = fmt.Sprintf("not sent: the previous command (%s) is still running after %s. %s",
-			rigout.FirstLine(rigout.SafeText([]byte(r.Command)), 80), r.Duration.Round(time.Second), next)
+			textsafe.FirstLine(textsafe.Text([]byte(r.Command)), 80), r.Duration.Round(time.Second), next)
 		sc.Next = &wait
 		fmt.Fprintf(&sb, "%s\nits output since the last call:\n", sc.Note)
 	case r.Running:
@@ -524,8 +525,8 @@ func (f *Family) execResult(call *rigout.Call, id string, a executeArgs, r sessi
 
 func (f *Family) structured(id string, r sessions.ExecResult) ExecResult {
 	sc := ExecResult{
-		SessionID: id, Command: rigout.SafeBlock(r.Command, 2000), Sent: r.Sent, Done: r.Done, Running: r.Running,
-		Signal: r.Signal, Cwd: rigout.SafeText([]byte(r.Cwd)), DurationMS: r.Duration.Milliseconds(),
+		SessionID: id, Command: textsafe.Block(r.Command, 2000), Sent: r.Sent, Done: r.Done, Running: r.Running,
+		Signal: r.Signal, Cwd: textsafe.Text([]byte(r.Cwd)), DurationMS: r.Duration.Milliseconds(),
 		Output: f.output(r.Output), Dropped: r.Dropped, Ended: r.Ended,
 	}
 	if r.Done {
@@ -567,7 +568,7 @@ func writeOutput(sb *strings.Builder, text string) {
 // secrets masked, and capped to MaxOutput (its first quarter and last
 // three quarters kept).
 func (f *Family) output(b []byte) string {
-	s := rigout.SafeText(Screen(b))
+	s := textsafe.Text(Screen(b))
 	if max := f.cfg.MaxOutput; len(s) > max {
 		head, tail := max/4, max-max/4
 		s = fmt.Sprintf("%s\n[… %d bytes dropped …]\n%s", s[:head], len(s)-head-tail, s[len(s)-tail:])
@@ -583,11 +584,11 @@ func (f *Family) listSessions(_ context.Context, call *rigout.Call) (*mcp.CallTo
 	}
 	for i := range infos {
 		in := &infos[i]
-		in.Command = rigout.SafeBlock(in.Command, 200)
-		in.Name = rigout.SafeText([]byte(in.Name))
+		in.Command = textsafe.Block(in.Command, 200)
+		in.Name = textsafe.Text([]byte(in.Name))
 		state := "idle"
 		if in.Running {
-			state = "running: " + rigout.FirstLine(in.Command, 60)
+			state = "running: " + textsafe.FirstLine(in.Command, 60)
 		}
 		name := ""
 		if in.Name != "" {

@@ -12,7 +12,7 @@ import (
 	"github.com/rigout/rigout/audit/audittest"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/fakecmd"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/docker"
 	"github.com/rigout/rigout/tools/internal/family"
 	"github.com/rigout/rigout/tools/shell"
@@ -63,9 +63,9 @@ func TestEveryFamilyRecordsUnsandboxed(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := &audittest.Recorder{}
-			c := gwtest.Connect(t, gwtest.New(t, rigout.Config{Tools: tools, Audit: rec}))
-			if res := gwtest.Call(t, c, tt.tool, tt.args); res.IsError {
-				t.Fatalf("%s: %s", tt.tool, gwtest.Text(res))
+			c := rigouttest.Connect(t, rigouttest.New(t, rigout.Config{Tools: tools, Audit: rec}))
+			if res := rigouttest.Call(t, c, tt.tool, tt.args); res.IsError {
+				t.Fatalf("%s: %s", tt.tool, rigouttest.Text(res))
 			}
 			var done []audit.Event
 			for _, e := range rec.Events() {
