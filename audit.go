@@ -159,7 +159,7 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 	e.Truncated = o.Truncated
 	e.Error = g.redact(o.Error)
 	if o.Unsandboxed != "" || len(o.Detail) > 0 || call.observes {
-		d := make(map[string]string, len(o.Detail)+2)
+		d := make(map[audit.DetailKey]string, len(o.Detail)+2)
 		cs := call.maskSet()
 		for k, v := range o.Detail {
 			v = g.redact(v)
@@ -169,10 +169,10 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 			d[k] = v
 		}
 		if o.Unsandboxed != "" {
-			d["unsandboxed"] = o.Unsandboxed
+			d[audit.DetailUnsandboxed] = o.Unsandboxed
 		}
 		if call.observes {
-			d["class"] = "read-only" // Tool.Observes classified the call
+			d[audit.DetailClass] = "read-only" // Tool.Observes classified the call
 		}
 		e.Detail = DetailJSON(d)
 	}
@@ -263,7 +263,7 @@ func (g *Gateway) RecordEvent(ctx context.Context, e audit.Event) error {
 // given, a grant issued, refreshed or revoked) as ok. Wire it as
 // auth.Config.OnEvent.
 func (g *Gateway) RecordAuthEvent(ctx context.Context, e auth.Event) {
-	typ := string(e.Type)
+	typ := audit.EventType(e.Type)
 	status := audit.StatusOK
 	if e.Refused() {
 		status = audit.StatusDenied
@@ -287,12 +287,13 @@ func (g *Gateway) RecordAuthEvent(ctx context.Context, e auth.Event) {
 }
 
 // DetailJSON renders the non-empty entries of m as a JSON object for
-// audit.Event.Detail, or "" when none is set.
-func DetailJSON(m map[string]string) string {
+// audit.Event.Detail, or "" when none is set. Its keys are
+// audit.DetailKey values or plain strings.
+func DetailJSON[K ~string](m map[K]string) string {
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		if v != "" {
-			out[k] = v
+			out[string(k)] = v
 		}
 	}
 	if len(out) == 0 {

@@ -1,11 +1,15 @@
 package auth
 
-import "context"
+import (
+	"context"
 
-// Transport names for [Principal.Transport].
+	"github.com/rigout/rigout/audit"
+)
+
+// Transport names for [Principal.Transport]: the ledger's.
 const (
-	TransportHTTP  = "http"
-	TransportStdio = "stdio"
+	TransportHTTP  = audit.TransportHTTP
+	TransportStdio = audit.TransportStdio
 )
 
 // Principal is who is calling: the identity [Front.RequireBearer] puts on
@@ -16,8 +20,9 @@ type Principal struct {
 	// "oauth:CLIENT/GRANT" for an OAuth grant: one principal per grant,
 	// "anonymous" with InsecureNoAuth), never its value.
 	Name string
-	// Transport is TransportHTTP or TransportStdio.
-	Transport string
+	// Transport is TransportHTTP or TransportStdio, or
+	// audit.TransportInProcess for the root package's default principal.
+	Transport audit.Transport
 	// RemoteAddr is the peer address of the HTTP request, if any.
 	RemoteAddr string
 	// ClientID is the OAuth client the grant was issued to; empty for a

@@ -348,7 +348,7 @@ func TestScopedTokenReachesOnlyItsTool(t *testing.T) {
 		t.Errorf("a__pid with a token scoped to a__echo: %q", rigouttest.Text(res))
 	}
 	rows := rigouttest.Events(t, l, audit.Filter{Tool: "a__echo"})
-	phases := map[string]bool{}
+	phases := map[audit.Phase]bool{}
 	for _, r := range rows {
 		phases[r.Phase] = true
 	}

@@ -283,9 +283,9 @@ func (g *Gate) unsolicited(ctx context.Context, call *rigout.Call, d validate.De
 	call.Outcome.Status = audit.StatusDenied
 	call.Outcome.Decision = audit.DecisionDeny
 	if call.Outcome.Detail == nil {
-		call.Outcome.Detail = map[string]string{}
+		call.Outcome.Detail = map[audit.DetailKey]string{}
 	}
-	call.Outcome.Detail["refused"] = "unsolicited approval"
+	call.Outcome.Detail[audit.DetailRefused] = "unsolicited approval"
 	g.log.LogAttrs(ctx, slog.LevelWarn, "call carried an approval the gateway did not ask for",
 		slog.String("call", call.ID), slog.String("rule", d.Rule), slog.String("principal", call.Principal().Name))
 	return rigout.ErrorResult("refused by policy rule %s: %s\nThe call carried an approval that answers no question this gateway asked in this call (none was asked, or it was already used, expired, altered, or asked about other arguments). An approval cannot be sent with a call; nothing ran.", d.Rule, d.Reason)

@@ -201,7 +201,7 @@ type digestingLedger struct {
 func (l *ledger) Record(ctx context.Context, e audit.Event) error {
 	start := time.Now()
 	err := l.Recorder.Record(ctx, e)
-	phase := e.Phase
+	phase := string(e.Phase)
 	if phase == "" {
 		phase = "single"
 	}

@@ -271,7 +271,7 @@ func (c *chainWriter) note(e *audit.Event) error {
 	}
 	switch {
 	case e.Phase != audit.PhaseIntent:
-		c.delta.countFinal(e.Tool, t, e.Status, e.Decision, e.Type, int64(e.Duration))
+		c.delta.countFinal(e.Tool, t, e.Status, e.Decision, string(e.Type), int64(e.Duration))
 	case e.CallID != "":
 		if _, err := c.st.open.ExecContext(c.ctx, e.Seq, e.CallID, e.Tool, t, e.CallID); err != nil {
 			return err

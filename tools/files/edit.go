@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/textsafe"
 	"github.com/rigout/rigout/tools/internal/family"
 )
@@ -98,7 +99,7 @@ func (o *op) edit(ctx context.Context) (*mcp.CallToolResult, error) {
 		o.f.written.remember(o.host, o.path, o.cs.aliasesUsed(*o.a.NewString))
 	}
 	o.detail(pub)
-	o.call.Outcome.Detail["replacements"] = fmt.Sprint(n)
+	o.call.Outcome.Detail[audit.DetailReplacements] = fmt.Sprint(n)
 	diff := unifiedDiff(o.path, o.cs.redact(text), o.cs.redact(updated))
 	sha := "sha256 " + pub.SHA256
 	if o.holdsCredential() {

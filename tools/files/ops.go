@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/textsafe"
 	"github.com/rigout/rigout/tools/internal/family"
 )
@@ -142,9 +143,9 @@ func (f *Family) fileOperations(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	}
 	defer fsys.Close()
 	call.Outcome.Route = fsys.Route()
-	call.Outcome.Detail = map[string]string{"path": p}
+	call.Outcome.Detail = map[audit.DetailKey]string{audit.DetailPath: p}
 	if hasDest {
-		call.Outcome.Detail["destination"] = dest
+		call.Outcome.Detail[audit.DetailDestination] = dest
 	}
 	paths := []string{p}
 	if hasDest {
@@ -367,10 +368,10 @@ func (o *op) holdsCredential() bool { return o.cs != nil && o.cs.mask != nil }
 
 // detail records a publish in the ledger's detail.
 func (o *op) detail(pub published) {
-	o.call.Outcome.Detail["bytes"] = strconv.FormatInt(pub.Bytes, 10)
-	o.call.Outcome.Detail["sha256"] = pub.SHA256
+	o.call.Outcome.Detail[audit.DetailBytes] = strconv.FormatInt(pub.Bytes, 10)
+	o.call.Outcome.Detail[audit.DetailSHA256] = pub.SHA256
 	if o.holdsCredential() || len(o.f.written.aliases([]string{o.host}, []string{o.path})) > 0 {
-		o.call.Outcome.Detail["sha256"] = "withheld"
+		o.call.Outcome.Detail[audit.DetailSHA256] = "withheld"
 	}
 }
 
@@ -397,7 +398,7 @@ func (o *op) delete(ctx context.Context) (*mcp.CallToolResult, error) {
 		return rigout.TextResult("deleted " + o.path + o.via()), nil
 	}
 	n, err := removeAll(ctx, o.fsys, o.path)
-	o.call.Outcome.Detail["entries"] = strconv.Itoa(n)
+	o.call.Outcome.Detail[audit.DetailEntries] = strconv.Itoa(n)
 	if err != nil {
 		return nil, fmt.Errorf("after deleting %d entries: %w", n, err)
 	}
@@ -460,7 +461,7 @@ func (o *op) copy(ctx context.Context) (*mcp.CallToolResult, error) {
 		}
 		return nil
 	})
-	o.call.Outcome.Detail["files"] = strconv.Itoa(files)
+	o.call.Outcome.Detail[audit.DetailFiles] = strconv.Itoa(files)
 	if err != nil {
 		return nil, fmt.Errorf("after copying %d files: %w", files, err)
 	}

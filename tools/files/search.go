@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/textsafe"
 	"github.com/rigout/rigout/tools/internal/family"
 )
@@ -102,7 +103,7 @@ func (f *Family) searchFiles(ctx context.Context, call *rigout.Call) (*mcp.CallT
 	}
 	defer fsys.Close()
 	call.Outcome.Route = fsys.Route()
-	call.Outcome.Detail = map[string]string{"path": root}
+	call.Outcome.Detail = map[audit.DetailKey]string{audit.DetailPath: root}
 	cs, refused := f.useSecrets(ctx, call, a.Secrets, []string{host}, []string{root})
 	if refused != nil {
 		return refused, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/tools/internal/family"
 )
 
@@ -112,7 +113,7 @@ func (f *Family) bulkFileTransfer(ctx context.Context, call *rigout.Call) (*mcp.
 	defer dfs.Close()
 	route := sfs.Route() + " → " + dfs.Route()
 	call.Outcome.Route = route
-	call.Outcome.Detail = map[string]string{"source": srcHost + ":" + src, "destination": dstHost + ":" + dst}
+	call.Outcome.Detail = map[audit.DetailKey]string{audit.DetailSource: srcHost + ":" + src, audit.DetailDestination: dstHost + ":" + dst}
 
 	fi, err := sfs.Stat(src)
 	if err != nil {
@@ -142,10 +143,10 @@ func (f *Family) bulkFileTransfer(ctx context.Context, call *rigout.Call) (*mcp.
 	stop()
 	elapsed := time.Since(start)
 	n := st.bytes.Load()
-	call.Outcome.Detail["bytes"] = strconv.FormatInt(n, 10)
-	call.Outcome.Detail["files"] = strconv.Itoa(st.files)
+	call.Outcome.Detail[audit.DetailBytes] = strconv.FormatInt(n, 10)
+	call.Outcome.Detail[audit.DetailFiles] = strconv.Itoa(st.files)
 	if !fi.IsDir() {
-		call.Outcome.Detail["sha256"] = st.lastSHA
+		call.Outcome.Detail[audit.DetailSHA256] = st.lastSHA
 	}
 	if err != nil {
 		return failed(call, fmt.Sprintf("%s after %d files", a.Action, st.files), err)

@@ -149,7 +149,7 @@ func TestHandOffThenRead(t *testing.T) {
 		if e.Type == audit.TypeToolCall && e.Phase == audit.PhaseDone && e.Tool == "execute_command" && e.Status != audit.StatusBackground {
 			t.Errorf("done row status %q", e.Status)
 		}
-		types = append(types, e.Type)
+		types = append(types, string(e.Type))
 	}
 	for _, want := range []string{audit.TypeProcessStart, audit.TypeProcessExit} {
 		if !strings.Contains(strings.Join(types, " "), want) {

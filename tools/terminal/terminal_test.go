@@ -228,11 +228,11 @@ func TestTerminalToolsGate(t *testing.T) {
 	for _, ev := range rigouttest.Events(t, l, audit.Filter{}) {
 		switch {
 		case ev.CallID == id:
-			kinds = append(kinds, ev.Type)
+			kinds = append(kinds, string(ev.Type))
 		case ev.Tool == "execute_in_terminal" && ev.Phase == audit.PhaseDone:
 			kinds = append(kinds, string(ev.Status))
 		case ev.Tool == "execute_in_terminal" && ev.Type == audit.TypeToolDenied:
-			kinds = append(kinds, ev.Type)
+			kinds = append(kinds, string(ev.Type))
 		}
 	}
 	if got := strings.Join(kinds, " "); got != "session.open denied denied session.command ok" {
