@@ -493,7 +493,7 @@ func (g *Gateway) recordDecision(ctx context.Context, approver auth.Principal, p
 	g.log.LogAttrs(ctx, slog.LevelWarn, "held-back call decided by an operator",
 		slog.String("approval", id), slog.String("call", p.Call), slog.String("approver", approver.Name), slog.String("decision", string(dec)))
 	_ = g.RecordEvent(ctx, audit.Event{
-		Type: audit.TypeApprovalDecide, Principal: approver.Name, Transport: approver.Transport, RemoteAddr: approver.RemoteAddr,
+		Type: audit.TypeApprovalDecide, Principal: approver.Name, Transport: audit.Transport(approver.Transport), RemoteAddr: approver.RemoteAddr,
 		Tool: p.Tool, Host: p.Host, Decision: dec, Rule: p.Rule, Bypassed: p.Bypass && approve, Status: audit.StatusOK,
 		Detail: DetailJSON(map[string]string{"approval": id, "call": p.Call, "for": p.Principal, "digest": p.Digest}),
 	})

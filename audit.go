@@ -212,7 +212,7 @@ func (g *Gateway) baseEvent(ctx context.Context, call *Call) audit.Event {
 		Time:       call.Started.UTC(),
 		CallID:     call.ID,
 		Principal:  p.Name,
-		Transport:  p.Transport,
+		Transport:  audit.Transport(p.Transport),
 		RemoteAddr: p.RemoteAddr,
 		Tool:       call.Tool.Name,
 		Host:       strings.Join(call.hosts, ","),
@@ -376,7 +376,7 @@ func (g *Gateway) recordUnknownTool(ctx context.Context, id any, method mcp.MCPM
 		Type:       audit.TypeToolDenied,
 		CallID:     newCallID(),
 		Principal:  p.Name,
-		Transport:  p.Transport,
+		Transport:  audit.Transport(p.Transport),
 		RemoteAddr: p.RemoteAddr,
 		Tool:       ledgerName(name), // the client's text: cut short, with a digest
 		Status:     audit.StatusUnknown,

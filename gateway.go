@@ -213,7 +213,7 @@ func (c *Config) setDefaults() error {
 		c.TaskAfter = defaultTaskAfter
 	}
 	if c.Principal == nil {
-		p := auth.Principal{Name: "local", Transport: audit.TransportInProcess, Scopes: auth.FullScopes()}
+		p := auth.Principal{Name: "local", Transport: string(audit.TransportInProcess), Scopes: auth.FullScopes()}
 		p.Scopes.Bypass = false
 		c.Principal = &p
 	} else {

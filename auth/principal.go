@@ -1,15 +1,13 @@
 package auth
 
-import (
-	"context"
+import "context"
 
-	"github.com/rigout/rigout/audit"
-)
-
-// Transport names for [Principal.Transport]: the ledger's.
+// Transport names for [Principal.Transport]: the values of
+// audit.TransportHTTP and audit.TransportStdio (auth imports nothing of
+// the module, so they are not of that type).
 const (
-	TransportHTTP  = audit.TransportHTTP
-	TransportStdio = audit.TransportStdio
+	TransportHTTP  = "http"
+	TransportStdio = "stdio"
 )
 
 // Principal is who is calling: the identity [Front.RequireBearer] puts on
@@ -20,9 +18,8 @@ type Principal struct {
 	// "oauth:CLIENT/GRANT" for an OAuth grant: one principal per grant,
 	// "anonymous" with InsecureNoAuth), never its value.
 	Name string
-	// Transport is TransportHTTP or TransportStdio, or
-	// audit.TransportInProcess for the root package's default principal.
-	Transport audit.Transport
+	// Transport is TransportHTTP or TransportStdio.
+	Transport string
 	// RemoteAddr is the peer address of the HTTP request, if any.
 	RemoteAddr string
 	// ClientID is the OAuth client the grant was issued to; empty for a
