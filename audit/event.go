@@ -17,12 +17,12 @@ type EventType string
 // with a fixed meaning.
 const (
 	TypeToolCall       EventType = "tool.call"           // a tool call: an intent row, then a done row
-	TypeToolDenied               = "tool.denied"         // a call refused by scope or policy
-	TypeAuthFailed               = "auth.failed"         // a request with a missing or wrong credential
-	TypeSessionOpen              = "session.open"        // an MCP or terminal session opened
-	TypeSessionClose             = "session.close"       // an MCP or terminal session closed
-	TypeSessionCommand           = "session.command"     // a command written to a terminal session: exit code, or still running
-	TypeProcessStart             = "process.start"       // a background process started (sessions.Manager)
+	TypeToolDenied     EventType = "tool.denied"         // a call refused by scope or policy
+	TypeAuthFailed     EventType = "auth.failed"         // a request with a missing or wrong credential
+	TypeSessionOpen    EventType = "session.open"        // an MCP or terminal session opened
+	TypeSessionClose   EventType = "session.close"       // an MCP or terminal session closed
+	TypeSessionCommand EventType = "session.command"     // a command written to a terminal session: exit code, or still running
+	TypeProcessStart   EventType = "process.start"       // a background process started (sessions.Manager)
 	TypeProcessExit              = "process.exit"        // a background process ended: exit code, signal, bytes
 	TypeHostKeyLearned           = "ssh.hostkey.learned" // a host key recorded on first contact
 	TypeApprovalDecide           = "approval.decide"     // an operator approved or denied a held-back call

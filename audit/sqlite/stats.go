@@ -187,7 +187,7 @@ func (d statsDelta) at(timeNS int64, tool string) *bucket {
 
 // denied reports whether a final row counts as a denial.
 func denied(status audit.Status, decision audit.Decision, typ string) bool {
-	return status == audit.StatusDenied || decision == audit.DecisionDeny || typ == audit.TypeToolDenied
+	return status == audit.StatusDenied || decision == audit.DecisionDeny || audit.EventType(typ) == audit.TypeToolDenied
 }
 
 // countFinal adds a call's final row (a done row or a one-shot event).

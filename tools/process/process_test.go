@@ -151,8 +151,8 @@ func TestHandOffThenRead(t *testing.T) {
 		}
 		types = append(types, string(e.Type))
 	}
-	for _, want := range []string{audit.TypeProcessStart, audit.TypeProcessExit} {
-		if !strings.Contains(strings.Join(types, " "), want) {
+	for _, want := range []audit.EventType{audit.TypeProcessStart, audit.TypeProcessExit} {
+		if !strings.Contains(strings.Join(types, " "), string(want)) {
 			t.Errorf("no %s row in %v", want, types)
 		}
 	}
