@@ -289,8 +289,8 @@ func (c *Call) AwaitApproval(ctx context.Context, r ApprovalRequest) (Approval, 
 	if shared {
 		defer q.endShared(e.p.Principal)
 	}
-	c.setDetail("approval", e.p.ID)
-	c.setDetail("approval_digest", e.p.Digest)
+	c.setDetail(audit.DetailApproval, e.p.ID)
+	c.setDetail(audit.DetailApprovalDigest, e.p.Digest)
 
 	waitCtx, cancel := context.WithTimeout(ctx, q.cfg.Wait)
 	defer cancel()
@@ -331,7 +331,7 @@ func (c *Call) AwaitApproval(ctx context.Context, r ApprovalRequest) (Approval, 
 		}
 	}
 	if !d.approve {
-		c.setDetail("denied_by", d.approver)
+		c.setDetail(audit.DetailDeniedBy, d.approver)
 		return Approval{}, &ApprovalError{ID: e.p.ID, Outcome: ApprovalDenied, Approver: d.approver}
 	}
 	// The approval is for exactly what was asked: check it again against
@@ -339,7 +339,7 @@ func (c *Call) AwaitApproval(ctx context.Context, r ApprovalRequest) (Approval, 
 	if q.digest(c, r) != e.p.Digest {
 		return Approval{}, ErrApprovalDigest
 	}
-	c.setDetail("approved_by", d.approver)
+	c.setDetail(audit.DetailApprovedBy, d.approver)
 	return Approval{ID: e.p.ID, Approver: d.approver, Digest: e.p.Digest}, nil
 }
 
@@ -405,9 +405,9 @@ func (q *approvalQueue) removeLocked(e *pendingEntry) {
 }
 
 // setDetail adds a fact to the call's ledger detail.
-func (c *Call) setDetail(k, v string) {
+func (c *Call) setDetail(k audit.DetailKey, v string) {
 	if c.Outcome.Detail == nil {
-		c.Outcome.Detail = map[string]string{}
+		c.Outcome.Detail = map[audit.DetailKey]string{}
 	}
 	c.Outcome.Detail[k] = v
 }
@@ -493,7 +493,7 @@ func (g *Gateway) recordDecision(ctx context.Context, approver auth.Principal, p
 	g.log.LogAttrs(ctx, slog.LevelWarn, "held-back call decided by an operator",
 		slog.String("approval", id), slog.String("call", p.Call), slog.String("approver", approver.Name), slog.String("decision", string(dec)))
 	_ = g.RecordEvent(ctx, audit.Event{
-		Type: audit.TypeApprovalDecide, Principal: approver.Name, Transport: approver.Transport, RemoteAddr: approver.RemoteAddr,
+		Type: audit.TypeApprovalDecide, Principal: approver.Name, Transport: audit.Transport(approver.Transport), RemoteAddr: approver.RemoteAddr,
 		Tool: p.Tool, Host: p.Host, Decision: dec, Rule: p.Rule, Bypassed: p.Bypass && approve, Status: audit.StatusOK,
 		Detail: DetailJSON(map[string]string{"approval": id, "call": p.Call, "for": p.Principal, "digest": p.Digest}),
 	})

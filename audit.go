@@ -2,6 +2,7 @@ package rigout
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,13 +16,16 @@ import (
 	"github.com/rigout/rigout/auth"
 )
 
-// AuditLedger is what the gateway needs of an audit ledger: the write side
-// and the keyed digest of arguments. The SQLite ledger implements it; a
-// tool that reads the ledger (get_server_activity) takes the read side,
-// audit.Querier, in its own configuration.
-type AuditLedger interface {
-	audit.Recorder
-	DigestArgs(raw []byte) string
+// argsDigest returns the digest of a call's arguments: the ledger's own
+// when it keys one (audit.ArgsDigester), else an HMAC under a random key
+// of this gateway's.
+func argsDigest(rec audit.Recorder) func(raw []byte) string {
+	if d, ok := rec.(audit.ArgsDigester); ok {
+		return d.DigestArgs
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key) // crypto/rand.Read does not fail
+	return func(raw []byte) string { return audit.KeyedDigest(key, raw) }
 }
 
 // auditHealth is implemented by ledgers that can report their state.
@@ -155,7 +159,7 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 	e.Truncated = o.Truncated
 	e.Error = g.redact(o.Error)
 	if o.Unsandboxed != "" || len(o.Detail) > 0 || call.observes {
-		d := make(map[string]string, len(o.Detail)+2)
+		d := make(map[audit.DetailKey]string, len(o.Detail)+2)
 		cs := call.maskSet()
 		for k, v := range o.Detail {
 			v = g.redact(v)
@@ -165,10 +169,10 @@ func (g *Gateway) recordDone(ctx context.Context, call *Call) *mcp.CallToolResul
 			d[k] = v
 		}
 		if o.Unsandboxed != "" {
-			d["unsandboxed"] = o.Unsandboxed
+			d[audit.DetailUnsandboxed] = o.Unsandboxed
 		}
 		if call.observes {
-			d["class"] = "read-only" // Tool.Observes classified the call
+			d[audit.DetailClass] = "read-only" // Tool.Observes classified the call
 		}
 		e.Detail = DetailJSON(d)
 	}
@@ -208,7 +212,7 @@ func (g *Gateway) baseEvent(ctx context.Context, call *Call) audit.Event {
 		Time:       call.Started.UTC(),
 		CallID:     call.ID,
 		Principal:  p.Name,
-		Transport:  p.Transport,
+		Transport:  audit.Transport(p.Transport),
 		RemoteAddr: p.RemoteAddr,
 		Tool:       call.Tool.Name,
 		Host:       strings.Join(call.hosts, ","),
@@ -217,7 +221,7 @@ func (g *Gateway) baseEvent(ctx context.Context, call *Call) audit.Event {
 		e.Session = s.SessionID()
 	}
 	if raw, err := json.Marshal(call.Args); err == nil {
-		e.ArgsDigest = g.cfg.Audit.DigestArgs(raw)
+		e.ArgsDigest = g.digest(raw)
 		switch {
 		case g.cfg.AuditArgValues:
 			e.Args = g.redact(string(raw))
@@ -259,7 +263,7 @@ func (g *Gateway) RecordEvent(ctx context.Context, e audit.Event) error {
 // given, a grant issued, refreshed or revoked) as ok. Wire it as
 // auth.Config.OnEvent.
 func (g *Gateway) RecordAuthEvent(ctx context.Context, e auth.Event) {
-	typ := string(e.Type)
+	typ := audit.EventType(e.Type)
 	status := audit.StatusOK
 	if e.Refused() {
 		status = audit.StatusDenied
@@ -283,12 +287,13 @@ func (g *Gateway) RecordAuthEvent(ctx context.Context, e auth.Event) {
 }
 
 // DetailJSON renders the non-empty entries of m as a JSON object for
-// audit.Event.Detail, or "" when none is set.
-func DetailJSON(m map[string]string) string {
+// audit.Event.Detail, or "" when none is set. Its keys are
+// audit.DetailKey values or plain strings.
+func DetailJSON[K ~string](m map[K]string) string {
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		if v != "" {
-			out[k] = v
+			out[string(k)] = v
 		}
 	}
 	if len(out) == 0 {
@@ -371,7 +376,7 @@ func (g *Gateway) recordUnknownTool(ctx context.Context, id any, method mcp.MCPM
 		Type:       audit.TypeToolDenied,
 		CallID:     newCallID(),
 		Principal:  p.Name,
-		Transport:  p.Transport,
+		Transport:  audit.Transport(p.Transport),
 		RemoteAddr: p.RemoteAddr,
 		Tool:       ledgerName(name), // the client's text: cut short, with a digest
 		Status:     audit.StatusUnknown,

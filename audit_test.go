@@ -18,18 +18,19 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/audittest"
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/activity"
 	"github.com/rigout/rigout/tools/shell"
 )
 
-func openLedger(t *testing.T) *sqlite.Ledger { return gwtest.OpenLedger(t) }
+func openLedger(t *testing.T) *sqlite.Ledger { return rigouttest.OpenLedger(t) }
 
 func events(t *testing.T, l audit.Querier, f audit.Filter) []audit.Event {
 	t.Helper()
-	return gwtest.Events(t, l, f)
+	return rigouttest.Events(t, l, f)
 }
 
 // withActivity adds get_server_activity on l to cfg's tools.
@@ -383,4 +384,45 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestAuditTakesAnyRecorder: Config.Audit is an audit.Recorder, so the
+// in-memory audittest.Recorder fits, and the gateway digests the
+// arguments itself when the Recorder does not: the same arguments give the
+// same digest, other arguments another, and another gateway (another key)
+// another. The SQLite ledger keeps its own digest (audit.ArgsDigester).
+func TestAuditTakesAnyRecorder(t *testing.T) {
+	digests := func(rec audit.Recorder, events func() []audit.Event) []string {
+		t.Helper()
+		c := connect(t, newGateway(t, rigout.Config{Audit: rec, Tools: []rigout.Tool{echoTool("echo", nil)}}))
+		for _, msg := range []string{"a", "a", "b"} {
+			callTool(t, c, "echo", map[string]any{"msg": msg})
+		}
+		var out []string
+		for _, e := range events() {
+			if e.Tool == "echo" && e.Phase != audit.PhaseIntent {
+				out = append(out, e.ArgsDigest)
+			}
+		}
+		if len(out) != 3 {
+			t.Fatalf("echo rows = %d, want 3", len(out))
+		}
+		return out
+	}
+	r1, r2 := &audittest.Recorder{}, &audittest.Recorder{}
+	d1, d2 := digests(r1, r1.Events), digests(r2, r2.Events)
+	if d1[0] == "" || d1[0] != d1[1] || d1[0] == d1[2] {
+		t.Errorf("digests of a, a, b = %q, want two equal non-empty ones and a third", d1)
+	}
+	if d1[0] == d2[0] {
+		t.Errorf("two gateways digested under one key: %q", d1[0])
+	}
+	l := openLedger(t)
+	raw, err := json.Marshal(map[string]any{"msg": "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := digests(l, func() []audit.Event { return events(t, l, audit.Filter{}) })[0], l.DigestArgs(raw); got != want {
+		t.Errorf("digest with the SQLite ledger = %q, want the ledger's own %q", got, want)
+	}
 }

@@ -59,7 +59,7 @@ func (g *Gateway) refuseOutsideChain(ctx context.Context, name string) {
 		Type:       audit.TypeToolDenied,
 		CallID:     newCallID(),
 		Principal:  p.Name,
-		Transport:  p.Transport,
+		Transport:  audit.Transport(p.Transport),
 		RemoteAddr: p.RemoteAddr,
 		Tool:       ledgerName(name),
 		Status:     audit.StatusDenied,

@@ -2,6 +2,7 @@ package rigout_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -175,5 +176,23 @@ func TestNothingImportsTheAssembly(t *testing.T) {
 	}
 	if !seen {
 		t.Error("nothing imports the assembly, not even cmd/rigout: the check is blind")
+	}
+}
+// TestHarnessIsPublic: rigouttest, the test harness embedders use,
+// imports no internal package of the module, which another module could
+// not name (the public packages it imports may use their own).
+func TestHarnessIsPublic(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, "./rigouttest").Output()
+	if err != nil {
+		t.Fatalf("go list ./rigouttest: %v", err)
+	}
+	imports := strings.Fields(string(out))
+	if !slices.Contains(imports, "github.com/rigout/rigout") {
+		t.Fatalf("implausible import list: %v", imports)
+	}
+	for _, d := range imports {
+		if strings.Contains(d, "/internal/") || strings.HasSuffix(d, "/internal") {
+			t.Errorf("rigouttest imports %s, which another module cannot import", d)
+		}
 	}
 }

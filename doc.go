@@ -35,8 +35,9 @@ client when a rule says so.
 A tool that sends notifications should use [Call.Progress], [Call.Log] or
 [Call.Notify]: the gateway then delivers them before the call's result,
 which mcp-go's streamable HTTP transport does not guarantee on its own.
-Text a tool shows should go through [SafeText] or [SafeBlock], which clean
-terminal controls and mask secrets.
+Text a tool shows should go through textsafe.Text or textsafe.Block (package
+[github.com/rigout/rigout/textsafe]), which clean terminal controls and mask
+secrets.
 
 A tool that can run long sets [Tool.Tasks]: clients that speak MCP tasks
 (protocol 2025-11-25) may then run a call as a task and poll it. The call

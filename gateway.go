@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/internal/callstream"
 	"github.com/rigout/rigout/redact"
@@ -79,8 +80,13 @@ type Config struct {
 	// Audit records every tool call: an intent row before any call that can
 	// change something runs, a done row after, refused calls included. If
 	// nil, calls are not audited (the reference binary always opens a
-	// ledger).
-	Audit AuditLedger
+	// ledger). Any Recorder fits (audittest.Recorder in tests); one that is
+	// also an audit.ArgsDigester (the SQLite and PostgreSQL ledgers) keys
+	// the stored digest of the arguments, else the gateway keys it with a
+	// random key of its own, so digests compare within one gateway only.
+	// A tool that reads the ledger (get_server_activity) takes the read
+	// side, audit.Querier, in its own configuration.
+	Audit audit.Recorder
 	// UnsafeAuditBestEffort runs calls even when the ledger cannot record
 	// them; /health then reports the gateway degraded. By default a call
 	// whose intent cannot be recorded does not run.
@@ -208,7 +214,7 @@ func (c *Config) setDefaults() error {
 		c.TaskAfter = defaultTaskAfter
 	}
 	if c.Principal == nil {
-		p := auth.Principal{Name: "local", Transport: "in-process", Scopes: auth.FullScopes()}
+		p := auth.Principal{Name: "local", Transport: string(audit.TransportInProcess), Scopes: auth.FullScopes()}
 		p.Scopes.Bypass = false
 		c.Principal = &p
 	} else {
@@ -263,6 +269,7 @@ type Gateway struct {
 	refused  *refusals                  // refusal rows per principal or address
 	auditErr atomic.Pointer[auditError] // the last ledger failure, for Health
 	started  time.Time
+	digest   func(raw []byte) string // the arguments' digest (argsDigest)
 	tasks    *taskTable
 	xtasks   *extTasks // the tasks extension's (tasksext.go)
 	taskOnce sync.Once
@@ -300,6 +307,7 @@ func New(cfg Config) (*Gateway, error) {
 		log:     c.Logger,
 		tools:   make(map[string]*registered),
 		started: c.Now(),
+		digest:  argsDigest(c.Audit),
 		limit:   newLimiter(c.MaxConcurrent, c.MaxConcurrentPerPrincipal),
 		rate:    newRateLimiter(c.RateLimit, c.Now),
 		refused: newRefusals(c.RefusalRows, c.Now),
@@ -403,6 +411,13 @@ var (
 	toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_\-.]+$`)
 	hostArgRE  = regexp.MustCompile(`^(host|hosts|.+_host|.+_hosts)$`)
 )
+
+// IsHostArg reports whether an argument named name names a host: host,
+// hosts, or a name ending in _host or _hosts. Register refuses a tool
+// whose schema has such an argument that Tool.Hosts does not declare, so
+// that no host reaches a handler unchecked; a tool built from another
+// server's schema (package federation) declares them with it.
+func IsHostArg(name string) bool { return hostArgRE.MatchString(name) }
 
 // Register adds a tool to the registry. It is an error to register a name
 // twice, a tool without a handler or risk class, an invalid schema, or a

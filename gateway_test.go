@@ -15,22 +15,22 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/shell"
 )
 
-func connect(t testing.TB, gw *rigout.Gateway) *client.Client { return gwtest.Connect(t, gw) }
+func connect(t testing.TB, gw *rigout.Gateway) *client.Client { return rigouttest.Connect(t, gw) }
 
-func newGateway(t *testing.T, cfg rigout.Config) *rigout.Gateway { return gwtest.New(t, cfg) }
+func newGateway(t *testing.T, cfg rigout.Config) *rigout.Gateway { return rigouttest.New(t, cfg) }
 
-func serveHTTP(t *testing.T, gw *rigout.Gateway) string { return gwtest.ServeHTTP(t, gw) }
+func serveHTTP(t *testing.T, gw *rigout.Gateway) string { return rigouttest.ServeHTTP(t, gw) }
 
 func callTool(t *testing.T, c *client.Client, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	return gwtest.Call(t, c, name, args)
+	return rigouttest.Call(t, c, name, args)
 }
 
-func text(res *mcp.CallToolResult) string { return gwtest.Text(res) }
+func text(res *mcp.CallToolResult) string { return rigouttest.Text(res) }
 
 // withShell adds the shell family (execute_command), built from sc, in
 // front of cfg's tools.
@@ -331,5 +331,17 @@ func TestNewReportsTheFirstRefusal(t *testing.T) {
 	want := []string{"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9", "t10", "t11"}
 	if !slices.Equal(names, want) {
 		t.Errorf("Tools() = %v, want the configuration's order %v", names, want)
+	}
+}
+
+func TestIsHostArg(t *testing.T) {
+	tests := map[string]bool{
+		"host": true, "hosts": true, "target_host": true, "backup_hosts": true,
+		"ghost": false, "hostname": false, "_host": false, "path": false, "": false,
+	}
+	for name, want := range tests {
+		if got := rigout.IsHostArg(name); got != want {
+			t.Errorf("IsHostArg(%q) = %v, want %v", name, got, want)
+		}
 	}
 }

@@ -35,7 +35,7 @@ func TestCallMaskSecrets(t *testing.T) {
 				}
 			}
 			call.Outcome.Error = "failed with " + secret
-			call.Outcome.Detail = map[string]string{"used": "alias x", "leak": secret}
+			call.Outcome.Detail = map[audit.DetailKey]string{"used": "alias x", "leak": secret}
 			res := rigout.ErrorResult("out: %s / %s", secret, base64.StdEncoding.EncodeToString([]byte(secret)))
 			res.StructuredContent = map[string]any{"v": secret}
 			return res, nil

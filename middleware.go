@@ -14,6 +14,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/redact"
+	"github.com/rigout/rigout/textsafe"
 )
 
 // serve runs one call through the chain. The order is fixed, and every
@@ -182,7 +183,7 @@ func (g *Gateway) settle(call *Call, res *mcp.CallToolResult) {
 	if res.IsError && o.Error == "" {
 		for _, c := range res.Content {
 			if t, ok := c.(mcp.TextContent); ok {
-				o.Error = FirstLine(t.Text, 300)
+				o.Error = textsafe.FirstLine(t.Text, 300)
 				break
 			}
 		}
@@ -209,7 +210,7 @@ func (g *Gateway) logCall(ctx context.Context, call *Call) {
 	}
 	if ran := (audit.Event{Args: recordedArgs(call)}).Ran(); ran != "" {
 		// What ran, as the ledger keeps it: the operator's first question.
-		ran = g.redact(SafeBlock(ran, 500))
+		ran = g.redact(textsafe.Block(ran, 500))
 		if set := call.maskSet(); set != nil {
 			ran = set.Redact(ran)
 		}

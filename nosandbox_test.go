@@ -8,7 +8,7 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/docker"
 	"github.com/rigout/rigout/tools/packages"
@@ -107,10 +107,10 @@ func TestUnsafeNoSandboxRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := gwtest.Connect(t, gwtest.New(t, rigout.Config{Tools: sh.Tools()}))
-	res := gwtest.Call(t, c, "execute_command", map[string]any{"argv": []string{"echo", "ran-unconfined"}})
-	if res.IsError || !strings.Contains(gwtest.Text(res), "ran-unconfined") {
-		t.Errorf("execute_command with UnsafeNoSandbox: %q", gwtest.Text(res))
+	c := rigouttest.Connect(t, rigouttest.New(t, rigout.Config{Tools: sh.Tools()}))
+	res := rigouttest.Call(t, c, "execute_command", map[string]any{"argv": []string{"echo", "ran-unconfined"}})
+	if res.IsError || !strings.Contains(rigouttest.Text(res), "ran-unconfined") {
+		t.Errorf("execute_command with UnsafeNoSandbox: %q", rigouttest.Text(res))
 	}
 	m, err := sessions.New(sessions.Config{Local: local, SpoolDir: t.TempDir()})
 	if err != nil {

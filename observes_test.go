@@ -61,7 +61,7 @@ func TestToolObserves(t *testing.T) {
 	for _, rows := range byCall {
 		var s []string
 		for _, e := range rows {
-			s = append(s, e.Principal+":"+e.Phase+":"+string(e.Status)+":"+e.Detail)
+			s = append(s, e.Principal+":"+string(e.Phase)+":"+string(e.Status)+":"+e.Detail)
 		}
 		shapes = append(shapes, strings.Join(s, " "))
 	}

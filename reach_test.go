@@ -13,7 +13,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/shell"
 )
 
@@ -122,5 +122,5 @@ func httpClient(t *testing.T, url string) *client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return gwtest.Initialize(t, c, "test")
+	return rigouttest.Initialize(t, c, "test")
 }

@@ -113,7 +113,7 @@ func (g *Gateway) admitRefusal(key string, e *audit.Event) bool {
 		if e.Detail != "" {
 			_ = json.Unmarshal([]byte(e.Detail), &d)
 		}
-		d["refusals_not_recorded"] = strconv.Itoa(leftOut)
+		d[string(audit.DetailRefusalsLeft)] = strconv.Itoa(leftOut)
 		e.Detail = DetailJSON(d)
 	}
 	return true

@@ -17,7 +17,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 )
 
 // ledgerBytes is the size of a SQLite ledger's files.
@@ -57,7 +57,7 @@ func TestUnknownToolFloodBoundsLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gwtest.Initialize(t, c, "flood")
+	rigouttest.Initialize(t, c, "flood")
 	ctx := context.Background()
 	callTool(t, c, "echo", map[string]any{"msg": "before"})
 	before := closedLedgerBytes(t, func(l *sqlite.Ledger) {

@@ -408,7 +408,7 @@ type Outcome struct {
 	// as the paths a file tool touched, a transfer's hashes and byte counts,
 	// or the credential aliases a call used — never a secret value. The
 	// ledger stores them as JSON, redacted.
-	Detail map[string]string
+	Detail map[audit.DetailKey]string
 }
 
 // TextResult returns a successful result holding one text block.

@@ -7,27 +7,31 @@ import (
 	"unicode/utf8"
 )
 
+// EventType is the dotted, lower-case type of an [Event], such as
+// [TypeToolCall]. Its value is what the ledger stores.
+type EventType string
+
 // Event types the gateway and the ledger write. Types are dotted, lower
 // case. A [Recorder] accepts any non-empty type outside "audit.", which is
 // reserved for the events a ledger writes about itself; these are the ones
 // with a fixed meaning.
 const (
-	TypeToolCall       = "tool.call"           // a tool call: an intent row, then a done row
-	TypeToolDenied     = "tool.denied"         // a call refused by scope or policy
-	TypeAuthFailed     = "auth.failed"         // a request with a missing or wrong credential
-	TypeSessionOpen    = "session.open"        // an MCP or terminal session opened
-	TypeSessionClose   = "session.close"       // an MCP or terminal session closed
-	TypeSessionCommand = "session.command"     // a command written to a terminal session: exit code, or still running
-	TypeProcessStart   = "process.start"       // a background process started (sessions.Manager)
-	TypeProcessExit    = "process.exit"        // a background process ended: exit code, signal, bytes
-	TypeHostKeyLearned = "ssh.hostkey.learned" // a host key recorded on first contact
-	TypeApprovalDecide = "approval.decide"     // an operator approved or denied a held-back call
-	TypeServerStart    = "server.start"        // the gateway started serving
-	TypeServerStop     = "server.stop"         // the gateway stopped serving
-	TypeExport         = "audit.export"        // an operator exported rows (written by the ledger)
-	TypePrune          = "audit.prune"         // an operator deleted old rows (written by the ledger)
-	TypeHeadMismatch   = "audit.head.mismatch" // the ledger found rows missing or rewritten when it opened or wrote
-	TypeChainKey       = "audit.chain_key"     // the chain is keyed with a new key (see [KeyedRowHash]) from this row on (written by the ledger)
+	TypeToolCall       EventType = "tool.call"           // a tool call: an intent row, then a done row
+	TypeToolDenied     EventType = "tool.denied"         // a call refused by scope or policy
+	TypeAuthFailed     EventType = "auth.failed"         // a request with a missing or wrong credential
+	TypeSessionOpen    EventType = "session.open"        // an MCP or terminal session opened
+	TypeSessionClose   EventType = "session.close"       // an MCP or terminal session closed
+	TypeSessionCommand EventType = "session.command"     // a command written to a terminal session: exit code, or still running
+	TypeProcessStart   EventType = "process.start"       // a background process started (sessions.Manager)
+	TypeProcessExit              = "process.exit"        // a background process ended: exit code, signal, bytes
+	TypeHostKeyLearned           = "ssh.hostkey.learned" // a host key recorded on first contact
+	TypeApprovalDecide           = "approval.decide"     // an operator approved or denied a held-back call
+	TypeServerStart              = "server.start"        // the gateway started serving
+	TypeServerStop               = "server.stop"         // the gateway stopped serving
+	TypeExport                   = "audit.export"        // an operator exported rows (written by the ledger)
+	TypePrune                    = "audit.prune"         // an operator deleted old rows (written by the ledger)
+	TypeHeadMismatch             = "audit.head.mismatch" // the ledger found rows missing or rewritten when it opened or wrote
+	TypeChainKey                 = "audit.chain_key"     // the chain is keyed with a new key (see [KeyedRowHash]) from this row on (written by the ledger)
 )
 
 const (
@@ -35,10 +39,26 @@ const (
 	maxTextBytes       = 64 << 10 // cap on any one text field, see Sanitize
 )
 
+// Phase is which row of a two-row call an [Event] is; empty for a
+// one-shot event.
+type Phase string
+
 // Phases of a two-row call.
 const (
-	PhaseIntent = "intent" // written and committed before a command starts
-	PhaseDone   = "done"   // written after it ends, with the same CallID
+	PhaseIntent Phase = "intent" // written and committed before a command starts
+	PhaseDone   Phase = "done"   // written after it ends, with the same CallID
+)
+
+// Transport is how the caller of an [Event] reached the gateway. Its value
+// is what the ledger stores; these are the ones rigout writes.
+type Transport string
+
+// Transports rigout writes.
+const (
+	TransportHTTP      Transport = "http"       // streamable HTTP, bearer-authenticated
+	TransportStdio     Transport = "stdio"      // the stdio server, one local client
+	TransportInProcess Transport = "in-process" // an embedder's in-process client, as the default principal
+	TransportCLI       Transport = "cli"        // an operator's command on the ledger (export, prune)
 )
 
 // Event is one row of the ledger: who did what, where, when, what the policy
@@ -49,11 +69,11 @@ const (
 type Event struct {
 	Seq         int64         `json:"seq"`                    // position in the chain, assigned by the ledger, 1-based
 	Time        time.Time     `json:"time"`                   // UTC; the ledger sets it if zero
-	Type        string        `json:"type"`                   // dotted event type such as [TypeToolCall]; required
+	Type        EventType     `json:"type"`                   // dotted event type such as [TypeToolCall]; required
 	CallID      string        `json:"call_id,omitempty"`      // correlation ID shared by a call's intent and done rows
-	Phase       string        `json:"phase,omitempty"`        // [PhaseIntent], [PhaseDone], or empty for one-shot events
+	Phase       Phase         `json:"phase,omitempty"`        // [PhaseIntent], [PhaseDone], or empty for one-shot events
 	Principal   string        `json:"principal,omitempty"`    // token name, never its value
-	Transport   string        `json:"transport,omitempty"`    // "stdio", "http", "cli"
+	Transport   Transport     `json:"transport,omitempty"`    // "stdio", "http", "cli"
 	RemoteAddr  string        `json:"remote_addr,omitempty"`  // client address for HTTP
 	Session     string        `json:"session,omitempty"`      // MCP session ID
 	Tool        string        `json:"tool,omitempty"`         // tool name
@@ -89,7 +109,7 @@ func (e *Event) Validate() error {
 	if e.Type == "" {
 		return fmt.Errorf("%w: empty Type", ErrInvalidEvent)
 	}
-	if strings.HasPrefix(e.Type, typePrefixReserved) {
+	if strings.HasPrefix(string(e.Type), typePrefixReserved) {
 		return fmt.Errorf("%w: type %q is reserved for the ledger", ErrInvalidEvent, e.Type)
 	}
 	switch e.Phase {
@@ -114,6 +134,9 @@ func (e *Event) Sanitize() {
 	for _, p := range e.textFields() {
 		*p = cleanText(*p)
 	}
+	e.Type = EventType(cleanText(string(e.Type)))
+	e.Phase = Phase(cleanText(string(e.Phase)))
+	e.Transport = Transport(cleanText(string(e.Transport)))
 	e.Status = Status(cleanText(string(e.Status)))
 	e.Decision = Decision(cleanText(string(e.Decision)))
 }
@@ -160,11 +183,11 @@ func cleanText(s string) string {
 	return s
 }
 
-// textFields are the string fields; Status and Decision, of their own
-// types, are the other two.
-func (e *Event) textFields() [16]*string {
-	return [16]*string{
-		&e.Type, &e.CallID, &e.Phase, &e.Principal, &e.Transport, &e.RemoteAddr, &e.Session,
+// textFields are the string fields; Type, Phase, Transport, Status and
+// Decision, of their own types, are the other five.
+func (e *Event) textFields() [13]*string {
+	return [13]*string{
+		&e.CallID, &e.Principal, &e.RemoteAddr, &e.Session,
 		&e.Tool, &e.Host, &e.Route, &e.Rule, &e.Signal, &e.Error, &e.ArgsDigest, &e.Args, &e.Detail,
 	}
 }

@@ -11,8 +11,8 @@ type Filter struct {
 	Host      string
 	Principal string
 	Status    Status
-	Type      string
-	Phase     string
+	Type      EventType
+	Phase     Phase
 	CallID    string
 	Session   string
 	Since     time.Time // events at or after Since

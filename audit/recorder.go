@@ -15,6 +15,19 @@ type Recorder interface {
 	Record(ctx context.Context, e Event) error
 }
 
+// ArgsDigester is implemented by a [Recorder] that keys the digest of a
+// call's arguments stored in [Event.ArgsDigest] itself, as the SQLite and
+// PostgreSQL ledgers do with their per-install secret, so that identical
+// arguments give identical digests across restarts. The gateway checks its
+// Recorder for it; without it the gateway digests under a key of its own,
+// random for each gateway.
+//
+// DigestArgs returns the digest of raw, a canonical encoding of the
+// arguments (json.Marshal of the argument map); "" means no digest.
+type ArgsDigester interface {
+	DigestArgs(raw []byte) string
+}
+
 // Querier is the read side of the audit trail, kept apart from [Recorder]
 // so that a reader needs no write access and a writer no read access.
 //

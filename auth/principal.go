@@ -2,7 +2,9 @@ package auth
 
 import "context"
 
-// Transport names for [Principal.Transport].
+// Transport names for [Principal.Transport]: the values of
+// audit.TransportHTTP and audit.TransportStdio (auth imports nothing of
+// the module, so they are not of that type).
 const (
 	TransportHTTP  = "http"
 	TransportStdio = "stdio"

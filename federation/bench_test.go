@@ -10,7 +10,7 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/federation"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 )
 
 // BenchmarkEcho compares one echo call made straight to a stdio
@@ -35,7 +35,7 @@ func BenchmarkEcho(b *testing.B) {
 		echoLoop(b, c, "echo", args)
 	})
 	b.Run("gateway", func(b *testing.B) {
-		gw := gwtest.New(b, rigout.Config{})
+		gw := rigouttest.New(b, rigout.Config{})
 		fed, err := federation.New(federation.Config{Servers: []federation.Server{{
 			Name: "a", Command: []string{os.Args[0], "-test.run=^$"},
 			Env: map[string]string{"FEDTEST_DOWNSTREAM": "stdio", "FEDTEST_DIR": b.TempDir()},
@@ -47,7 +47,7 @@ func BenchmarkEcho(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { fed.Close() })
-		echoLoop(b, gwtest.Connect(b, gw), "a__echo", args)
+		echoLoop(b, rigouttest.Connect(b, gw), "a__echo", args)
 	})
 }
 

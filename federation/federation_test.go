@@ -21,7 +21,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/federation"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 )
 
 // stdioServer is a downstream served by a re-executed test binary.
@@ -37,7 +37,7 @@ func stdioServer(name, dir string) federation.Server {
 // start builds a gateway with cfg and starts a federation of servers on it.
 func start(t *testing.T, cfg rigout.Config, servers ...federation.Server) (*rigout.Gateway, *federation.Federation) {
 	t.Helper()
-	gw := gwtest.New(t, cfg)
+	gw := rigouttest.New(t, cfg)
 	fed, err := federation.New(federation.Config{
 		Servers:         servers,
 		UnsafeNoSandbox: true,
@@ -101,7 +101,7 @@ func TestNamespacedListingAndCallsOverStdioAndHTTP(t *testing.T) {
 	ro.Deny = []string{"crash"}
 	web := federation.Server{Name: "web", URL: serveHTTPDownstream(t, "s3cret-down-token"), Token: "DOWN_TOKEN", Allow: []string{"echo", "progress"}}
 	gw, _ := start(t, rigout.Config{}, ro, web)
-	c := gwtest.Connect(t, gw)
+	c := rigouttest.Connect(t, gw)
 	names := toolNames(t, c)
 	for _, want := range []string{"a__echo", "a__pid", "a__progress", "web__echo", "web__progress", federation.StatusTool} {
 		if !has(names, want) {
@@ -140,21 +140,21 @@ func TestNamespacedListingAndCallsOverStdioAndHTTP(t *testing.T) {
 		t.Errorf("risks = %v", risks)
 	}
 	for _, name := range []string{"a__echo", "web__echo"} {
-		res := gwtest.Call(t, c, name, map[string]any{"msg": "hi"})
-		if res.IsError || gwtest.Text(res) != "echo:hi" {
-			t.Errorf("%s: %q", name, gwtest.Text(res))
+		res := rigouttest.Call(t, c, name, map[string]any{"msg": "hi"})
+		if res.IsError || rigouttest.Text(res) != "echo:hi" {
+			t.Errorf("%s: %q", name, rigouttest.Text(res))
 		}
 	}
 	// The schema is kept and enforced by the gateway: msg is required.
-	if res := gwtest.Call(t, c, "a__echo", map[string]any{}); !res.IsError || !strings.Contains(gwtest.Text(res), "msg") {
-		t.Errorf("missing msg: %q", gwtest.Text(res))
+	if res := rigouttest.Call(t, c, "a__echo", map[string]any{}); !res.IsError || !strings.Contains(rigouttest.Text(res), "msg") {
+		t.Errorf("missing msg: %q", rigouttest.Text(res))
 	}
 }
 
 func TestProgressPassesThrough(t *testing.T) {
 	web := federation.Server{Name: "web", URL: serveHTTPDownstream(t, "s3cret-down-token"), Token: "DOWN_TOKEN"}
 	gw, _ := start(t, rigout.Config{}, stdioServer("a", t.TempDir()), web)
-	c := gwtest.Connect(t, gw)
+	c := rigouttest.Connect(t, gw)
 	var mu sync.Mutex
 	got := map[string][]string{}
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
@@ -173,7 +173,7 @@ func TestProgressPassesThrough(t *testing.T) {
 		req.Params.Meta = &mcp.Meta{ProgressToken: "tok-" + name}
 		res, err := c.CallTool(context.Background(), req)
 		if err != nil || res.IsError {
-			t.Fatalf("%s: %v %q", name, err, gwtest.Text(res))
+			t.Fatalf("%s: %v %q", name, err, rigouttest.Text(res))
 		}
 		eventually(t, "progress of "+name, func() bool {
 			mu.Lock()
@@ -203,7 +203,7 @@ func TestCancellationReachesTheDownstream(t *testing.T) {
 }
 
 func testCancellation(t *testing.T, gw *rigout.Gateway, tool, dir string) {
-	c := gwtest.Connect(t, gw)
+	c := rigouttest.Connect(t, gw)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -232,7 +232,7 @@ func TestHangingDownstreamTimesOutAndOthersProceed(t *testing.T) {
 	s := stdioServer("a", dir)
 	s.Timeout = 2 * time.Second
 	gw, _ := start(t, rigout.Config{}, s)
-	c := gwtest.Connect(t, gw)
+	c := rigouttest.Connect(t, gw)
 	hung := make(chan *mcp.CallToolResult, 1)
 	go func() {
 		var req mcp.CallToolRequest
@@ -249,34 +249,34 @@ func TestHangingDownstreamTimesOutAndOthersProceed(t *testing.T) {
 	})
 	// While hang is stuck, other calls of the same downstream answer.
 	for i := range 3 {
-		res := gwtest.Call(t, c, "a__echo", map[string]any{"msg": "still here"})
-		if res.IsError || gwtest.Text(res) != "echo:still here" {
-			t.Fatalf("echo %d during the hang: %q", i, gwtest.Text(res))
+		res := rigouttest.Call(t, c, "a__echo", map[string]any{"msg": "still here"})
+		if res.IsError || rigouttest.Text(res) != "echo:still here" {
+			t.Fatalf("echo %d during the hang: %q", i, rigouttest.Text(res))
 		}
 		select {
 		case r := <-hung:
-			t.Fatalf("hang answered before the echo calls finished: %q", gwtest.Text(r))
+			t.Fatalf("hang answered before the echo calls finished: %q", rigouttest.Text(r))
 		default:
 		}
 	}
 	res := <-hung
-	if !res.IsError || !strings.Contains(gwtest.Text(res), "timed out: downstream a did not answer within 2s") {
-		t.Errorf("hang = %q", gwtest.Text(res))
+	if !res.IsError || !strings.Contains(rigouttest.Text(res), "timed out: downstream a did not answer within 2s") {
+		t.Errorf("hang = %q", rigouttest.Text(res))
 	}
 }
 
 func TestCrashMidCallRestarts(t *testing.T) {
 	gw, fed := start(t, rigout.Config{}, stdioServer("a", t.TempDir()))
-	c := gwtest.Connect(t, gw)
-	pid1 := gwtest.Text(gwtest.Call(t, c, "a__pid", nil))
-	res := gwtest.Call(t, c, "a__crash", nil)
-	if !res.IsError || !strings.Contains(gwtest.Text(res), "the connection to downstream a closed during the call") {
-		t.Fatalf("crash = %q", gwtest.Text(res))
+	c := rigouttest.Connect(t, gw)
+	pid1 := rigouttest.Text(rigouttest.Call(t, c, "a__pid", nil))
+	res := rigouttest.Call(t, c, "a__crash", nil)
+	if !res.IsError || !strings.Contains(rigouttest.Text(res), "the connection to downstream a closed during the call") {
+		t.Fatalf("crash = %q", rigouttest.Text(res))
 	}
 	var pid2 string
 	eventually(t, "the restarted downstream", func() bool {
-		r := gwtest.Call(t, c, "a__pid", nil)
-		pid2 = gwtest.Text(r)
+		r := rigouttest.Call(t, c, "a__pid", nil)
+		pid2 = rigouttest.Text(r)
 		return !r.IsError
 	})
 	if pid2 == pid1 {
@@ -301,7 +301,7 @@ func TestToolListChangeReachesClients(t *testing.T) {
 		}
 		return resp, err
 	})}
-	c, err := client.NewStreamableHttpClient(gwtest.ServeHTTP(t, gw), transport.WithContinuousListening(), transport.WithHTTPBasicClient(hc))
+	c, err := client.NewStreamableHttpClient(rigouttest.ServeHTTP(t, gw), transport.WithContinuousListening(), transport.WithHTTPBasicClient(hc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,8 +329,8 @@ func TestToolListChangeReachesClients(t *testing.T) {
 	for len(changed) > 0 {
 		<-changed
 	}
-	if res := gwtest.Call(t, c, "a__grow", nil); res.IsError {
-		t.Fatal(gwtest.Text(res))
+	if res := rigouttest.Call(t, c, "a__grow", nil); res.IsError {
+		t.Fatal(rigouttest.Text(res))
 	}
 	select {
 	case <-changed:
@@ -338,48 +338,48 @@ func TestToolListChangeReachesClients(t *testing.T) {
 		t.Fatal("no notifications/tools/list_changed reached the client")
 	}
 	eventually(t, "a__extra in tools/list", func() bool { return has(toolNames(t, c), "a__extra") })
-	if res := gwtest.Call(t, c, "a__extra", nil); res.IsError || gwtest.Text(res) != "extra" {
-		t.Errorf("a__extra = %q", gwtest.Text(res))
+	if res := rigouttest.Call(t, c, "a__extra", nil); res.IsError || rigouttest.Text(res) != "extra" {
+		t.Errorf("a__extra = %q", rigouttest.Text(res))
 	}
 	// Over HTTP the downstream's notification arrives on its GET stream
 	// (the timer refresh is 5 minutes, beyond this test).
 	if has(toolNames(t, c), "web__extra") {
 		t.Fatal("web__extra listed before grow")
 	}
-	if res := gwtest.Call(t, c, "web__grow", nil); res.IsError {
-		t.Fatal(gwtest.Text(res))
+	if res := rigouttest.Call(t, c, "web__grow", nil); res.IsError {
+		t.Fatal(rigouttest.Text(res))
 	}
 	eventually(t, "web__extra in tools/list", func() bool { return has(toolNames(t, c), "web__extra") })
 }
 
 func TestScopedTokenReachesOnlyItsTool(t *testing.T) {
-	l := gwtest.OpenLedger(t)
+	l := rigouttest.OpenLedger(t)
 	p := auth.Principal{Name: "narrow", Scopes: auth.Scopes{Tools: []string{"a__echo"}, Hosts: []string{"*"}}}
 	gw, _ := start(t, rigout.Config{Audit: l, Principal: &p}, stdioServer("a", t.TempDir()))
-	c := gwtest.Connect(t, gw)
-	if res := gwtest.Call(t, c, "a__echo", map[string]any{"msg": "x"}); res.IsError {
-		t.Fatalf("a__echo: %q", gwtest.Text(res))
+	c := rigouttest.Connect(t, gw)
+	if res := rigouttest.Call(t, c, "a__echo", map[string]any{"msg": "x"}); res.IsError {
+		t.Fatalf("a__echo: %q", rigouttest.Text(res))
 	}
-	res := gwtest.Call(t, c, "a__pid", nil)
-	if !res.IsError || !strings.Contains(gwtest.Text(res), "missing scope") {
-		t.Errorf("a__pid with a token scoped to a__echo: %q", gwtest.Text(res))
+	res := rigouttest.Call(t, c, "a__pid", nil)
+	if !res.IsError || !strings.Contains(rigouttest.Text(res), "missing scope") {
+		t.Errorf("a__pid with a token scoped to a__echo: %q", rigouttest.Text(res))
 	}
-	rows := gwtest.Events(t, l, audit.Filter{Tool: "a__echo"})
-	phases := map[string]bool{}
+	rows := rigouttest.Events(t, l, audit.Filter{Tool: "a__echo"})
+	phases := map[audit.Phase]bool{}
 	for _, r := range rows {
 		phases[r.Phase] = true
 	}
 	if !phases[audit.PhaseIntent] || !phases[audit.PhaseDone] {
 		t.Errorf("a__echo rows = %+v", rows)
 	}
-	if denied := gwtest.Events(t, l, audit.Filter{Type: audit.TypeToolDenied}); len(denied) != 1 || denied[0].Tool != "a__pid" {
+	if denied := rigouttest.Events(t, l, audit.Filter{Type: audit.TypeToolDenied}); len(denied) != 1 || denied[0].Tool != "a__pid" {
 		t.Errorf("denied rows = %+v", denied)
 	}
 }
 
 func TestLyingDownstreamIsReportedNotFatal(t *testing.T) {
 	liar := federation.Server{Name: "liar", Command: []string{os.Args[0], "-test.run=^$"}, Env: map[string]string{"FEDTEST_DOWNSTREAM": "liar"}}
-	gw := gwtest.New(t, rigout.Config{})
+	gw := rigouttest.New(t, rigout.Config{})
 	fed, err := federation.New(federation.Config{Servers: []federation.Server{liar, stdioServer("a", t.TempDir())}, MaxTools: 50, UnsafeNoSandbox: true})
 	if err != nil {
 		t.Fatal(err)
@@ -398,14 +398,14 @@ func TestLyingDownstreamIsReportedNotFatal(t *testing.T) {
 			t.Errorf("problems lack %q:\n%s", want, joined)
 		}
 	}
-	c := gwtest.Connect(t, gw)
+	c := rigouttest.Connect(t, gw)
 	names := toolNames(t, c)
 	if !has(names, "liar__ok") || !has(names, "a__echo") || has(names, "liar__str") {
 		t.Errorf("tools/list = %v", names)
 	}
-	res := gwtest.Call(t, c, federation.StatusTool, nil)
-	if res.IsError || !strings.Contains(gwtest.Text(res), "listed twice") {
-		t.Errorf("%s = %q", federation.StatusTool, gwtest.Text(res))
+	res := rigouttest.Call(t, c, federation.StatusTool, nil)
+	if res.IsError || !strings.Contains(rigouttest.Text(res), "listed twice") {
+		t.Errorf("%s = %q", federation.StatusTool, rigouttest.Text(res))
 	}
 	for _, tl := range gw.Tools() {
 		if tl.Name == federation.StatusTool && !strings.Contains(tl.Description, "liar: ready, 48 tools, ") {
@@ -452,9 +452,9 @@ func TestElicitationPassesThrough(t *testing.T) {
 				if _, err := c.Initialize(ctx, init); err != nil {
 					t.Fatal(err)
 				}
-				res := gwtest.Call(t, c, tool, nil)
-				if res.IsError || gwtest.Text(res) != "accept:plum" {
-					t.Errorf("%s = %q", tool, gwtest.Text(res))
+				res := rigouttest.Call(t, c, tool, nil)
+				if res.IsError || rigouttest.Text(res) != "accept:plum" {
+					t.Errorf("%s = %q", tool, rigouttest.Text(res))
 				}
 				person.mu.Lock()
 				defer person.mu.Unlock()
@@ -473,7 +473,7 @@ func TestTimerRefreshFindsSilentChanges(t *testing.T) {
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("1"), nil
 		})
-	gw := gwtest.New(t, rigout.Config{})
+	gw := rigouttest.New(t, rigout.Config{})
 	fed, err := federation.New(federation.Config{
 		Servers:     []federation.Server{{Name: "q", URL: serveHTTP(t, quiet, "tok-quiet-12345"), Token: "T"}},
 		Credentials: federation.EnvCredentials(func(string) string { return "tok-quiet-12345" }),
@@ -486,7 +486,7 @@ func TestTimerRefreshFindsSilentChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fed.Close() })
-	c := gwtest.Connect(t, gw)
+	c := rigouttest.Connect(t, gw)
 	if names := toolNames(t, c); !has(names, "q__first") || has(names, "q__late") {
 		t.Fatalf("tools/list = %v", names)
 	}
@@ -502,7 +502,7 @@ func TestTimerRefreshFindsSilentChanges(t *testing.T) {
 }
 
 func TestWrongDownstreamTokenIsReported(t *testing.T) {
-	gw := gwtest.New(t, rigout.Config{})
+	gw := rigouttest.New(t, rigout.Config{})
 	fed, err := federation.New(federation.Config{
 		Servers:        []federation.Server{{Name: "web", URL: serveHTTPDownstream(t, "the-right-token"), Token: "T"}},
 		Credentials:    federation.EnvCredentials(func(string) string { return "a-wrong-token" }),
@@ -523,25 +523,25 @@ func TestWrongDownstreamTokenIsReported(t *testing.T) {
 		t.Errorf("health = %v", h)
 	}
 	// The gateway serves on: its status tool answers.
-	c := gwtest.Connect(t, gw)
-	if res := gwtest.Call(t, c, federation.StatusTool, nil); res.IsError || !strings.Contains(gwtest.Text(res), `"state": "down"`) {
-		t.Errorf("%s = %q", federation.StatusTool, gwtest.Text(res))
+	c := rigouttest.Connect(t, gw)
+	if res := rigouttest.Call(t, c, federation.StatusTool, nil); res.IsError || !strings.Contains(rigouttest.Text(res), `"state": "down"`) {
+		t.Errorf("%s = %q", federation.StatusTool, rigouttest.Text(res))
 	}
 }
 
 func TestFrozenDownstreamIsRestarted(t *testing.T) {
 	gw, fed := start(t, rigout.Config{}, stdioServer("a", t.TempDir()))
-	c := gwtest.Connect(t, gw)
-	pid1 := gwtest.Text(gwtest.Call(t, c, "a__pid", nil))
+	c := rigouttest.Connect(t, gw)
+	pid1 := rigouttest.Text(rigouttest.Call(t, c, "a__pid", nil))
 	// The downstream stops itself (SIGSTOP) mid-call: it answers nothing,
 	// pings included, until the gateway kills and restarts it.
-	res := gwtest.Call(t, c, "a__freeze", nil)
-	if !res.IsError || !strings.Contains(gwtest.Text(res), "closed during the call") {
-		t.Fatalf("freeze = %q", gwtest.Text(res))
+	res := rigouttest.Call(t, c, "a__freeze", nil)
+	if !res.IsError || !strings.Contains(rigouttest.Text(res), "closed during the call") {
+		t.Fatalf("freeze = %q", rigouttest.Text(res))
 	}
 	eventually(t, "the restarted downstream", func() bool {
-		r := gwtest.Call(t, c, "a__pid", nil)
-		return !r.IsError && gwtest.Text(r) != pid1
+		r := rigouttest.Call(t, c, "a__pid", nil)
+		return !r.IsError && rigouttest.Text(r) != pid1
 	})
 	if st := fed.Status()[0]; st.Restarts < 1 || !strings.Contains(st.LastError, "ping") {
 		t.Errorf("status = %+v", st)

@@ -18,7 +18,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/federation"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 )
 
 // TestLargeResultsAreCapped: a result over MaxResult is cut with a marker
@@ -36,8 +36,8 @@ func TestLargeResultsAreCapped(t *testing.T) {
 	fl := stdioServer("fl", t.TempDir())
 	fl.Env["FEDTEST_DOWNSTREAM"] = "flood"
 	fl.MaxMessage, fl.Timeout = 4<<20, 30*time.Second
-	l := gwtest.OpenLedger(t)
-	gw := gwtest.New(t, rigout.Config{Audit: l})
+	l := rigouttest.OpenLedger(t)
+	gw := rigouttest.New(t, rigout.Config{Audit: l})
 	// A ping slower than the test's default: a downstream busy writing
 	// 50 MiB does not answer one, and the limit is what is tested here.
 	fed, err := federation.New(federation.Config{
@@ -54,11 +54,11 @@ func TestLargeResultsAreCapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fed.Close() })
-	c := gwtest.Connect(t, gw)
+	c := rigouttest.Connect(t, gw)
 
 	for _, name := range []string{"a__big", "web__big"} {
-		res := gwtest.Call(t, c, name, map[string]any{"size": 200 << 10})
-		text := gwtest.Text(res)
+		res := rigouttest.Call(t, c, name, map[string]any{"size": 200 << 10})
+		text := rigouttest.Text(res)
 		if res.IsError || !strings.Contains(text, "[result cut at 65536 bytes: downstream") || len(text) > 65536+300 {
 			t.Fatalf("%s of 200 KiB: error=%v, %d bytes, ends %q", name, res.IsError, len(text), text[max(0, len(text)-200):])
 		}
@@ -66,7 +66,7 @@ func TestLargeResultsAreCapped(t *testing.T) {
 			t.Errorf("%s kept %d bytes of the text, want 65536", name, strings.Count(text, "x"))
 		}
 	}
-	if evs := gwtest.Events(t, l, audit.Filter{Tool: "a__big"}); len(evs) == 0 || !evs[len(evs)-1].Truncated {
+	if evs := rigouttest.Events(t, l, audit.Filter{Tool: "a__big"}); len(evs) == 0 || !evs[len(evs)-1].Truncated {
 		t.Errorf("the ledger does not say the result was cut: %+v", evs)
 	}
 
@@ -76,12 +76,12 @@ func TestLargeResultsAreCapped(t *testing.T) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		go func() {
-			res := gwtest.Call(t, c, name, nil)
-			done <- gwtest.Text(res)
+			res := rigouttest.Call(t, c, name, nil)
+			done <- rigouttest.Text(res)
 		}()
 		// Another downstream answers while the big message arrives.
-		if res := gwtest.Call(t, c, "b__echo", map[string]any{"msg": "meanwhile"}); res.IsError || gwtest.Text(res) != "echo:meanwhile" {
-			t.Fatalf("b__echo during %s: %q", name, gwtest.Text(res))
+		if res := rigouttest.Call(t, c, "b__echo", map[string]any{"msg": "meanwhile"}); res.IsError || rigouttest.Text(res) != "echo:meanwhile" {
+			t.Fatalf("b__echo during %s: %q", name, rigouttest.Text(res))
 		}
 		text := <-done
 		runtime.ReadMemStats(&after)
@@ -95,8 +95,8 @@ func TestLargeResultsAreCapped(t *testing.T) {
 		}
 	}
 	eventually(t, "fl serves again", func() bool {
-		res := gwtest.Call(t, c, "fl__echo", map[string]any{"msg": "back"})
-		return !res.IsError && gwtest.Text(res) == "echo:back"
+		res := rigouttest.Call(t, c, "fl__echo", map[string]any{"msg": "back"})
+		return !res.IsError && rigouttest.Text(res) == "echo:back"
 	})
 	if st := fed.Status()[3]; st.Restarts < 1 || !strings.Contains(st.LastError, "limit") {
 		t.Errorf("status of fl after the oversized message: %+v", st)
@@ -141,8 +141,8 @@ func TestEnvCredentials(t *testing.T) {
 		}
 	}
 	var logs syncLog
-	l := gwtest.OpenLedger(t)
-	gw := gwtest.New(t, rigout.Config{Audit: l})
+	l := rigouttest.OpenLedger(t)
+	gw := rigouttest.New(t, rigout.Config{Audit: l})
 	fed, err := federation.New(federation.Config{
 		Servers:         []federation.Server{s, bad},
 		UnsafeNoSandbox: true,
@@ -157,7 +157,7 @@ func TestEnvCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fed.Close() })
-	c := gwtest.Connect(t, gw)
+	c := rigouttest.Connect(t, gw)
 	forms := []string{value, base64.StdEncoding.EncodeToString([]byte(value)), hex.EncodeToString([]byte(value)), "51ab7c0e"}
 	leak := func(what, text string) {
 		t.Helper()
@@ -167,8 +167,8 @@ func TestEnvCredentials(t *testing.T) {
 			}
 		}
 	}
-	res := gwtest.Call(t, c, "a__key", nil)
-	text := gwtest.Text(res)
+	res := rigouttest.Call(t, c, "a__key", nil)
+	text := rigouttest.Text(res)
 	if res.IsError || !strings.HasPrefix(text, "RIGHT key=") {
 		t.Fatalf("the downstream did not get the value: %q", text)
 	}
@@ -187,7 +187,7 @@ func TestEnvCredentials(t *testing.T) {
 	}
 	b, _ := json.Marshal(st)
 	leak("the status", string(b))
-	for _, e := range gwtest.Events(t, l, audit.Filter{}) {
+	for _, e := range rigouttest.Events(t, l, audit.Filter{}) {
 		b, _ := json.Marshal(e)
 		leak(fmt.Sprintf("ledger row %d", e.Seq), string(b))
 	}

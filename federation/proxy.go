@@ -27,8 +27,6 @@ const (
 	maxSchema      = 64 << 10
 )
 
-var hostArgRE = regexp.MustCompile(`^(host|hosts|.+_host|.+_hosts)$`)
-
 // pathArgRE is DefaultPathArgs's pattern.
 var pathArgRE = regexp.MustCompile(`^(path|paths|file|filename|directory|dir|cwd|source|destination|.+_paths?)$`)
 
@@ -156,7 +154,7 @@ func (d *downstream) tool(t mcp.Tool) (rigout.Tool, error) {
 	}
 	names := make([]string, 0, len(props.Properties))
 	for n := range props.Properties {
-		if hostArgRE.MatchString(n) {
+		if rigout.IsHostArg(n) {
 			names = append(names, n)
 		}
 	}
@@ -168,7 +166,7 @@ func (d *downstream) tool(t mcp.Tool) (rigout.Tool, error) {
 	// roots apply to it: the operator's list, or the default names.
 	var paths []rigout.PathArg
 	for _, n := range sortedKeys(props.Properties) {
-		if hostArgRE.MatchString(n) {
+		if rigout.IsHostArg(n) {
 			continue
 		}
 		declared := d.srv.PathArgs != nil && slices.Contains(d.srv.PathArgs, n) ||

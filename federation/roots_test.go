@@ -10,7 +10,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 )
 
 // TestFederatedPathArgsKeepRoots: a token confined to a file root calls a
@@ -31,7 +31,7 @@ func TestFederatedPathArgsKeepRoots(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
-	l := gwtest.OpenLedger(t)
+	l := rigouttest.OpenLedger(t)
 	p := auth.Principal{Name: "rooted", Scopes: auth.Scopes{Tools: []string{"*"}, Hosts: []string{"*"}, Roots: []string{root}}}
 	def := stdioServer("a", t.TempDir())
 	def.Dir = root
@@ -39,7 +39,7 @@ func TestFederatedPathArgsKeepRoots(t *testing.T) {
 	declared.Dir = root
 	declared.PathArgs = []string{"target"}
 	gw, _ := start(t, rigout.Config{Audit: l, Principal: &p}, def, declared)
-	c := gwtest.Connect(t, gw)
+	c := rigouttest.Connect(t, gw)
 
 	for _, tc := range []struct {
 		name string
@@ -70,8 +70,8 @@ func TestFederatedPathArgsKeepRoots(t *testing.T) {
 			map[string]any{"path": "/etc"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := gwtest.Call(t, c, tc.tool, tc.args)
-			text := gwtest.Text(res)
+			res := rigouttest.Call(t, c, tc.tool, tc.args)
+			text := rigouttest.Text(res)
 			if tc.want == nil {
 				if !res.IsError || !strings.Contains(text, tc.refusal) {
 					t.Fatalf("want a refusal saying %q; got error=%v %q", tc.refusal, res.IsError, text)
@@ -93,7 +93,7 @@ func TestFederatedPathArgsKeepRoots(t *testing.T) {
 		})
 	}
 	denied := 0
-	for _, e := range gwtest.Events(t, l, audit.Filter{Type: audit.TypeToolDenied}) {
+	for _, e := range rigouttest.Events(t, l, audit.Filter{Type: audit.TypeToolDenied}) {
 		if strings.HasSuffix(e.Tool, "__paths") {
 			denied++
 		}
@@ -105,9 +105,9 @@ func TestFederatedPathArgsKeepRoots(t *testing.T) {
 	// A token without roots passes paths as given: nothing to judge.
 	free := auth.Principal{Name: "free", Scopes: auth.FullScopes()}
 	gw2, _ := start(t, rigout.Config{Principal: &free}, def)
-	res := gwtest.Call(t, gwtest.Connect(t, gw2), "a__paths", map[string]any{"path": "sub/f"})
-	if res.IsError || !strings.Contains(gwtest.Text(res), `"path":"sub/f"`) {
-		t.Errorf("unconfined token: %v %q", res.IsError, gwtest.Text(res))
+	res := rigouttest.Call(t, rigouttest.Connect(t, gw2), "a__paths", map[string]any{"path": "sub/f"})
+	if res.IsError || !strings.Contains(rigouttest.Text(res), `"path":"sub/f"`) {
+		t.Errorf("unconfined token: %v %q", res.IsError, rigouttest.Text(res))
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/federation"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 )
 
 // TestStdioNeedsASandbox: a stdio server without a Sandbox is refused at
@@ -120,7 +120,7 @@ func TestStdioDownstreamRunsInAView(t *testing.T) {
 		t.Skip("SKIPPED, no per-principal views here: " + st.ViewsReason)
 	}
 
-	gw := gwtest.New(t, rigout.Config{})
+	gw := rigouttest.New(t, rigout.Config{})
 	fed, err := federation.New(federation.Config{
 		Servers: []federation.Server{{
 			Name: "v", Command: []string{bin, "-test.run=^$"}, Dir: work,
@@ -152,7 +152,7 @@ func TestStdioDownstreamRunsInAView(t *testing.T) {
 			t.Fatalf("the gateway cannot read %s: %v", f, err)
 		}
 	}
-	c := gwtest.Connect(t, gw)
+	c := rigouttest.Connect(t, gw)
 	tests := []struct {
 		name     string
 		tool     string
@@ -171,8 +171,8 @@ func TestStdioDownstreamRunsInAView(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := gwtest.Call(t, c, tt.tool, tt.args)
-			if text := gwtest.Text(res); !tt.check(text) {
+			res := rigouttest.Call(t, c, tt.tool, tt.args)
+			if text := rigouttest.Text(res); !tt.check(text) {
 				t.Errorf("%s: %q (error %v), want %s", tt.tool, text, res.IsError, tt.wantText)
 			}
 		})

@@ -53,6 +53,7 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/textsafe"
 	"github.com/rigout/rigout/validate"
 )
 
@@ -301,9 +302,9 @@ func (g *Gate) unsolicited(ctx context.Context, call *rigout.Call, d validate.De
 	call.Outcome.Status = audit.StatusDenied
 	call.Outcome.Decision = audit.DecisionDeny
 	if call.Outcome.Detail == nil {
-		call.Outcome.Detail = map[string]string{}
+		call.Outcome.Detail = map[audit.DetailKey]string{}
 	}
-	call.Outcome.Detail["refused"] = "unsolicited approval"
+	call.Outcome.Detail[audit.DetailRefused] = "unsolicited approval"
 	g.log.LogAttrs(ctx, slog.LevelWarn, "call carried an approval the gateway did not ask for",
 		slog.String("call", call.ID), slog.String("rule", d.Rule), slog.String("principal", call.Principal().Name))
 	const stray = "The call carried an approval that answers no question this gateway asked in this call (none was asked, or it was already used, expired, altered, or asked about other arguments). An approval cannot be sent with a call; nothing ran."
@@ -323,7 +324,7 @@ func hostOf(cmd Command) string {
 // whole command (bounded), where, and why it was held back.
 func question(cmd Command, d validate.Decision) string {
 	host := hostOf(cmd)
-	text := rigout.SafeBlock(cmd.String(), maxShown)
+	text := textsafe.Block(cmd.String(), maxShown)
 	lines := strings.Count(text, "\n") + 1
 	shown := "  " + strings.ReplaceAll(text, "\n", "\n  ")
 	what := "this command"

@@ -176,21 +176,32 @@ func (m *Metrics) OnAuthEvent(next func(context.Context, auth.Event)) func(conte
 // Ledger wraps l so that every row it commits is counted: a call's done
 // row (or the single row of a call refused before it ran) counts the call,
 // and every Record is timed. The wrapper keeps l's Healthy method, which
-// the gateway's /health reads.
-func (m *Metrics) Ledger(l rigout.AuditLedger) rigout.AuditLedger {
-	return &ledger{AuditLedger: l, m: m}
+// the gateway's /health reads, and its DigestArgs (audit.ArgsDigester)
+// when l has one.
+func (m *Metrics) Ledger(l audit.Recorder) audit.Recorder {
+	w := &ledger{Recorder: l, m: m}
+	if d, ok := l.(audit.ArgsDigester); ok {
+		return &digestingLedger{ledger: w, ArgsDigester: d}
+	}
+	return w
 }
 
 type ledger struct {
-	rigout.AuditLedger
+	audit.Recorder
 	m *Metrics
+}
+
+// digestingLedger is a ledger whose wrapped Recorder digests arguments.
+type digestingLedger struct {
+	*ledger
+	audit.ArgsDigester
 }
 
 // Record commits e through the wrapped ledger and counts it.
 func (l *ledger) Record(ctx context.Context, e audit.Event) error {
 	start := time.Now()
-	err := l.AuditLedger.Record(ctx, e)
-	phase := e.Phase
+	err := l.Recorder.Record(ctx, e)
+	phase := string(e.Phase)
 	if phase == "" {
 		phase = "single"
 	}
@@ -208,7 +219,7 @@ func (l *ledger) Record(ctx context.Context, e audit.Event) error {
 // Healthy reports the wrapped ledger's health, or nil if it has no such
 // method.
 func (l *ledger) Healthy() error {
-	if h, ok := l.AuditLedger.(interface{ Healthy() error }); ok {
+	if h, ok := l.Recorder.(interface{ Healthy() error }); ok {
 		return h.Healthy()
 	}
 	return nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/audittest"
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/metrics"
@@ -332,5 +333,36 @@ func TestRootDoesNotLinkPrometheus(t *testing.T) {
 	}
 	if strings.Contains(string(out), "github.com/prometheus/") {
 		t.Error("the root, auth or audit packages link github.com/prometheus")
+	}
+}
+
+// TestLedgerKeepsTheDigest: the wrapper digests arguments when, and only
+// when, the ledger it wraps does, so the gateway keeps the ledger's keyed
+// digest and digests itself for a plain Recorder.
+func TestLedgerKeepsTheDigest(t *testing.T) {
+	l, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "audit.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	tests := []struct {
+		name string
+		rec  audit.Recorder
+		want bool
+	}{
+		{"sqlite", l, true},
+		{"plain recorder", &audittest.Recorder{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := metrics.New(metrics.Config{}).Ledger(tt.rec)
+			d, ok := w.(audit.ArgsDigester)
+			if ok != tt.want {
+				t.Fatalf("wrapper digests = %v, want %v", ok, tt.want)
+			}
+			if ok && d.DigestArgs([]byte("x")) != l.DigestArgs([]byte("x")) {
+				t.Error("the wrapper's digest is not the ledger's")
+			}
+		})
 	}
 }

@@ -547,7 +547,7 @@ func (m *Manager) record(ctx context.Context, ev audit.Event) {
 	}
 	if err := m.cfg.Audit.Record(context.WithoutCancel(ctx), ev); err != nil {
 		m.cfg.Logger.LogAttrs(ctx, slog.LevelError, "audit record failed",
-			slog.String("type", ev.Type), slog.String("id", ev.CallID), slog.String("error", err.Error()))
+			slog.String("type", string(ev.Type)), slog.String("id", ev.CallID), slog.String("error", err.Error()))
 	}
 }
 

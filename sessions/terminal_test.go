@@ -473,7 +473,7 @@ func TestTerminalAudit(t *testing.T) {
 		if e.CallID != term.ID() {
 			continue
 		}
-		s := e.Type + ":" + string(e.Status)
+		s := string(e.Type) + ":" + string(e.Status)
 		if e.ExitCode != nil {
 			s += ":" + strconv.Itoa(*e.ExitCode)
 		}

@@ -432,7 +432,7 @@ func rowOf(e audit.Event) Row {
 		}
 		ran = ran[:cut] + "…"
 	}
-	return Row{Seq: e.Seq, Time: e.Time, Type: e.Type, CallID: e.CallID, Phase: e.Phase, Principal: e.Principal,
+	return Row{Seq: e.Seq, Time: e.Time, Type: string(e.Type), CallID: e.CallID, Phase: string(e.Phase), Principal: e.Principal,
 		Tool: e.Tool, Host: e.Host, Route: e.Route, Decision: e.Decision, Rule: e.Rule, ExitCode: e.ExitCode,
 		Duration: float64(e.Duration) / float64(time.Millisecond), Status: e.Status, Error: e.Error,
 		Refused: e.Status == audit.StatusDenied || e.Decision == audit.DecisionDeny || e.Type == audit.TypeToolDenied ||

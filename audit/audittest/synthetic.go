@@ -42,7 +42,7 @@ func Synthetic(i int, e *audit.Event) {
 	c := i / 2
 	at := SyntheticStart().Add(time.Duration(c) * SyntheticStep)
 	*e = audit.Event{Time: at, Type: audit.TypeToolCall, Phase: audit.PhaseIntent, CallID: fmt.Sprintf("%016x", uint64(c)*0x9e3779b97f4a7c15),
-		Principal: [...]string{"ci", "ops", "deploy", "observer"}[c%4], Transport: "http", RemoteAddr: "127.0.0.1:54321",
+		Principal: [...]string{"ci", "ops", "deploy", "observer"}[c%4], Transport: audit.TransportHTTP, RemoteAddr: "127.0.0.1:54321",
 		Tool: syntheticTool(c), Host: "local", Route: "local", Decision: audit.DecisionAllow, Rule: "default",
 		Status: audit.StatusStarted, ArgsDigest: "0123456789abcdef"}
 	if i%2 == 0 {

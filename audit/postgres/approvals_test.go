@@ -16,7 +16,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/postgres/pgtest"
 	"github.com/rigout/rigout/auth"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 )
 
 // TestApprovalsAcrossReplicas: two gateways share one PostgreSQL ledger,
@@ -56,18 +56,18 @@ func TestApprovalsAcrossReplicas(t *testing.T) {
 	sentinel := filepath.Join(dir, "ran")
 	gateway := func(name string) *rigout.Gateway {
 		l := open(t, dsn, name, nil)
-		return gwtest.New(t, rigout.Config{Audit: l, Tools: []rigout.Tool{held(sentinel)}, Principal: &agent, ApprovalKey: key,
+		return rigouttest.New(t, rigout.Config{Audit: l, Tools: []rigout.Tool{held(sentinel)}, Principal: &agent, ApprovalKey: key,
 			ApprovalStore: l, Approvals: &rigout.ApprovalConfig{Wait: 20 * time.Second}})
 	}
 	a, b := gateway("gw-a"), gateway("gw-b")
-	ca := gwtest.Connect(t, a)
+	ca := rigouttest.Connect(t, a)
 	ctx := context.Background()
 
 	// wait starts a held call on A and returns the approval B lists.
 	wait := func() (rigout.PendingApproval, chan *mcp.CallToolResult) {
 		t.Helper()
 		done := make(chan *mcp.CallToolResult, 1)
-		go func() { done <- gwtest.Call(t, ca, "held", nil) }()
+		go func() { done <- rigouttest.Call(t, ca, "held", nil) }()
 		for range 500 {
 			list, err := b.PendingApprovals(ctx, operator)
 			if err != nil {
@@ -107,7 +107,7 @@ func TestApprovalsAcrossReplicas(t *testing.T) {
 		t.Fatalf("approve on B: %v", err)
 	}
 	if res := <-done; res.IsError {
-		t.Fatalf("the approved call on A: %s", gwtest.Text(res))
+		t.Fatalf("the approved call on A: %s", rigouttest.Text(res))
 	}
 	if _, err := b.DecideApproval(ctx, operator, pa.ID, pa.Digest, true); !errors.Is(err, rigout.ErrApprovalNotFound) {
 		t.Errorf("a second approval: %v, want ErrApprovalNotFound", err)
@@ -121,15 +121,15 @@ func TestApprovalsAcrossReplicas(t *testing.T) {
 	if _, err := b.DecideApproval(ctx, operator, pa.ID, pa.Digest, false); err != nil {
 		t.Fatalf("deny on B: %v", err)
 	}
-	if res := <-done; !res.IsError || !strings.Contains(gwtest.Text(res), "denied by operator") {
-		t.Errorf("the denied call on A: %v %s", res.IsError, gwtest.Text(res))
+	if res := <-done; !res.IsError || !strings.Contains(rigouttest.Text(res), "denied by operator") {
+		t.Errorf("the denied call on A: %v %s", res.IsError, rigouttest.Text(res))
 	}
 
 	// A decision written by hand, without a gateway's MAC: nothing runs.
 	pa, done = wait()
 	srv.Psql("approvals", `UPDATE rigout_approvals SET decided = true, approved = true, approver = 'mallory', mac = '\x00'::bytea WHERE id = '`+pa.ID+`'`)
-	if res := <-done; !res.IsError || !strings.Contains(gwtest.Text(res), "bad MAC") {
-		t.Errorf("the call with a forged decision: %v %s", res.IsError, gwtest.Text(res))
+	if res := <-done; !res.IsError || !strings.Contains(rigouttest.Text(res), "bad MAC") {
+		t.Errorf("the call with a forged decision: %v %s", res.IsError, rigouttest.Text(res))
 	}
 	if n := ran(); n != 1 {
 		t.Fatalf("the command ran %d times after a denial and a forged approval, want 1 (the approved one)", n)

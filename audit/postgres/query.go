@@ -125,7 +125,7 @@ func (l *Ledger) Stats(ctx context.Context, f audit.Filter) ([]audit.ToolStats, 
 		s := get(tool)
 		s.Calls++
 		switch {
-		case audit.Status(status) == audit.StatusDenied || audit.Decision(decision) == audit.DecisionDeny || typ == audit.TypeToolDenied:
+		case audit.Status(status) == audit.StatusDenied || audit.Decision(decision) == audit.DecisionDeny || audit.EventType(typ) == audit.TypeToolDenied:
 			s.Denials++
 			continue
 		case audit.Status(status) != audit.StatusOK:

@@ -286,8 +286,8 @@ func seqRange(a, b int64) string {
 
 // Operator names who runs an operator command such as an export.
 type Operator struct {
-	Principal string // e.g. "os:alice"
-	Transport string // e.g. "cli"
+	Principal string          // e.g. "os:alice"
+	Transport audit.Transport // e.g. audit.TransportCLI
 }
 
 // ExportReport is the outcome of [Ledger.Export].

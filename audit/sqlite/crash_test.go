@@ -50,7 +50,7 @@ func TestCrashChild(t *testing.T) {
 					}
 					// One write per line: a pipe write under PIPE_BUF
 					// is atomic, so lines from goroutines never mix.
-					os.Stdout.WriteString(id + " " + e.Phase + "\n")
+					os.Stdout.WriteString(id + " " + string(e.Phase) + "\n")
 				}
 			}
 		})
@@ -87,7 +87,7 @@ func TestCrashKill(t *testing.T) {
 		}
 		present := make(map[string]bool, len(evs))
 		for _, e := range evs {
-			present[e.CallID+" "+e.Phase] = true
+			present[e.CallID+" "+string(e.Phase)] = true
 			lastSeq = e.Seq
 		}
 		totalRows += int64(len(evs))

@@ -237,7 +237,7 @@ func importRows(ctx context.Context, path string, storeArgs bool, key []byte, no
 			switch {
 			case e.Tool == "":
 			case e.Phase != audit.PhaseIntent:
-				c.delta.countFinal(e.Tool, t, e.Status, e.Decision, e.Type, int64(e.Duration))
+				c.delta.countFinal(e.Tool, t, e.Status, e.Decision, string(e.Type), int64(e.Duration))
 			case e.CallID != "":
 				pending[e.CallID] = append(pending[e.CallID], openCall{e.Seq, e.Tool, t})
 			}

@@ -17,8 +17,8 @@ const exportPage = 1000
 // Operator names who performs a retention action. It fills the Principal,
 // Transport and RemoteAddr of the event that records the action.
 type Operator struct {
-	Principal  string // for the CLI, "os:" and the login name
-	Transport  string // for the CLI, "cli"
+	Principal  string          // for the CLI, "os:" and the login name
+	Transport  audit.Transport // for the CLI, audit.TransportCLI
 	RemoteAddr string
 }
 
@@ -137,7 +137,7 @@ func (l *Ledger) Export(ctx context.Context, w io.Writer, f audit.Filter, op Ope
 	if l.readOnly {
 		return rep, ErrReadOnly
 	}
-	d := exportDetail{Tool: f.Tool, Host: f.Host, Principal: f.Principal, Status: f.Status, Type: f.Type, Phase: f.Phase,
+	d := exportDetail{Tool: f.Tool, Host: f.Host, Principal: f.Principal, Status: f.Status, Type: string(f.Type), Phase: string(f.Phase),
 		CallID: f.CallID, Session: f.Session, AfterSeq: f.AfterSeq, BeforeSeq: f.BeforeSeq, Limit: f.Limit}
 	if !f.Since.IsZero() {
 		d.Since = f.Since.UTC().Format(time.RFC3339Nano)

@@ -187,7 +187,7 @@ func (d statsDelta) at(timeNS int64, tool string) *bucket {
 
 // denied reports whether a final row counts as a denial.
 func denied(status audit.Status, decision audit.Decision, typ string) bool {
-	return status == audit.StatusDenied || decision == audit.DecisionDeny || typ == audit.TypeToolDenied
+	return status == audit.StatusDenied || decision == audit.DecisionDeny || audit.EventType(typ) == audit.TypeToolDenied
 }
 
 // countFinal adds a call's final row (a done row or a one-shot event).
@@ -271,7 +271,7 @@ func (c *chainWriter) note(e *audit.Event) error {
 	}
 	switch {
 	case e.Phase != audit.PhaseIntent:
-		c.delta.countFinal(e.Tool, t, e.Status, e.Decision, e.Type, int64(e.Duration))
+		c.delta.countFinal(e.Tool, t, e.Status, e.Decision, string(e.Type), int64(e.Duration))
 	case e.CallID != "":
 		if _, err := c.st.open.ExecContext(c.ctx, e.Seq, e.CallID, e.Tool, t, e.CallID); err != nil {
 			return err

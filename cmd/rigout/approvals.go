@@ -18,6 +18,7 @@ import (
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/internal/runstate"
 	"github.com/rigout/rigout/internal/statedir"
+	"github.com/rigout/rigout/textsafe"
 )
 
 // approverTokenEnv holds the operator's token for `rigout approve`: a token
@@ -117,7 +118,7 @@ func runApprovals(ctx context.Context, verb string, args []string, stdout, stder
 		}
 	}
 	if pa == nil {
-		return fail(1, "no pending approval %s (unknown, already decided, or expired)", rigout.SafeBlock(id, 64))
+		return fail(1, "no pending approval %s (unknown, already decided, or expired)", textsafe.Block(id, 64))
 	}
 	d := pa.Digest
 	if *digest != "" {
@@ -143,7 +144,7 @@ func runApprovals(ctx context.Context, verb string, args []string, stdout, stder
 // printPending prints one pending approval, its text made safe for a
 // terminal.
 func printPending(w io.Writer, p rigout.PendingApproval) {
-	safe := func(s string) string { return rigout.SafeBlock(s, 2000) }
+	safe := func(s string) string { return textsafe.Block(s, 2000) }
 	bypass := ""
 	if p.Bypass {
 		bypass = ", bypass_security"
@@ -190,9 +191,9 @@ func (a *approvalsAPI) do(ctx context.Context, method string, body any, out any)
 			Error string `json:"error"`
 		}
 		if json.Unmarshal(b, &e) == nil && e.Error != "" {
-			return fmt.Errorf("%s: %s", resp.Status, rigout.SafeBlock(e.Error, 500))
+			return fmt.Errorf("%s: %s", resp.Status, textsafe.Block(e.Error, 500))
 		}
-		return fmt.Errorf("%s: %s", resp.Status, rigout.SafeBlock(string(b), 500))
+		return fmt.Errorf("%s: %s", resp.Status, textsafe.Block(string(b), 500))
 	}
 	return json.Unmarshal(b, out)
 }
@@ -221,7 +222,7 @@ func notifyCommand(line string, logger *slog.Logger) func(context.Context, rigou
 		cmd.Stdin = bytes.NewReader(b)
 		cmd.WaitDelay = 2 * time.Second
 		if out, err := cmd.CombinedOutput(); err != nil && ctx.Err() == nil {
-			logger.Warn("approval notification command failed", "approval", p.ID, "err", err, "output", rigout.FirstLine(string(out), 300))
+			logger.Warn("approval notification command failed", "approval", p.ID, "err", err, "output", textsafe.FirstLine(string(out), 300))
 		}
 	}
 }

@@ -107,7 +107,10 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			f.filter.Status = audit.Status(s)
 			return nil
 		})
-		fset.StringVar(&f.filter.Type, "type", "", "only this event type; a trailing * matches a prefix")
+		fset.Func("type", "only this event type; a trailing * matches a prefix", func(s string) error {
+			f.filter.Type = audit.EventType(s)
+			return nil
+		})
 		fset.StringVar(&f.filter.CallID, "call-id", "", "only this call")
 		fset.StringVar(&f.filter.Session, "session", "", "only this MCP session")
 		fset.StringVar(&f.since, "since", "", "only events at or after TIME")
@@ -522,7 +525,7 @@ func (p *auditPrinter) events(evs []audit.Event) error {
 		}
 		// Every text cell is the ledger's, and much of it a client's: escaped.
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Seq,
-			e.Time.UTC().Format("2006-01-02 15:04:05.000"), termText(e.Type), auditDash(e.Phase), auditDash(string(e.Status)),
+			e.Time.UTC().Format("2006-01-02 15:04:05.000"), termText(string(e.Type)), auditDash(string(e.Phase)), auditDash(string(e.Status)),
 			auditDash(e.Principal), auditDash(e.Tool), auditDash(e.Host), auditDuration(e.Duration), termText(exit), auditCell(detail, 60))
 	}
 	return tw.Flush()

@@ -65,7 +65,7 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	// server.start is committed while the gateway is assembled and the
 	// client's handshake answered; every later row waits for it.
 	gated := openStartGate(ctx, ledger, audit.Event{Type: audit.TypeServerStart, Time: time.Now().UTC(),
-		Principal: p.Name, Transport: p.Transport, Status: audit.StatusOK}, logger)
+		Principal: p.Name, Transport: audit.Transport(p.Transport), Status: audit.StatusOK}, logger)
 	defer gated.wait() // before the ledger closes
 	gw, err := c.gateway(logger, gated, &p)
 	if err != nil {
@@ -73,7 +73,7 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return 1
 	}
 	defer gw.Close()
-	defer gw.RecordEvent(context.WithoutCancel(ctx), audit.Event{Type: audit.TypeServerStop, Principal: p.Name, Transport: p.Transport, Status: audit.StatusOK})
+	defer gw.RecordEvent(context.WithoutCancel(ctx), audit.Event{Type: audit.TypeServerStop, Principal: p.Name, Transport: audit.Transport(p.Transport), Status: audit.StatusOK})
 
 	out := &afterFirstWrite{w: stdout, fn: gw.StartSandbox}
 	err = transport.ServeStdio(ctx, gw.MCPServer(), stdin, out, transport.StdioConfig{

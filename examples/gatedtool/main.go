@@ -31,6 +31,7 @@ import (
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
+	"github.com/rigout/rigout/textsafe"
 	"github.com/rigout/rigout/tools/activity"
 	"github.com/rigout/rigout/transport"
 	"github.com/rigout/rigout/validate"
@@ -64,7 +65,7 @@ func pruneRelease(g *gate.Gate, run exec.Runner) rigout.Tool {
 			code := res.ExitCode
 			call.Outcome.ExitCode = &code
 			if code != 0 {
-				return rigout.ErrorResult("rm exited %d: %s", code, rigout.SafeText(res.Stderr.Data)), nil
+				return rigout.ErrorResult("rm exited %d: %s", code, textsafe.Text(res.Stderr.Data)), nil
 			}
 			return rigout.TextResult(fmt.Sprintf("removed %s", dir)), nil
 		},

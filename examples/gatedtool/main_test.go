@@ -8,14 +8,14 @@ import (
 	"testing"
 
 	"github.com/rigout/rigout/audit"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 )
 
 // TestGatedToolRefusesAProtectedRoot points the embedder's rm -rf tool at
 // a sentinel protected root under a temp dir (harmless if the gate failed:
 // the worst it could delete is the sentinel), then at a release inside it.
 func TestGatedToolRefusesAProtectedRoot(t *testing.T) {
-	l := gwtest.OpenLedger(t)
+	l := rigouttest.OpenLedger(t)
 	releases := filepath.Join(t.TempDir(), "releases")
 	old := filepath.Join(releases, "v1")
 	keep := filepath.Join(releases, "v2", "keep")
@@ -32,29 +32,29 @@ func TestGatedToolRefusesAProtectedRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gw.Close() })
-	c := gwtest.Connect(t, gw)
+	c := rigouttest.Connect(t, gw)
 
-	res := gwtest.Call(t, c, "prune_release", map[string]any{"path": releases})
-	if got := gwtest.Text(res); !res.IsError || !strings.Contains(got, "refused by policy rule recursive-delete-root") || !strings.Contains(got, "Nothing ran.") {
+	res := rigouttest.Call(t, c, "prune_release", map[string]any{"path": releases})
+	if got := rigouttest.Text(res); !res.IsError || !strings.Contains(got, "refused by policy rule recursive-delete-root") || !strings.Contains(got, "Nothing ran.") {
 		t.Errorf("protected root: %q", got)
 	}
 	if _, err := os.Stat(keep); err != nil {
 		t.Fatalf("the protected root was emptied: %v", err)
 	}
-	res = gwtest.Call(t, c, "prune_release", map[string]any{"path": old})
+	res = rigouttest.Call(t, c, "prune_release", map[string]any{"path": old})
 	if res.IsError {
-		t.Fatalf("a release inside the root: %q", gwtest.Text(res))
+		t.Fatalf("a release inside the root: %q", rigouttest.Text(res))
 	}
 	if _, err := os.Stat(old); !os.IsNotExist(err) {
 		t.Errorf("%s still exists: %v", old, err)
 	}
 
-	denied := gwtest.Events(t, l, audit.Filter{Type: audit.TypeToolDenied})
+	denied := rigouttest.Events(t, l, audit.Filter{Type: audit.TypeToolDenied})
 	if len(denied) != 1 || denied[0].Tool != "prune_release" || denied[0].Rule != "recursive-delete-root" || denied[0].Decision != audit.DecisionDeny {
 		t.Errorf("denied rows = %+v", denied)
 	}
 	var done []audit.Event
-	for _, e := range gwtest.Events(t, l, audit.Filter{Tool: "prune_release"}) {
+	for _, e := range rigouttest.Events(t, l, audit.Filter{Tool: "prune_release"}) {
 		if e.Phase == audit.PhaseDone {
 			done = append(done, e)
 		}
@@ -63,8 +63,8 @@ func TestGatedToolRefusesAProtectedRoot(t *testing.T) {
 		t.Errorf("done rows = %+v", done)
 	}
 	// The built-in family reads the same ledger.
-	res = gwtest.Call(t, c, "get_server_activity", map[string]any{"lines": 10})
-	if !strings.Contains(gwtest.Text(res), `"rule": "recursive-delete-root"`) {
-		t.Errorf("activity does not show the refusal:\n%s", gwtest.Text(res))
+	res = rigouttest.Call(t, c, "get_server_activity", map[string]any{"lines": 10})
+	if !strings.Contains(rigouttest.Text(res), `"rule": "recursive-delete-root"`) {
+		t.Errorf("activity does not show the refusal:\n%s", rigouttest.Text(res))
 	}
 }

@@ -1,3 +1,6 @@
+// Package gwtest holds the test helpers of this module that are not for
+// embedders: the forms a secret takes in output, and a credentials store
+// of one secret. The gateway harness is the public package rigouttest.
 package gwtest
 
 import (

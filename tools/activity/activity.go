@@ -29,6 +29,7 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/textsafe"
 )
 
 // Config configures the family.
@@ -146,10 +147,10 @@ func (f *Family) serverActivity(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	}
 	for _, e := range evs {
 		out.Events = append(out.Events, event{
-			Seq: e.Seq, Time: e.Time.UTC().Format(time.RFC3339Nano), Type: e.Type, Phase: e.Phase,
+			Seq: e.Seq, Time: e.Time.UTC().Format(time.RFC3339Nano), Type: string(e.Type), Phase: string(e.Phase),
 			Principal: e.Principal, Tool: e.Tool, Host: e.Host, Route: e.Route, Status: string(e.Status),
 			Rule: e.Rule, Bypassed: e.Bypassed, ExitCode: e.ExitCode, Signal: e.Signal,
-			MS: e.Duration.Milliseconds(), Error: e.Error, Ran: rigout.SafeBlock(e.Ran(), 500),
+			MS: e.Duration.Milliseconds(), Error: e.Error, Ran: textsafe.Block(e.Ran(), 500),
 		})
 	}
 	return rigout.JSONResult(out)

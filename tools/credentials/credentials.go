@@ -112,7 +112,7 @@ func (f *Family) handle(ctx context.Context, call *rigout.Call) (*mcp.CallToolRe
 		call.Outcome.Status = audit.StatusInvalid
 		return rigout.ErrorResult("credentials %s needs `alias` (see credentials list)", a.Action), nil
 	}
-	call.Outcome.Detail = map[string]string{"credential": a.Alias, "reason": a.Reason}
+	call.Outcome.Detail = map[audit.DetailKey]string{audit.DetailCredential: a.Alias, audit.DetailReason: a.Reason}
 	switch a.Action {
 	case "check":
 		_, err := f.store.Resolve(ctx, a.Alias)

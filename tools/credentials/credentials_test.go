@@ -11,7 +11,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
 	credstore "github.com/rigout/rigout/credentials"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/credentials"
 )
 
@@ -34,21 +34,21 @@ func newStore(t *testing.T) *credstore.Store {
 	return s
 }
 
-func gateway(t *testing.T, l rigout.AuditLedger, scopes auth.Scopes) *rigout.Gateway {
+func gateway(t *testing.T, l audit.Recorder, scopes auth.Scopes) *rigout.Gateway {
 	t.Helper()
 	cf, err := credentials.New(credentials.Config{Store: newStore(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return gwtest.New(t, rigout.Config{Tools: cf.Tools(), Audit: l, AuditArgValues: true,
+	return rigouttest.New(t, rigout.Config{Tools: cf.Tools(), Audit: l, AuditArgValues: true,
 		Principal: &auth.Principal{Name: "agent", Scopes: scopes}})
 }
 
 func call(t *testing.T, gw *rigout.Gateway, args map[string]any) (string, bool) {
 	t.Helper()
-	res := gwtest.Call(t, gwtest.Connect(t, gw), "credentials", args)
+	res := rigouttest.Call(t, rigouttest.Connect(t, gw), "credentials", args)
 	b, _ := json.Marshal(res)
-	return gwtest.Text(res) + string(b), res.IsError
+	return rigouttest.Text(res) + string(b), res.IsError
 }
 
 // TestListCheckGet: list and check never show the value; get without the
@@ -56,7 +56,7 @@ func call(t *testing.T, gw *rigout.Gateway, args map[string]any) (string, bool) 
 // needs a reason and an alias that allows the credentials tool; every call
 // is a ledger row with the alias and the reason, never the value.
 func TestListCheckGet(t *testing.T) {
-	l := gwtest.OpenLedger(t)
+	l := rigouttest.OpenLedger(t)
 	full := gateway(t, l, auth.FullScopes())
 	reveal := auth.FullScopes()
 	reveal.RevealSecrets = true
@@ -91,7 +91,7 @@ func TestListCheckGet(t *testing.T) {
 		t.Fatalf("get with reveal_secrets: %s", out)
 	}
 
-	evs := gwtest.Events(t, l, audit.Filter{Tool: "credentials"})
+	evs := rigouttest.Events(t, l, audit.Filter{Tool: "credentials"})
 	reasons := 0
 	for _, e := range evs {
 		b, _ := json.Marshal(e)

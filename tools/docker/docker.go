@@ -43,6 +43,8 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
+	"github.com/rigout/rigout/textsafe"
+	"github.com/rigout/rigout/tools/internal/family"
 )
 
 // Defaults used when the corresponding Config field is zero.
@@ -86,7 +88,8 @@ type Config struct {
 
 // Family is the docker tool family. It is safe for concurrent use.
 type Family struct {
-	cfg Config
+	cfg     Config
+	runners family.Runners
 
 	// mu protects the following.
 	mu      sync.Mutex
@@ -96,16 +99,15 @@ type Family struct {
 // New builds the family from cfg, which is copied.
 func New(cfg Config) (*Family, error) {
 	c := cfg
-	if err := checkSandboxed(c.Local, c.Router); err != nil {
+	runners := family.Runners{Local: c.Local, Router: c.Router}
+	if err := runners.CheckSandboxed(); err != nil {
 		return nil, fmt.Errorf("docker: Config.Local: %w", err)
 	}
-	if c.Gate == nil {
-		g, err := gate.New(gate.Config{})
-		if err != nil {
-			return nil, err
-		}
-		c.Gate = g
+	g, err := family.Gate(c.Gate)
+	if err != nil {
+		return nil, err
 	}
+	c.Gate = g
 	if c.MaxOutput <= 0 {
 		c.MaxOutput = DefaultMaxOutput
 	}
@@ -115,7 +117,7 @@ func New(cfg Config) (*Family, error) {
 	if c.MaxTimeout <= 0 {
 		c.MaxTimeout = DefaultMaxTimeout
 	}
-	return &Family{cfg: c, engines: map[string]string{}}, nil
+	return &Family{cfg: c, runners: runners, engines: map[string]string{}}, nil
 }
 
 // Tools returns the family's tools.
@@ -339,18 +341,6 @@ func parseTail(v any) (string, error) {
 	return "", fmt.Errorf("tail must be a whole number from 1 to %d, or \"all\"", MaxTail)
 }
 
-// route resolves a host; without a router only this machine is reachable.
-func (f *Family) route(ctx context.Context, host, principal string) (exec.Target, error) {
-	if f.cfg.Router != nil {
-		return f.cfg.Router.Resolve(ctx, host, principal)
-	}
-	switch strings.ToLower(host) {
-	case "", "local", "self", "localhost", "127.0.0.1", "::1":
-		return exec.Target{Runner: f.cfg.Local, Route: "local", Host: host, Local: true}, nil
-	}
-	return exec.Target{}, fmt.Errorf("unknown host %q: this gateway reaches only this machine (host \"local\"); SSH hosts are not configured", host)
-}
-
 // engine returns the container CLI host has: the one remembered, else the
 // first of Engines whose --version runs (a probe the policy would refuse
 // is not run).
@@ -396,11 +386,6 @@ type result struct {
 	Inspect       []map[string]any `json:"inspect,omitempty"`
 }
 
-func invalid(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult, error) {
-	call.Outcome.Status = audit.StatusInvalid
-	return rigout.ErrorResult(format, args...), nil
-}
-
 func (f *Family) handle(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
 	var a Args
 	if err := call.Bind(&a); err != nil {
@@ -412,11 +397,11 @@ func (f *Family) handle(ctx context.Context, call *rigout.Call) (*mcp.CallToolRe
 		path = p
 	} else if a.Operation == "build" && len(call.Principal().Scopes.Roots) > 0 {
 		// "." is a directory the token's roots were not checked against.
-		return invalid(call, "docker_operations: build needs an absolute path: this token is confined to file roots")
+		return family.Invalid(call, "docker_operations: build needs an absolute path: this token is confined to file roots")
 	}
 	argv, err := Argv(a, path)
 	if err != nil {
-		return invalid(call, "docker_operations: %v", err)
+		return family.Invalid(call, "docker_operations: %v", err)
 	}
 	timeout := f.cfg.DefaultTimeout
 	if a.Operation == "build" || a.Operation == "pull" {
@@ -424,7 +409,7 @@ func (f *Family) handle(ctx context.Context, call *rigout.Call) (*mcp.CallToolRe
 	}
 	if a.Timeout > 0 {
 		if a.Timeout > int64(f.cfg.MaxTimeout/time.Second) {
-			return invalid(call, "timeout %ds exceeds this gateway's maximum of %ds", a.Timeout, int64(f.cfg.MaxTimeout/time.Second))
+			return family.Invalid(call, "timeout %ds exceeds this gateway's maximum of %ds", a.Timeout, int64(f.cfg.MaxTimeout/time.Second))
 		}
 		timeout = time.Duration(a.Timeout) * time.Second
 	}
@@ -439,7 +424,7 @@ func (f *Family) handle(ctx context.Context, call *rigout.Call) (*mcp.CallToolRe
 			return res, nil
 		}
 	}
-	t, err := f.route(ctx, host, call.Principal().Name)
+	t, err := f.runners.Resolve(ctx, host, call.Principal().Name)
 	if err != nil {
 		call.Outcome.Status = audit.StatusError
 		return rigout.ErrorResult("%v", err), nil
@@ -459,15 +444,14 @@ func (f *Family) handle(ctx context.Context, call *rigout.Call) (*mcp.CallToolRe
 		call.Outcome.Status, call.Outcome.Error = audit.StatusError, "could not run: "+err.Error()
 		return rigout.ErrorResult("could not run %s on %s: %v", engine, host, err), nil
 	}
+	family.Ran(&call.Outcome, t.Local, res)
 	return render(call, host, t.Route, engine, full, res), nil
 }
 
-// render turns the run into the tool result and the call's outcome.
+// render turns the run into the tool result and the call's status; the
+// rest of the outcome is family.Ran's.
 func render(call *rigout.Call, host, route, engine string, argv []string, res exec.Result) *mcp.CallToolResult {
 	o := &call.Outcome
-	code := res.ExitCode
-	o.ExitCode, o.Signal = &code, res.Signal
-	o.StdoutBytes, o.StderrBytes, o.Truncated = res.Stdout.Total, res.Stderr.Total, res.Truncated()
 	failed := res.ExitCode != 0 || res.TimedOut || res.Canceled
 	switch {
 	case res.TimedOut:
@@ -519,17 +503,8 @@ func render(call *rigout.Call, host, route, engine string, argv []string, res ex
 // text renders one captured stream, cleaned and redacted, marking the cut.
 func text(o exec.Output) string {
 	if o.Dropped == 0 {
-		return rigout.SafeText(o.Data)
+		return textsafe.Text(o.Data)
 	}
 	return fmt.Sprintf("%s\n[… %d bytes dropped: output over the cap keeps its first %d and last %d bytes …]\n%s",
-		rigout.SafeText(o.Data[:o.Head]), o.Dropped, o.Head, len(o.Data)-o.Head, rigout.SafeText(o.Data[o.Head:]))
-}
-
-// checkSandboxed refuses local commands that would run without a sandbox
-// the embedder did not ask to go without.
-func checkSandboxed(local exec.Runner, router *exec.Router) error {
-	if router != nil {
-		return router.CheckSandboxed()
-	}
-	return exec.CheckSandboxed(local)
+		textsafe.Text(o.Data[:o.Head]), o.Dropped, o.Head, len(o.Data)-o.Head, textsafe.Text(o.Data[o.Head:]))
 }

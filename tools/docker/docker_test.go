@@ -14,8 +14,8 @@ import (
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/fakecmd"
-	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/docker"
 )
 
@@ -39,7 +39,7 @@ func connect(t *testing.T, rc *exec.RouterConfig, p *auth.Principal) *client.Cli
 	if err != nil {
 		t.Fatal(err)
 	}
-	return gwtest.Connect(t, gwtest.New(t, rigout.Config{Tools: f.Tools(), Principal: p}))
+	return rigouttest.Connect(t, rigouttest.New(t, rigout.Config{Tools: f.Tools(), Principal: p}))
 }
 
 // fakeDocker puts a recording docker first on PATH (and only it, with
@@ -86,9 +86,9 @@ func TestArgv(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fake.Reset(t)
-			res := gwtest.Call(t, c, "docker_operations", tt.args)
+			res := rigouttest.Call(t, c, "docker_operations", tt.args)
 			if res.IsError {
-				t.Fatalf("error: %s", gwtest.Text(res))
+				t.Fatalf("error: %s", rigouttest.Text(res))
 			}
 			if got := fakecmd.Join(fake.Last(t)); got != tt.want {
 				t.Errorf("argv\n got %s\nwant %s", got, tt.want)
@@ -98,12 +98,12 @@ func TestArgv(t *testing.T) {
 	// action and operation that disagree, or neither: refused, nothing run.
 	fake.Reset(t)
 	for _, args := range []map[string]any{{"action": "list", "operation": "stop", "container_name": "web"}, {"image": "alpine"}} {
-		if res := gwtest.Call(t, c, "docker_operations", args); !res.IsError || !strings.Contains(gwtest.Text(res), "action") {
-			t.Errorf("%v: %s", args, gwtest.Text(res))
+		if res := rigouttest.Call(t, c, "docker_operations", args); !res.IsError || !strings.Contains(rigouttest.Text(res), "action") {
+			t.Errorf("%v: %s", args, rigouttest.Text(res))
 		}
 	}
 	// list parses the JSON lines docker prints.
-	sc := gwtest.Structured(t, gwtest.Call(t, c, "docker_operations", map[string]any{"operation": "list"}))
+	sc := rigouttest.Structured(t, rigouttest.Call(t, c, "docker_operations", map[string]any{"operation": "list"}))
 	if cs, _ := sc["containers"].([]any); len(cs) != 1 || sc["engine"] != "docker" {
 		t.Errorf("list: %v", sc)
 	}
@@ -147,9 +147,9 @@ func TestSmuggling(t *testing.T) {
 		{"operation": "logs", "container_name": "web", "tail": 1.5},
 	}
 	for _, args := range bad {
-		res := gwtest.Call(t, c, "docker_operations", args)
+		res := rigouttest.Call(t, c, "docker_operations", args)
 		if !res.IsError {
-			t.Errorf("%v: not refused: %s", args, gwtest.Text(res))
+			t.Errorf("%v: not refused: %s", args, rigouttest.Text(res))
 		}
 	}
 	if calls := fake.Calls(t); len(calls) != 0 {
@@ -165,9 +165,9 @@ func TestGate(t *testing.T) {
 		{"operation": "exec", "container_name": "web", "command": []any{"rm", "-rf", "/"}},
 		{"operation": "run", "image": "alpine", "command": []any{"sh", "-c", "rm -rf --no-preserve-root /"}},
 	} {
-		res := gwtest.Call(t, c, "docker_operations", args)
-		if !res.IsError || !strings.Contains(gwtest.Text(res), "refused by policy rule") {
-			t.Errorf("%v: %s", args, gwtest.Text(res))
+		res := rigouttest.Call(t, c, "docker_operations", args)
+		if !res.IsError || !strings.Contains(rigouttest.Text(res), "refused by policy rule") {
+			t.Errorf("%v: %s", args, rigouttest.Text(res))
 		}
 	}
 	if calls := fake.Calls(t); len(calls) != 0 {
@@ -179,15 +179,15 @@ func TestGate(t *testing.T) {
 func TestPodman(t *testing.T) {
 	fake := fakeDocker(t, "podman", "", true)
 	c := connect(t, nil, nil)
-	res := gwtest.Call(t, c, "docker_operations", map[string]any{"operation": "pull", "image": "alpine"})
+	res := rigouttest.Call(t, c, "docker_operations", map[string]any{"operation": "pull", "image": "alpine"})
 	if res.IsError {
-		t.Fatal(gwtest.Text(res))
+		t.Fatal(rigouttest.Text(res))
 	}
 	if got := fakecmd.Join(fake.Last(t)); got != "podman pull -- alpine" {
 		t.Errorf("argv %s", got)
 	}
 	// Remembered per host: no second probe.
-	gwtest.Call(t, c, "docker_operations", map[string]any{"operation": "list"})
+	rigouttest.Call(t, c, "docker_operations", map[string]any{"operation": "list"})
 	probes := 0
 	for _, c := range fake.Calls(t) {
 		if slices.Equal(c, []string{"podman", "--version"}) {
@@ -199,9 +199,9 @@ func TestPodman(t *testing.T) {
 	}
 	// Neither engine: a clear error.
 	t.Setenv("PATH", t.TempDir())
-	res = gwtest.Call(t, connect(t, nil, nil), "docker_operations", map[string]any{"operation": "list"})
-	if !res.IsError || !strings.Contains(gwtest.Text(res), "neither docker nor podman") {
-		t.Errorf("no engine: %s", gwtest.Text(res))
+	res = rigouttest.Call(t, connect(t, nil, nil), "docker_operations", map[string]any{"operation": "list"})
+	if !res.IsError || !strings.Contains(rigouttest.Text(res), "neither docker nor podman") {
+		t.Errorf("no engine: %s", rigouttest.Text(res))
 	}
 }
 
@@ -212,8 +212,8 @@ func TestReadOnlyScope(t *testing.T) {
 	p := auth.Principal{Name: "reader", Scopes: auth.Scopes{Tools: []string{"*"}, Hosts: []string{"*"}, ReadOnly: true}}
 	c := connect(t, nil, &p)
 	for _, op := range []string{"list", "logs", "inspect"} {
-		if res := gwtest.Call(t, c, "docker_operations", map[string]any{"operation": op, "container_name": "web"}); res.IsError {
-			t.Errorf("%s: %s", op, gwtest.Text(res))
+		if res := rigouttest.Call(t, c, "docker_operations", map[string]any{"operation": op, "container_name": "web"}); res.IsError {
+			t.Errorf("%s: %s", op, rigouttest.Text(res))
 		}
 	}
 	fake.Reset(t)
@@ -222,7 +222,7 @@ func TestReadOnlyScope(t *testing.T) {
 		{"operation": "stop", "container_name": "web"},
 		{"operation": "exec", "container_name": "web", "command": []any{"id"}},
 	} {
-		if res := gwtest.Call(t, c, "docker_operations", args); !res.IsError {
+		if res := rigouttest.Call(t, c, "docker_operations", args); !res.IsError {
 			t.Errorf("%v allowed for a read-only token", args)
 		}
 	}
@@ -243,15 +243,15 @@ func TestRoots(t *testing.T) {
 		{"operation": "build", "path": root + "/../.."},
 		{"operation": "build", "path": "."},
 	} {
-		if res := gwtest.Call(t, c, "docker_operations", args); !res.IsError {
+		if res := rigouttest.Call(t, c, "docker_operations", args); !res.IsError {
 			t.Errorf("%v allowed outside the roots", args)
 		}
 	}
 	if calls := fake.Calls(t); len(calls) != 0 {
 		t.Errorf("ran: %v", calls)
 	}
-	if res := gwtest.Call(t, c, "docker_operations", map[string]any{"operation": "build", "path": root}); res.IsError {
-		t.Errorf("inside the root: %s", gwtest.Text(res))
+	if res := rigouttest.Call(t, c, "docker_operations", map[string]any{"operation": "build", "path": root}); res.IsError {
+		t.Errorf("inside the root: %s", rigouttest.Text(res))
 	}
 }
 
@@ -262,14 +262,14 @@ func TestOverSSH(t *testing.T) {
 	fake.Add(t, "docker", "", 0)
 	d := sshdtest.Start(t, sshdtest.Options{SetEnv: map[string]string{"PATH": fake.Path + ":/usr/bin:/bin"}})
 	c := connect(t, &d.Router, nil)
-	res := gwtest.Call(t, c, "docker_operations", map[string]any{"operation": "logs", "container_name": "web", "tail": "all", "host": "box"})
+	res := rigouttest.Call(t, c, "docker_operations", map[string]any{"operation": "logs", "container_name": "web", "tail": "all", "host": "box"})
 	if res.IsError {
-		t.Fatal(gwtest.Text(res))
+		t.Fatal(rigouttest.Text(res))
 	}
 	if got := fakecmd.Join(fake.Last(t)); got != "docker logs --tail all -- web" {
 		t.Errorf("argv %s", got)
 	}
-	if sc := gwtest.Structured(t, res); !strings.HasPrefix(sc["route"].(string), "ssh(box") {
+	if sc := rigouttest.Structured(t, res); !strings.HasPrefix(sc["route"].(string), "ssh(box") {
 		t.Errorf("route %v", sc["route"])
 	}
 }
@@ -292,12 +292,12 @@ func TestRealEngine(t *testing.T) {
 		t.Skip("SKIPPING REAL ENGINE TEST: no docker or podman engine runs here (`docker info` fails); set RIGOUT_REQUIRE_DOCKER=1 to make this a failure")
 	}
 	c := connect(t, nil, nil)
-	res := gwtest.Call(t, c, "docker_operations", map[string]any{"operation": "list"})
+	res := rigouttest.Call(t, c, "docker_operations", map[string]any{"operation": "list"})
 	if res.IsError {
-		t.Fatalf("list: %s", gwtest.Text(res))
+		t.Fatalf("list: %s", rigouttest.Text(res))
 	}
-	res = gwtest.Call(t, c, "docker_operations", map[string]any{"operation": "inspect", "container_name": "rigout-test-no-such-container"})
+	res = rigouttest.Call(t, c, "docker_operations", map[string]any{"operation": "inspect", "container_name": "rigout-test-no-such-container"})
 	if !res.IsError {
-		t.Errorf("inspect of a missing container: %s", gwtest.Text(res))
+		t.Errorf("inspect of a missing container: %s", rigouttest.Text(res))
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/files"
 	"github.com/rigout/rigout/tools/shell"
 )
@@ -97,7 +97,7 @@ func BenchmarkTransferVsOpenSSH(b *testing.B) {
 		close(stop)
 		peak = max(peak, <-sampled)
 		if res.IsError {
-			b.Fatal(gwtest.Text(res))
+			b.Fatal(rigouttest.Text(res))
 		}
 		return d
 	}
@@ -148,18 +148,18 @@ func BenchmarkRead10MB(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	gw := gwtest.New(b, rigout.Config{Tools: append(ff.Tools(), sh.Tools()...)})
-	c := gwtest.Connect(b, gw)
+	gw := rigouttest.New(b, rigout.Config{Tools: append(ff.Tools(), sh.Tools()...)})
+	c := rigouttest.Connect(b, gw)
 	var readT, catT []time.Duration
 	for b.Loop() {
 		start := time.Now()
-		if res := gwtest.Call(b, c, "file_operations", map[string]any{"action": "read", "path": p}); res.IsError {
-			b.Fatal(gwtest.Text(res))
+		if res := rigouttest.Call(b, c, "file_operations", map[string]any{"action": "read", "path": p}); res.IsError {
+			b.Fatal(rigouttest.Text(res))
 		}
 		readT = append(readT, time.Since(start))
 		start = time.Now()
-		if res := gwtest.Call(b, c, "execute_command", map[string]any{"argv": []any{"cat", p}}); res.IsError {
-			b.Fatal(gwtest.Text(res))
+		if res := rigouttest.Call(b, c, "execute_command", map[string]any{"argv": []any{"cat", p}}); res.IsError {
+			b.Fatal(rigouttest.Text(res))
 		}
 		catT = append(catT, time.Since(start))
 	}

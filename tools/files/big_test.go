@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/files"
 )
 
@@ -52,8 +52,8 @@ func TestTailOfSparseGiB(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		res := e.call("file_operations", map[string]any{"action": "read", "path": p, "host": host})
 		runtime.ReadMemStats(&after)
-		if !res.IsError || !strings.Contains(gwtest.Text(res), "binary") {
-			t.Fatalf("a file starting with a hole of NULs reads as binary: %s", gwtest.Text(res))
+		if !res.IsError || !strings.Contains(rigouttest.Text(res), "binary") {
+			t.Fatalf("a file starting with a hole of NULs reads as binary: %s", rigouttest.Text(res))
 		}
 		if a := after.TotalAlloc - before.TotalAlloc; a > 8<<20 {
 			t.Fatalf("binary refusal allocated %d bytes", a)
@@ -104,9 +104,9 @@ func TestSearch(t *testing.T) {
 			args["mode"], args["path"], args["host"] = "grep", dir, host
 			res := e.call("search_files", args)
 			if res.IsError {
-				t.Fatalf("grep %v: %s", args, gwtest.Text(res))
+				t.Fatalf("grep %v: %s", args, rigouttest.Text(res))
 			}
-			return gwtest.Text(res)
+			return rigouttest.Text(res)
 		}
 		out := grep(map[string]any{"pattern": "needle", "include": "*.go"})
 		if !strings.Contains(out, "src/a/one.go:3:// needle again") || strings.Contains(out, "NEEDLE") || strings.Contains(out, "Needle") {
@@ -126,18 +126,18 @@ func TestSearch(t *testing.T) {
 			t.Fatalf("bounded grep: %d results\n%s", n, out[:min(len(out), 500)])
 		}
 		res := e.call("search_files", map[string]any{"mode": "grep", "pattern": "(", "path": dir, "host": host})
-		if !res.IsError || !strings.Contains(gwtest.Text(res), "bad regular expression") {
-			t.Fatalf("bad regexp: %s", gwtest.Text(res))
+		if !res.IsError || !strings.Contains(rigouttest.Text(res), "bad regular expression") {
+			t.Fatalf("bad regexp: %s", rigouttest.Text(res))
 		}
 
 		res = e.call("search_files", map[string]any{"mode": "glob", "pattern": "**/*.go", "path": dir, "host": host})
-		out = gwtest.Text(res)
+		out = rigouttest.Text(res)
 		i1, i2 := strings.Index(out, "one.go"), strings.Index(out, "two.go")
 		if res.IsError || i1 < 0 || i2 < 0 || i1 > i2 || strings.Contains(out, "i.js") {
 			t.Fatalf("glob newest first: %s", out)
 		}
 		res = e.call("search_files", map[string]any{"mode": "glob", "pattern": "*.txt", "path": dir, "host": host, "max_results": 1})
-		if out := gwtest.Text(res); res.IsError || !strings.Contains(out, "1 of 2 matches") {
+		if out := rigouttest.Text(res); res.IsError || !strings.Contains(out, "1 of 2 matches") {
 			t.Fatalf("glob bound: %s", out)
 		}
 	})

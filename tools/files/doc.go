@@ -38,7 +38,7 @@
 // hidden .NAME.rigout-*.tmp file may be left behind).
 //
 // File contents shown to the caller are cleaned and redacted as command
-// output is (rigout.SafeText); the ledger's detail records paths, byte
+// output is (textsafe.Text); the ledger's detail records paths, byte
 // counts and hashes.
 //
 // With a credential store (Config.Credentials), file_operations and

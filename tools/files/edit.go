@@ -12,6 +12,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/textsafe"
+	"github.com/rigout/rigout/tools/internal/family"
 )
 
 // maxDiffLines bounds the diff an edit returns.
@@ -44,11 +47,11 @@ func (o *op) edit(ctx context.Context) (*mcp.CallToolResult, error) {
 	}
 	from, fromUsed, err := o.cs.substitute("old_string", o.a.OldString)
 	if err != nil {
-		return invalid(o.call, "%v: nothing was changed", err)
+		return family.Invalid(o.call, "%v: nothing was changed", err)
 	}
 	to, toUsed, err := o.cs.substitute("new_string", *o.a.NewString)
 	if err != nil {
-		return invalid(o.call, "%v: nothing was changed", err)
+		return family.Invalid(o.call, "%v: nothing was changed", err)
 	}
 	// Keep the file's line endings: an old_string typed with \n matches
 	// a CRLF file, and the replacement is written with CRLF.
@@ -96,14 +99,14 @@ func (o *op) edit(ctx context.Context) (*mcp.CallToolResult, error) {
 		o.f.written.remember(o.host, o.path, o.cs.aliasesUsed(*o.a.NewString))
 	}
 	o.detail(pub)
-	o.call.Outcome.Detail["replacements"] = fmt.Sprint(n)
+	o.call.Outcome.Detail[audit.DetailReplacements] = fmt.Sprint(n)
 	diff := unifiedDiff(o.path, o.cs.redact(text), o.cs.redact(updated))
 	sha := "sha256 " + pub.SHA256
 	if o.holdsCredential() {
 		sha = "sha256 withheld (the file holds a credential)"
 	}
 	return rigout.TextResult(fmt.Sprintf("edited %s: %d replacement(s); %s%s\n%s",
-		o.path, n, sha, o.via(), rigout.SafeText([]byte(diff)))), nil
+		o.path, n, sha, o.via(), textsafe.Text([]byte(diff)))), nil
 }
 
 // splitLines splits text into lines without their endings.

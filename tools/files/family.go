@@ -17,6 +17,7 @@ import (
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
+	"github.com/rigout/rigout/tools/internal/family"
 	"github.com/rigout/rigout/validate"
 )
 
@@ -167,18 +168,8 @@ func hostArg(call *rigout.Call, arg string) string {
 
 // isLocal reports whether host leads to this machine.
 func (f *Family) isLocal(ctx context.Context, host, principal string) (bool, error) {
-	if f.cfg.Router != nil {
-		t, err := f.cfg.Router.Resolve(ctx, host, principal)
-		if err != nil {
-			return false, err
-		}
-		return t.Local, nil
-	}
-	switch strings.ToLower(host) {
-	case "", "local", "self", "localhost", "127.0.0.1", "::1":
-		return true, nil
-	}
-	return false, fmt.Errorf("unknown host %q: this gateway reaches files only on this machine (host \"local\"); SSH hosts are not configured", host)
+	t, err := family.Runners{Router: f.cfg.Router}.Resolve(ctx, host, principal)
+	return t.Local, err
 }
 
 // open returns the fileSystem of host for call: confined to the token's roots
@@ -323,12 +314,6 @@ func (f *Family) symbolicHome(host, p string) string {
 		return "~" + p[len(f.home):]
 	}
 	return p
-}
-
-// invalid marks the call invalid and returns the error result.
-func invalid(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult, error) {
-	call.Outcome.Status = audit.StatusInvalid
-	return rigout.ErrorResult(format, args...), nil
 }
 
 // failed returns an error result for err, specific about confinement.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 )
 
 // TestSwapRaceHelper is TestSwapRace against an SSH host through rigout's
@@ -53,7 +53,7 @@ func TestSwapRaceHelper(t *testing.T) {
 			if !res.IsError {
 				ok++
 			}
-			if text := gwtest.Text(res); c.leaked(text) {
+			if text := rigouttest.Text(res); c.leaked(text) {
 				stop()
 				t.Fatalf("round %d %v: canary leaked: %s", i, args, text)
 			}

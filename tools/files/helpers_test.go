@@ -16,8 +16,8 @@ import (
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/files"
 )
 
@@ -39,7 +39,7 @@ type env struct {
 
 func newEnv(t testing.TB, s setup) *env {
 	t.Helper()
-	e := &env{t: t, ledger: gwtest.OpenLedger(t)}
+	e := &env{t: t, ledger: rigouttest.OpenLedger(t)}
 	fc := s.cfg
 	fc.WorkDir = s.workDir
 	if fc.WorkDir == "" {
@@ -62,14 +62,14 @@ func newEnv(t testing.TB, s setup) *env {
 	sc.Roots = s.roots
 	sc.ReadOnly = s.readOnly
 	p := auth.Principal{Name: "tester", Transport: "in-process", Scopes: sc}
-	gw := gwtest.New(t, rigout.Config{Tools: ff.Tools(), Audit: e.ledger, Principal: &p})
-	e.c = gwtest.Connect(t, gw)
+	gw := rigouttest.New(t, rigout.Config{Tools: ff.Tools(), Audit: e.ledger, Principal: &p})
+	e.c = rigouttest.Connect(t, gw)
 	return e
 }
 
 func (e *env) call(name string, args map[string]any) *mcp.CallToolResult {
 	e.t.Helper()
-	return gwtest.Call(e.t, e.c, name, args)
+	return rigouttest.Call(e.t, e.c, name, args)
 }
 
 // ok calls file_operations and fails the test on an error result.
@@ -77,9 +77,9 @@ func (e *env) ok(args map[string]any) string {
 	e.t.Helper()
 	res := e.call("file_operations", args)
 	if res.IsError {
-		e.t.Fatalf("file_operations %v: %s", args, gwtest.Text(res))
+		e.t.Fatalf("file_operations %v: %s", args, rigouttest.Text(res))
 	}
-	return gwtest.Text(res)
+	return rigouttest.Text(res)
 }
 
 // fails calls file_operations and fails the test unless it errs with a
@@ -87,10 +87,10 @@ func (e *env) ok(args map[string]any) string {
 func (e *env) fails(args map[string]any, want string) string {
 	e.t.Helper()
 	res := e.call("file_operations", args)
-	if !res.IsError || !strings.Contains(gwtest.Text(res), want) {
-		e.t.Fatalf("file_operations %v: want an error containing %q, got (isError=%v) %s", args, want, res.IsError, gwtest.Text(res))
+	if !res.IsError || !strings.Contains(rigouttest.Text(res), want) {
+		e.t.Fatalf("file_operations %v: want an error containing %q, got (isError=%v) %s", args, want, res.IsError, rigouttest.Text(res))
 	}
-	return gwtest.Text(res)
+	return rigouttest.Text(res)
 }
 
 func write(t testing.TB, p, content string) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/files"
 )
 
@@ -33,14 +33,14 @@ func TestReadLongLines(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := e.call("file_operations", map[string]any{"action": "read", "path": p, "offset": tt.offset})
-			text := gwtest.Text(res)
+			text := rigouttest.Text(res)
 			if res.IsError || !strings.Contains(text, tt.want) || (tt.notWant != "" && strings.Contains(text, tt.notWant)) {
 				t.Fatalf("read from %d (%d bytes): %s", tt.offset, len(text), text[max(0, len(text)-300):])
 			}
 			if len(text) > 33<<10 {
 				t.Fatalf("read is %d bytes, over the cap", len(text))
 			}
-			sc := gwtest.Structured(t, res)
+			sc := rigouttest.Structured(t, res)
 			next, _ := sc["next"].(map[string]any)
 			if tt.nextLine == nil {
 				if next != nil {

@@ -17,6 +17,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/textsafe"
+	"github.com/rigout/rigout/tools/internal/family"
 )
 
 const fileOperationsDescription = "Files without a shell, local or over SFTP. " +
@@ -108,29 +111,29 @@ func (f *Family) fileOperations(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	switch a.Action {
 	case "copy", "move":
 		if !hasDest {
-			return invalid(call, "%s needs `destination`", a.Action)
+			return family.Invalid(call, "%s needs `destination`", a.Action)
 		}
 	case "write", "append":
 		if a.Content == nil {
-			return invalid(call, "%s needs `content`", a.Action)
+			return family.Invalid(call, "%s needs `content`", a.Action)
 		}
 	case "edit":
 		if a.OldString == "" || a.NewString == nil {
-			return invalid(call, "edit needs `old_string` (the exact text to replace) and `new_string`")
+			return family.Invalid(call, "edit needs `old_string` (the exact text to replace) and `new_string`")
 		}
 	case "chmod":
 		if a.Mode == "" {
-			return invalid(call, "chmod needs `mode`, octal such as 644 or 0755")
+			return family.Invalid(call, "chmod needs `mode`, octal such as 644 or 0755")
 		}
 	case "chown":
 		if a.Owner == "" {
-			return invalid(call, "chown needs `owner`: user, user:group, :group or uid:gid")
+			return family.Invalid(call, "chown needs `owner`: user, user:group, :group or uid:gid")
 		}
 	}
 	if a.ExpectedSHA256 != "" {
 		a.ExpectedSHA256 = strings.ToLower(a.ExpectedSHA256)
 		if len(a.ExpectedSHA256) != 64 || strings.Trim(a.ExpectedSHA256, "0123456789abcdef") != "" {
-			return invalid(call, "expected_sha256 must be 64 hex digits")
+			return family.Invalid(call, "expected_sha256 must be 64 hex digits")
 		}
 	}
 	host := call.Hosts()[0]
@@ -140,9 +143,9 @@ func (f *Family) fileOperations(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	}
 	defer fsys.Close()
 	call.Outcome.Route = fsys.Route()
-	call.Outcome.Detail = map[string]string{"path": p}
+	call.Outcome.Detail = map[audit.DetailKey]string{audit.DetailPath: p}
 	if hasDest {
-		call.Outcome.Detail["destination"] = dest
+		call.Outcome.Detail[audit.DetailDestination] = dest
 	}
 	paths := []string{p}
 	if hasDest {
@@ -178,7 +181,7 @@ func (f *Family) fileOperations(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	case "mkdir":
 		res, err = o.mkdir(ctx)
 	default:
-		return invalid(call, "unknown action %q", a.Action)
+		return family.Invalid(call, "unknown action %q", a.Action)
 	}
 	if err != nil {
 		var me *mismatchError
@@ -250,7 +253,7 @@ func (o *op) read() (*mcp.CallToolResult, error) {
 	default:
 		fmt.Fprintf(&hdr, "%s: lines %d-%d, %d bytes%s\n", o.path, res.first, res.first+res.lines-1, fi.Size(), o.via())
 	}
-	text := hdr.String() + rigout.SafeText([]byte(res.text))
+	text := hdr.String() + textsafe.Text([]byte(res.text))
 	sc := readInfo{Path: o.path, Size: fi.Size(), FirstLine: res.first, Lines: res.lines, Truncated: res.truncated}
 	switch {
 	case res.truncated:
@@ -322,7 +325,7 @@ func (o *op) write(ctx context.Context) (*mcp.CallToolResult, error) {
 	if o.a.Mode != "" {
 		m, err := parseMode(o.a.Mode)
 		if err != nil {
-			return invalid(o.call, "%v", err)
+			return family.Invalid(o.call, "%v", err)
 		}
 		opts.mode = m
 	}
@@ -336,7 +339,7 @@ func (o *op) write(ctx context.Context) (*mcp.CallToolResult, error) {
 	}
 	content, used, err := o.cs.substitute("content", *o.a.Content)
 	if err != nil {
-		return invalid(o.call, "%v: nothing was written", err)
+		return family.Invalid(o.call, "%v: nothing was written", err)
 	}
 	pub, err := publish(o.fsys, o.path, strings.NewReader(content), opts)
 	if err != nil {
@@ -365,10 +368,10 @@ func (o *op) holdsCredential() bool { return o.cs != nil && o.cs.mask != nil }
 
 // detail records a publish in the ledger's detail.
 func (o *op) detail(pub published) {
-	o.call.Outcome.Detail["bytes"] = strconv.FormatInt(pub.Bytes, 10)
-	o.call.Outcome.Detail["sha256"] = pub.SHA256
+	o.call.Outcome.Detail[audit.DetailBytes] = strconv.FormatInt(pub.Bytes, 10)
+	o.call.Outcome.Detail[audit.DetailSHA256] = pub.SHA256
 	if o.holdsCredential() || len(o.f.written.aliases([]string{o.host}, []string{o.path})) > 0 {
-		o.call.Outcome.Detail["sha256"] = "withheld"
+		o.call.Outcome.Detail[audit.DetailSHA256] = "withheld"
 	}
 }
 
@@ -378,7 +381,7 @@ func (o *op) delete(ctx context.Context) (*mcp.CallToolResult, error) {
 		return nil, err
 	}
 	if fi.IsDir() && !o.a.Recursive {
-		return invalid(o.call, "%s is a directory; set recursive: true to delete it and everything in it", o.path)
+		return family.Invalid(o.call, "%s is a directory; set recursive: true to delete it and everything in it", o.path)
 	}
 	argv := []string{"rm", "--", o.path}
 	if fi.IsDir() {
@@ -395,7 +398,7 @@ func (o *op) delete(ctx context.Context) (*mcp.CallToolResult, error) {
 		return rigout.TextResult("deleted " + o.path + o.via()), nil
 	}
 	n, err := removeAll(ctx, o.fsys, o.path)
-	o.call.Outcome.Detail["entries"] = strconv.Itoa(n)
+	o.call.Outcome.Detail[audit.DetailEntries] = strconv.Itoa(n)
 	if err != nil {
 		return nil, fmt.Errorf("after deleting %d entries: %w", n, err)
 	}
@@ -417,11 +420,11 @@ func (o *op) copy(ctx context.Context) (*mcp.CallToolResult, error) {
 		return nil, err
 	}
 	if fi.IsDir() && !o.a.Recursive {
-		return invalid(o.call, "%s is a directory; set recursive: true to copy it and everything in it", o.path)
+		return family.Invalid(o.call, "%s is a directory; set recursive: true to copy it and everything in it", o.path)
 	}
 	dst := o.target()
 	if dst == o.path || within(dst, o.path) && fi.IsDir() {
-		return invalid(o.call, "cannot copy %s into itself (%s)", o.path, dst)
+		return family.Invalid(o.call, "cannot copy %s into itself (%s)", o.path, dst)
 	}
 	argv := []string{"cp", "--", o.path, dst}
 	if fi.IsDir() {
@@ -458,7 +461,7 @@ func (o *op) copy(ctx context.Context) (*mcp.CallToolResult, error) {
 		}
 		return nil
 	})
-	o.call.Outcome.Detail["files"] = strconv.Itoa(files)
+	o.call.Outcome.Detail[audit.DetailFiles] = strconv.Itoa(files)
 	if err != nil {
 		return nil, fmt.Errorf("after copying %d files: %w", files, err)
 	}
@@ -492,7 +495,7 @@ func (o *op) move(ctx context.Context) (*mcp.CallToolResult, error) {
 func (o *op) chmod(ctx context.Context) (*mcp.CallToolResult, error) {
 	m, err := parseMode(o.a.Mode)
 	if err != nil {
-		return invalid(o.call, "%v", err)
+		return family.Invalid(o.call, "%v", err)
 	}
 	argv := []string{"chmod", o.a.Mode, "--", o.path}
 	if o.a.Recursive {
@@ -531,7 +534,7 @@ func (o *op) apply(ctx context.Context, fn func(string) error) (int, error) {
 func (o *op) chown(ctx context.Context) (*mcp.CallToolResult, error) {
 	uid, gid, err := o.owner(o.a.Owner)
 	if err != nil {
-		return invalid(o.call, "%v", err)
+		return family.Invalid(o.call, "%v", err)
 	}
 	argv := []string{"chown", o.a.Owner, "--", o.path}
 	if o.a.Recursive {
@@ -702,7 +705,7 @@ func (o *op) list() (*mcp.CallToolResult, error) {
 		}
 		fmt.Fprintf(&sb, "%-7s %s %10d %s %s\n", en.Type, en.Mode, en.Size, en.Modified, name)
 	}
-	return rigout.TextResult(rigout.SafeText([]byte(sb.String()))), nil
+	return rigout.TextResult(textsafe.Text([]byte(sb.String()))), nil
 }
 
 func (o *op) stat() (*mcp.CallToolResult, error) {
@@ -716,7 +719,7 @@ func (o *op) stat() (*mcp.CallToolResult, error) {
 		entry
 		Route string `json:"route"`
 	}{e, o.fsys.Route()}, "", " ")
-	return rigout.TextResult(rigout.SafeText(b)), nil
+	return rigout.TextResult(textsafe.Text(b)), nil
 }
 
 func (o *op) mkdir(ctx context.Context) (*mcp.CallToolResult, error) {
@@ -724,7 +727,7 @@ func (o *op) mkdir(ctx context.Context) (*mcp.CallToolResult, error) {
 	if o.a.Mode != "" {
 		m, err := parseMode(o.a.Mode)
 		if err != nil {
-			return invalid(o.call, "%v", err)
+			return family.Invalid(o.call, "%v", err)
 		}
 		mode = m
 	}

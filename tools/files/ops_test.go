@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/rigout/rigout/audit"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/files"
 )
 
@@ -137,7 +137,7 @@ func TestOperations(t *testing.T) {
 
 		// The ledger has paths, route, hashes.
 		var found bool
-		for _, ev := range gwtest.Events(t, e.ledger, audit.Filter{Tool: "file_operations"}) {
+		for _, ev := range rigouttest.Events(t, e.ledger, audit.Filter{Tool: "file_operations"}) {
 			if ev.Phase == audit.PhaseDone && strings.Contains(ev.Detail, `"sha256"`) && strings.Contains(ev.Detail, p) && ev.Route != "" {
 				found = true
 			}
@@ -244,21 +244,21 @@ func TestHiddenStateDirectory(t *testing.T) {
 		{"action": "copy", "path": c.path, "destination": filepath.Join(base, "stolen")},
 	} {
 		res := e.call("file_operations", args)
-		if !res.IsError || c.leaked(gwtest.Text(res)) {
-			t.Errorf("%v: %s", args, gwtest.Text(res))
+		if !res.IsError || c.leaked(rigouttest.Text(res)) {
+			t.Errorf("%v: %s", args, rigouttest.Text(res))
 		}
 		c.check(t, fmt.Sprint(args))
 	}
 	res := e.call("search_files", map[string]any{"mode": "grep", "pattern": "CANARY", "path": base})
-	if c.leaked(gwtest.Text(res)) {
-		t.Errorf("grep of the parent shows the hidden file: %s", gwtest.Text(res))
+	if c.leaked(rigouttest.Text(res)) {
+		t.Errorf("grep of the parent shows the hidden file: %s", rigouttest.Text(res))
 	}
 	dst := filepath.Join(t.TempDir(), "copy")
 	res = e.call("bulk_file_transfer", map[string]any{"action": "copy", "source": base, "destination": dst})
 	if res.IsError {
-		t.Fatalf("copy of the parent: %s", gwtest.Text(res))
+		t.Fatalf("copy of the parent: %s", rigouttest.Text(res))
 	}
 	if _, err := os.Stat(filepath.Join(dst, "state", "connection.json")); err == nil {
-		t.Errorf("the hidden directory was copied: %s", gwtest.Text(res))
+		t.Errorf("the hidden directory was copied: %s", rigouttest.Text(res))
 	}
 }

@@ -17,6 +17,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/textsafe"
+	"github.com/rigout/rigout/tools/internal/family"
 )
 
 // maxGrepFileBytes skips larger files in grep.
@@ -83,11 +86,11 @@ func (f *Family) searchFiles(ctx context.Context, call *rigout.Call) (*mcp.CallT
 			return failed(call, "cannot reach "+host, err)
 		}
 		if !local {
-			return invalid(call, "search_files on an SSH host needs `path`")
+			return family.Invalid(call, "search_files on an SSH host needs `path`")
 		}
 		root = f.cfg.WorkDir
 		if err := call.Principal().Scopes.RequirePath(root); err != nil {
-			return invalid(call, "give `path`: the default, %s, is outside this token's file roots", root)
+			return family.Invalid(call, "give `path`: the default, %s, is outside this token's file roots", root)
 		}
 	}
 	limit := f.cfg.MaxResults
@@ -100,7 +103,7 @@ func (f *Family) searchFiles(ctx context.Context, call *rigout.Call) (*mcp.CallT
 	}
 	defer fsys.Close()
 	call.Outcome.Route = fsys.Route()
-	call.Outcome.Detail = map[string]string{"path": root}
+	call.Outcome.Detail = map[audit.DetailKey]string{audit.DetailPath: root}
 	cs, refused := f.useSecrets(ctx, call, a.Secrets, []string{host}, []string{root})
 	if refused != nil {
 		return refused, nil
@@ -114,7 +117,7 @@ func (f *Family) searchFiles(ctx context.Context, call *rigout.Call) (*mcp.CallT
 	switch a.Mode {
 	case "glob":
 		if _, err := path.Match(strings.ReplaceAll(a.Pattern, "**", "*"), ""); err != nil {
-			return invalid(call, "bad glob %q: %v", a.Pattern, err)
+			return family.Invalid(call, "bad glob %q: %v", a.Pattern, err)
 		}
 		out, err = f.glob(sctx, fsys, root, a.Pattern, limit)
 	case "grep":
@@ -124,16 +127,16 @@ func (f *Family) searchFiles(ctx context.Context, call *rigout.Call) (*mcp.CallT
 		}
 		re, rerr := regexp.Compile(expr)
 		if rerr != nil {
-			return invalid(call, "bad regular expression: %v", rerr)
+			return family.Invalid(call, "bad regular expression: %v", rerr)
 		}
 		if a.Include != "" {
 			if _, err := path.Match(a.Include, ""); err != nil {
-				return invalid(call, "bad include glob %q: %v", a.Include, err)
+				return family.Invalid(call, "bad include glob %q: %v", a.Include, err)
 			}
 		}
 		out, err = f.grep(sctx, fsys, root, re, a, limit)
 	default:
-		return invalid(call, "mode must be glob or grep")
+		return family.Invalid(call, "mode must be glob or grep")
 	}
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return failed(call, "search "+root, err)
@@ -142,7 +145,7 @@ func (f *Family) searchFiles(ctx context.Context, call *rigout.Call) (*mcp.CallT
 		out += fmt.Sprintf("[stopped after the %v search time limit; narrow path or pattern]\n", f.cfg.SearchTimeout)
 		call.Outcome.Truncated = true
 	}
-	return rigout.TextResult(rigout.SafeText([]byte(out)) + "(via " + fsys.Route() + ")"), nil
+	return rigout.TextResult(textsafe.Text([]byte(out)) + "(via " + fsys.Route() + ")"), nil
 }
 
 // globMatch matches a slash-separated relative path against pattern,

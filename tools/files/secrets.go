@@ -160,15 +160,15 @@ func (f *Family) useSecrets(ctx context.Context, call *rigout.Call, refs map[str
 	}
 	if len(used) > 0 {
 		if call.Outcome.Detail == nil {
-			call.Outcome.Detail = map[string]string{}
+			call.Outcome.Detail = map[audit.DetailKey]string{}
 		}
-		call.Outcome.Detail["credentials"] = strings.Join(used, ", ")
+		call.Outcome.Detail[audit.DetailCredentials] = strings.Join(used, ", ")
 	}
 	if len(auto) > 0 {
 		if call.Outcome.Detail == nil {
-			call.Outcome.Detail = map[string]string{}
+			call.Outcome.Detail = map[audit.DetailKey]string{}
 		}
-		call.Outcome.Detail["masked"] = strings.Join(auto, ", ")
+		call.Outcome.Detail[audit.DetailMasked] = strings.Join(auto, ", ")
 	}
 	return cs, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/files"
 )
 
@@ -96,11 +97,11 @@ func TestFileSecrets(t *testing.T) {
 
 		// grep matches masked lines: the value's start is no match.
 		res := e.call("search_files", map[string]any{"mode": "grep", "pattern": "opal-7Q", "path": dir, "host": host, "secrets": refs})
-		if got := gwtest.Text(res); res.IsError || !strings.Contains(got, "no matches") {
+		if got := rigouttest.Text(res); res.IsError || !strings.Contains(got, "no matches") {
 			t.Fatalf("grep for the value's start: %s", got)
 		}
 		res = e.call("search_files", map[string]any{"mode": "grep", "pattern": "opaque", "path": dir, "host": host})
-		if got := gwtest.Text(res); res.IsError || !strings.Contains(got, "opaque *** end") {
+		if got := rigouttest.Text(res); res.IsError || !strings.Contains(got, "opaque *** end") {
 			t.Fatalf("grep of the gateway's file: %s", got)
 		} else {
 			check("grep", got)
@@ -140,11 +141,11 @@ func TestFileSecrets(t *testing.T) {
 			t.Fatalf("a deleted file's mask outlived it: %s", out)
 		}
 
-		denied := gwtest.Events(t, e.ledger, audit.Filter{Status: audit.StatusDenied})
+		denied := rigouttest.Events(t, e.ledger, audit.Filter{Status: audit.StatusDenied})
 		if len(denied) < 2 {
 			t.Fatalf("want the denied alias uses on record, got %d rows", len(denied))
 		}
-		evs := gwtest.Events(t, e.ledger, audit.Filter{})
+		evs := rigouttest.Events(t, e.ledger, audit.Filter{})
 		var named bool
 		for _, ev := range evs {
 			b, _ := json.Marshal(ev)
@@ -183,7 +184,7 @@ func TestFileSecretsNeedStore(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "f")
 	res := e.call("file_operations", map[string]any{"action": "write", "path": p, "content": "${secret.X}", "secrets": map[string]any{"X": "db"}})
 	if !res.IsError {
-		t.Fatalf("secrets accepted without a store: %s", gwtest.Text(res))
+		t.Fatalf("secrets accepted without a store: %s", rigouttest.Text(res))
 	}
 	if _, err := os.Stat(p); err == nil {
 		t.Fatal("the file was written")

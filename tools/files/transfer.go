@@ -14,6 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/tools/internal/family"
 )
 
 // sftpConcurrency is the number of SFTP writes an upload keeps in flight,
@@ -77,22 +79,22 @@ func (f *Family) bulkFileTransfer(ctx context.Context, call *rigout.Call) (*mcp.
 	switch a.Action {
 	case "upload":
 		if a.DestinationHost == "" {
-			return invalid(call, "upload needs destination_host (the source is on this machine)")
+			return family.Invalid(call, "upload needs destination_host (the source is on this machine)")
 		}
 	case "download":
 		if a.SourceHost == "" {
-			return invalid(call, "download needs source_host (the destination is on this machine)")
+			return family.Invalid(call, "download needs source_host (the destination is on this machine)")
 		}
 	}
 	srcHost, dstHost := hostArg(call, "source_host"), hostArg(call, "destination_host")
 	if a.Action == "upload" {
 		if local, err := f.isLocal(ctx, srcHost, call.Principal().Name); err != nil || !local {
-			return invalid(call, "upload reads from this machine; use copy for %s", srcHost)
+			return family.Invalid(call, "upload reads from this machine; use copy for %s", srcHost)
 		}
 	}
 	if a.Action == "download" {
 		if local, err := f.isLocal(ctx, dstHost, call.Principal().Name); err != nil || !local {
-			return invalid(call, "download writes to this machine; use copy for %s", dstHost)
+			return family.Invalid(call, "download writes to this machine; use copy for %s", dstHost)
 		}
 	}
 	src, _ := call.Path("source")
@@ -111,7 +113,7 @@ func (f *Family) bulkFileTransfer(ctx context.Context, call *rigout.Call) (*mcp.
 	defer dfs.Close()
 	route := sfs.Route() + " → " + dfs.Route()
 	call.Outcome.Route = route
-	call.Outcome.Detail = map[string]string{"source": srcHost + ":" + src, "destination": dstHost + ":" + dst}
+	call.Outcome.Detail = map[audit.DetailKey]string{audit.DetailSource: srcHost + ":" + src, audit.DetailDestination: dstHost + ":" + dst}
 
 	fi, err := sfs.Stat(src)
 	if err != nil {
@@ -124,7 +126,7 @@ func (f *Family) bulkFileTransfer(ctx context.Context, call *rigout.Call) (*mcp.
 		}
 	}
 	if target == src && srcHost == dstHost {
-		return invalid(call, "source and destination are the same file: %s", src)
+		return family.Invalid(call, "source and destination are the same file: %s", src)
 	}
 	argv := []string{"cp", "--", src, target}
 	if fi.IsDir() {
@@ -141,10 +143,10 @@ func (f *Family) bulkFileTransfer(ctx context.Context, call *rigout.Call) (*mcp.
 	stop()
 	elapsed := time.Since(start)
 	n := st.bytes.Load()
-	call.Outcome.Detail["bytes"] = strconv.FormatInt(n, 10)
-	call.Outcome.Detail["files"] = strconv.Itoa(st.files)
+	call.Outcome.Detail[audit.DetailBytes] = strconv.FormatInt(n, 10)
+	call.Outcome.Detail[audit.DetailFiles] = strconv.Itoa(st.files)
 	if !fi.IsDir() {
-		call.Outcome.Detail["sha256"] = st.lastSHA
+		call.Outcome.Detail[audit.DetailSHA256] = st.lastSHA
 	}
 	if err != nil {
 		return failed(call, fmt.Sprintf("%s after %d files", a.Action, st.files), err)

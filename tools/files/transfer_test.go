@@ -19,7 +19,7 @@ import (
 
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/files"
 )
 
@@ -62,9 +62,9 @@ func TestTransfer(t *testing.T) {
 		req.Params.Meta = &mcp.Meta{ProgressToken: "up"}
 		res, err := e.c.CallTool(context.Background(), req)
 		if err != nil || res.IsError {
-			t.Fatalf("bulk_file_transfer %v: %v %s", args, err, gwtest.Text(res))
+			t.Fatalf("bulk_file_transfer %v: %v %s", args, err, rigouttest.Text(res))
 		}
-		return gwtest.Text(res)
+		return rigouttest.Text(res)
 	}
 
 	up := filepath.Join(dir, "remote", "up.bin")
@@ -121,7 +121,7 @@ func TestTransfer(t *testing.T) {
 
 	// The ledger has the hash and the byte count.
 	found := false
-	for _, ev := range gwtest.Events(t, e.ledger, audit.Filter{Tool: "bulk_file_transfer"}) {
+	for _, ev := range rigouttest.Events(t, e.ledger, audit.Filter{Tool: "bulk_file_transfer"}) {
 		if ev.Phase == audit.PhaseDone && strings.Contains(ev.Detail, want) && strings.Contains(ev.Detail, `"bytes":"`+strconv.Itoa(len(data))+`"`) {
 			found = true
 		}
@@ -132,8 +132,8 @@ func TestTransfer(t *testing.T) {
 
 	// Bad input: upload without a destination host.
 	res := e.call("bulk_file_transfer", map[string]any{"action": "upload", "source": src, "destination": up})
-	if !res.IsError || !strings.Contains(gwtest.Text(res), "destination_host") {
-		t.Fatalf("upload without destination_host: %s", gwtest.Text(res))
+	if !res.IsError || !strings.Contains(rigouttest.Text(res), "destination_host") {
+		t.Fatalf("upload without destination_host: %s", rigouttest.Text(res))
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 )
 
 // traversalFixture is a root with escape hatches of every shape around
@@ -97,7 +97,7 @@ func TestTraversalCorpus(t *testing.T) {
 			restoreLinks(t, fx)
 			args["host"] = host
 			res := e.call(tool, args)
-			text := gwtest.Text(res)
+			text := rigouttest.Text(res)
 			cases++
 			if res.IsError {
 				refused++
@@ -138,7 +138,7 @@ func TestTraversalCorpus(t *testing.T) {
 		} {
 			args["host"] = host
 			res := e.call("search_files", args)
-			text := gwtest.Text(res)
+			text := rigouttest.Text(res)
 			if res.IsError || strings.Contains(text, "canary.txt:") || strings.Contains(text, "/canary.txt\n") {
 				t.Errorf("search %v: %s", args, text)
 			}
@@ -243,7 +243,7 @@ func TestSwapRace(t *testing.T) {
 			if !res.IsError {
 				ok++
 			}
-			text := gwtest.Text(res)
+			text := rigouttest.Text(res)
 			if c.leaked(text) {
 				stop()
 				t.Fatalf("round %d %v: canary leaked: %s", i, args, text)

@@ -269,7 +269,7 @@ func HostKeyRecorder(rec audit.Recorder) func(context.Context, exec.HostKeyEvent
 			status = audit.StatusDenied
 		}
 		_ = rec.Record(context.WithoutCancel(ctx), audit.Event{
-			Type:      ev.Kind.String(),
+			Type:      audit.EventType(ev.Kind.String()),
 			Time:      ev.Time.UTC(),
 			Principal: ev.Principal,
 			Host:      ev.Host,

@@ -46,6 +46,8 @@ import (
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/sessions"
+	"github.com/rigout/rigout/textsafe"
+	"github.com/rigout/rigout/tools/internal/family"
 )
 
 // Defaults used when the corresponding Config field is zero.
@@ -100,21 +102,23 @@ type Config struct {
 }
 
 // Family is the packages tool family. It is safe for concurrent use.
-type Family struct{ cfg Config }
+type Family struct {
+	cfg     Config
+	runners family.Runners
+}
 
 // New builds the family from cfg, which is copied.
 func New(cfg Config) (*Family, error) {
 	c := cfg
-	if err := checkSandboxed(c.Local, c.Router); err != nil {
+	runners := family.Runners{Local: c.Local, Router: c.Router}
+	if err := runners.CheckSandboxed(); err != nil {
 		return nil, fmt.Errorf("packages: Config.Local: %w", err)
 	}
-	if c.Gate == nil {
-		g, err := gate.New(gate.Config{})
-		if err != nil {
-			return nil, err
-		}
-		c.Gate = g
+	g, err := family.Gate(c.Gate)
+	if err != nil {
+		return nil, err
 	}
+	c.Gate = g
 	if c.Wait <= 0 {
 		c.Wait = DefaultWait
 	}
@@ -137,7 +141,7 @@ func New(cfg Config) (*Family, error) {
 		c.Now = time.Now
 	}
 	c.PipOptions = append([]string(nil), c.PipOptions...)
-	return &Family{cfg: c}, nil
+	return &Family{cfg: c, runners: runners}, nil
 }
 
 // Tools returns the family's tools.
@@ -265,23 +269,6 @@ type envArgs struct {
 	Requirements    []string `json:"requirements"`
 }
 
-func invalid(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult, error) {
-	call.Outcome.Status = audit.StatusInvalid
-	return rigout.ErrorResult(format, args...), nil
-}
-
-// route resolves a host; without a router only this machine is reachable.
-func (f *Family) route(ctx context.Context, host, principal string) (exec.Target, error) {
-	if f.cfg.Router != nil {
-		return f.cfg.Router.Resolve(ctx, host, principal)
-	}
-	switch strings.ToLower(host) {
-	case "", "local", "self", "localhost", "127.0.0.1", "::1":
-		return exec.Target{Runner: f.cfg.Local, Route: "local", Host: host, Local: true}, nil
-	}
-	return exec.Target{}, fmt.Errorf("unknown host %q: this gateway reaches only this machine (host \"local\"); SSH hosts are not configured", host)
-}
-
 // limits reads the timeout and wait of a call.
 func (f *Family) limits(a commonArgs) (timeout, wait time.Duration, err error) {
 	timeout, wait = f.cfg.DefaultTimeout, f.cfg.Wait
@@ -342,7 +329,7 @@ func (f *Family) install(ctx context.Context, call *rigout.Call) (*mcp.CallToolR
 	}
 	timeout, wait, err := f.limits(a.commonArgs)
 	if err != nil {
-		return invalid(call, "%v", err)
+		return family.Invalid(call, "%v", err)
 	}
 	name := a.PackageManager
 	if name == "" {
@@ -352,14 +339,14 @@ func (f *Family) install(ctx context.Context, call *rigout.Call) (*mcp.CallToolR
 	if name != "auto" {
 		var ok bool
 		if m, ok = manager(name); !ok {
-			return invalid(call, "unknown package_manager %q", name)
+			return family.Invalid(call, "unknown package_manager %q", name)
 		}
 		if _, err := InstallArgv(m, a.Packages, f.cfg.PipOptions); err != nil {
-			return invalid(call, "install_software: %v", err)
+			return family.Invalid(call, "install_software: %v", err)
 		}
 	}
 	host := call.Hosts()[0]
-	t, err := f.route(ctx, host, call.Principal().Name)
+	t, err := f.runners.Resolve(ctx, host, call.Principal().Name)
 	if err != nil {
 		call.Outcome.Status = audit.StatusError
 		return rigout.ErrorResult("%v", err), nil
@@ -373,7 +360,7 @@ func (f *Family) install(ctx context.Context, call *rigout.Call) (*mcp.CallToolR
 	}
 	argv, err := InstallArgv(m, a.Packages, f.cfg.PipOptions)
 	if err != nil {
-		return invalid(call, "install_software (%s): %v", m.Name, err)
+		return family.Invalid(call, "install_software (%s): %v", m.Name, err)
 	}
 	rep := &report{Host: host, Route: t.Route, Manager: m.Name}
 	return f.run(ctx, call, t, rep, []step{{Argv: argv, last: true}}, a.UseSudo, timeout, wait)
@@ -390,7 +377,7 @@ func (f *Family) resolveWorkspace(ctx context.Context, call *rigout.Call, p stri
 	hosts := call.Hosts()
 	local := false
 	if len(hosts) == 1 {
-		if t, err := f.route(ctx, hosts[0], call.Principal().Name); err == nil && t.Local {
+		if t, err := f.runners.Resolve(ctx, hosts[0], call.Principal().Name); err == nil && t.Local {
 			local = true
 		}
 	}
@@ -431,14 +418,14 @@ func (f *Family) environment(ctx context.Context, call *rigout.Call) (*mcp.CallT
 	}
 	timeout, wait, err := f.limits(a.commonArgs)
 	if err != nil {
-		return invalid(call, "%v", err)
+		return family.Invalid(call, "%v", err)
 	}
 	ws, _ := call.Path("workspace_path")
 	if ws == "" || ws == "/" {
-		return invalid(call, "workspace_path must name a directory to create, not %q", ws)
+		return family.Invalid(call, "workspace_path must name a directory to create, not %q", ws)
 	}
 	host := call.Hosts()[0]
-	t, err := f.route(ctx, host, call.Principal().Name)
+	t, err := f.runners.Resolve(ctx, host, call.Principal().Name)
 	if err != nil {
 		call.Outcome.Status = audit.StatusError
 		return rigout.ErrorResult("%v", err), nil
@@ -446,7 +433,7 @@ func (f *Family) environment(ctx context.Context, call *rigout.Call) (*mcp.CallT
 	call.Outcome.Route = t.Route
 	steps, err := f.envSteps(ctx, t, a.EnvironmentType, ws, a.Requirements)
 	if err != nil {
-		return invalid(call, "environment_setup: %v", err)
+		return family.Invalid(call, "environment_setup: %v", err)
 	}
 	rep := &report{Host: host, Route: t.Route, Workspace: ws}
 	return f.run(ctx, call, t, rep, steps, a.UseSudo, timeout, wait)
@@ -553,14 +540,7 @@ func (f *Family) run(ctx context.Context, call *rigout.Call, t exec.Target, rep 
 		}
 		r := stepOf(s.Argv, res)
 		rep.Steps = append(rep.Steps, r)
-		code := res.ExitCode
-		o.ExitCode, o.Signal = &code, res.Signal
-		o.StdoutBytes += res.Stdout.Total
-		o.StderrBytes += res.Stderr.Total
-		o.Truncated = o.Truncated || res.Truncated()
-		if t.Local && !res.Sandboxed && res.Unsandboxed != "" {
-			o.Unsandboxed = res.Unsandboxed
-		}
+		family.Ran(o, t.Local, res)
 		if res.ExitCode != 0 || res.TimedOut || res.Canceled {
 			o.Status, o.Error = audit.StatusError, fmt.Sprintf("%s: exit code %d", s.Argv[0], res.ExitCode)
 			if res.TimedOut {
@@ -618,10 +598,10 @@ func stepOf(argv []string, res exec.Result) stepResult {
 // text renders one captured stream, cleaned and redacted, marking the cut.
 func text(o exec.Output) string {
 	if o.Dropped == 0 {
-		return rigout.SafeText(o.Data)
+		return textsafe.Text(o.Data)
 	}
 	return fmt.Sprintf("%s\n[… %d bytes dropped: output over the cap keeps its first %d and last %d bytes …]\n%s",
-		rigout.SafeText(o.Data[:o.Head]), o.Dropped, o.Head, len(o.Data)-o.Head, rigout.SafeText(o.Data[o.Head:]))
+		textsafe.Text(o.Data[:o.Head]), o.Dropped, o.Head, len(o.Data)-o.Head, textsafe.Text(o.Data[o.Head:]))
 }
 
 // render is the tool result: each step's command, exit code and output.
@@ -652,13 +632,4 @@ func render(rep *report, failed bool) *mcp.CallToolResult {
 		fmt.Fprintf(&sb, "next: %s\n", rep.NextCall)
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(sb.String())}, StructuredContent: rep, IsError: failed}
-}
-
-// checkSandboxed refuses local commands that would run without a sandbox
-// the embedder did not ask to go without.
-func checkSandboxed(local exec.Runner, router *exec.Router) error {
-	if router != nil {
-		return router.CheckSandboxed()
-	}
-	return exec.CheckSandboxed(local)
 }

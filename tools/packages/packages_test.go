@@ -18,8 +18,8 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/internal/fakecmd"
-	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/packages"
 )
@@ -43,7 +43,7 @@ func connect(t *testing.T, cfg packages.Config, rc *exec.RouterConfig) *client.C
 	if err != nil {
 		t.Fatal(err)
 	}
-	return gwtest.Connect(t, gwtest.New(t, rigout.Config{Tools: f.Tools()}))
+	return rigouttest.Connect(t, rigouttest.New(t, rigout.Config{Tools: f.Tools()}))
 }
 
 // expected is each manager's argv for the packages pkgs[manager].
@@ -84,9 +84,9 @@ func TestEveryManagerArgv(t *testing.T) {
 			fake := onlyFakes(t)
 			addFake(t, fake, e.prog)
 			c := connect(t, packages.Config{}, nil)
-			res := gwtest.Call(t, c, "install_software", map[string]any{"packages": e.pkgs, "package_manager": name})
+			res := rigouttest.Call(t, c, "install_software", map[string]any{"packages": e.pkgs, "package_manager": name})
 			if res.IsError {
-				t.Fatal(gwtest.Text(res))
+				t.Fatal(rigouttest.Text(res))
 			}
 			if got := fakecmd.Join(fake.Last(t)); got != e.argv {
 				t.Errorf("argv\n got %s\nwant %s", got, e.argv)
@@ -106,23 +106,23 @@ func TestAutoLocal(t *testing.T) {
 			e := expected[m.Name]
 			addFake(t, fake, e.prog)
 			c := connect(t, packages.Config{}, nil)
-			res := gwtest.Call(t, c, "install_software", map[string]any{"packages": e.pkgs})
+			res := rigouttest.Call(t, c, "install_software", map[string]any{"packages": e.pkgs})
 			if res.IsError {
-				t.Fatal(gwtest.Text(res))
+				t.Fatal(rigouttest.Text(res))
 			}
 			if got := fakecmd.Join(fake.Last(t)); got != e.argv {
 				t.Errorf("argv\n got %s\nwant %s", got, e.argv)
 			}
-			if sc := gwtest.Structured(t, res); sc["manager"] != m.Name {
+			if sc := rigouttest.Structured(t, res); sc["manager"] != m.Name {
 				t.Errorf("manager %v", sc["manager"])
 			}
 		})
 	}
 	// None at all: a clear error.
 	onlyFakes(t)
-	res := gwtest.Call(t, connect(t, packages.Config{}, nil), "install_software", map[string]any{"packages": []any{"curl"}})
-	if !res.IsError || !strings.Contains(gwtest.Text(res), "no known package manager") {
-		t.Errorf("no manager: %s", gwtest.Text(res))
+	res := rigouttest.Call(t, connect(t, packages.Config{}, nil), "install_software", map[string]any{"packages": []any{"curl"}})
+	if !res.IsError || !strings.Contains(rigouttest.Text(res), "no known package manager") {
+		t.Errorf("no manager: %s", rigouttest.Text(res))
 	}
 }
 
@@ -139,14 +139,14 @@ func TestAutoSSH(t *testing.T) {
 		fake.Clear(t)
 		e := expected[m.Name]
 		addFake(t, fake, e.prog)
-		res := gwtest.Call(t, c, "install_software", map[string]any{"packages": e.pkgs, "host": "box"})
+		res := rigouttest.Call(t, c, "install_software", map[string]any{"packages": e.pkgs, "host": "box"})
 		if res.IsError {
-			t.Fatalf("%s: %s", m.Name, gwtest.Text(res))
+			t.Fatalf("%s: %s", m.Name, rigouttest.Text(res))
 		}
 		if got := fakecmd.Join(fake.Last(t)); got != e.argv {
 			t.Errorf("%s: argv\n got %s\nwant %s", m.Name, got, e.argv)
 		}
-		if sc := gwtest.Structured(t, res); sc["manager"] != m.Name || !strings.HasPrefix(sc["route"].(string), "ssh(box") {
+		if sc := rigouttest.Structured(t, res); sc["manager"] != m.Name || !strings.HasPrefix(sc["route"].(string), "ssh(box") {
 			t.Errorf("%s: %v", m.Name, sc)
 		}
 	}
@@ -158,13 +158,13 @@ func TestSudo(t *testing.T) {
 	addFake(t, fake, "apt-get")
 	fake.Add(t, "sudo", "", 0)
 	c := connect(t, packages.Config{}, nil)
-	gwtest.Call(t, c, "install_software", map[string]any{"packages": []any{"curl"}, "package_manager": "apt", "use_sudo": true})
+	rigouttest.Call(t, c, "install_software", map[string]any{"packages": []any{"curl"}, "package_manager": "apt", "use_sudo": true})
 	want := "sudo -n -- env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends curl"
 	if got := fakecmd.Join(fake.Last(t)); got != want {
 		t.Errorf("argv\n got %s\nwant %s", got, want)
 	}
 	fake.Reset(t)
-	gwtest.Call(t, c, "install_software", map[string]any{"packages": []any{"curl"}, "package_manager": "apt"})
+	rigouttest.Call(t, c, "install_software", map[string]any{"packages": []any{"curl"}, "package_manager": "apt"})
 	if got := fake.Last(t); len(got) == 0 || got[0] != "apt-get" {
 		t.Errorf("without use_sudo: %v", got)
 	}
@@ -183,7 +183,7 @@ func TestNameSmuggling(t *testing.T) {
 		"git+https://evil/x", "file:///tmp/x", "a|b", "a&b", "*", ""}
 	for _, m := range packages.Managers {
 		for _, n := range bad {
-			res := gwtest.Call(t, c, "install_software", map[string]any{"packages": []any{"ok", n}, "package_manager": m.Name})
+			res := rigouttest.Call(t, c, "install_software", map[string]any{"packages": []any{"ok", n}, "package_manager": m.Name})
 			if !res.IsError {
 				t.Errorf("%s %q: not refused", m.Name, n)
 			}
@@ -192,14 +192,14 @@ func TestNameSmuggling(t *testing.T) {
 	ws := filepath.Join(t.TempDir(), "ws")
 	for _, kind := range []string{"python", "node", "conda", "docker"} {
 		for _, n := range []string{"-e", "--index-url=http://evil", "$(id)", "a b", "../x"} {
-			res := gwtest.Call(t, c, "environment_setup", map[string]any{"environment_type": kind, "workspace_path": ws, "requirements": []any{n}})
+			res := rigouttest.Call(t, c, "environment_setup", map[string]any{"environment_type": kind, "workspace_path": ws, "requirements": []any{n}})
 			if !res.IsError {
 				t.Errorf("%s %q: not refused", kind, n)
 			}
 		}
 	}
 	for _, p := range []string{"relative/dir", "-rf", "/"} {
-		res := gwtest.Call(t, c, "environment_setup", map[string]any{"environment_type": "custom", "workspace_path": p})
+		res := rigouttest.Call(t, c, "environment_setup", map[string]any{"environment_type": "custom", "workspace_path": p})
 		if !res.IsError {
 			t.Errorf("workspace_path %q: not refused", p)
 		}
@@ -240,9 +240,9 @@ func TestEnvironmentArgv(t *testing.T) {
 		if tt.reqs != nil {
 			args["requirements"] = tt.reqs
 		}
-		res := gwtest.Call(t, c, "environment_setup", args)
+		res := rigouttest.Call(t, c, "environment_setup", args)
 		if res.IsError {
-			t.Fatalf("%s: %s", tt.kind, gwtest.Text(res))
+			t.Fatalf("%s: %s", tt.kind, rigouttest.Text(res))
 		}
 		if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
 			t.Errorf("%s: workspace not created: %v", tt.kind, err)
@@ -257,9 +257,9 @@ func TestEnvironmentArgv(t *testing.T) {
 			t.Errorf("%s:\n got %q\nwant %q", tt.kind, got, tt.want)
 		}
 	}
-	res := gwtest.Call(t, c, "environment_setup", map[string]any{"environment_type": "custom", "workspace_path": filepath.Join(base, "c"), "requirements": []any{"x"}})
-	if !res.IsError || !strings.Contains(gwtest.Text(res), "execute_command") {
-		t.Errorf("custom with requirements: %s", gwtest.Text(res))
+	res := rigouttest.Call(t, c, "environment_setup", map[string]any{"environment_type": "custom", "workspace_path": filepath.Join(base, "c"), "requirements": []any{"x"}})
+	if !res.IsError || !strings.Contains(rigouttest.Text(res), "execute_command") {
+		t.Errorf("custom with requirements: %s", rigouttest.Text(res))
 	}
 }
 
@@ -281,12 +281,12 @@ func TestRealPipInstall(t *testing.T) {
 	writeWheel(t, wheels, "rigout_tiny", "0.1.0")
 	c := connect(t, packages.Config{PipOptions: []string{"--no-index", "--find-links", wheels}}, nil)
 	ws := filepath.Join(t.TempDir(), "proj")
-	res := gwtest.Call(t, c, "environment_setup", map[string]any{"environment_type": "python", "workspace_path": ws, "requirements": []any{"rigout-tiny==0.1.0"}})
+	res := rigouttest.Call(t, c, "environment_setup", map[string]any{"environment_type": "python", "workspace_path": ws, "requirements": []any{"rigout-tiny==0.1.0"}})
 	if res.IsError {
-		if strings.Contains(gwtest.Text(res), "ensurepip") {
-			skip("python3 cannot make a venv here: " + gwtest.Text(res))
+		if strings.Contains(rigouttest.Text(res), "ensurepip") {
+			skip("python3 cannot make a venv here: " + rigouttest.Text(res))
 		}
-		t.Fatal(gwtest.Text(res))
+		t.Fatal(rigouttest.Text(res))
 	}
 	out, err := osexec.Command(filepath.Join(ws, "venv", "bin", "python"), "-c", "import rigout_tiny; print(rigout_tiny.VALUE)").CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "tiny 0.1.0" {
@@ -351,11 +351,11 @@ func TestHandOff(t *testing.T) {
 	}
 	t.Cleanup(func() { m.Close() })
 	c := connect(t, packages.Config{Local: local, Processes: m}, nil)
-	res := gwtest.Call(t, c, "install_software", map[string]any{"packages": []any{"curl"}, "package_manager": "apk", "wait_seconds": 1})
-	sc := gwtest.Structured(t, res)
+	res := rigouttest.Call(t, c, "install_software", map[string]any{"packages": []any{"curl"}, "package_manager": "apk", "wait_seconds": 1})
+	sc := rigouttest.Structured(t, res)
 	id, _ := sc["process_id"].(string)
 	if res.IsError || id == "" || !strings.Contains(sc["next_call"].(string), id) {
-		t.Fatalf("no hand-off: %s", gwtest.Text(res))
+		t.Fatalf("no hand-off: %s", rigouttest.Text(res))
 	}
 	p, err := m.Get("local", id)
 	if err != nil {
@@ -367,8 +367,8 @@ func TestHandOff(t *testing.T) {
 		t.Errorf("background output %q, %v", rr.Stdout.Data, err)
 	}
 	// In time: no process.
-	res = gwtest.Call(t, c, "install_software", map[string]any{"packages": []any{"curl"}, "package_manager": "apk", "wait_seconds": 10})
-	if sc := gwtest.Structured(t, res); res.IsError || sc["process_id"] != nil {
-		t.Errorf("in time: %s", gwtest.Text(res))
+	res = rigouttest.Call(t, c, "install_software", map[string]any{"packages": []any{"curl"}, "package_manager": "apk", "wait_seconds": 10})
+	if sc := rigouttest.Structured(t, res); res.IsError || sc["process_id"] != nil {
+		t.Errorf("in time: %s", rigouttest.Text(res))
 	}
 }

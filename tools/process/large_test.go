@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 )
 
 // TestLargeOutputPagedByLine: a command printing 5 MB in 75,000 lines comes
@@ -14,7 +14,7 @@ import (
 // was left out — with a next call that pages the rest by line, and paging
 // by line reads every line in order, each result bounded too.
 func TestLargeOutputPagedByLine(t *testing.T) {
-	ledger := gwtest.OpenLedger(t)
+	ledger := rigouttest.OpenLedger(t)
 	m := newManager(t, ledger)
 	c := connect(t, m, "alice", nil, ledger)
 	const lines = 75000

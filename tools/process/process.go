@@ -12,7 +12,7 @@
 // command policy, exactly as a terminal session's input cannot. Every
 // action sees only the calling principal's processes: another principal's
 // ID is "not found". Shown output is cleaned and redacted
-// (rigout.SafeText); structuredContent carries the offsets for the next
+// (textsafe.Text); structuredContent carries the offsets for the next
 // read.
 //
 // # Usage
@@ -39,6 +39,8 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/sessions"
+	"github.com/rigout/rigout/textsafe"
+	"github.com/rigout/rigout/tools/internal/family"
 )
 
 // DefaultMaxWait is the longest wait_seconds a read may ask for, when
@@ -163,11 +165,6 @@ type Chunk struct {
 	Lines    int64 `json:"lines"`
 }
 
-func invalid(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult, error) {
-	call.Outcome.Status = audit.StatusInvalid
-	return rigout.ErrorResult(format, args...), nil
-}
-
 func (f *Family) process(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
 	var a processArgs
 	if err := call.Bind(&a); err != nil {
@@ -178,7 +175,7 @@ func (f *Family) process(ctx context.Context, call *rigout.Call) (*mcp.CallToolR
 		return f.list(who)
 	}
 	if a.ID == "" {
-		return invalid(call, "process %s needs `id`", call.Action())
+		return family.Invalid(call, "process %s needs `id`", call.Action())
 	}
 	p, err := f.cfg.Manager.Get(who, a.ID)
 	if err != nil {
@@ -201,14 +198,14 @@ func (f *Family) notFound(call *rigout.Call, id string, err error) *mcp.CallTool
 	if ee, ok := errors.AsType[*sessions.ElsewhereError](err); ok {
 		call.Outcome.Status = audit.StatusInvalid
 		return rigout.ErrorResult("process %s belongs to gateway %s; this is gateway %s — route by Mcp-Session-Id (sticky sessions) to reach it",
-			rigout.SafeText([]byte(id)), rigout.SafeText([]byte(ee.Owner)), rigout.SafeText([]byte(ee.HereName())))
+			textsafe.Text([]byte(id)), textsafe.Text([]byte(ee.Owner)), textsafe.Text([]byte(ee.HereName())))
 	}
 	if errors.Is(err, sessions.ErrNotFound) {
 		call.Outcome.Status = audit.StatusInvalid
-		return rigout.ErrorResult("no process %s (finished processes are kept for a while; `process` action list shows yours)", rigout.SafeText([]byte(id)))
+		return rigout.ErrorResult("no process %s (finished processes are kept for a while; `process` action list shows yours)", textsafe.Text([]byte(id)))
 	}
 	call.Outcome.Status = audit.StatusError
-	return rigout.ErrorResult("process %s: %v", rigout.SafeText([]byte(id)), err)
+	return rigout.ErrorResult("process %s: %v", textsafe.Text([]byte(id)), err)
 }
 
 func (f *Family) list(who string) (*mcp.CallToolResult, error) {
@@ -218,9 +215,9 @@ func (f *Family) list(who string) (*mcp.CallToolResult, error) {
 		sb.WriteString("no background processes\n")
 	}
 	for i := range infos {
-		infos[i].Command = rigout.SafeBlock(infos[i].Command, 200)
+		infos[i].Command = textsafe.Block(infos[i].Command, 200)
 		in := infos[i]
-		fmt.Fprintf(&sb, "%s %s, %d+%d bytes: %s\n", in.ID, state(in), in.StdoutBytes, in.StderrBytes, rigout.FirstLine(in.Command, 80))
+		fmt.Fprintf(&sb, "%s %s, %d+%d bytes: %s\n", in.ID, state(in), in.StdoutBytes, in.StderrBytes, textsafe.FirstLine(in.Command, 80))
 	}
 	if infos == nil {
 		infos = []sessions.Info{}
@@ -256,7 +253,7 @@ func state(in sessions.Info) string {
 func (f *Family) read(ctx context.Context, call *rigout.Call, p *sessions.Process, a processArgs) (*mcp.CallToolResult, error) {
 	req := sessions.ReadRequest{Offset: a.Offset, ErrOffset: a.StderrOffset, Tail: a.Tail, Line: a.Line, Max: f.cfg.MaxRead}
 	if a.Line > 0 && a.Tail > 0 {
-		return invalid(call, "line and tail do not go together: line reads from a line, tail reads the last lines")
+		return family.Invalid(call, "line and tail do not go together: line reads from a line, tail reads the last lines")
 	}
 	switch a.Stream {
 	case "", "both":
@@ -265,7 +262,7 @@ func (f *Family) read(ctx context.Context, call *rigout.Call, p *sessions.Proces
 	case "stderr":
 		req.Stream = exec.Stderr
 	default:
-		return invalid(call, "stream is stdout, stderr or both")
+		return family.Invalid(call, "stream is stdout, stderr or both")
 	}
 	if a.WaitSeconds > 0 {
 		req.Wait = min(time.Duration(a.WaitSeconds)*time.Second, f.cfg.MaxWait)
@@ -275,7 +272,7 @@ func (f *Family) read(ctx context.Context, call *rigout.Call, p *sessions.Proces
 		call.Outcome.Status = audit.StatusCanceled
 		return rigout.ErrorResult("read %s: %v", p.ID(), err), nil
 	}
-	rr.Info.Command = rigout.SafeBlock(rr.Info.Command, 200)
+	rr.Info.Command = textsafe.Block(rr.Info.Command, 200)
 	out := ReadResult{Info: rr.Info, Stdout: chunk(rr.Stdout), Stderr: chunk(rr.Stderr)}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "process %s: %s\n", p.ID(), state(rr.Info))
@@ -373,7 +370,7 @@ func chunk(c *sessions.Chunk) *Chunk {
 	if c == nil {
 		return nil
 	}
-	return &Chunk{Text: rigout.SafeText(c.Data), Offset: c.Offset, Next: c.Next, Total: c.Total, Skipped: c.Skipped,
+	return &Chunk{Text: textsafe.Text(c.Data), Offset: c.Offset, Next: c.Next, Total: c.Total, Skipped: c.Skipped,
 		Line: c.Line, NextLine: c.NextLine, Lines: c.Lines}
 }
 
@@ -382,7 +379,7 @@ var keyBytes = map[string]string{"enter": "\n", "tab": "\t", "esc": "\x1b"}
 
 func (f *Family) write(ctx context.Context, call *rigout.Call, p *sessions.Process, a processArgs) (*mcp.CallToolResult, error) {
 	if a.Input == nil && len(a.Keys) == 0 {
-		return invalid(call, "process write needs `input` or `keys`")
+		return family.Invalid(call, "process write needs `input` or `keys`")
 	}
 	var did []string
 	fail := func(err error) (*mcp.CallToolResult, error) {
@@ -412,7 +409,7 @@ func (f *Family) write(ctx context.Context, call *rigout.Call, p *sessions.Proce
 		default:
 			b, ok := keyBytes[k]
 			if !ok {
-				return invalid(call, "unknown key %q", k)
+				return family.Invalid(call, "unknown key %q", k)
 			}
 			_, err = p.Write(ctx, []byte(b))
 			did = append(did, "sent "+k)
@@ -442,7 +439,7 @@ func (f *Family) signal(ctx context.Context, call *rigout.Call, p *sessions.Proc
 	} else if sig, ok := signals[name]; ok {
 		err = p.Signal(sig)
 	} else {
-		return invalid(call, "signal is stop, TERM, KILL, INT or HUP")
+		return family.Invalid(call, "signal is stop, TERM, KILL, INT or HUP")
 	}
 	if err != nil {
 		if errors.Is(err, sessions.ErrFinished) {
@@ -464,6 +461,6 @@ func (f *Family) signal(ctx context.Context, call *rigout.Call, p *sessions.Proc
 	if name == "stop" {
 		text = fmt.Sprintf("process %s: stop (SIGTERM, then SIGKILL after a grace); now %s\n", p.ID(), state(in))
 	}
-	in.Command = rigout.SafeBlock(in.Command, 200)
+	in.Command = textsafe.Block(in.Command, 200)
 	return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}, StructuredContent: in}, nil
 }

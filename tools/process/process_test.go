@@ -20,7 +20,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/activity"
 	"github.com/rigout/rigout/tools/hosts"
@@ -43,7 +43,7 @@ func newManager(t *testing.T, rec audit.Recorder) *sessions.Manager {
 
 // connect builds a gateway with the shell and process families on m, for
 // principal (full scopes unless scopes is given), and connects to it.
-func connect(t *testing.T, m *sessions.Manager, principal string, scopes *auth.Scopes, ledger rigout.AuditLedger) *client.Client {
+func connect(t *testing.T, m *sessions.Manager, principal string, scopes *auth.Scopes, ledger audit.Recorder) *client.Client {
 	t.Helper()
 	sh, err := shell.New(shell.Config{Local: &exec.Local{UnsafeNoSandbox: true}, Processes: m})
 	if err != nil {
@@ -64,13 +64,13 @@ func connect(t *testing.T, m *sessions.Manager, principal string, scopes *auth.S
 	if ledger != nil {
 		cfg.Audit = ledger
 	}
-	return gwtest.Connect(t, gwtest.New(t, cfg))
+	return rigouttest.Connect(t, rigouttest.New(t, cfg))
 }
 
 func call(t *testing.T, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, string, map[string]any) {
 	t.Helper()
-	res := gwtest.Call(t, c, name, args)
-	return res, gwtest.Text(res), gwtest.Structured(t, res)
+	res := rigouttest.Call(t, c, name, args)
+	return res, rigouttest.Text(res), rigouttest.Structured(t, res)
 }
 
 var seq atomic.Int64
@@ -112,7 +112,7 @@ func nextArgs(t *testing.T, next any) map[string]any {
 }
 
 func TestHandOffThenRead(t *testing.T) {
-	ledger := gwtest.OpenLedger(t)
+	ledger := rigouttest.OpenLedger(t)
 	m := newManager(t, ledger)
 	c := connect(t, m, "alice", nil, ledger)
 	res, text, sc := call(t, c, "execute_command", map[string]any{"command": "echo start; sleep 2; echo done", "wait_seconds": 1})
@@ -140,7 +140,7 @@ func TestHandOffThenRead(t *testing.T) {
 		t.Fatalf("read %q: %s", out.String(), text)
 	}
 	// The ledger has the call (handed off) and the process's own rows.
-	evs := gwtest.Events(t, ledger, audit.Filter{})
+	evs := rigouttest.Events(t, ledger, audit.Filter{})
 	var types []string
 	for _, e := range evs {
 		if e.Type == audit.TypeProcessExit && (e.ExitCode == nil || *e.ExitCode != 0 || e.StdoutBytes != 11 || e.Principal != "alice") {
@@ -149,10 +149,10 @@ func TestHandOffThenRead(t *testing.T) {
 		if e.Type == audit.TypeToolCall && e.Phase == audit.PhaseDone && e.Tool == "execute_command" && e.Status != audit.StatusBackground {
 			t.Errorf("done row status %q", e.Status)
 		}
-		types = append(types, e.Type)
+		types = append(types, string(e.Type))
 	}
-	for _, want := range []string{audit.TypeProcessStart, audit.TypeProcessExit} {
-		if !strings.Contains(strings.Join(types, " "), want) {
+	for _, want := range []audit.EventType{audit.TypeProcessStart, audit.TypeProcessExit} {
+		if !strings.Contains(strings.Join(types, " "), string(want)) {
 			t.Errorf("no %s row in %v", want, types)
 		}
 	}
@@ -304,7 +304,7 @@ func TestCapRefusesClearly(t *testing.T) {
 // stays within its 10 KiB budget.
 func TestToolListStaysSmall(t *testing.T) {
 	m := newManager(t, nil)
-	ledger := gwtest.OpenLedger(t)
+	ledger := rigouttest.OpenLedger(t)
 	r, err := exec.NewRouter(exec.RouterConfig{
 		HostKeyPolicy: exec.HostKeyStrict,
 		Hosts:         []exec.HostConfig{{Name: "web1", Address: "127.0.0.1", Port: 2222, Labels: []string{"web"}}},
@@ -321,7 +321,7 @@ func TestToolListStaysSmall(t *testing.T) {
 	hf, _ := hosts.New(hosts.Config{Router: r})
 	af, _ := activity.New(activity.Config{Ledger: ledger})
 	tools := append(append(append(sh.Tools(), pf.Tools()...), hf.Tools()...), af.Tools()...)
-	c := gwtest.Connect(t, gwtest.New(t, rigout.Config{Tools: tools, Audit: ledger}))
+	c := rigouttest.Connect(t, rigouttest.New(t, rigout.Config{Tools: tools, Audit: ledger}))
 	l, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)

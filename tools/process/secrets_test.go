@@ -25,6 +25,7 @@ import (
 	"github.com/rigout/rigout/exec/sshtest"
 	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/process"
 	"github.com/rigout/rigout/tools/shell"
@@ -64,22 +65,22 @@ var bgDump = `sleep 0.5; env; printenv API_KEY; cat /proc/self/environ | tr '\0'
 func runBackground(t *testing.T, c *client.Client, host string) (all, stdout, stderr string) {
 	t.Helper()
 	var b strings.Builder
-	res := gwtest.Call(t, c, "execute_command", map[string]any{"command": bgDump, "host": host, "wait_seconds": 0,
+	res := rigouttest.Call(t, c, "execute_command", map[string]any{"command": bgDump, "host": host, "wait_seconds": 0,
 		"secrets": map[string]any{"API_KEY": "api"}})
 	j, _ := json.Marshal(res)
 	b.Write(j)
-	sc := gwtest.Structured(t, res)
+	sc := rigouttest.Structured(t, res)
 	id, _ := sc["process_id"].(string)
 	if id == "" || res.IsError {
-		t.Fatalf("not handed off: %s", gwtest.Text(res))
+		t.Fatalf("not handed off: %s", rigouttest.Text(res))
 	}
 	var out, errOut strings.Builder
 	args := map[string]any{"action": "read", "id": id, "offset": 0, "stderr_offset": 0, "wait_seconds": 10}
 	for range 200 {
-		res := gwtest.Call(t, c, "process", args)
+		res := rigouttest.Call(t, c, "process", args)
 		j, _ := json.Marshal(res)
 		b.Write(j)
-		sc := gwtest.Structured(t, res)
+		sc := rigouttest.Structured(t, res)
 		so, _ := sc["stdout"].(map[string]any)
 		se, _ := sc["stderr"].(map[string]any)
 		out.WriteString(so["text"].(string))
@@ -117,7 +118,7 @@ func scanKept(t *testing.T, l interface {
 	Path() string
 }, spool string) {
 	t.Helper()
-	evs := gwtest.Events(t, l, audit.Filter{})
+	evs := rigouttest.Events(t, l, audit.Filter{})
 	named := false
 	for _, ev := range evs {
 		b, _ := json.Marshal(ev)
@@ -157,7 +158,7 @@ func scanKept(t *testing.T, l interface {
 // processes (so that their spool files are there to scan).
 func procEnv(t *testing.T) (*client.Client, *sessions.Manager, *sqlite.Ledger) {
 	t.Helper()
-	l := gwtest.OpenLedger(t)
+	l := rigouttest.OpenLedger(t)
 	m := newManager(t, l)
 	sh, err := shell.New(shell.Config{Local: &exec.Local{UnsafeNoSandbox: true}, Processes: m, Credentials: procStore(t)})
 	if err != nil {
@@ -167,7 +168,7 @@ func procEnv(t *testing.T) (*client.Client, *sessions.Manager, *sqlite.Ledger) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := gwtest.Connect(t, gwtest.New(t, rigout.Config{Tools: append(sh.Tools(), pf.Tools()...), Audit: l,
+	c := rigouttest.Connect(t, rigouttest.New(t, rigout.Config{Tools: append(sh.Tools(), pf.Tools()...), Audit: l,
 		Principal: &auth.Principal{Name: "alice", Scopes: auth.FullScopes()}}))
 	return c, m, l
 }
@@ -183,7 +184,7 @@ func TestBackgroundSecretsLocal(t *testing.T) {
 // TestBackgroundSecretsTask: a task's command is a background process
 // too; its result is masked.
 func TestBackgroundSecretsTask(t *testing.T) {
-	l := gwtest.OpenLedger(t)
+	l := rigouttest.OpenLedger(t)
 	m := newManager(t, l)
 	alice := taskClient(t, serveTasksWith(t, l, m, procStore(t)), "alice-token")
 	task := callAsTask(t, alice, "execute_command", map[string]any{"command": bgDump, "secrets": map[string]any{"API_KEY": "api"}}, nil)
@@ -226,7 +227,7 @@ func TestBackgroundSecretsInProcessSSH(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	l := gwtest.OpenLedger(t)
+	l := rigouttest.OpenLedger(t)
 	m := newManager(t, l)
 	c := connectSSH(t, m, sshHost{addr: s.Host(), port: s.Port(), user: "agent", known: s.KnownHostsLine(), key: key,
 		creds: procStore(t), ledger: l})
@@ -255,7 +256,7 @@ func TestBackgroundSecretsOpenSSH(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := gwtest.OpenLedger(t)
+	l := rigouttest.OpenLedger(t)
 	m := newManager(t, l)
 	c := connectSSH(t, m, sshHost{addr: "127.0.0.1", port: d.Port, user: u.Username, known: d.KnownHostsLine, key: key,
 		creds: procStore(t), ledger: l})

@@ -11,12 +11,13 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/exec/sshtest"
-	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/process"
 	"github.com/rigout/rigout/tools/shell"
@@ -33,7 +34,7 @@ type sshHost struct {
 	// creds and ledger, if set, are the shell family's credential store
 	// and the gateway's ledger.
 	creds  *credentials.Store
-	ledger rigout.AuditLedger
+	ledger audit.Recorder
 	// helper, if set, is required on the host (rigout's helper).
 	helper *exec.HelperConfig
 }
@@ -83,7 +84,7 @@ func connectSSH(t *testing.T, m *sessions.Manager, h sshHost) *client.Client {
 	if h.ledger != nil {
 		cfg.Audit = h.ledger
 	}
-	return gwtest.Connect(t, gwtest.New(t, cfg))
+	return rigouttest.Connect(t, rigouttest.New(t, cfg))
 }
 
 // checkSSHHandOff runs `sleep 5; echo done` on host far with

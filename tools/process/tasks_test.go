@@ -22,7 +22,7 @@ import (
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/process"
 	"github.com/rigout/rigout/tools/shell"
@@ -33,13 +33,13 @@ import (
 // over streamable HTTP (stateless, where mcp-go itself scopes tasks to
 // nothing), with three bearer tokens: "alice-token" and "bob-token" (full
 // scopes) and "carol-token" (read-only).
-func serveTasks(t *testing.T, ledger rigout.AuditLedger) string {
+func serveTasks(t *testing.T, ledger audit.Recorder) string {
 	t.Helper()
 	return serveTasksWith(t, ledger, newManager(t, ledger), nil)
 }
 
 // serveTasksWith is serveTasks on m, with a credential store.
-func serveTasksWith(t *testing.T, ledger rigout.AuditLedger, m *sessions.Manager, creds *credentials.Store) string {
+func serveTasksWith(t *testing.T, ledger audit.Recorder, m *sessions.Manager, creds *credentials.Store) string {
 	t.Helper()
 	sh, err := shell.New(shell.Config{Local: &exec.Local{UnsafeNoSandbox: true}, Processes: m, Credentials: creds})
 	if err != nil {
@@ -49,7 +49,7 @@ func serveTasksWith(t *testing.T, ledger rigout.AuditLedger, m *sessions.Manager
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := gwtest.New(t, rigout.Config{Tools: append(sh.Tools(), pf.Tools()...), Audit: ledger})
+	gw := rigouttest.New(t, rigout.Config{Tools: append(sh.Tools(), pf.Tools()...), Audit: ledger})
 	principals := map[string]string{"Bearer alice-token": "alice", "Bearer bob-token": "bob", "Bearer carol-token": "carol"}
 	h, err := rtransport.NewHTTP(gw.MCPServer(), rtransport.HTTPConfig{
 		Stateless: true,
@@ -147,7 +147,7 @@ func getTask(c *client.Client, id string) (*mcp.GetTaskResult, error) {
 }
 
 func TestTasksRunPollResultCancel(t *testing.T) {
-	ledger := gwtest.OpenLedger(t)
+	ledger := rigouttest.OpenLedger(t)
 	url := serveTasks(t, ledger)
 	alice := taskClient(t, url, "alice-token")
 	bob := taskClient(t, url, "bob-token")
@@ -199,8 +199,8 @@ func TestTasksRunPollResultCancel(t *testing.T) {
 	// The task's process is in the process table, as alice's.
 	if id, _ := sc["process_id"].(string); id == "" {
 		t.Fatalf("no process: %+v", sc)
-	} else if r := gwtest.Call(t, alice, "process", map[string]any{"action": "read", "id": id}); r.IsError {
-		t.Fatalf("process read: %s", gwtest.Text(r))
+	} else if r := rigouttest.Call(t, alice, "process", map[string]any{"action": "read", "id": id}); r.IsError {
+		t.Fatalf("process read: %s", rigouttest.Text(r))
 	}
 
 	// Bob sees none of alice's tasks: not by ID, not in the list.
@@ -222,7 +222,7 @@ func TestTasksRunPollResultCancel(t *testing.T) {
 	task2 := callAsTask(t, alice, "execute_command", map[string]any{"argv": []string{"sleep", mk}}, nil)
 	var pid int
 	for deadline := time.Now().Add(10 * time.Second); pid == 0 && time.Now().Before(deadline); {
-		list := gwtest.Structured(t, gwtest.Call(t, alice, "process", map[string]any{"action": "list"}))
+		list := rigouttest.Structured(t, rigouttest.Call(t, alice, "process", map[string]any{"action": "list"}))
 		procs, _ := list["processes"].([]any)
 		for _, p := range procs {
 			p := p.(map[string]any)
@@ -261,7 +261,7 @@ func TestTasksRunPollResultCancel(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		var done []audit.Event
-		for _, e := range gwtest.Events(t, ledger, audit.Filter{}) {
+		for _, e := range rigouttest.Events(t, ledger, audit.Filter{}) {
 			if e.Type == audit.TypeToolCall && e.Tool == "execute_command" && e.Phase == audit.PhaseDone {
 				done = append(done, e)
 			}
@@ -287,7 +287,7 @@ func TestTasksRunPollResultCancel(t *testing.T) {
 // task-augmented execute_command is denied by the chain, nothing runs, and
 // the ledger records the refusal.
 func TestTaskPassesTheChain(t *testing.T) {
-	ledger := gwtest.OpenLedger(t)
+	ledger := rigouttest.OpenLedger(t)
 	url := serveTasks(t, ledger)
 	carol := taskClient(t, url, "carol-token")
 	sentinel := filepath.Join(t.TempDir(), "ran")
@@ -305,13 +305,13 @@ func TestTaskPassesTheChain(t *testing.T) {
 		t.Fatalf("the command ran: %v", err)
 	}
 	var denied bool
-	for _, e := range gwtest.Events(t, ledger, audit.Filter{}) {
+	for _, e := range rigouttest.Events(t, ledger, audit.Filter{}) {
 		if e.Tool == "execute_command" && e.Principal == "carol" && e.Status == audit.StatusDenied {
 			denied = true
 		}
 	}
 	if !denied {
-		for _, e := range gwtest.Events(t, ledger, audit.Filter{}) {
+		for _, e := range rigouttest.Events(t, ledger, audit.Filter{}) {
 			t.Logf("%s %s %s %s %s", e.Type, e.Tool, e.Phase, e.Principal, e.Status)
 		}
 		t.Fatal("no denied row for carol's task")

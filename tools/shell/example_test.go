@@ -59,5 +59,5 @@ func Example() {
 	// Output:
 	// false $ echo hello
 	// true refused by policy rule sudo: sudo runs a command with other privileges and this call does not allow sudo at 1:1
-	// true unknown host "web1": this gateway runs commands only on this machine (host "local"); SSH hosts are not configured
+	// true unknown host "web1": this gateway reaches only this machine (host "local"); SSH hosts are not configured
 }

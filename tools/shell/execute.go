@@ -14,6 +14,8 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
+	"github.com/rigout/rigout/textsafe"
+	"github.com/rigout/rigout/tools/internal/family"
 	"github.com/rigout/rigout/validate"
 )
 
@@ -149,12 +151,6 @@ type commandResult struct {
 	Note      string           `json:"note,omitempty"`
 }
 
-// invalid marks the call invalid and returns the error result.
-func invalid(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult, error) {
-	call.Outcome.Status = audit.StatusInvalid
-	return rigout.ErrorResult(format, args...), nil
-}
-
 func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.CallToolResult, error) {
 	var a executeArgs
 	if err := call.Bind(&a); err != nil {
@@ -165,23 +161,23 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	}
 	switch {
 	case a.Command == "" && len(a.Argv) == 0:
-		return invalid(call, "execute_command needs `command` (a shell command line) or `argv` (an argument array)")
+		return family.Invalid(call, "execute_command needs `command` (a shell command line) or `argv` (an argument array)")
 	case a.Command != "" && len(a.Argv) > 0:
-		return invalid(call, "execute_command takes `command` or `argv`, not both")
+		return family.Invalid(call, "execute_command takes `command` or `argv`, not both")
 	case a.Hosts != nil && a.Host != "":
-		return invalid(call, "execute_command takes `host` or `hosts`, not both")
+		return family.Invalid(call, "execute_command takes `host` or `hosts`, not both")
 	}
 	wait := f.cfg.Wait
 	if a.WaitSeconds != nil {
 		if *a.WaitSeconds < 0 || *a.WaitSeconds > int64(f.cfg.MaxTimeout/time.Second) {
-			return invalid(call, "wait_seconds must be between 0 and %d", int64(f.cfg.MaxTimeout/time.Second))
+			return family.Invalid(call, "wait_seconds must be between 0 and %d", int64(f.cfg.MaxTimeout/time.Second))
 		}
 		wait = time.Duration(*a.WaitSeconds) * time.Second
 	}
 	timeout := f.cfg.DefaultTimeout
 	if a.Timeout > 0 {
 		if a.Timeout > int64(f.cfg.MaxTimeout/time.Second) {
-			return invalid(call, "timeout %ds exceeds this gateway's maximum of %ds", a.Timeout, int64(f.cfg.MaxTimeout/time.Second))
+			return family.Invalid(call, "timeout %ds exceeds this gateway's maximum of %ds", a.Timeout, int64(f.cfg.MaxTimeout/time.Second))
 		}
 		timeout = time.Duration(a.Timeout) * time.Second
 	}
@@ -219,7 +215,7 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	}
 
 	host := call.Hosts()[0]
-	target, err := f.route(ctx, host, call.Principal().Name)
+	target, err := f.runners.Resolve(ctx, host, call.Principal().Name)
 	if err != nil {
 		call.Outcome.Status = audit.StatusError
 		return rigout.ErrorResult("%v", err), nil
@@ -228,7 +224,7 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	dir, set := call.Path("working_directory")
 	if target.Local && !set {
 		if dir, err = f.localDir(""); err != nil {
-			return invalid(call, "working directory: %v", err)
+			return family.Invalid(call, "working directory: %v", err)
 		}
 		// The default directory is a path the command touches too.
 		if err := call.Principal().Scopes.RequirePath(dir); err != nil {
@@ -282,14 +278,7 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 // model, structuredContent for programs, and the outcome for the ledger.
 func (f *Family) commandResult(call *rigout.Call, host, command string, res exec.Result) *mcp.CallToolResult {
 	o := &call.Outcome
-	exit := res.ExitCode
-	o.ExitCode = &exit
-	o.Signal = res.Signal
-	o.StdoutBytes, o.StderrBytes = res.Stdout.Total, res.Stderr.Total
-	o.Truncated = res.Truncated()
-	if res.Route == "local" && !res.Sandboxed {
-		o.Unsandboxed = res.Unsandboxed
-	}
+	family.Ran(o, res.Route == "local", res)
 
 	outParts, errParts := outputParts(res.Stdout), outputParts(res.Stderr)
 	failed := res.ExitCode != 0 || res.TimedOut || res.Canceled
@@ -359,14 +348,14 @@ func outputText(o exec.Output) string { return strings.Join(outputParts(o), "") 
 // marker).
 func outputParts(o exec.Output) []string {
 	if o.Dropped == 0 {
-		if s := rigout.SafeText(o.Data); s != "" {
+		if s := textsafe.Text(o.Data); s != "" {
 			return []string{s}
 		}
 		return nil
 	}
-	parts := []string{rigout.SafeText(o.Data[:o.Head]),
+	parts := []string{textsafe.Text(o.Data[:o.Head]),
 		fmt.Sprintf("\n[… %d bytes dropped: output over the cap keeps its first %d and last %d bytes …]\n", o.Dropped, o.Head, len(o.Data)-o.Head),
-		rigout.SafeText(o.Data[o.Head:])}
+		textsafe.Text(o.Data[o.Head:])}
 	return slices.DeleteFunc(parts, func(p string) bool { return p == "" })
 }
 
@@ -410,7 +399,7 @@ func joinStreams(header string, outParts, errParts []string) (text, stdout, stde
 // showCommand renders the command for a result: whole when short (every
 // line of it), bounded when long, cleaned and redacted.
 func showCommand(s string) string {
-	return strings.ReplaceAll(rigout.SafeBlock(s, 2000), "\n", "\n  ")
+	return strings.ReplaceAll(textsafe.Block(s, 2000), "\n", "\n  ")
 }
 
 // writeStream appends one labelled output stream, if it has any text.
@@ -451,7 +440,7 @@ func (f *Family) observes(ctx context.Context, call *rigout.Call) bool {
 	if len(hosts) != 1 {
 		return false
 	}
-	target, err := f.route(ctx, hosts[0], call.Principal().Name)
+	target, err := f.runners.Resolve(ctx, hosts[0], call.Principal().Name)
 	if err != nil {
 		return false
 	}

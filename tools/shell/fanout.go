@@ -12,6 +12,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
+	"github.com/rigout/rigout/textsafe"
 )
 
 // fanOut runs one command on several hosts at once: the hosts the chain
@@ -59,7 +60,7 @@ func fanOutResult(call *rigout.Call, command string, results []exec.FanResult) *
 			fmt.Fprintf(&sb, " (via %s)", r.Route)
 		}
 		if r.Err != nil {
-			e.Error = rigout.SafeText([]byte(rigout.FirstLine(r.Err.Error(), 500)))
+			e.Error = textsafe.Text([]byte(textsafe.FirstLine(r.Err.Error(), 500)))
 			fmt.Fprintf(&sb, ": could not run: %s\n", e.Error)
 			failed = append(failed, r.Host)
 			entries = append(entries, e)

@@ -15,6 +15,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/sessions"
+	"github.com/rigout/rigout/textsafe"
 )
 
 // handOffShown caps the output so far that a hand-off shows, per stream:
@@ -191,7 +192,7 @@ func shownSoFar(c *sessions.Chunk) string {
 	if len(c.Data) == 0 {
 		return ""
 	}
-	t := rigout.SafeText(c.Data)
+	t := textsafe.Text(c.Data)
 	if c.Offset > 0 {
 		t = fmt.Sprintf("[… first %d bytes not shown: read them with offset 0 …]\n%s", c.Offset, t)
 	}
@@ -292,7 +293,7 @@ func (f *Family) keptResult(ctx context.Context, call *rigout.Call, host, comman
 			notes = append(notes, fmt.Sprintf("%s: %d bytes; shown: its first %d and last %d", s.name, t.Total, len(h.Data), len(tdata)))
 			args["offset"] = h.Next
 		}
-		*s.text = rigout.SafeText(h.Data) + marker + rigout.SafeText(tdata)
+		*s.text = textsafe.Text(h.Data) + marker + textsafe.Text(tdata)
 		if next == nil {
 			next = &rigout.NextCall{Tool: "process", Why: "reads the output not shown", Arguments: args}
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
-	"github.com/rigout/rigout/internal/gwtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/hosts"
 	"github.com/rigout/rigout/tools/shell"
 	"github.com/rigout/rigout/validate"
@@ -64,28 +64,28 @@ func newGateway(t *testing.T, s setup) *rigout.Gateway {
 		t.Fatal(err)
 	}
 	cfg.Tools = append(sh.Tools(), cfg.Tools...)
-	return gwtest.New(t, cfg)
+	return rigouttest.New(t, cfg)
 }
 
-func connect(t testing.TB, gw *rigout.Gateway) *client.Client { return gwtest.Connect(t, gw) }
+func connect(t testing.TB, gw *rigout.Gateway) *client.Client { return rigouttest.Connect(t, gw) }
 
-func serveHTTP(t *testing.T, gw *rigout.Gateway) string { return gwtest.ServeHTTP(t, gw) }
+func serveHTTP(t *testing.T, gw *rigout.Gateway) string { return rigouttest.ServeHTTP(t, gw) }
 
 func callTool(t *testing.T, c *client.Client, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	return gwtest.Call(t, c, name, args)
+	return rigouttest.Call(t, c, name, args)
 }
 
-func text(res *mcp.CallToolResult) string { return gwtest.Text(res) }
+func text(res *mcp.CallToolResult) string { return rigouttest.Text(res) }
 
 func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
 	t.Helper()
-	return gwtest.Structured(t, res)
+	return rigouttest.Structured(t, res)
 }
 
-func openLedger(t *testing.T) *sqlite.Ledger { return gwtest.OpenLedger(t) }
+func openLedger(t *testing.T) *sqlite.Ledger { return rigouttest.OpenLedger(t) }
 
 func events(t *testing.T, l audit.Querier, f audit.Filter) []audit.Event {
 	t.Helper()
-	return gwtest.Events(t, l, f)
+	return rigouttest.Events(t, l, f)
 }

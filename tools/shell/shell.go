@@ -44,6 +44,7 @@ import (
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/sessions"
+	"github.com/rigout/rigout/tools/internal/family"
 )
 
 // Defaults used when the corresponding Config field is zero.
@@ -121,22 +122,22 @@ type Config struct {
 
 // Family is the shell tool family. It is safe for concurrent use.
 type Family struct {
-	cfg Config
+	cfg     Config
+	runners family.Runners
 }
 
 // New builds the family from cfg, which is copied.
 func New(cfg Config) (*Family, error) {
 	c := cfg
-	if err := checkSandboxed(c.Local, c.Router); err != nil {
+	runners := family.Runners{Local: c.Local, Router: c.Router}
+	if err := runners.CheckSandboxed(); err != nil {
 		return nil, fmt.Errorf("shell: Config.Local: %w", err)
 	}
-	if c.Gate == nil {
-		g, err := gate.New(gate.Config{})
-		if err != nil {
-			return nil, err
-		}
-		c.Gate = g
+	g, err := family.Gate(c.Gate)
+	if err != nil {
+		return nil, err
 	}
+	c.Gate = g
 	if c.WorkDir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -174,7 +175,7 @@ func New(cfg Config) (*Family, error) {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	return &Family{cfg: c}, nil
+	return &Family{cfg: c, runners: runners}, nil
 }
 
 // Tools returns the family's tools, in the order tools/list shows them.
@@ -195,19 +196,6 @@ func (f *Family) Instructions() string {
 	return s
 }
 
-// route resolves a host through the routing ladder. Without a router, only
-// this machine is reachable.
-func (f *Family) route(ctx context.Context, host, principal string) (exec.Target, error) {
-	if f.cfg.Router != nil {
-		return f.cfg.Router.Resolve(ctx, host, principal)
-	}
-	switch strings.ToLower(host) {
-	case "", "local", "self", "localhost", "127.0.0.1", "::1":
-		return exec.Target{Runner: f.cfg.Local, Route: "local", Host: host, Local: true}, nil
-	}
-	return exec.Target{}, fmt.Errorf("unknown host %q: this gateway runs commands only on this machine (host \"local\"); SSH hosts are not configured", host)
-}
-
 // resolveDir is the working_directory declaration's resolver: on this
 // machine the directory the command will really run in (~ expanded,
 // relative to WorkDir, every symlink and .. resolved, so /proc/self/root/etc
@@ -217,7 +205,7 @@ func (f *Family) route(ctx context.Context, host, principal string) (exec.Target
 func (f *Family) resolveDir(ctx context.Context, call *rigout.Call, dir string) (string, error) {
 	hosts := call.Hosts()
 	if len(hosts) == 1 {
-		t, err := f.route(ctx, hosts[0], call.Principal().Name)
+		t, err := f.runners.Resolve(ctx, hosts[0], call.Principal().Name)
 		if err == nil && t.Local {
 			return f.localDir(dir)
 		}
@@ -259,13 +247,4 @@ func (f *Family) localDir(dir string) (string, error) {
 		return "", fmt.Errorf("%q is not a directory", dir)
 	}
 	return real, nil
-}
-
-// checkSandboxed refuses local commands that would run without a sandbox
-// the embedder did not ask to go without.
-func checkSandboxed(local exec.Runner, router *exec.Router) error {
-	if router != nil {
-		return router.CheckSandboxed()
-	}
-	return exec.CheckSandboxed(local)
 }

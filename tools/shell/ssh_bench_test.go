@@ -14,8 +14,8 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/shell"
 )
@@ -80,7 +80,7 @@ func BenchmarkSSHStages(b *testing.B) {
 			b.Cleanup(func() { l.Close() })
 			cfg.Audit = l
 		}
-		return gwtest.Connect(b, gwtest.New(b, cfg))
+		return rigouttest.Connect(b, rigouttest.New(b, cfg))
 	}
 	var req mcp.CallToolRequest
 	req.Params.Name = "execute_command"
@@ -89,7 +89,7 @@ func BenchmarkSSHStages(b *testing.B) {
 		return func() error {
 			res, err := c.CallTool(ctx, req)
 			if err == nil && res.IsError {
-				err = fmt.Errorf("error result: %s", gwtest.Text(res))
+				err = fmt.Errorf("error result: %s", rigouttest.Text(res))
 			}
 			return err
 		}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/system"
 )
 
@@ -43,7 +43,7 @@ func BenchmarkMemory(b *testing.B) {
 			cfg.Local = &exec.Local{UnsafeNoSandbox: true}
 		}
 		f, _ := system.New(cfg)
-		c := gwtest.Connect(b, gwtest.New(b, rigout.Config{Tools: f.Tools()}))
+		c := rigouttest.Connect(b, rigouttest.New(b, rigout.Config{Tools: f.Tools()}))
 		var req mcp.CallToolRequest
 		req.Params.Name = "system_monitoring"
 		req.Params.Arguments = map[string]any{"metrics": []any{"memory"}, "host": host}

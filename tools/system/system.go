@@ -44,6 +44,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
+	"github.com/rigout/rigout/tools/internal/family"
 )
 
 // Limits of system_monitoring, as Rigout's.
@@ -78,7 +79,8 @@ type Config struct {
 
 // Family is the system tool family. It is safe for concurrent use.
 type Family struct {
-	cfg Config
+	cfg     Config
+	runners family.Runners
 
 	// mu protects the following.
 	mu    sync.Mutex
@@ -88,20 +90,19 @@ type Family struct {
 // New builds the family from cfg, which is copied.
 func New(cfg Config) (*Family, error) {
 	c := cfg
-	if err := checkSandboxed(c.Local, c.Router); err != nil {
+	runners := family.Runners{Local: c.Local, Router: c.Router}
+	if err := runners.CheckSandboxed(); err != nil {
 		return nil, fmt.Errorf("system: Config.Local: %w", err)
 	}
-	if c.Gate == nil {
-		g, err := gate.New(gate.Config{})
-		if err != nil {
-			return nil, err
-		}
-		c.Gate = g
+	g, err := family.Gate(c.Gate)
+	if err != nil {
+		return nil, err
 	}
+	c.Gate = g
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	return &Family{cfg: c, cache: map[string]Hardware{}}, nil
+	return &Family{cfg: c, runners: runners, cache: map[string]Hardware{}}, nil
 }
 
 // Tools returns the family's tools.
@@ -248,7 +249,7 @@ func errOr(err error, msg string) error {
 // open resolves the call's host and returns how to read it.
 func (f *Family) open(ctx context.Context, call *rigout.Call) (source, exec.Target, error) {
 	host := call.Hosts()[0]
-	t, err := f.route(ctx, host, call.Principal().Name)
+	t, err := f.runners.Resolve(ctx, host, call.Principal().Name)
 	if err != nil {
 		return nil, t, err
 	}
@@ -261,25 +262,13 @@ func (f *Family) open(ctx context.Context, call *rigout.Call) (source, exec.Targ
 		if err != nil {
 			return "", 0, err
 		}
+		family.Unsandboxed(&call.Outcome, t.Local, r)
 		return string(r.Stdout.Data), r.ExitCode, nil
 	}
 	if t.Local {
 		return localSource{gpu: nvidiaGPUs(run)}, t, nil
 	}
 	return remoteSource{run: run, gpu: nvidiaGPUs(run)}, t, nil
-}
-
-// route resolves a host through the routing ladder; without a router only
-// this machine is reachable.
-func (f *Family) route(ctx context.Context, host, principal string) (exec.Target, error) {
-	if f.cfg.Router != nil {
-		return f.cfg.Router.Resolve(ctx, host, principal)
-	}
-	switch strings.ToLower(host) {
-	case "", "local", "self", "localhost", "127.0.0.1", "::1":
-		return exec.Target{Runner: f.cfg.Local, Route: "local", Host: host, Local: true}, nil
-	}
-	return exec.Target{}, fmt.Errorf("unknown host %q: this gateway reaches only this machine (host \"local\"); SSH hosts are not configured", host)
 }
 
 // failed turns a collection error into the call's answer.
@@ -485,13 +474,4 @@ func hardwareSummary(h Hardware) string {
 		fmt.Fprintf(&sb, " (cached from %s; refresh reads again)", h.CollectedAt.Format(time.RFC3339))
 	}
 	return sb.String()
-}
-
-// checkSandboxed refuses local commands that would run without a sandbox
-// the embedder did not ask to go without.
-func checkSandboxed(local exec.Runner, router *exec.Router) error {
-	if router != nil {
-		return router.CheckSandboxed()
-	}
-	return exec.CheckSandboxed(local)
 }

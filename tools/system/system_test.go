@@ -19,8 +19,8 @@ import (
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/exec/sshtest"
 	"github.com/rigout/rigout/gate"
-	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/system"
 	"github.com/rigout/rigout/validate"
 )
@@ -46,14 +46,14 @@ func connect(t *testing.T, rc *exec.RouterConfig) *client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return gwtest.Connect(t, gwtest.New(t, rigout.Config{Tools: f.Tools()}))
+	return rigouttest.Connect(t, rigouttest.New(t, rigout.Config{Tools: f.Tools()}))
 }
 
 // decode reads a result's structuredContent into v.
 func decode(t *testing.T, res *mcp.CallToolResult, v any) {
 	t.Helper()
 	if res.IsError {
-		t.Fatalf("error result: %s", gwtest.Text(res))
+		t.Fatalf("error result: %s", rigouttest.Text(res))
 	}
 	b, err := json.Marshal(res.StructuredContent)
 	if err != nil {
@@ -134,7 +134,7 @@ func TestHardwareInfo(t *testing.T) {
 	for name, open := range hosts(t) {
 		t.Run(name, func(t *testing.T) {
 			c, host := open(t)
-			res := gwtest.Call(t, c, "get_hardware_info", map[string]any{"host": host})
+			res := rigouttest.Call(t, c, "get_hardware_info", map[string]any{"host": host})
 			var hw system.Hardware
 			decode(t, res, &hw)
 			if want := procMeminfo(t, "MemTotal"); hw.Memory.TotalBytes != want {
@@ -171,22 +171,22 @@ func TestHardwareInfo(t *testing.T) {
 			if root == nil || root.TotalBytes/1024 != total/1024 {
 				t.Errorf("/ = %+v, statfs total %d", root, total)
 			}
-			t.Logf("%s", gwtest.Text(res))
+			t.Logf("%s", rigouttest.Text(res))
 			if hw.Source != map[string]string{"local": "gopsutil", "sshd": "proc"}[name] {
 				t.Errorf("source %q", hw.Source)
 			}
-			if !strings.Contains(gwtest.Text(res), hw.OS.Kernel) || hw.Cached {
-				t.Errorf("summary %q cached %v", gwtest.Text(res), hw.Cached)
+			if !strings.Contains(rigouttest.Text(res), hw.OS.Kernel) || hw.Cached {
+				t.Errorf("summary %q cached %v", rigouttest.Text(res), hw.Cached)
 			}
 
 			// Cached per host; refresh reads again.
 			var again system.Hardware
-			decode(t, gwtest.Call(t, c, "get_hardware_info", map[string]any{"host": host}), &again)
+			decode(t, rigouttest.Call(t, c, "get_hardware_info", map[string]any{"host": host}), &again)
 			if !again.Cached || !again.CollectedAt.Equal(hw.CollectedAt) {
 				t.Errorf("second call: cached %v at %v, first at %v", again.Cached, again.CollectedAt, hw.CollectedAt)
 			}
 			var fresh system.Hardware
-			decode(t, gwtest.Call(t, c, "get_hardware_info", map[string]any{"host": host, "refresh": true}), &fresh)
+			decode(t, rigouttest.Call(t, c, "get_hardware_info", map[string]any{"host": host, "refresh": true}), &fresh)
 			if fresh.Cached || !fresh.CollectedAt.After(hw.CollectedAt) {
 				t.Errorf("refresh: cached %v at %v", fresh.Cached, fresh.CollectedAt)
 			}
@@ -199,7 +199,7 @@ func TestSystemMonitoring(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c, host := open(t)
 			loBefore := netDev(t, "lo")
-			res := gwtest.Call(t, c, "system_monitoring", map[string]any{"host": host})
+			res := rigouttest.Call(t, c, "system_monitoring", map[string]any{"host": host})
 			var rep system.Report
 			decode(t, res, &rep)
 			if len(rep.Samples) != 1 {
@@ -248,8 +248,8 @@ func TestSystemMonitoring(t *testing.T) {
 			if !within(float64(s.Processes.Total), float64(procs), float64(procs)/2+5) || len(s.Processes.Top) == 0 || len(s.Processes.Top) > 10 {
 				t.Errorf("processes %d (top %d), /proc has %d", s.Processes.Total, len(s.Processes.Top), procs)
 			}
-			if !strings.Contains(gwtest.Text(res), "memory") {
-				t.Errorf("summary %q", gwtest.Text(res))
+			if !strings.Contains(rigouttest.Text(res), "memory") {
+				t.Errorf("summary %q", rigouttest.Text(res))
 			}
 		})
 	}
@@ -260,7 +260,7 @@ func TestSystemMonitoring(t *testing.T) {
 func TestMonitoringDuration(t *testing.T) {
 	c := connect(t, nil)
 	var rep system.Report
-	decode(t, gwtest.Call(t, c, "system_monitoring", map[string]any{"metrics": []any{"memory"}, "duration": 2}), &rep)
+	decode(t, rigouttest.Call(t, c, "system_monitoring", map[string]any{"metrics": []any{"memory"}, "duration": 2}), &rep)
 	if len(rep.Samples) != 1 || rep.Samples[0].CPU != nil || rep.Samples[0].Memory == nil || rep.Samples[0].Disks != nil {
 		t.Fatalf("report %+v", rep)
 	}
@@ -268,18 +268,18 @@ func TestMonitoringDuration(t *testing.T) {
 		t.Errorf("interval %v, want about 2s", rep.Samples[0].IntervalSeconds)
 	}
 	// 10s: two samples 5s apart, each with CPU measured over its interval.
-	decode(t, gwtest.Call(t, c, "system_monitoring", map[string]any{"metrics": []any{"cpu"}, "duration": 10}), &rep)
+	decode(t, rigouttest.Call(t, c, "system_monitoring", map[string]any{"metrics": []any{"cpu"}, "duration": 10}), &rep)
 	if len(rep.Samples) != 2 || !within(rep.Samples[1].IntervalSeconds, 5, 1) || rep.Samples[1].CPU == nil || !rep.Samples[1].Time.After(rep.Samples[0].Time) {
 		t.Errorf("duration 10: %+v", rep.Samples)
 	}
 	// A memory snapshot does not wait.
-	decode(t, gwtest.Call(t, c, "system_monitoring", map[string]any{"metrics": []any{"memory"}}), &rep)
+	decode(t, rigouttest.Call(t, c, "system_monitoring", map[string]any{"metrics": []any{"memory"}}), &rep)
 	if len(rep.Samples) != 1 || rep.Samples[0].IntervalSeconds > 0.5 {
 		t.Errorf("memory snapshot: %+v", rep.Samples)
 	}
-	res := gwtest.Call(t, c, "system_monitoring", map[string]any{"duration": 121})
-	if !res.IsError || !strings.Contains(gwtest.Text(res), "121") {
-		t.Errorf("duration 121: %q", gwtest.Text(res))
+	res := rigouttest.Call(t, c, "system_monitoring", map[string]any{"duration": 121})
+	if !res.IsError || !strings.Contains(rigouttest.Text(res), "121") {
+		t.Errorf("duration 121: %q", rigouttest.Text(res))
 	}
 }
 
@@ -344,11 +344,11 @@ func TestGateRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := gwtest.Connect(t, gwtest.New(t, rigout.Config{Tools: f.Tools()}))
+	c := rigouttest.Connect(t, rigouttest.New(t, rigout.Config{Tools: f.Tools()}))
 	for _, tool := range []string{"get_hardware_info", "system_monitoring"} {
-		res := gwtest.Call(t, c, tool, map[string]any{"host": "rec"})
-		if !res.IsError || !strings.Contains(gwtest.Text(res), "not-allowlisted") {
-			t.Errorf("%s: %s", tool, gwtest.Text(res))
+		res := rigouttest.Call(t, c, tool, map[string]any{"host": "rec"})
+		if !res.IsError || !strings.Contains(rigouttest.Text(res), "not-allowlisted") {
+			t.Errorf("%s: %s", tool, rigouttest.Text(res))
 		}
 	}
 	if cmds := srv.Commands(); len(cmds) != 0 {

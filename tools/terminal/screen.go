@@ -6,7 +6,7 @@ import "unicode/utf8"
 // backspaces, so the model reads what a person would see: "\r\n" is a
 // newline; after a lone "\r" the next text replaces the line (a progress
 // bar shows its last state); a backspace removes the character before it
-// on the line. Everything else passes through (rigout.CleanText then
+// on the line. Everything else passes through (textsafe.Clean then
 // removes escape sequences).
 func Screen(b []byte) []byte {
 	out := make([]byte, 0, len(b))

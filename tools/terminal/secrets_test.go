@@ -17,6 +17,7 @@ import (
 	"github.com/rigout/rigout/exec/sshtest"
 	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
+	"github.com/rigout/rigout/rigouttest"
 )
 
 // secretValue is the credential of these tests. No command line of a test
@@ -74,10 +75,10 @@ func runDump(t *testing.T, e *env, id string) string {
 	c := e.connect(t, "alice", nil)
 	var all strings.Builder
 	for _, cmd := range dumpCommands {
-		res := gwtest.Call(t, c, "execute_in_terminal", map[string]any{"session_id": id, "command": cmd, "timeout": 20})
+		res := rigouttest.Call(t, c, "execute_in_terminal", map[string]any{"session_id": id, "command": cmd, "timeout": 20})
 		b, _ := json.Marshal(res)
 		all.Write(b)
-		out, _ := gwtest.Structured(t, res)["output"].(string)
+		out, _ := rigouttest.Structured(t, res)["output"].(string)
 		switch {
 		case strings.HasPrefix(cmd, "env"), strings.HasPrefix(cmd, "cat /proc"):
 			if !strings.Contains(out, "API_KEY=***") {
@@ -110,7 +111,7 @@ func runDump(t *testing.T, e *env, id string) string {
 // the value; a row names the alias used.
 func scanLedger(t *testing.T, e *env) {
 	t.Helper()
-	evs := gwtest.Events(t, e.ledger, audit.Filter{})
+	evs := rigouttest.Events(t, e.ledger, audit.Filter{})
 	if len(evs) < len(dumpCommands) {
 		t.Fatalf("only %d ledger rows", len(evs))
 	}
@@ -155,7 +156,7 @@ func readTree(t *testing.T, dir string) string {
 // environment at creation; every way of printing it shows only the mask,
 // across reads and a 64 KiB boundary; nothing the gateway keeps holds it.
 func TestTerminalSecretsLocal(t *testing.T) {
-	l := gwtest.OpenLedger(t)
+	l := rigouttest.OpenLedger(t)
 	e := &env{m: newManager(t, l), dir: t.TempDir(), ledger: l, creds: termStore(t)}
 	c := e.connect(t, "alice", nil)
 	id := create(t, c, map[string]any{"secrets": map[string]any{"API_KEY": "api"}})
@@ -177,7 +178,7 @@ func TestTerminalSecretsLocal(t *testing.T) {
 	}
 	call(t, c, "close_terminal_session", map[string]any{"session_id": id})
 	scanLedger(t, e)
-	for _, ev := range gwtest.Events(t, l, audit.Filter{Tool: "create_terminal_session"}) {
+	for _, ev := range rigouttest.Events(t, l, audit.Filter{Tool: "create_terminal_session"}) {
 		if strings.Contains(ev.Detail, "cmdonly") && ev.Status != audit.StatusDenied {
 			t.Errorf("a refused alias is recorded %s", ev.Status)
 		}
@@ -206,7 +207,7 @@ func TestTerminalSecretsSSH(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	l := gwtest.OpenLedger(t)
+	l := rigouttest.OpenLedger(t)
 	e := &env{m: newManager(t, l), router: r, dir: t.TempDir(), ledger: l, creds: termStore(t)}
 	c := e.connect(t, "alice", nil)
 
@@ -292,7 +293,7 @@ func inProcessRouter(t *testing.T, sc sshtest.Config) (*exec.Router, *sshtest.Se
 func TestTerminalSecretsInProcessSSH(t *testing.T) {
 	r, srv := inProcessRouter(t, sshtest.Config{})
 	st := web1Store(t)
-	l := gwtest.OpenLedger(t)
+	l := rigouttest.OpenLedger(t)
 	e := &env{m: newManager(t, l), router: r, dir: t.TempDir(), ledger: l, creds: st}
 	c := e.connect(t, "alice", nil)
 	res, text, sc := call(t, c, "create_terminal_session", map[string]any{"host": "web1", "secrets": map[string]any{"API_KEY": "api"}})
@@ -339,7 +340,7 @@ func TestTerminalSecretsEchoRefused(t *testing.T) {
 	}
 	remoteEnv := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
 	r, _ := inProcessRouter(t, sshtest.Config{Env: remoteEnv})
-	l := gwtest.OpenLedger(t)
+	l := rigouttest.OpenLedger(t)
 	e := &env{m: newManager(t, l), router: r, dir: t.TempDir(), ledger: l, creds: web1Store(t)}
 	c := e.connect(t, "alice", nil)
 	res, text, _ := call(t, c, "create_terminal_session", map[string]any{"host": "web1", "secrets": map[string]any{"API_KEY": "api"}})
@@ -354,7 +355,7 @@ func TestTerminalSecretsEchoRefused(t *testing.T) {
 	if f := leaked(text); f != "" {
 		t.Fatalf("the refusal holds %q", f)
 	}
-	for _, ev := range gwtest.Events(t, l, audit.Filter{}) {
+	for _, ev := range rigouttest.Events(t, l, audit.Filter{}) {
 		b, _ := json.Marshal(ev)
 		if f := leaked(string(b)); f != "" {
 			t.Fatalf("ledger row holds %q: %s", f, b)

@@ -59,6 +59,8 @@ import (
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/sessions"
+	"github.com/rigout/rigout/textsafe"
+	"github.com/rigout/rigout/tools/internal/family"
 	"github.com/rigout/rigout/tools/internal/secretarg"
 )
 
@@ -113,13 +115,11 @@ func New(cfg Config) (*Family, error) {
 	if c.Manager == nil {
 		return nil, errors.New("terminal: Config.Manager is required")
 	}
-	if c.Gate == nil {
-		g, err := gate.New(gate.Config{})
-		if err != nil {
-			return nil, err
-		}
-		c.Gate = g
+	g, err := family.Gate(c.Gate)
+	if err != nil {
+		return nil, err
 	}
+	c.Gate = g
 	if c.WorkDir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -233,11 +233,6 @@ func (f *Family) closeTool() rigout.Tool {
 	}
 }
 
-func invalid(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult, error) {
-	call.Outcome.Status = audit.StatusInvalid
-	return rigout.ErrorResult(format, args...), nil
-}
-
 func failed(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult, error) {
 	r := rigout.ErrorResult(format, args...)
 	call.Outcome.Status = audit.StatusError
@@ -250,10 +245,10 @@ func failed(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult,
 // gateway.
 func noSuchSession(call *rigout.Call, id string, err error) (*mcp.CallToolResult, error) {
 	if ee, ok := errors.AsType[*sessions.ElsewhereError](err); ok {
-		return invalid(call, "terminal session %s belongs to gateway %s; this is gateway %s — route by Mcp-Session-Id (sticky sessions) to reach it",
-			rigout.SafeText([]byte(id)), rigout.SafeText([]byte(ee.Owner)), rigout.SafeText([]byte(ee.HereName())))
+		return family.Invalid(call, "terminal session %s belongs to gateway %s; this is gateway %s — route by Mcp-Session-Id (sticky sessions) to reach it",
+			textsafe.Text([]byte(id)), textsafe.Text([]byte(ee.Owner)), textsafe.Text([]byte(ee.HereName())))
 	}
-	return invalid(call, "no such session %s: list_terminal_sessions shows yours", rigout.SafeText([]byte(id)))
+	return family.Invalid(call, "no such session %s: list_terminal_sessions shows yours", textsafe.Text([]byte(id)))
 }
 
 type createArgs struct {
@@ -290,7 +285,7 @@ func (f *Family) createSession(ctx context.Context, call *rigout.Call) (*mcp.Cal
 			}
 			o.SSH = ssh
 		}
-	} else if h := strings.ToLower(host); h != "local" && h != "self" && h != "localhost" {
+	} else if !family.IsLocalName(host) {
 		return failed(call, "unknown host %q: this gateway opens terminal sessions only on this machine (host \"local\"); SSH hosts are not configured", host)
 	}
 	call.Outcome.Route = route
@@ -307,8 +302,8 @@ func (f *Family) createSession(ctx context.Context, call *rigout.Call) (*mcp.Cal
 		var limit *sessions.LimitError
 		switch {
 		case errors.As(err, &taken):
-			return invalid(call, "a terminal session named %q is already open: %s. Use it, close it first, or pick another session_name.",
-				rigout.SafeText([]byte(taken.Name)), taken.ID)
+			return family.Invalid(call, "a terminal session named %q is already open: %s. Use it, close it first, or pick another session_name.",
+				textsafe.Text([]byte(taken.Name)), taken.ID)
 		case errors.As(err, &limit):
 			call.Outcome.Status = audit.StatusBusy
 			return rigout.ErrorResult("%v", err), nil
@@ -323,7 +318,7 @@ func (f *Family) createSession(ctx context.Context, call *rigout.Call) (*mcp.Cal
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "session_id: %s\nhost: %s (via %s)\ncwd: %s\n", in.ID, host, in.Route, in.Cwd)
 	if in.Name != "" {
-		fmt.Fprintf(&sb, "session_name: %s\n", rigout.SafeText([]byte(in.Name)))
+		fmt.Fprintf(&sb, "session_name: %s\n", textsafe.Text([]byte(in.Name)))
 	}
 	if !in.Sandboxed && in.Unsandboxed != "" {
 		fmt.Fprintf(&sb, "not sandboxed: %s\n", in.Unsandboxed)
@@ -394,20 +389,20 @@ func (f *Family) executeIn(ctx context.Context, call *rigout.Call) (*mcp.CallToo
 	timeout := f.cfg.DefaultTimeout
 	if a.Timeout > 0 {
 		if a.Timeout > int64(f.cfg.MaxTimeout/time.Second) {
-			return invalid(call, "timeout %ds exceeds this gateway's maximum of %ds", a.Timeout, int64(f.cfg.MaxTimeout/time.Second))
+			return family.Invalid(call, "timeout %ds exceeds this gateway's maximum of %ds", a.Timeout, int64(f.cfg.MaxTimeout/time.Second))
 		}
 		timeout = time.Duration(a.Timeout) * time.Second
 	}
 	req := sessions.ExecRequest{Timeout: timeout, Interrupt: a.Interrupt}
 	switch {
 	case a.SendKeys && (a.UseSudo || a.BypassSecurity):
-		return invalid(call, "send_keys types text into the running program: use_sudo and bypass_security do not apply")
+		return family.Invalid(call, "send_keys types text into the running program: use_sudo and bypass_security do not apply")
 	case a.SendKeys:
 		// The chain has checked the terminals capability.
 		req.Keys = []byte(a.Command)
 	case a.Command != "":
 		if a.UseSudo && in.Sandboxed {
-			return invalid(call, "use_sudo cannot work in this session: it runs in the kernel sandbox, whose no_new_privs stops sudo. Use execute_command with use_sudo.")
+			return family.Invalid(call, "use_sudo cannot work in this session: it runs in the kernel sandbox, whose no_new_privs stops sudo. Use execute_command with use_sudo.")
 		}
 		if in.Route == "local" {
 			if err := p.Scopes.RequirePath(in.Cwd); err != nil {
@@ -443,19 +438,19 @@ func (f *Family) executeIn(ctx context.Context, call *rigout.Call) (*mcp.CallToo
 		if a.UseSudo {
 			q, err := syntax.Quote(a.Command, syntax.LangBash)
 			if err != nil {
-				return invalid(call, "cannot run this command through sudo: %v", err)
+				return family.Invalid(call, "cannot run this command through sudo: %v", err)
 			}
 			req.Command = "sudo -n -- bash -c " + q
 		}
 	case a.UseSudo || a.BypassSecurity:
-		return invalid(call, "use_sudo and bypass_security apply to a command: give `command`")
+		return family.Invalid(call, "use_sudo and bypass_security apply to a command: give `command`")
 	}
 	r, err := t.Exec(ctx, req)
 	switch {
 	case errors.Is(err, sessions.ErrTerminalEnded):
 		return failed(call, "session %s has ended (%s): create a new one", t.ID(), t.Info().Ended)
 	case errors.Is(err, sessions.ErrNothingRunning):
-		return invalid(call, "send_keys types into a running program, and no command is running in session %s: send the text as a command", t.ID())
+		return family.Invalid(call, "send_keys types into a running program, and no command is running in session %s: send the text as a command", t.ID())
 	case errors.Is(err, sessions.ErrTerminalBusy):
 		call.Outcome.Status = audit.StatusBusy
 		return rigout.ErrorResult("session %s is busy with another call for all of %v: try again, or use another session", t.ID(), timeout), nil
@@ -480,11 +475,11 @@ func (f *Family) execResult(call *rigout.Call, id string, a executeArgs, r sessi
 		sb.WriteByte('\n')
 	}
 	if a.Command != "" && !a.SendKeys {
-		fmt.Fprintf(&sb, "$ %s\n", strings.ReplaceAll(rigout.SafeBlock(a.Command, 2000), "\n", "\n  "))
+		fmt.Fprintf(&sb, "$ %s\n", strings.ReplaceAll(textsafe.Block(a.Command, 2000), "\n", "\n  "))
 	}
 	fmt.Fprintf(&sb, "session %s (%s)", id, call.Outcome.Route)
 	if r.Cwd != "" {
-		fmt.Fprintf(&sb, " cwd: %s", rigout.SafeText([]byte(r.Cwd)))
+		fmt.Fprintf(&sb, " cwd: %s", textsafe.Text([]byte(r.Cwd)))
 	}
 	sb.WriteByte('\n')
 	wait := rigout.NextCall{Tool: "execute_in_terminal", Why: `waits for it; "interrupt": true stops it (Ctrl-C)`,
@@ -506,7 +501,7 @@ func (f *Family) execResult(call *rigout.Call, id string, a executeArgs, r sessi
 	case r.Running && !r.Sent && a.Command != "" && !a.SendKeys:
 		o.Status, o.Error = audit.StatusBusy, "the previous command is still running"
 		sc.Note = fmt.Sprintf("not sent: the previous command (%s) is still running after %s. %s",
-			rigout.FirstLine(rigout.SafeText([]byte(r.Command)), 80), r.Duration.Round(time.Second), next)
+			textsafe.FirstLine(textsafe.Text([]byte(r.Command)), 80), r.Duration.Round(time.Second), next)
 		sc.Next = &wait
 		fmt.Fprintf(&sb, "%s\nits output since the last call:\n", sc.Note)
 	case r.Running:
@@ -530,8 +525,8 @@ func (f *Family) execResult(call *rigout.Call, id string, a executeArgs, r sessi
 
 func (f *Family) structured(id string, r sessions.ExecResult) ExecResult {
 	sc := ExecResult{
-		SessionID: id, Command: rigout.SafeBlock(r.Command, 2000), Sent: r.Sent, Done: r.Done, Running: r.Running,
-		Signal: r.Signal, Cwd: rigout.SafeText([]byte(r.Cwd)), DurationMS: r.Duration.Milliseconds(),
+		SessionID: id, Command: textsafe.Block(r.Command, 2000), Sent: r.Sent, Done: r.Done, Running: r.Running,
+		Signal: r.Signal, Cwd: textsafe.Text([]byte(r.Cwd)), DurationMS: r.Duration.Milliseconds(),
 		Output: f.output(r.Output), Dropped: r.Dropped, Ended: r.Ended,
 	}
 	if r.Done {
@@ -573,7 +568,7 @@ func writeOutput(sb *strings.Builder, text string) {
 // secrets masked, and capped to MaxOutput (its first quarter and last
 // three quarters kept).
 func (f *Family) output(b []byte) string {
-	s := rigout.SafeText(Screen(b))
+	s := textsafe.Text(Screen(b))
 	if max := f.cfg.MaxOutput; len(s) > max {
 		head, tail := max/4, max-max/4
 		s = fmt.Sprintf("%s\n[… %d bytes dropped …]\n%s", s[:head], len(s)-head-tail, s[len(s)-tail:])
@@ -589,11 +584,11 @@ func (f *Family) listSessions(_ context.Context, call *rigout.Call) (*mcp.CallTo
 	}
 	for i := range infos {
 		in := &infos[i]
-		in.Command = rigout.SafeBlock(in.Command, 200)
-		in.Name = rigout.SafeText([]byte(in.Name))
+		in.Command = textsafe.Block(in.Command, 200)
+		in.Name = textsafe.Text([]byte(in.Name))
 		state := "idle"
 		if in.Running {
-			state = "running: " + rigout.FirstLine(in.Command, 60)
+			state = "running: " + textsafe.FirstLine(in.Command, 60)
 		}
 		name := ""
 		if in.Name != "" {

@@ -20,8 +20,8 @@ import (
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
-	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/activity"
 	"github.com/rigout/rigout/tools/terminal"
@@ -69,13 +69,13 @@ func (e *env) connect(t *testing.T, principal string, scopes *auth.Scopes) *clie
 		}
 		cfg.Tools = append(cfg.Tools, act.Tools()...)
 	}
-	return gwtest.Connect(t, gwtest.New(t, cfg))
+	return rigouttest.Connect(t, rigouttest.New(t, cfg))
 }
 
 func call(t *testing.T, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, string, map[string]any) {
 	t.Helper()
-	res := gwtest.Call(t, c, name, args)
-	return res, gwtest.Text(res), gwtest.Structured(t, res)
+	res := rigouttest.Call(t, c, name, args)
+	return res, rigouttest.Text(res), rigouttest.Structured(t, res)
 }
 
 var seq atomic.Int64
@@ -196,7 +196,7 @@ func TestTerminalToolsOtherPrincipal(t *testing.T) {
 // and its trailing touch would show it did. send_keys needs the terminals
 // capability.
 func TestTerminalToolsGate(t *testing.T) {
-	l := gwtest.OpenLedger(t)
+	l := rigouttest.OpenLedger(t)
 	e := &env{m: newManager(t, l), dir: t.TempDir(), ledger: l}
 	none := auth.Scopes{Tools: []string{"*"}, Hosts: []string{"*"}}
 	res, text, _ := call(t, e.connect(t, "alice", &none), "create_terminal_session", nil)
@@ -225,14 +225,14 @@ func TestTerminalToolsGate(t *testing.T) {
 	}
 	// The ledger has the session's events and the refusal.
 	var kinds []string
-	for _, ev := range gwtest.Events(t, l, audit.Filter{}) {
+	for _, ev := range rigouttest.Events(t, l, audit.Filter{}) {
 		switch {
 		case ev.CallID == id:
-			kinds = append(kinds, ev.Type)
+			kinds = append(kinds, string(ev.Type))
 		case ev.Tool == "execute_in_terminal" && ev.Phase == audit.PhaseDone:
 			kinds = append(kinds, string(ev.Status))
 		case ev.Tool == "execute_in_terminal" && ev.Type == audit.TypeToolDenied:
-			kinds = append(kinds, ev.Type)
+			kinds = append(kinds, string(ev.Type))
 		}
 	}
 	if got := strings.Join(kinds, " "); got != "session.open denied denied session.command ok" {

@@ -45,15 +45,15 @@ func Where(f *audit.Filter, d Dialect, args []any, extra ...Eq) (string, []any) 
 	eq("status", string(f.Status))
 	eq("call_id", f.CallID)
 	eq("session", f.Session)
-	eq("phase", f.Phase)
+	eq("phase", string(f.Phase))
 	for _, e := range extra {
 		eq(e.Col, e.Value)
 	}
-	if t, ok := strings.CutSuffix(f.Type, "*"); ok {
+	if t, ok := strings.CutSuffix(string(f.Type), "*"); ok {
 		n := arg(len(t))
 		conds = append(conds, d.Prefix("type", n)+" = "+arg(t))
 	} else {
-		eq("type", f.Type)
+		eq("type", string(f.Type))
 	}
 	if !f.Since.IsZero() {
 		conds = append(conds, "time_ns >= "+arg(ClampNS(f.Since)))

@@ -75,8 +75,8 @@ func Resolve(ctx context.Context, call *rigout.Call, store *credentials.Store, r
 		return nil, rigout.ErrorResult("secrets: %v", err)
 	}
 	if call.Outcome.Detail == nil {
-		call.Outcome.Detail = map[string]string{}
+		call.Outcome.Detail = map[audit.DetailKey]string{}
 	}
-	call.Outcome.Detail["credentials"] = u.Aliases()
+	call.Outcome.Detail[audit.DetailCredentials] = u.Aliases()
 	return &Resolved{Use: u, Mask: set}, nil
 }

@@ -1,4 +1,9 @@
-package rigout
+// Package textsafe renders text a tool is about to show — command output,
+// file contents, a command line — so that every transport carries it and
+// every reader can read it: escape sequences and control characters out
+// ([Clean]), secrets masked by package redact ([Text], [Block]), long text
+// cut with a count of what was left out ([Block], [FirstLine]).
+package textsafe
 
 import (
 	"fmt"
@@ -8,34 +13,34 @@ import (
 	"github.com/rigout/rigout/redact"
 )
 
-// SafeText renders bytes a tool is about to show — command output, file
+// Text renders bytes a tool is about to show — command output, file
 // contents — for every transport and every reader: cleaned (see
-// [CleanText]), then with secrets masked (package redact).
-func SafeText(b []byte) string { return redact.String(CleanText(b)) }
+// [Clean]), then with secrets masked (package redact).
+func Text(b []byte) string { return redact.String(Clean(b)) }
 
-// SafeBlock renders caller-supplied text that may span lines (a command
+// Block renders caller-supplied text that may span lines (a command
 // line, a script) for a result, the ledger or a question to a person: whole
 // when it is short, else its first max bytes and the count of lines and
 // bytes left out, cleaned and redacted. A multi-line command is never shown
 // by its first line alone.
-func SafeBlock(s string, max int) string {
+func Block(s string, max int) string {
 	s = strings.TrimRight(s, "\n")
 	if len(s) <= max {
-		return SafeText([]byte(s))
+		return Text([]byte(s))
 	}
 	cut := max
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return SafeText([]byte(s[:cut])) + fmt.Sprintf("… [%d of %d bytes not shown; %d lines in all]",
+	return Text([]byte(s[:cut])) + fmt.Sprintf("… [%d of %d bytes not shown; %d lines in all]",
 		len(s)-cut, len(s), strings.Count(s, "\n")+1)
 }
 
-// CleanText makes command output safe for every transport and readable by a
+// Clean makes command output safe for every transport and readable by a
 // model: ANSI escape sequences (CSI, OSC and two-byte escapes) are removed,
 // CRLF and lone CR become LF, other C0 controls and DEL become U+FFFD, and
 // invalid UTF-8 becomes U+FFFD. Tabs and newlines are kept.
-func CleanText(b []byte) string {
+func Clean(b []byte) string {
 	if isPlain(b) {
 		return string(b)
 	}
@@ -82,7 +87,7 @@ func CleanText(b []byte) string {
 }
 
 // isPlain reports whether b is printable ASCII, tabs and newlines only, so
-// that CleanText can return it unchanged.
+// that Clean can return it unchanged.
 func isPlain(b []byte) bool {
 	for _, c := range b {
 		if (c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f {

@@ -1,8 +1,8 @@
-package rigout
+package textsafe
 
 import "testing"
 
-func TestCleanText(t *testing.T) {
+func TestClean(t *testing.T) {
 	tests := map[string]string{
 		"plain\ttext\n":                 "plain\ttext\n",
 		"crlf\r\nline":                  "crlf\nline",
@@ -20,8 +20,8 @@ func TestCleanText(t *testing.T) {
 		"unterminated osc \x1b]0;never": "unterminated osc ",
 	}
 	for in, want := range tests {
-		if got := CleanText([]byte(in)); got != want {
-			t.Errorf("CleanText(%q) = %q, want %q", in, got, want)
+		if got := Clean([]byte(in)); got != want {
+			t.Errorf("Clean(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -44,7 +44,7 @@ func TestFirstLine(t *testing.T) {
 	}
 }
 
-func TestSafeBlock(t *testing.T) {
+func TestBlock(t *testing.T) {
 	tests := []struct {
 		name, in string
 		max      int
@@ -57,8 +57,8 @@ func TestSafeBlock(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := SafeBlock(tt.in, tt.max); got != tt.want {
-				t.Errorf("SafeBlock(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+			if got := Block(tt.in, tt.max); got != tt.want {
+				t.Errorf("Block(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
 			}
 		})
 	}

@@ -1,0 +1,132 @@
+package family_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/rigout/rigout"
+	"github.com/rigout/rigout/audit"
+	"github.com/rigout/rigout/audit/audittest"
+	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/internal/fakecmd"
+	"github.com/rigout/rigout/rigouttest"
+	"github.com/rigout/rigout/tools/docker"
+	"github.com/rigout/rigout/tools/internal/family"
+	"github.com/rigout/rigout/tools/shell"
+	"github.com/rigout/rigout/tools/system"
+)
+
+// TestEveryFamilyRecordsUnsandboxed: a command that ran on this machine
+// outside the kernel sandbox says so in its done row, whichever family
+// ran it (docker and system once did not).
+func TestEveryFamilyRecordsUnsandboxed(t *testing.T) {
+	fake := fakecmd.New(t)
+	fake.Add(t, "docker", "", 0)
+	fake.Add(t, "nvidia-smi", "", 0)
+	t.Setenv("PATH", fake.Path+":"+os.Getenv("PATH"))
+	local := &exec.Local{UnsafeNoSandbox: true}
+	tests := []struct {
+		name  string
+		tools func() ([]rigout.Tool, error)
+		tool  string
+		args  map[string]any
+	}{
+		{"shell", func() ([]rigout.Tool, error) {
+			f, err := shell.New(shell.Config{Local: local, WorkDir: t.TempDir()})
+			if err != nil {
+				return nil, err
+			}
+			return f.Tools(), nil
+		}, "execute_command", map[string]any{"command": "true"}},
+		{"docker", func() ([]rigout.Tool, error) {
+			f, err := docker.New(docker.Config{Local: local})
+			if err != nil {
+				return nil, err
+			}
+			return f.Tools(), nil
+		}, "docker_operations", map[string]any{"operation": "list"}},
+		{"system", func() ([]rigout.Tool, error) {
+			f, err := system.New(system.Config{Local: local})
+			if err != nil {
+				return nil, err
+			}
+			return f.Tools(), nil
+		}, "get_hardware_info", map[string]any{"refresh": true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tools, err := tt.tools()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := &audittest.Recorder{}
+			c := rigouttest.Connect(t, rigouttest.New(t, rigout.Config{Tools: tools, Audit: rec}))
+			if res := rigouttest.Call(t, c, tt.tool, tt.args); res.IsError {
+				t.Fatalf("%s: %s", tt.tool, rigouttest.Text(res))
+			}
+			var done []audit.Event
+			for _, e := range rec.Events() {
+				if e.Tool == tt.tool && e.Phase == audit.PhaseDone {
+					done = append(done, e)
+				}
+			}
+			if len(done) != 1 || !strings.Contains(done[0].Detail, `"unsandboxed":"no sandbox configured"`) {
+				t.Errorf("done rows = %+v, want one whose detail says it ran unsandboxed", done)
+			}
+		})
+	}
+}
+
+func TestResolveWithoutRouter(t *testing.T) {
+	local := &exec.Local{UnsafeNoSandbox: true}
+	r := family.Runners{Local: local}
+	for _, host := range []string{"", "local", "SELF", "localhost", "127.0.0.1", "::1"} {
+		tgt, err := r.Resolve(context.Background(), host, "p")
+		if err != nil || !tgt.Local || tgt.Runner != local || tgt.Route != "local" {
+			t.Errorf("Resolve(%q) = %+v, %v, want this machine", host, tgt, err)
+		}
+	}
+	for _, host := range []string{"web1", "user@localhost", "127.0.0.2"} {
+		if _, err := r.Resolve(context.Background(), host, "p"); err == nil || !strings.Contains(err.Error(), host) {
+			t.Errorf("Resolve(%q) err = %v, want one naming the host", host, err)
+		}
+	}
+}
+
+func TestCheckSandboxed(t *testing.T) {
+	tests := []struct {
+		name string
+		r    family.Runners
+		want error
+	}{
+		{"no runner", family.Runners{}, exec.ErrNoSandbox},
+		{"unconfined without a sandbox", family.Runners{Local: &exec.Local{}}, exec.ErrNoSandbox},
+		{"unsafe, said so", family.Runners{Local: &exec.Local{UnsafeNoSandbox: true}}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.r.CheckSandboxed(); !errors.Is(err, tt.want) {
+				t.Errorf("CheckSandboxed() = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRan(t *testing.T) {
+	res := exec.Result{ExitCode: 3, Signal: "", Unsandboxed: "no sandbox configured"}
+	res.Stdout.Total, res.Stderr.Total = 5, 7
+	var o rigout.Outcome
+	family.Ran(&o, true, res)
+	family.Ran(&o, true, res)
+	if o.ExitCode == nil || *o.ExitCode != 3 || o.StdoutBytes != 10 || o.StderrBytes != 14 || o.Unsandboxed != "no sandbox configured" {
+		t.Errorf("after two runs: %+v", o)
+	}
+	var remote rigout.Outcome
+	family.Ran(&remote, false, res)
+	if remote.Unsandboxed != "" {
+		t.Errorf("an SSH run recorded unsandboxed: %q", remote.Unsandboxed)
+	}
+}
