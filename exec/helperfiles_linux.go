@@ -167,16 +167,8 @@ func helperFileOp(f *helperFile) (rep helperReply) {
 		if err != nil {
 			return fail(err)
 		}
-		file := os.NewFile(uintptr(fd), rel)
-		var werr error
-		if len(f.Data) > 0 {
-			_, werr = file.WriteAt(f.Data, f.Offset)
-		}
-		if cerr := file.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return fail(werr)
+		if err := writeClose(os.NewFile(uintptr(fd), rel), f.Data, f.Offset); err != nil {
+			return fail(err)
 		}
 		return helperReply{}
 	case "stat":
@@ -410,15 +402,8 @@ func viewFileOp(ctx context.Context, sb *Sandbox, p Principal, f *helperFile) he
 		if err != nil {
 			return fail(err)
 		}
-		var werr error
-		if len(f.Data) > 0 {
-			_, werr = file.WriteAt(f.Data, f.Offset)
-		}
-		if cerr := file.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return fail(werr)
+		if err := writeClose(file, f.Data, f.Offset); err != nil {
+			return fail(err)
 		}
 		return helperReply{}
 	case "stat":
@@ -468,4 +453,17 @@ func viewFileOp(ctx context.Context, sb *Sandbox, p Principal, f *helperFile) he
 		return fail(err)
 	}
 	return helperReply{}
+}
+
+// writeClose writes data at off in file, if there is any, and closes it:
+// the first error of the two.
+func writeClose(file *os.File, data []byte, off int64) error {
+	var err error
+	if len(data) > 0 {
+		_, err = file.WriteAt(data, off)
+	}
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -297,7 +297,15 @@ func Events(t testing.TB, l audit.Querier, f audit.Filter) []audit.Event {
 // transport.
 func ServeHTTP(t testing.TB, gw *rigout.Gateway) string {
 	t.Helper()
-	h, err := transport.NewHTTP(gw.MCPServer(), transport.HTTPConfig{InsecureNoAuth: true})
+	return ServeHTTPConfig(t, gw, transport.HTTPConfig{InsecureNoAuth: true})
+}
+
+// ServeHTTPConfig serves gw over streamable HTTP with cfg (an Auth
+// middleware of the test's own, say, or Stateless) on a loopback port
+// until the test ends, and returns the MCP endpoint's URL.
+func ServeHTTPConfig(t testing.TB, gw *rigout.Gateway, cfg transport.HTTPConfig) string {
+	t.Helper()
+	h, err := transport.NewHTTP(gw.MCPServer(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

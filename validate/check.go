@@ -131,9 +131,21 @@ func refuse(rule, reason string, confirm bool) Decision {
 // decision picks the finding of highest priority: a refusal before a
 // request for confirmation, then the rule order of the rule table.
 func (r *result) decision() Decision {
-	best := -1
-	bestRank := 0
-	for i, f := range r.findings {
+	best := bestFinding(len(r.findings), func(i int) finding { return r.findings[i] })
+	if best < 0 {
+		return Decision{Allowed: true}
+	}
+	f := r.findings[best]
+	return refuse(f.rule, f.reason, f.action == Confirm)
+}
+
+// bestFinding returns the index of the finding of highest priority among
+// n, at(i) giving each: a refusal before a request for confirmation, then
+// the rule order of the rule table; -1 when n is 0.
+func bestFinding(n int, at func(int) finding) int {
+	best, bestRank := -1, 0
+	for i := range n {
+		f := at(i)
 		rank := ruleIndex(f.rule)
 		if f.action == Confirm {
 			rank += len(ruleTable)
@@ -142,11 +154,7 @@ func (r *result) decision() Decision {
 			best, bestRank = i, rank
 		}
 	}
-	if best < 0 {
-		return Decision{Allowed: true}
-	}
-	f := r.findings[best]
-	return refuse(f.rule, f.reason, f.action == Confirm)
+	return best
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

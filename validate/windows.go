@@ -182,17 +182,7 @@ func (j *winCheck) deny(rule, reason, hint string) Decision {
 // decision is the judgement's outcome: the first refusal, else the first
 // rule of the rule table held for confirmation, else allowed.
 func (j *winCheck) decision() Decision {
-	best := -1
-	bestRank := 0
-	for i, f := range j.findings {
-		rank := ruleIndex(f.rule)
-		if f.action == Confirm {
-			rank += len(ruleTable)
-		}
-		if best < 0 || rank < bestRank {
-			best, bestRank = i, rank
-		}
-	}
+	best := bestFinding(len(j.findings), func(i int) finding { return j.findings[i].finding })
 	if best < 0 {
 		return allowed
 	}

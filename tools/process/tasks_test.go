@@ -3,7 +3,6 @@ package process_test
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -51,7 +50,7 @@ func serveTasksWith(t *testing.T, ledger audit.Recorder, m *sessions.Manager, cr
 	}
 	gw := rigouttest.New(t, rigout.Config{Tools: append(sh.Tools(), pf.Tools()...), Audit: ledger})
 	principals := map[string]string{"Bearer alice-token": "alice", "Bearer bob-token": "bob", "Bearer carol-token": "carol"}
-	h, err := rtransport.NewHTTP(gw.MCPServer(), rtransport.HTTPConfig{
+	return rigouttest.ServeHTTPConfig(t, gw, rtransport.HTTPConfig{
 		Stateless: true,
 		Auth: func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -68,24 +67,6 @@ func serveTasksWith(t *testing.T, ledger audit.Recorder, m *sessions.Manager, cr
 			})
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- h.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		h.Close()
-	})
-	return "http://" + ln.Addr().String() + "/mcp"
 }
 
 // taskClient is an mcp-go client speaking protocol 2025-11-25 with token.

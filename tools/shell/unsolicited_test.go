@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/transport"
 	"github.com/rigout/rigout/validate"
 )
@@ -160,19 +160,7 @@ func resultText(r map[string]any) string {
 // authentication on loopback until the test ends.
 func serveStateless(t *testing.T, gw *rigout.Gateway) string {
 	t.Helper()
-	h, err := transport.NewHTTP(gw.MCPServer(), transport.HTTPConfig{InsecureNoAuth: true, Stateless: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- h.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-served; h.Close() })
-	return "http://" + ln.Addr().String() + "/mcp"
+	return rigouttest.ServeHTTPConfig(t, gw, transport.HTTPConfig{InsecureNoAuth: true, Stateless: true})
 }
 
 // TestUnsolicitedApprovalAtModernProtocol: at 2026-07-28 only the answer
