@@ -178,6 +178,7 @@ func TestNothingImportsTheAssembly(t *testing.T) {
 		t.Error("nothing imports the assembly, not even cmd/rigout: the check is blind")
 	}
 }
+
 // TestHarnessIsPublic: rigouttest, the test harness embedders use,
 // imports no internal package of the module, which another module could
 // not name (the public packages it imports may use their own).
