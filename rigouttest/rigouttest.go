@@ -213,6 +213,28 @@ func Initialize(t testing.TB, c *client.Client, name string) *client.Client {
 	return c
 }
 
+// StartStdio starts the program at path with args (env added to this
+// process's environment) as an MCP server on its standard input and
+// output — an embedder's binary, or the test binary started again as one
+// — and returns a client initialized with it at the latest protocol
+// version, and the server's answer. The program ends with the test.
+func StartStdio(t testing.TB, env []string, path string, args ...string) (*client.Client, *mcp.InitializeResult) {
+	t.Helper()
+	c, err := client.NewStdioMCPClient(path, env, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var init mcp.InitializeRequest
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: ClientName, Version: "1"}
+	res, err := c.Initialize(context.Background(), init)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, res
+}
+
 func initialize(ctx context.Context, c *client.Client, name string) error {
 	if err := c.Start(ctx); err != nil {
 		return fmt.Errorf("start client: %w", err)

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/rigouttest"
 )
 
 // TestMain: started with EXAMPLE_RUN_MAIN=1, the test binary is the
@@ -35,17 +35,8 @@ func TestAllButOne(t *testing.T) {
 	}
 	state := filepath.Join(dir, "state")
 	// HOME is the test's, so that no ~/.ssh of the machine's is read.
-	c, err := client.NewStdioMCPClient(os.Args[0], []string{"EXAMPLE_RUN_MAIN=1", "HOME=" + dir, "SSH_AUTH_SOCK="}, conf, state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, _ := rigouttest.StartStdio(t, []string{"EXAMPLE_RUN_MAIN=1", "HOME=" + dir, "SSH_AUTH_SOCK="}, os.Args[0], conf, state)
 	ctx := context.Background()
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
 	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/rigouttest"
 )
 
 // TestMain: started with EXAMPLE_RUN_MAIN=1, the test binary is the
@@ -27,22 +28,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// start runs the program on a fresh state directory and returns its
-// initialized client and the initialize result.
+// start runs the program (this test binary, started again) on the state
+// directory args names, and returns its initialized client and the
+// initialize result.
 func start(t *testing.T, args ...string) (*client.Client, *mcp.InitializeResult) {
 	t.Helper()
-	c, err := client.NewStdioMCPClient(os.Args[0], []string{"EXAMPLE_RUN_MAIN=1"}, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	var req mcp.InitializeRequest
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	res, err := c.Initialize(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, res
+	return rigouttest.StartStdio(t, []string{"EXAMPLE_RUN_MAIN=1"}, os.Args[0], args...)
 }
 
 func call(t *testing.T, c *client.Client, tool string, args map[string]any) string {
