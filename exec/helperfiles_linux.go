@@ -106,14 +106,7 @@ func (h *helperFiles) parent(rel string) (int, string, error) {
 // on a descriptor of its directory so opened: there is no check followed
 // by a use that a concurrent rename or symbolic link could redirect.
 func helperFileOp(f *helperFile) (rep helperReply) {
-	fail := func(err error) helperReply {
-		rep := helperReply{Err: err.Error()}
-		var errno syscall.Errno
-		if errors.As(err, &errno) {
-			rep.Errno = int(errno)
-		}
-		return rep
-	}
+	fail := helperFail
 	rel, err := helperRel(f.Root, f.Name)
 	if err != nil {
 		return helperReply{Err: err.Error(), Errno: int(unix.EXDEV)}
@@ -343,14 +336,7 @@ func viewFileOp(ctx context.Context, sb *Sandbox, p Principal, f *helperFile) he
 		return helperReply{Err: "exec: " + f.Root + " is outside the principal's roots", Errno: int(unix.EACCES)}
 	}
 	ctx = context.WithValue(ctx, helperPrincipalKey{}, p)
-	fail := func(err error) helperReply {
-		rep := helperReply{Err: err.Error()}
-		var errno syscall.Errno
-		if errors.As(err, &errno) {
-			rep.Errno = int(errno)
-		}
-		return rep
-	}
+	fail := helperFail
 	rel, err := helperRel(f.Root, f.Name)
 	if err != nil {
 		return helperReply{Err: err.Error(), Errno: int(unix.EXDEV)}
@@ -466,4 +452,15 @@ func writeClose(file *os.File, data []byte, off int64) error {
 		err = cerr
 	}
 	return err
+}
+
+// helperFail is the reply of a failed file operation: err's text and, when
+// it wraps one, the host's errno.
+func helperFail(err error) helperReply {
+	rep := helperReply{Err: err.Error()}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		rep.Errno = int(errno)
+	}
+	return rep
 }
