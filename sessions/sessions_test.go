@@ -18,10 +18,14 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/audittest"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/internal/proctest"
 	"github.com/rigout/rigout/sessions"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// markers marks the processes these tests start; none may outlive them.
+var markers = proctest.NewMarkers()
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(markers.Main(m, 5*time.Second)) }
 
 func newManager(t *testing.T, cfg sessions.Config) *sessions.Manager {
 	t.Helper()
@@ -43,18 +47,8 @@ func newManager(t *testing.T, cfg sessions.Config) *sessions.Manager {
 	return m
 }
 
-var markerSeq struct {
-	sync.Mutex
-	n int
-}
-
 // marker returns a unique `sleep` duration whose argv finds survivors.
-func marker() string {
-	markerSeq.Lock()
-	defer markerSeq.Unlock()
-	markerSeq.n++
-	return fmt.Sprintf("1000.%d%d", os.Getpid(), markerSeq.n)
-}
+func marker() string { return markers.Next() }
 
 // survivors counts processes whose argv contains arg.
 func survivors(t *testing.T, arg string) int {

@@ -18,6 +18,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/audittest"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/internal/proctest"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/sessions"
 )
@@ -325,6 +326,9 @@ func TestTerminalCloseLeavesNothingRunning(t *testing.T) {
 			term := open("alice")
 			a, b := marker(), marker()
 			args = append(args, a, b)
+			// Over sshd the setsid job escapes (below): the test ends
+			// what it started, after its checks.
+			t.Cleanup(func() { proctest.End(a); proctest.End(b) })
 			// A background job, and one that leaves the terminal's session.
 			run(t, term, "sleep "+a+" & (setsid sleep "+b+" &); sleep "+marker()+"0", 200*time.Millisecond)
 			pids = append(pids, term.Info().Pid)

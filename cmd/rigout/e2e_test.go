@@ -58,6 +58,9 @@ func rigoutBinary(t testing.TB) string {
 	return binary.path
 }
 
+// markers marks the processes these tests start; none may outlive them.
+var markers = proctest.NewMarkers()
+
 func TestMain(m *testing.M) {
 	// The gateways these tests start run commands in views whose /tmp is
 	// private; the tests' own temporary directories are work areas.
@@ -66,7 +69,7 @@ func TestMain(m *testing.M) {
 	// The chain key the PostgreSQL tests' configurations name in
 	// audit.key_env; the rigout processes they start inherit it.
 	os.Setenv(testChainKeyEnv, strings.Repeat("5a", 32))
-	code := m.Run()
+	code := markers.Main(m, 5*time.Second).Run()
 	if binary.path != "" {
 		os.RemoveAll(filepath.Dir(binary.path))
 	}

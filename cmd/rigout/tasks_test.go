@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -93,7 +91,7 @@ func TestE2ETasks(t *testing.T) {
 				t.Fatalf("result %+v", res)
 			}
 
-			mk := fmt.Sprintf("1000.%d%d", os.Getpid(), time.Now().UnixNano()%100000)
+			mk := markers.Next()
 			task2 := startTask(t, c, 9002, map[string]any{"argv": []string{"sleep", mk}})
 			pid := 0
 			for deadline := time.Now().Add(10 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -152,7 +151,7 @@ func TestE2ETasksExtension(t *testing.T) {
 	}
 
 	// tasks/cancel ends the command's process.
-	mk := fmt.Sprintf("1000.%d%d", os.Getpid(), time.Now().UnixNano()%100000)
+	mk := markers.Next()
 	r = c.send("tools/call", "execute_command", map[string]any{"name": "execute_command", "arguments": map[string]any{"argv": []string{"sleep", mk}}})
 	cid, _ := r.Result["taskId"].(string)
 	if r.Result["resultType"] != "task" || cid == "" {

@@ -2,9 +2,12 @@
 package proctest
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -60,27 +63,15 @@ func WaitGroupGone(t testing.TB, pgid int, timeout time.Duration) {
 // arg. Tests give their processes a unique argument ("sleep 1000.4711")
 // and count survivors with it. Zombies do not count.
 func WithArg(arg string) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
 	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || len(b) == 0 {
-			continue // gone, or a zombie (which has no command line)
-		}
-		for a := range strings.SplitSeq(strings.TrimSuffix(string(b), "\x00"), "\x00") {
+	forEachCmdline(func(pid int, args []string) {
+		for _, a := range args {
 			if a == arg {
 				pids = append(pids, pid)
-				break
+				return
 			}
 		}
-	}
+	})
 	return pids
 }
 
@@ -121,4 +112,99 @@ func FreeUID(lo, hi int) int {
 		}
 	}
 	return -1
+}
+
+// Markers hands out the unique arguments one test binary gives the
+// processes it starts ("sleep 1000.<pid><n>"), and finds what is left of
+// them when the tests are over. The PID has seven digits (Linux's largest
+// pid_max), so one binary's markers are never a prefix of another's.
+type Markers struct {
+	prefix string
+	n      atomic.Int64
+}
+
+// NewMarkers returns the markers of this test binary.
+func NewMarkers() *Markers {
+	return &Markers{prefix: fmt.Sprintf("1000.%07d", os.Getpid())}
+}
+
+// Next returns a new marker: a valid `sleep` duration of about 17 minutes.
+func (m *Markers) Next() string {
+	return m.prefix + strconv.FormatInt(m.n.Add(1), 10)
+}
+
+// Left returns the live processes carrying any marker of this binary.
+func (m *Markers) Left() []int {
+	var pids []int
+	forEachCmdline(func(pid int, args []string) {
+		for _, a := range args {
+			if strings.HasPrefix(a, m.prefix) {
+				pids = append(pids, pid)
+				return
+			}
+		}
+	})
+	return pids
+}
+
+// Main wraps a test binary's testing.M (or goleak's wrapper of it): after
+// the tests, every process that carries one of the binary's markers must
+// be gone within grace. Any left are ended by PID and the binary fails,
+// naming them: every process a test starts ends with it.
+//
+//	func TestMain(m *testing.M) { goleak.VerifyTestMain(markers.Main(m, 5*time.Second)) }
+func (m *Markers) Main(tm interface{ Run() int }, grace time.Duration) interface{ Run() int } {
+	return markersMain{tm: tm, m: m, grace: grace}
+}
+
+type markersMain struct {
+	tm    interface{ Run() int }
+	m     *Markers
+	grace time.Duration
+}
+
+func (r markersMain) Run() int {
+	code := r.tm.Run()
+	deadline := time.Now().Add(r.grace)
+	left := r.m.Left()
+	for len(left) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		left = r.m.Left()
+	}
+	if len(left) == 0 {
+		return code
+	}
+	for _, pid := range left {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	fmt.Fprintf(os.Stderr, "FAIL: %d processes a test started outlived the tests %s after they ended (ended now): PIDs %v\n", len(left), r.grace, left)
+	return 1
+}
+
+// End ends, by PID, the live processes one of whose arguments is exactly
+// arg: for a test that started them and knows they escape what it tests.
+func End(arg string) {
+	for _, pid := range WithArg(arg) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// forEachCmdline calls f with each live process's arguments (zombies,
+// whose command line is empty, are left out).
+func forEachCmdline(f func(pid int, args []string)) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		f(pid, strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"))
+	}
 }

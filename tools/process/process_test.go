@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/internal/proctest"
 	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/activity"
@@ -28,7 +27,7 @@ import (
 	"github.com/rigout/rigout/tools/shell"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(markers.Main(m, 5*time.Second)) }
 
 // newManager returns a Manager closed when the test ends.
 func newManager(t *testing.T, rec audit.Recorder) *sessions.Manager {
@@ -73,9 +72,10 @@ func call(t *testing.T, c *client.Client, name string, args map[string]any) (*mc
 	return res, rigouttest.Text(res), rigouttest.Structured(t, res)
 }
 
-var seq atomic.Int64
+// markers marks the processes these tests start; none may outlive them.
+var markers = proctest.NewMarkers()
 
-func marker() string { return fmt.Sprintf("1000.%d%d", os.Getpid(), seq.Add(1)) }
+func marker() string { return markers.Next() }
 
 func survivors(arg string) int {
 	ents, _ := os.ReadDir("/proc")

@@ -1,11 +1,9 @@
 package terminal_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
+	"github.com/rigout/rigout/internal/proctest"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/sessions"
@@ -27,7 +26,7 @@ import (
 	"github.com/rigout/rigout/tools/terminal"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(markers.Main(m, 5*time.Second)) }
 
 func newManager(t *testing.T, rec audit.Recorder) *sessions.Manager {
 	t.Helper()
@@ -78,9 +77,10 @@ func call(t *testing.T, c *client.Client, name string, args map[string]any) (*mc
 	return res, rigouttest.Text(res), rigouttest.Structured(t, res)
 }
 
-var seq atomic.Int64
+// markers marks the processes these tests start; none may outlive them.
+var markers = proctest.NewMarkers()
 
-func marker() string { return fmt.Sprintf("1000.%d%d", os.Getpid(), seq.Add(1)) }
+func marker() string { return markers.Next() }
 
 func create(t *testing.T, c *client.Client, args map[string]any) string {
 	t.Helper()
