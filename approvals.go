@@ -495,7 +495,7 @@ func (g *Gateway) recordDecision(ctx context.Context, approver auth.Principal, p
 	_ = g.RecordEvent(ctx, audit.Event{
 		Type: audit.TypeApprovalDecide, Principal: approver.Name, Transport: audit.Transport(approver.Transport), RemoteAddr: approver.RemoteAddr,
 		Tool: p.Tool, Host: p.Host, Decision: dec, Rule: p.Rule, Bypassed: p.Bypass && approve, Status: audit.StatusOK,
-		Detail: DetailJSON(map[string]string{"approval": id, "call": p.Call, "for": p.Principal, "digest": p.Digest}),
+		Detail: DetailJSON(map[audit.DetailKey]string{audit.DetailApproval: id, audit.DetailCall: p.Call, audit.DetailFor: p.Principal, audit.DetailDigest: p.Digest}),
 	})
 }
 

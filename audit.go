@@ -278,7 +278,7 @@ func (g *Gateway) RecordAuthEvent(ctx context.Context, e auth.Event) {
 		RemoteAddr: e.RemoteAddr,
 		Status:     status,
 		Error:      e.Reason,
-		Detail:     DetailJSON(map[string]string{"path": e.Path, "client_id": e.ClientID, "grant_id": e.GrantID}),
+		Detail:     DetailJSON(map[audit.DetailKey]string{audit.DetailPath: e.Path, audit.DetailClientID: e.ClientID, audit.DetailGrantID: e.GrantID}),
 	}
 	if e.Refused() && !g.admitRefusal("a\x00"+addrOf(e.RemoteAddr), &ev) {
 		return // over the address's refusal rows: counted, not written
@@ -287,9 +287,9 @@ func (g *Gateway) RecordAuthEvent(ctx context.Context, e auth.Event) {
 }
 
 // DetailJSON renders the non-empty entries of m as a JSON object for
-// audit.Event.Detail, or "" when none is set. Its keys are
-// audit.DetailKey values or plain strings.
-func DetailJSON[K ~string](m map[K]string) string {
+// audit.Event.Detail, or "" when none is set. Its keys are the
+// audit.DetailKey constants, or a tool's own keys converted to that type.
+func DetailJSON(m map[audit.DetailKey]string) string {
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		if v != "" {

@@ -109,11 +109,11 @@ func (g *Gateway) admitRefusal(key string, e *audit.Event) bool {
 		return false
 	}
 	if leftOut > 0 {
-		d := map[string]string{}
+		d := map[audit.DetailKey]string{}
 		if e.Detail != "" {
 			_ = json.Unmarshal([]byte(e.Detail), &d)
 		}
-		d[string(audit.DetailRefusalsLeft)] = strconv.Itoa(leftOut)
+		d[audit.DetailRefusalsLeft] = strconv.Itoa(leftOut)
 		e.Detail = DetailJSON(d)
 	}
 	return true

@@ -17,7 +17,7 @@ import (
 
 // gatewayDetail is the detail key of an intent row that names the gateway
 // process that wrote it: "PID/STARTTIME/BOOTID" (see runstate.Identity).
-const gatewayDetail = "gateway"
+const gatewayDetail = audit.DetailGateway
 
 // maxReconcile bounds the unfinished calls one start reconciles; the rest
 // are left for the next start (and logged).
@@ -43,7 +43,7 @@ func identityString(id runstate.Identity) string {
 // Record stamps an intent row's detail with the gateway, then records e.
 func (s *stampedLedger) Record(ctx context.Context, e audit.Event) error {
 	if e.Phase == audit.PhaseIntent {
-		d := map[string]string{}
+		d := map[audit.DetailKey]string{}
 		if e.Detail == "" || json.Unmarshal([]byte(e.Detail), &d) == nil {
 			d[gatewayDetail] = s.self
 			e.Detail = rigout.DetailJSON(d)
@@ -83,7 +83,7 @@ func reconcileInterrupted(ctx context.Context, l Ledger, self runstate.Identity,
 		return 0, 0, fmt.Errorf("unfinished calls: %w", err)
 	}
 	for _, in := range open {
-		var d map[string]string
+		var d map[audit.DetailKey]string
 		_ = json.Unmarshal([]byte(in.Detail), &d)
 		owner, ok := parseIdentity(d[gatewayDetail])
 		if !ok || gatewayAlive(owner, self) {
@@ -97,9 +97,9 @@ func reconcileInterrupted(ctx context.Context, l Ledger, self runstate.Identity,
 		e.Time = now.UTC()
 		e.Duration = now.Sub(in.Time)
 		e.Error = fmt.Sprintf("interrupted: the gateway (PID %d) stopped before the call finished", owner.PID)
-		detail := map[string]string{
-			"interrupted": fmt.Sprintf("reconciled at the start of PID %d; intent row %d", self.PID, in.Seq),
-			gatewayDetail: d[gatewayDetail],
+		detail := map[audit.DetailKey]string{
+			audit.DetailInterrupted: fmt.Sprintf("reconciled at the start of PID %d; intent row %d", self.PID, in.Seq),
+			gatewayDetail:           d[gatewayDetail],
 		}
 		if left := endLeftovers(owner, self, in.CallID, logger); left != "" {
 			detail[leftoverDetail] = left
@@ -119,7 +119,7 @@ func reconcileInterrupted(ctx context.Context, l Ledger, self runstate.Identity,
 
 // leftoverDetail is the detail key of an interrupted call's done row that
 // says what of the call was found still running and ended.
-const leftoverDetail = "left_over"
+const leftoverDetail = audit.DetailLeftOver
 
 // endLeftovers ends what call, run by the gone gateway owner, left
 // running, and says what it ended; "" when nothing can be known (another

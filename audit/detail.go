@@ -29,3 +29,20 @@ const (
 	DetailDeniedBy       DetailKey = "denied_by"             // the operator who denied
 	DetailRefusalsLeft   DetailKey = "refusals_not_recorded" // refusal rows left out since the last one written
 )
+
+// Detail keys of the rows that are not tool calls.
+const (
+	DetailCall        DetailKey = "call"        // approval.decide: the call ID held back
+	DetailFor         DetailKey = "for"         // approval.decide: the principal whose call it was
+	DetailDigest      DetailKey = "digest"      // approval.decide: the digest of the call decided
+	DetailKeyType     DetailKey = "key_type"    // host-key rows: the key's algorithm
+	DetailFingerprint DetailKey = "fingerprint" // host-key rows: the key's SHA256 fingerprint
+	DetailFile        DetailKey = "file"        // host-key rows: the known_hosts file written
+	DetailURL         DetailKey = "url"         // server.start: the address served
+	DetailNoAuth      DetailKey = "no_auth"     // server.start: "true" or "false": served without authentication
+	DetailClientID    DetailKey = "client_id"   // auth rows: the OAuth client
+	DetailGrantID     DetailKey = "grant_id"    // auth rows: the OAuth grant
+	DetailGateway     DetailKey = "gateway"     // intent rows: the gateway process (PID/start time/boot ID) that wrote it
+	DetailInterrupted DetailKey = "interrupted" // reconciled rows: when and from which intent row
+	DetailLeftOver    DetailKey = "left_over"   // reconciled rows: the processes a stopped gateway left, and what became of them
+)

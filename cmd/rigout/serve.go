@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -315,7 +316,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer, sec *secrets
 	logger.Info("serving MCP over streamable HTTP", "url", url, "stateless", *stateless, "auth", !*noAuth)
 
 	_ = gw.RecordEvent(ctx, audit.Event{Type: audit.TypeServerStart, Transport: auth.TransportHTTP, Status: audit.StatusOK,
-		Detail: fmt.Sprintf(`{"url":%q,"no_auth":%t}`, url, *noAuth)})
+		Detail: rigout.DetailJSON(map[audit.DetailKey]string{audit.DetailURL: url, audit.DetailNoAuth: strconv.FormatBool(*noAuth)})})
 	err = h.Serve(ctx, ln)
 	_ = gw.RecordEvent(context.WithoutCancel(ctx), audit.Event{Type: audit.TypeServerStop, Transport: auth.TransportHTTP, Status: audit.StatusOK})
 	if err != nil {

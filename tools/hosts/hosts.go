@@ -275,7 +275,7 @@ func HostKeyRecorder(rec audit.Recorder) func(context.Context, exec.HostKeyEvent
 			Host:      ev.Host,
 			Route:     ev.Address,
 			Status:    status,
-			Detail:    rigout.DetailJSON(map[string]string{"key_type": ev.KeyType, "fingerprint": ev.Fingerprint, "file": ev.File}),
+			Detail:    rigout.DetailJSON(map[audit.DetailKey]string{audit.DetailKeyType: ev.KeyType, audit.DetailFingerprint: ev.Fingerprint, audit.DetailFile: ev.File}),
 		})
 	}
 }
