@@ -24,8 +24,10 @@ import (
 // binary while clients count every acknowledged result, kills the gateway
 // with SIGKILL at a random moment, and checks after every round that each
 // acknowledged call has its done row in the ledger, that SQLite's integrity
-// check passes and that the hash chain verifies. Bounded: a few rounds of
-// at most a second of load each.
+// check passes and that the hash chain verifies. The kill comes after a
+// random number of acknowledged calls (and a jitter of a few milliseconds,
+// so it can land mid-call), never after a fixed time: a busy machine slows
+// the round, not the verdict. Bounded: five rounds of at most 30 calls.
 func TestCrashLosesNoAcknowledgedCall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
@@ -42,6 +44,7 @@ func TestCrashLosesNoAcknowledgedCall(t *testing.T) {
 	for round := 0; round < rounds; round++ {
 		cmd, url, _ := startServeEnv(t, env, "--config", cfg, "--no-ssh")
 		var mu sync.Mutex
+		target, roundAcked, reached := 1+rand.IntN(30), 0, make(chan struct{})
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		for w := 0; w < 4; w++ {
@@ -70,11 +73,19 @@ func TestCrashLosesNoAcknowledgedCall(t *testing.T) {
 					}
 					mu.Lock()
 					acked[marker] = true
+					if roundAcked++; roundAcked == target {
+						close(reached)
+					}
 					mu.Unlock()
 				}
 			})
 		}
-		time.Sleep(time.Duration(200+rand.IntN(800)) * time.Millisecond)
+		select {
+		case <-reached:
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("round %d: %d calls were not acknowledged within 2 minutes", round, target)
+		}
+		time.Sleep(time.Duration(rand.IntN(5000)) * time.Microsecond) // where the kill lands, not what comes first
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -111,8 +122,5 @@ func TestCrashLosesNoAcknowledgedCall(t *testing.T) {
 			t.Fatalf("round %d: %d of %d acknowledged calls have no done row", round, lost, len(acked))
 		}
 		t.Logf("round %d: %d acknowledged so far, all in the ledger; %d done rows", round, len(acked), len(rows))
-	}
-	if len(acked) < rounds {
-		t.Fatalf("only %d calls were acknowledged over %d rounds: the test did not exercise the ledger", len(acked), rounds)
 	}
 }
