@@ -73,6 +73,18 @@ func survivors(t *testing.T, arg string) int {
 	return n
 }
 
+// waitRunning waits until exactly one process carries arg.
+func waitRunning(t *testing.T, arg string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for survivors(t, arg) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d processes with %q after 10s, want 1", survivors(t, arg), arg)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func waitGone(t *testing.T, arg string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
