@@ -115,13 +115,24 @@ func TestHandOffThenRead(t *testing.T) {
 	ledger := rigouttest.OpenLedger(t)
 	m := newManager(t, ledger)
 	c := connect(t, m, "alice", nil, ledger)
-	res, text, sc := call(t, c, "execute_command", map[string]any{"command": "echo start; sleep 2; echo done", "wait_seconds": 1})
-	if res.IsError || sc["running"] != true || !strings.Contains(text, "now background process") || !strings.Contains(text, "start") {
+	// The command runs until the test creates its gate file, so it is
+	// surely handed off; whether "start" came before the hand-off is the
+	// machine's timing, and the next call's offset must say which.
+	gate := filepath.Join(t.TempDir(), "gate")
+	res, text, sc := call(t, c, "execute_command", map[string]any{"command": "echo start; until [ -e " + gate + " ]; do sleep 0.02; done; echo done", "wait_seconds": 1})
+	if res.IsError || sc["running"] != true || !strings.Contains(text, "now background process") {
 		t.Fatalf("hand-off: %v %s", res.IsError, text)
 	}
 	args := nextArgs(t, sc["next"])
-	if args["offset"] != float64(6) || args["id"] != sc["process_id"] {
-		t.Fatalf("next call %v", args)
+	want, offset := "done\n", float64(6)
+	if !strings.Contains(text, "start") {
+		want, offset = "start\ndone\n", 0
+	}
+	if args["offset"] != offset || args["id"] != sc["process_id"] {
+		t.Fatalf("next call %v after %q", args, text)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	var out strings.Builder
 	for range 10 {
@@ -136,7 +147,7 @@ func TestHandOffThenRead(t *testing.T) {
 		args["offset"] = sc["next_offset"]
 		args["stderr_offset"] = sc["next_stderr_offset"]
 	}
-	if out.String() != "done\n" || sc["exit_code"] != float64(0) || !strings.Contains(text, "exit 0") {
+	if out.String() != want || sc["exit_code"] != float64(0) || !strings.Contains(text, "exit 0") {
 		t.Fatalf("read %q: %s", out.String(), text)
 	}
 	// The ledger has the call (handed off) and the process's own rows.
