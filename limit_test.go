@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -34,14 +33,12 @@ func TestConcurrencyCaps(t *testing.T) {
 	}
 	<-started
 	<-started
-	// The principal's third call is refused at once.
-	start := time.Now()
+	// The principal's third call is refused at once: the two calls hold
+	// their slots until the test releases them, so a call that waited for
+	// a slot would never return.
 	res := callTool(t, c, "block", nil)
 	if !res.IsError || !strings.Contains(text(res), "busy: p1 already has 2 calls running") {
 		t.Errorf("over the per-principal cap: %q", text(res))
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("busy refusal took %v", d)
 	}
 	// Another principal still gets the last slot of the gateway, then the
 	// gateway is full for everyone.
