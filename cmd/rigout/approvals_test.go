@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	mcptransport "github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
@@ -46,15 +44,7 @@ func TestE2EOperatorApprovesThroughCLI(t *testing.T) {
 	_, url, _ := startServeEnv(t, []string{"RIGOUT_STATE_DIR=" + stateDir, "RIGOUT_CONFIG=" + cfgPath,
 		"T_AGENT=" + agentTok, "T_OPERATOR=" + opTok}, "--approval-wait", "30s")
 
-	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + agentTok}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	initialize(t, c, mcp.LATEST_PROTOCOL_VERSION)
+	c := httpClient(t, url, agentTok, mcp.LATEST_PROTOCOL_VERSION)
 
 	cli := func(token string, args ...string) (string, error) {
 		cmd := osexec.Command(rigoutBinary(t), append(args, "--state-dir", stateDir)...)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/sqlite"
 )
@@ -101,7 +103,7 @@ func TestE2EAuditExportFollowResumes(t *testing.T) {
 	env := []string{"RIGOUT_STATE_DIR=" + stateDir, "RIGOUT_AUTH_TOKEN=" + fullToken}
 
 	gw1, url, _ := startServeEnv(t, env)
-	c := mcpClient(t, url, fullToken)
+	c := httpClient(t, url, fullToken, mcp.LATEST_PROTOCOL_VERSION)
 	call(t, c, "execute_command", map[string]any{"command": "echo one"})
 	exp := startExporter(t, stateDir, cursor)
 	exp.waitFor(t, lastSeq(t, stateDir))
@@ -110,7 +112,7 @@ func TestE2EAuditExportFollowResumes(t *testing.T) {
 	c.Close()
 	stopGateway(t, gw1)
 	gw2, url, _ := startServeEnv(t, env)
-	c = mcpClient(t, url, fullToken)
+	c = httpClient(t, url, fullToken, mcp.LATEST_PROTOCOL_VERSION)
 	call(t, c, "execute_command", map[string]any{"command": "echo two"})
 	exp.waitFor(t, lastSeq(t, stateDir))
 	first := exp.stop(t)

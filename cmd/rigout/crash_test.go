@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	mcptransport "github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout/audit"
@@ -49,19 +47,11 @@ func TestCrashLosesNoAcknowledgedCall(t *testing.T) {
 		var wg sync.WaitGroup
 		for w := 0; w < 4; w++ {
 			wg.Go(func() {
-				c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+				c, err := dialHTTP(ctx, url, token, mcp.LATEST_PROTOCOL_VERSION)
 				if err != nil {
 					return
 				}
 				defer c.Close()
-				if c.Start(ctx) != nil {
-					return
-				}
-				var init mcp.InitializeRequest
-				init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-				if _, err := c.Initialize(ctx, init); err != nil {
-					return
-				}
 				for i := 0; ctx.Err() == nil; i++ {
 					marker := fmt.Sprintf("m-%d-%d-%d", round, w, i)
 					var req mcp.CallToolRequest

@@ -41,7 +41,7 @@ func TestE2ECredentials(t *testing.T) {
 	if strings.Contains(string(environ), envValue) {
 		t.Fatal("the env credential is still in the gateway's environment")
 	}
-	c := httpClient(t, url, full)
+	c := httpClient(t, url, full, "2025-11-25")
 
 	digest := func(v string) string { h := sha256.Sum256([]byte(v)); return hex.EncodeToString(h[:]) }
 	res := call(t, c, "execute_command", map[string]any{

@@ -127,15 +127,7 @@ func startHTTP(t testing.TB, args ...string) *server {
 func startHTTPVersion(t testing.TB, version string, args ...string) *server {
 	t.Helper()
 	cmd, url, token := startServe(t, args...)
-	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	initialize(t, c, version)
+	c := httpClient(t, url, token, version)
 	return &server{client: c, pid: cmd.Process.Pid, url: url, token: token}
 }
 
@@ -234,6 +226,40 @@ func connectionToken(t testing.TB, path string) string {
 		t.Fatal(err)
 	}
 	return strings.TrimPrefix(cf.MCP.Headers["Authorization"], "Bearer ")
+}
+
+// dialHTTP returns an MCP client over streamable HTTP with a bearer token,
+// started and initialized at version; the caller closes it. For goroutines,
+// which cannot fail a test: httpClient is the same for a test.
+func dialHTTP(ctx context.Context, url, token, version string) (*client.Client, error) {
+	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		return nil, err
+	}
+	var req mcp.InitializeRequest
+	req.Params.ProtocolVersion = version
+	req.Params.ClientInfo = mcp.Implementation{Name: "rigout-e2e", Version: "1"}
+	if err := c.Start(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	return c, nil
+}
+
+// httpClient is dialHTTP for a test: it fails the test if the client
+// cannot connect and closes the client when the test ends.
+func httpClient(t testing.TB, url, token, version string) *client.Client {
+	t.Helper()
+	c, err := dialHTTP(context.Background(), url, token, version)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", url, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 func initialize(t testing.TB, c *client.Client, version string) *mcp.InitializeResult {
@@ -517,15 +543,7 @@ func TestE2EHTTPMalformedInput(t *testing.T) {
 
 func TestE2EServeShutsDownOnSIGTERM(t *testing.T) {
 	cmd, url, token := startServe(t)
-	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	initialize(t, c, "2025-11-25")
+	c := httpClient(t, url, token, "2025-11-25")
 	results := make(chan *mcp.CallToolResult, 1)
 	go func() {
 		var req mcp.CallToolRequest

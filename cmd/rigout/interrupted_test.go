@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	mcptransport "github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout/audit"
@@ -48,19 +46,11 @@ func TestKilledMidCallIsReconciled(t *testing.T) {
 	gw, url, _ := startServeEnv(t, env, "--no-ssh")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	c, err := dialHTTP(ctx, url, token, mcp.LATEST_PROTOCOL_VERSION)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var init mcp.InitializeRequest
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
 	call := func(ctx context.Context, argv ...string) (*mcp.CallToolResult, error) {
 		var req mcp.CallToolRequest
 		req.Params.Name = "execute_command"

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net"
 	"net/http"
@@ -12,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	mcptransport "github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -43,20 +40,6 @@ func startObserved(t *testing.T, args ...string) (mcpURL, stateDir string) {
 	return url, stateDir
 }
 
-func mcpClient(t *testing.T, url, token string) *client.Client {
-	t.Helper()
-	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	initialize(t, c, mcp.LATEST_PROTOCOL_VERSION)
-	return c
-}
-
 func getWith(t *testing.T, url, token string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
@@ -77,7 +60,7 @@ func getWith(t *testing.T, url, token string) (int, string) {
 func TestE2EMetrics(t *testing.T) {
 	url, stateDir := startObserved(t)
 	base := strings.TrimSuffix(url, "/mcp")
-	c := mcpClient(t, url, narrowToken)
+	c := httpClient(t, url, narrowToken, mcp.LATEST_PROTOCOL_VERSION)
 	for range 3 {
 		call(t, c, "execute_command", map[string]any{"command": "echo hi"})
 	}
@@ -165,7 +148,7 @@ func TestE2EMetricsAddr(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	url, _ := startObserved(t, "--metrics-addr", addr)
-	c := mcpClient(t, url, fullToken)
+	c := httpClient(t, url, fullToken, mcp.LATEST_PROTOCOL_VERSION)
 	call(t, c, "execute_command", map[string]any{"command": "true"})
 	var code int
 	var body string

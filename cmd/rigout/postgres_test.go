@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	mcptransport "github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout/assembly"
@@ -46,19 +44,11 @@ func burst(ctx context.Context, url, token, prefix string, count *atomic.Int64) 
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
-			c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+			c, err := dialHTTP(ctx, url, token, mcp.LATEST_PROTOCOL_VERSION)
 			if err != nil {
 				return
 			}
 			defer c.Close()
-			if c.Start(ctx) != nil {
-				return
-			}
-			var init mcp.InitializeRequest
-			init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-			if _, err := c.Initialize(ctx, init); err != nil {
-				return
-			}
 			for i := 0; ctx.Err() == nil; i++ {
 				marker := fmt.Sprintf("%s-%d-%d", prefix, w, i)
 				var req mcp.CallToolRequest
@@ -201,15 +191,7 @@ func TestPostgresOutageFailsClosed(t *testing.T) {
 	cfg := writePGConfig(t, dir, srv.CreateDB("outage"), "gw-a")
 	const token = "pg-test-token-0123456789abcdef012"
 	_, url, _ := startServeEnv(t, []string{"RIGOUT_AUTH_TOKEN=" + token, "RIGOUT_STATE_DIR=" + dir}, "--config", cfg, "--no-ssh")
-	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	initialize(t, c, mcp.LATEST_PROTOCOL_VERSION)
+	c := httpClient(t, url, token, mcp.LATEST_PROTOCOL_VERSION)
 	// Not in the state directory, which commands cannot see.
 	work := t.TempDir()
 	echo := func(marker string) *mcp.CallToolResult {

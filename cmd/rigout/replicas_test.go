@@ -28,7 +28,7 @@ func TestReplicasNameTheGatewayOfSessionsAndProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, url, _ := startServeEnv(t, []string{"RIGOUT_AUTH_TOKEN=" + token, "RIGOUT_STATE_DIR=" + dir}, "--config", cfg, "--no-ssh")
-		clients[gw] = httpClient(t, url, token)
+		clients[gw] = httpClient(t, url, token, "2025-11-25")
 	}
 	a, b := clients["gw-a"], clients["gw-b"]
 

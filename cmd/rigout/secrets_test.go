@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/mark3labs/mcp-go/client"
-	mcptransport "github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/rigout/rigout/exec"
 )
@@ -45,7 +41,7 @@ func TestE2ESecretsOutOfReach(t *testing.T) {
 		t.Errorf("pid %d is not rigout any more:\n%s", cmd.Process.Pid, status)
 	}
 
-	c := httpClient(t, url, narrow)
+	c := httpClient(t, url, narrow, "2025-11-25")
 	res := call(t, c, "execute_command", map[string]any{"command": "env | base64 -w0"})
 	if res.IsError {
 		t.Fatalf("env: %s", resultText(res))
@@ -79,7 +75,7 @@ func TestE2EKnownSecretsAreMasked(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, url, _ := startServeEnv(t, []string{"RIGOUT_AUTH_TOKEN=" + full}, "--no-ssh")
-	c := httpClient(t, url, full)
+	c := httpClient(t, url, full, "2025-11-25")
 	res := call(t, c, "execute_command", map[string]any{"command": "cat " + tokenFile + "; echo; base64 -w0 " + tokenFile + "; echo; xxd -p " + tokenFile + " | tr -d '\\n'"})
 	text := resultText(res)
 	enc := base64.StdEncoding.EncodeToString([]byte(full))
@@ -124,7 +120,7 @@ func TestE2EStateDirectoryHidden(t *testing.T) {
 	if inFile != full {
 		t.Fatalf("the connection file holds %q, want the full token", inFile)
 	}
-	c := httpClient(t, url, narrow)
+	c := httpClient(t, url, narrow, "2025-11-25")
 	res := call(t, c, "execute_command", map[string]any{"command": "ls " + state + "; for f in " + state + "/*; do base64 -w0 \"$f\"; echo; done; cp " + state + "/connection.json " + dir + "/stolen"})
 	text := resultText(res)
 	if !strings.Contains(text, "connection.json") {
@@ -141,20 +137,4 @@ func TestE2EStateDirectoryHidden(t *testing.T) {
 			t.Fatal("a narrow token's command read the full token")
 		}
 	}
-}
-
-// httpClient connects an MCP client to url with a bearer token and
-// initializes it; it is closed when the test ends.
-func httpClient(t *testing.T, url, token string) *client.Client {
-	t.Helper()
-	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	initialize(t, c, "2025-11-25")
-	return c
 }
