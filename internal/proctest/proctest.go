@@ -4,8 +4,10 @@ package proctest
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -121,6 +123,9 @@ func FreeUID(lo, hi int) int {
 type Markers struct {
 	prefix string
 	n      atomic.Int64
+
+	mu    sync.Mutex
+	taken map[string]string // marker → the test function that took it
 }
 
 // NewMarkers returns the markers of this test binary.
@@ -130,7 +135,47 @@ func NewMarkers() *Markers {
 
 // Next returns a new marker: a valid `sleep` duration of about 17 minutes.
 func (m *Markers) Next() string {
-	return m.prefix + strconv.FormatInt(m.n.Add(1), 10)
+	mk := m.prefix + strconv.FormatInt(m.n.Add(1), 10)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.taken == nil {
+		m.taken = map[string]string{}
+	}
+	m.taken[mk] = callingTest()
+	return mk
+}
+
+// callingTest names the Test function on the caller's stack, or "?".
+func callingTest() string {
+	pc := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(3, pc)])
+	for {
+		f, more := frames.Next()
+		name := f.Function[strings.LastIndexByte(f.Function, '/')+1:]
+		if _, fn, ok := strings.Cut(name, "."); ok && strings.HasPrefix(fn, "Test") {
+			return fn
+		}
+		if !more {
+			return "?"
+		}
+	}
+}
+
+// describe says which test took the marker pid carries, and its arguments.
+func (m *Markers) describe(pid int) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	args := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, a := range args {
+		// A marker as it is, or with a digit appended ("sleep " + mk + "0").
+		for _, mk := range []string{a, a[:max(len(a)-1, 0)]} {
+			if test, ok := m.taken[mk]; ok {
+				return fmt.Sprintf("PID %d %q, marker taken by %s", pid, args, test)
+			}
+		}
+	}
+	return fmt.Sprintf("PID %d %q", pid, args)
 }
 
 // Left returns the live processes carrying any marker of this binary.
@@ -174,10 +219,11 @@ func (r markersMain) Run() int {
 	if len(left) == 0 {
 		return code
 	}
+	fmt.Fprintf(os.Stderr, "FAIL: %d processes a test started outlived the tests %s after they ended (ended now):\n", len(left), r.grace)
 	for _, pid := range left {
+		fmt.Fprintf(os.Stderr, "\t%s\n", r.m.describe(pid))
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
-	fmt.Fprintf(os.Stderr, "FAIL: %d processes a test started outlived the tests %s after they ended (ended now): PIDs %v\n", len(left), r.grace, left)
 	return 1
 }
 
