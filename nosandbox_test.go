@@ -36,25 +36,25 @@ func TestFamiliesRefuseToRunUnsandboxed(t *testing.T) {
 		return r
 	}
 	unsafe := &exec.Local{UnsafeNoSandbox: true}
-	type build func(local exec.Runner, r *exec.Router) error
+	type build func(local exec.Runner, r exec.Hosts) error
 	families := map[string]build{
-		"shell": func(l exec.Runner, r *exec.Router) error {
-			_, err := shell.New(shell.Config{Local: l, Router: r})
+		"shell": func(l exec.Runner, r exec.Hosts) error {
+			_, err := shell.New(shell.Config{Local: l, Hosts: r})
 			return err
 		},
-		"docker": func(l exec.Runner, r *exec.Router) error {
-			_, err := docker.New(docker.Config{Local: l, Router: r})
+		"docker": func(l exec.Runner, r exec.Hosts) error {
+			_, err := docker.New(docker.Config{Local: l, Hosts: r})
 			return err
 		},
-		"packages": func(l exec.Runner, r *exec.Router) error {
-			_, err := packages.New(packages.Config{Local: l, Router: r})
+		"packages": func(l exec.Runner, r exec.Hosts) error {
+			_, err := packages.New(packages.Config{Local: l, Hosts: r})
 			return err
 		},
-		"system": func(l exec.Runner, r *exec.Router) error {
-			_, err := system.New(system.Config{Local: l, Router: r})
+		"system": func(l exec.Runner, r exec.Hosts) error {
+			_, err := system.New(system.Config{Local: l, Hosts: r})
 			return err
 		},
-		"sessions": func(l exec.Runner, r *exec.Router) error {
+		"sessions": func(l exec.Runner, r exec.Hosts) error {
 			local, _ := l.(*exec.Local)
 			m, err := sessions.New(sessions.Config{Local: local, SpoolDir: t.TempDir()})
 			if err == nil {
@@ -80,7 +80,7 @@ func TestFamiliesRefuseToRunUnsandboxed(t *testing.T) {
 	for _, tt := range tests {
 		for name, build := range families {
 			t.Run(tt.name+"/"+name, func(t *testing.T) {
-				var r *exec.Router
+				var r exec.Hosts // nil, not a nil *exec.Router
 				if tt.router != nil {
 					if name == "sessions" {
 						t.Skip("a Manager takes no Router")

@@ -96,7 +96,7 @@ func TestHostScopesJudgeWhatIsReached(t *testing.T) {
 			if tt.resolve {
 				cfg.ResolveHost = resolve
 			}
-			gw := newGateway(t, withShell(t, cfg, shell.Config{Router: r}))
+			gw := newGateway(t, withShell(t, cfg, shell.Config{Hosts: r}))
 			c := httpClient(t, serveHTTP(t, gw))
 			before := dials.Load()
 			res := callTool(t, c, "execute_command", map[string]any{"command": "true", "host": tt.host})

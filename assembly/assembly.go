@@ -271,6 +271,16 @@ func (s *Server) Local() *exec.Local { return s.local }
 // Router is the SSH router, nil with Config.NoSSH.
 func (s *Server) Router() *exec.Router { return s.router }
 
+// hosts is where the families reach hosts: the SSH router, or nil (this
+// machine only) with Config.NoSSH. A nil router must not become a
+// non-nil exec.Hosts.
+func (s *Server) hosts() exec.Hosts {
+	if s.router == nil {
+		return nil
+	}
+	return s.router
+}
+
 // Sandbox is the kernel sandbox of local commands, nil with
 // Config.UnsafeNoSandbox.
 func (s *Server) Sandbox() *exec.Sandbox { return s.sandbox }
@@ -401,7 +411,7 @@ func (s *Server) families(o options) ([]rigout.Tool, []string, error) {
 	var later []string // instructions after the containment sentence
 	if on(Shell) {
 		sh, err := shell.New(shell.Config{
-			Local: s.local, Router: s.router, Gate: s.gate, Processes: s.processes,
+			Local: s.local, Hosts: s.hosts(), Gate: s.gate, Processes: s.processes,
 			WorkDir: c.WorkDir, DefaultTimeout: c.DefaultTimeout, MaxOutput: c.MaxOutput,
 			Credentials: s.creds,
 		})
@@ -425,7 +435,7 @@ func (s *Server) families(o options) ([]rigout.Tool, []string, error) {
 		tools, instructions = append(tools, ff.Tools()...), append(instructions, ff.Instructions())
 	}
 	if on(Terminal) {
-		tf, err := terminal.New(terminal.Config{Manager: s.processes, Router: s.router, Gate: s.gate, WorkDir: c.WorkDir, Credentials: s.creds})
+		tf, err := terminal.New(terminal.Config{Manager: s.processes, Hosts: s.hosts(), Gate: s.gate, WorkDir: c.WorkDir, Credentials: s.creds})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -435,21 +445,21 @@ func (s *Server) families(o options) ([]rigout.Tool, []string, error) {
 	s.logger.Info("descendant tracking", "status", s.local.Tracking().String())
 	ff := c.File.Families
 	if ff.System && on(System) {
-		sf, err := system.New(system.Config{Local: s.local, Router: s.router, Gate: s.gate})
+		sf, err := system.New(system.Config{Local: s.local, Hosts: s.hosts(), Gate: s.gate})
 		if err != nil {
 			return nil, nil, err
 		}
 		tools, later = append(tools, sf.Tools()...), append(later, sf.Instructions())
 	}
 	if ff.Docker && on(Docker) {
-		df, err := docker.New(docker.Config{Local: s.local, Router: s.router, Gate: s.gate})
+		df, err := docker.New(docker.Config{Local: s.local, Hosts: s.hosts(), Gate: s.gate})
 		if err != nil {
 			return nil, nil, err
 		}
 		tools, later = append(tools, df.Tools()...), append(later, df.Instructions())
 	}
 	if ff.Packages && on(Packages) {
-		pf, err := packages.New(packages.Config{Local: s.local, Router: s.router, Gate: s.gate, Processes: s.processes, PipOptions: ff.PipOptions})
+		pf, err := packages.New(packages.Config{Local: s.local, Hosts: s.hosts(), Gate: s.gate, Processes: s.processes, PipOptions: ff.PipOptions})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -305,20 +305,6 @@ func (r *Router) isClosed() bool {
 	return r.closed
 }
 
-// Target is where a host argument leads.
-type Target struct {
-	// Runner runs commands there: the Local runner, or an *SSH.
-	Runner Runner
-	// Route describes the path: "local", or "ssh(web1 → 10.0.0.5:22)".
-	Route string
-	// Host is the host asked for; for "auto", the host chosen.
-	Host string
-	// Local is set when the commands run on this machine.
-	Local bool
-	// Endpoint is the resolved SSH destination; nil when Local.
-	Endpoint *Endpoint
-}
-
 // Resolve applies the routing ladder to host, for principal (the caller
 // identity: connections are never shared between principals):
 //
@@ -336,32 +322,40 @@ type Target struct {
 // A malformed host or user is a *HostSpecError. Resolve opens no
 // connection, except for "auto", which tests the candidates.
 func (r *Router) Resolve(ctx context.Context, host, principal string) (Target, error) {
+	t, _, err := r.resolve(ctx, host, principal)
+	return t, err
+}
+
+// resolve is Resolve, with the SSH destination of a remote Target (nil
+// when it is this machine).
+func (r *Router) resolve(ctx context.Context, host, principal string) (Target, *Endpoint, error) {
 	if r.isClosed() {
-		return Target{}, ErrClosed
+		return Target{}, nil, ErrClosed
 	}
 	switch strings.ToLower(host) {
 	case "", "local", "self":
-		return r.localTarget(host)
+		t, err := r.localTarget(host)
+		return t, nil, err
 	case "auto":
 		return r.auto(ctx, principal)
 	}
 	spec, err := ParseHostSpec(host)
 	if err != nil {
-		return Target{}, err
+		return Target{}, nil, err
 	}
 	if spec.User == "" && spec.Port == 0 && !r.inv.isAlias(spec.Host) && r.isLocal(spec.Host) {
-		return r.localTarget(host)
+		t, err := r.localTarget(host)
+		return t, nil, err
 	}
 	ep, err := r.inv.resolve(spec)
 	if err != nil {
-		return Target{}, err
+		return Target{}, nil, err
 	}
 	return Target{
-		Runner:   &SSH{r: r, ep: ep, principal: principal},
-		Route:    ep.Route(),
-		Host:     host,
-		Endpoint: ep,
-	}, nil
+		Runner: &SSH{r: r, ep: ep, principal: principal},
+		Route:  ep.Route(),
+		Host:   host,
+	}, ep, nil
 }
 
 func (r *Router) localTarget(host string) (Target, error) {
@@ -449,7 +443,7 @@ type TestResult struct {
 // pooled connection) and waits for a keepalive reply.
 func (r *Router) Test(ctx context.Context, host, principal string) TestResult {
 	res := TestResult{Host: host}
-	t, err := r.Resolve(ctx, host, principal)
+	t, ep, err := r.resolve(ctx, host, principal)
 	if err != nil {
 		res.Err = err
 		return res
@@ -459,7 +453,7 @@ func (r *Router) Test(ctx context.Context, host, principal string) TestResult {
 		res.Local, res.Reachable = true, true
 		return res
 	}
-	return r.testEndpoint(ctx, t.Endpoint, principal, res)
+	return r.testEndpoint(ctx, ep, principal, res)
 }
 
 func (r *Router) testEndpoint(ctx context.Context, ep *Endpoint, principal string, res TestResult) TestResult {
@@ -497,7 +491,7 @@ func (r *Router) testEndpoint(ctx context.Context, ep *Endpoint, principal strin
 }
 
 // auto is the "auto" route.
-func (r *Router) auto(ctx context.Context, principal string) (Target, error) {
+func (r *Router) auto(ctx context.Context, principal string) (Target, *Endpoint, error) {
 	cands := r.autoCandidates()
 	r.mu.Lock()
 	active := r.active
@@ -506,7 +500,7 @@ func (r *Router) auto(ctx context.Context, principal string) (Target, error) {
 	if active != "" && slices.Contains(cands, active) {
 		tr := r.Test(ctx, active, principal)
 		if tr.Reachable {
-			return r.Resolve(ctx, active, principal)
+			return r.resolve(ctx, active, principal)
 		}
 		tried = append(tried, tr)
 	}
@@ -527,12 +521,13 @@ func (r *Router) auto(ctx context.Context, principal string) (Target, error) {
 			r.mu.Lock()
 			r.active = cands[best]
 			r.mu.Unlock()
-			return r.Resolve(ctx, cands[best], principal)
+			return r.resolve(ctx, cands[best], principal)
 		}
 		tried = results
 	}
 	if r.cfg.AutoLocal && r.cfg.Local != nil {
-		return r.localTarget("local")
+		t, err := r.localTarget("local")
+		return t, nil, err
 	}
 	var why []string
 	for _, tr := range tried {
@@ -541,7 +536,7 @@ func (r *Router) auto(ctx context.Context, principal string) (Target, error) {
 	if len(cands) == 0 {
 		why = append(why, "no candidate hosts are configured")
 	}
-	return Target{}, fmt.Errorf("%w for \"auto\": %s", ErrNoHostAvailable, strings.Join(why, "; "))
+	return Target{}, nil, fmt.Errorf("%w for \"auto\": %s", ErrNoHostAvailable, strings.Join(why, "; "))
 }
 
 func (r *Router) autoCandidates() []string {
@@ -641,7 +636,7 @@ type Description struct {
 
 // Describe resolves host, tests it, and returns the access guide.
 func (r *Router) Describe(ctx context.Context, host, principal string) (Description, error) {
-	t, err := r.Resolve(ctx, host, principal)
+	t, ep, err := r.resolve(ctx, host, principal)
 	if err != nil {
 		return Description{}, err
 	}
@@ -651,7 +646,6 @@ func (r *Router) Describe(ctx context.Context, host, principal string) (Descript
 		d.Notes = append(d.Notes, "runs on this machine; no SSH involved")
 		return d, nil
 	}
-	ep := t.Endpoint
 	d.Endpoint = ep
 	d.Notes = append(d.Notes, ep.Notes...)
 	known, err := r.keys.known(ep.Address())
@@ -836,14 +830,13 @@ func (r *Router) Trust(ctx context.Context, host, fingerprint string) (TrustResu
 // readHostKey is HostKey, also returning the key itself when it was read
 // (then the result describes it, whatever the error).
 func (r *Router) readHostKey(ctx context.Context, host string) (TrustResult, ssh.PublicKey, error) {
-	t, err := r.Resolve(ctx, host, "")
+	t, ep, err := r.resolve(ctx, host, "")
 	if err != nil {
 		return TrustResult{Host: host}, nil, err
 	}
 	if t.Local {
 		return TrustResult{Host: host}, nil, fmt.Errorf("exec: %q runs on this machine; there is no host key to trust", host)
 	}
-	ep := t.Endpoint
 	res := TrustResult{Host: host, Address: ep.Address(), File: r.cfg.KnownHostsFile}
 	key, err := r.fetchHostKey(ctx, ep)
 	if err != nil {

@@ -67,10 +67,10 @@ func TestRouterLadder(t *testing.T) {
 			if tg.Local != tt.wantLocal || tg.Route != tt.wantRoute {
 				t.Errorf("local=%v route=%q, want %v %q", tg.Local, tg.Route, tt.wantLocal, tt.wantRoute)
 			}
-			if !tt.wantLocal && tg.Endpoint.User != tt.wantUser {
-				t.Errorf("user %q, want %q", tg.Endpoint.User, tt.wantUser)
+			if !tt.wantLocal && endpointOf(tg).User != tt.wantUser {
+				t.Errorf("user %q, want %q", endpointOf(tg).User, tt.wantUser)
 			}
-			if tt.wantLocal && tg.Endpoint != nil {
+			if tt.wantLocal && endpointOf(tg) != nil {
 				t.Errorf("local target with endpoint")
 			}
 		})
@@ -149,8 +149,8 @@ func TestRouterAddRemoveListSelect(t *testing.T) {
 		t.Errorf("after add: %v", got)
 	}
 	tg, err := r.Resolve(context.Background(), "web3", "p")
-	if err != nil || tg.Endpoint.Address() != "10.0.0.9:2222" {
-		t.Errorf("web3: %+v %v", tg.Endpoint, err)
+	if err != nil || endpointOf(tg).Address() != "10.0.0.9:2222" {
+		t.Errorf("web3: %+v %v", endpointOf(tg), err)
 	}
 	var names []string
 	for _, ep := range r.List() {
@@ -170,8 +170,8 @@ func TestRouterAddRemoveListSelect(t *testing.T) {
 	}
 	// web3 is now a plain name.
 	tg, _ = r.Resolve(context.Background(), "web3", "p")
-	if tg.Endpoint.Source != "direct" || tg.Endpoint.Host != "web3" {
-		t.Errorf("after remove: %+v", tg.Endpoint)
+	if endpointOf(tg).Source != "direct" || endpointOf(tg).Host != "web3" {
+		t.Errorf("after remove: %+v", endpointOf(tg))
 	}
 }
 

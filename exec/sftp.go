@@ -129,14 +129,13 @@ func (s *sftpSlot) close() {
 // connection; it holds one of the connection's channels for as long as the
 // connection lives. A host that leads to this machine is ErrNotSSH.
 func (r *Router) SFTP(ctx context.Context, host, principal string) (*SFTPLease, error) {
-	t, err := r.Resolve(ctx, host, principal)
+	t, ep, err := r.resolve(ctx, host, principal)
 	if err != nil {
 		return nil, err
 	}
 	if t.Local {
 		return nil, ErrNotSSH
 	}
-	ep := t.Endpoint
 	c, err := r.pool.acquire(ctx, ep.poolKey(principal), func(dctx context.Context) (*conn, error) {
 		return r.dialEndpoint(dctx, ep, principal)
 	})

@@ -262,3 +262,13 @@ func startAgent(t testing.TB, keys ...*sshtest.Key) string {
 	})
 	return sock
 }
+
+// endpointOf is the SSH destination of tg, nil when tg is not an SSH host.
+func endpointOf(tg exec.Target) *exec.Endpoint {
+	s, ok := tg.Runner.(*exec.SSH)
+	if !ok {
+		return nil
+	}
+	ep := s.Endpoint()
+	return &ep
+}

@@ -131,7 +131,7 @@ func TestSSHConfigMatchesOpenSSH(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ep := tg.Endpoint
+			ep := endpointOf(tg)
 			if got := ep.Host; got != want["hostname"][0] {
 				t.Errorf("hostname %q, ssh -G %q", got, want["hostname"][0])
 			}
@@ -234,15 +234,15 @@ Host *
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tg.Endpoint.User != wantUser {
-			t.Errorf("%s: user %q, want %q (Match exec must never match)", host, tg.Endpoint.User, wantUser)
+		if endpointOf(tg).User != wantUser {
+			t.Errorf("%s: user %q, want %q (Match exec must never match)", host, endpointOf(tg).User, wantUser)
 		}
 	}
 	tg, _ := r.Resolve(context.Background(), "pc", "p")
-	if tg.Endpoint.ProxyCommand != "" {
+	if endpointOf(tg).ProxyCommand != "" {
 		t.Errorf("ProxyCommand honoured without UnsafeProxyCommand")
 	}
-	notes := strings.Join(tg.Endpoint.Notes, "\n")
+	notes := strings.Join(endpointOf(tg).Notes, "\n")
 	for _, want := range []string{"ProxyCommand ignored", "localcommand ignored", "knownhostscommand ignored"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q: %s", want, notes)
@@ -251,12 +251,12 @@ Host *
 	// ProxyCommand none, then ProxyJump: the first one wins in OpenSSH, and
 	// "none" disables both.
 	tg, _ = r.Resolve(context.Background(), "pj", "p")
-	if len(tg.Endpoint.Jumps) != 0 {
-		t.Errorf("pj: jumps %v after ProxyCommand none", tg.Endpoint.Jumps)
+	if len(endpointOf(tg).Jumps) != 0 {
+		t.Errorf("pj: jumps %v after ProxyCommand none", endpointOf(tg).Jumps)
 	}
 	tg, _ = r.Resolve(context.Background(), "pj2", "p")
-	if len(tg.Endpoint.Jumps) != 1 || tg.Endpoint.Jumps[0].Name != "bastion" {
-		t.Errorf("pj2: jumps %+v", tg.Endpoint.Jumps)
+	if len(endpointOf(tg).Jumps) != 1 || endpointOf(tg).Jumps[0].Name != "bastion" {
+		t.Errorf("pj2: jumps %+v", endpointOf(tg).Jumps)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("a local command ran")
@@ -275,8 +275,8 @@ Host *
 	}
 	defer r2.Close()
 	tg, _ = r2.Resolve(context.Background(), "pc", "p")
-	if want := "touch " + marker + "; nc pc 22"; tg.Endpoint.ProxyCommand != want {
-		t.Errorf("ProxyCommand %q, want %q", tg.Endpoint.ProxyCommand, want)
+	if want := "touch " + marker + "; nc pc 22"; endpointOf(tg).ProxyCommand != want {
+		t.Errorf("ProxyCommand %q, want %q", endpointOf(tg).ProxyCommand, want)
 	}
 }
 
@@ -311,7 +311,7 @@ func TestSSHConfigInclude(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := [3]string{tg.Endpoint.Host, tg.Endpoint.User, fmt.Sprint(tg.Endpoint.Port)}
+		got := [3]string{endpointOf(tg).Host, endpointOf(tg).User, fmt.Sprint(endpointOf(tg).Port)}
 		if got != want {
 			t.Errorf("%s: %v, want %v", host, got, want)
 		}

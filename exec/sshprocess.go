@@ -46,6 +46,27 @@ func (s *SSH) Start(ctx context.Context, cmd Command) (*SSHProcess, error) {
 	return p, err
 }
 
+// StartHandle is Start returning the process as a Handle, for what keeps
+// background processes without knowing SSH (see HandleStarter).
+func (s *SSH) StartHandle(ctx context.Context, cmd Command) (Handle, error) {
+	p, err := s.Start(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// What an SSH host can do beyond Run, for the families that assert it.
+var (
+	_ Hosts            = (*Router)(nil)
+	_ FanOuter         = (*Router)(nil)
+	_ ShellDetector    = (*SSH)(nil)
+	_ PTYStarter       = (*SSH)(nil)
+	_ HandleStarter    = (*SSH)(nil)
+	_ PolicyReadlinker = (*SSH)(nil)
+	_ Handle           = (*SSHProcess)(nil)
+)
+
 // Pid returns the remote process id of the command (also its process
 // group there), or 0 if the host has not reported it yet. It is a pid on
 // the remote host, not on this machine.

@@ -62,7 +62,7 @@ func sshStarter(t *testing.T) (sessions.Starter, func()) {
 		closeAll()
 		t.Fatal(err)
 	}
-	return sessions.SSH(tg.Runner.(*exec.SSH)), closeAll
+	return sessions.Remote(tg.Route, tg.Runner.(*exec.SSH)), closeAll
 }
 
 // TestNoLeakAfterHundredProcesses starts 100 background processes (90

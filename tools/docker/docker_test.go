@@ -30,9 +30,9 @@ func connect(t *testing.T, rc *exec.RouterConfig, p *auth.Principal) *client.Cli
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.Close() })
-		cfg.Router = r
+		cfg.Hosts = r
 	}
-	if cfg.Router == nil && cfg.Local == nil {
+	if cfg.Hosts == nil && cfg.Local == nil {
 		cfg.Local = &exec.Local{UnsafeNoSandbox: true}
 	}
 	f, err := docker.New(cfg)

@@ -17,7 +17,6 @@ import (
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/gate"
-	"github.com/rigout/rigout/tools/internal/family"
 	"github.com/rigout/rigout/validate"
 )
 
@@ -168,7 +167,11 @@ func hostArg(call *rigout.Call, arg string) string {
 
 // isLocal reports whether host leads to this machine.
 func (f *Family) isLocal(ctx context.Context, host, principal string) (bool, error) {
-	t, err := family.Runners{Router: f.cfg.Router}.Resolve(ctx, host, principal)
+	var hosts exec.Hosts = exec.LocalHosts{}
+	if f.cfg.Router != nil {
+		hosts = f.cfg.Router
+	}
+	t, err := hosts.Resolve(ctx, host, principal)
 	return t.Local, err
 }
 

@@ -34,9 +34,9 @@ func connect(t *testing.T, cfg packages.Config, rc *exec.RouterConfig) *client.C
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.Close() })
-		cfg.Router = r
+		cfg.Hosts = r
 	}
-	if cfg.Router == nil && cfg.Local == nil {
+	if cfg.Hosts == nil && cfg.Local == nil {
 		cfg.Local = &exec.Local{UnsafeNoSandbox: true}
 	}
 	f, err := packages.New(cfg)

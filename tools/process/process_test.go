@@ -313,7 +313,7 @@ func TestToolListStaysSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	sh, err := shell.New(shell.Config{Processes: m, Router: r})
+	sh, err := shell.New(shell.Config{Processes: m, Hosts: r})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func connectSSH(t *testing.T, m *sessions.Manager, h sshHost) *client.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	sh, err := shell.New(shell.Config{Processes: m, Router: r, Credentials: h.creds})
+	sh, err := shell.New(shell.Config{Processes: m, Hosts: r, Credentials: h.creds})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func newGateway(t *testing.T, s setup) *rigout.Gateway {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.Close() })
-		sc.Router, sc.Local = r, rc.Local
+		sc.Hosts, sc.Local = r, rc.Local
 		hf, err := hosts.New(hosts.Config{Router: r})
 		if err != nil {
 			t.Fatal(err)

@@ -67,7 +67,7 @@ func BenchmarkSSHStages(b *testing.B) {
 		return s
 	}
 	gateway := func(audit bool) *client.Client {
-		sh, err := shell.New(shell.Config{Local: local, Router: r, Processes: procs, WorkDir: b.TempDir()})
+		sh, err := shell.New(shell.Config{Local: local, Hosts: r, Processes: procs, WorkDir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func BenchmarkSSHStages(b *testing.B) {
 			return err
 		}},
 		{"manager", func() error {
-			res, p, err := procs.RunOn(ctx, "bench", sessions.SSH(resolve()), cmd, 20*time.Second)
+			res, p, err := procs.RunOn(ctx, "bench", sessions.Remote("ssh", resolve()), cmd, 20*time.Second)
 			if err == nil && (p != nil || res.ExitCode != 0) {
 				err = fmt.Errorf("exit %d, handed off %v", res.ExitCode, p != nil)
 			}

@@ -37,9 +37,9 @@ func BenchmarkMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { r.Close() })
-			cfg.Router = r
+			cfg.Hosts = r
 		}
-		if cfg.Router == nil {
+		if cfg.Hosts == nil {
 			cfg.Local = &exec.Local{UnsafeNoSandbox: true}
 		}
 		f, _ := system.New(cfg)

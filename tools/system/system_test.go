@@ -37,9 +37,9 @@ func connect(t *testing.T, rc *exec.RouterConfig) *client.Client {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.Close() })
-		cfg.Router = r
+		cfg.Hosts = r
 	}
-	if cfg.Router == nil && cfg.Local == nil {
+	if cfg.Hosts == nil && cfg.Local == nil {
 		cfg.Local = &exec.Local{UnsafeNoSandbox: true}
 	}
 	f, err := system.New(cfg)
@@ -340,7 +340,7 @@ func TestGateRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := system.New(system.Config{Router: r, Gate: g})
+	f, err := system.New(system.Config{Hosts: r, Gate: g})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func newManager(t *testing.T, rec audit.Recorder) *sessions.Manager {
 
 type env struct {
 	m      *sessions.Manager
-	router *exec.Router
+	router exec.Hosts
 	ledger *sqlite.Ledger
 	dir    string
 	creds  *credentials.Store
@@ -52,7 +52,7 @@ type env struct {
 // scopes unless scopes is given) and connects to it.
 func (e *env) connect(t *testing.T, principal string, scopes *auth.Scopes) *client.Client {
 	t.Helper()
-	tf, err := terminal.New(terminal.Config{Manager: e.m, Router: e.router, WorkDir: e.dir, DefaultTimeout: 5 * time.Second, Credentials: e.creds, Gate: e.gate})
+	tf, err := terminal.New(terminal.Config{Manager: e.m, Hosts: e.router, WorkDir: e.dir, DefaultTimeout: 5 * time.Second, Credentials: e.creds, Gate: e.gate})
 	if err != nil {
 		t.Fatal(err)
 	}
