@@ -19,6 +19,7 @@ import (
 	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/federation"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/internal/hostsfile"
@@ -236,8 +237,8 @@ type Server struct {
 
 	gate       *gate.Gate
 	local      *exec.Local
-	router     *exec.Router  // nil with NoSSH
-	sandbox    *exec.Sandbox // nil with UnsafeNoSandbox
+	router     *remote.Router // nil with NoSSH
+	sandbox    *exec.Sandbox  // nil with UnsafeNoSandbox
 	processes  *sessions.Manager
 	creds      *credentials.Store     // nil without a credentials section
 	downstream *federation.Federation // nil without downstream servers
@@ -269,7 +270,7 @@ func (s *Server) Close() error {
 func (s *Server) Local() *exec.Local { return s.local }
 
 // Router is the SSH router, nil with Config.NoSSH.
-func (s *Server) Router() *exec.Router { return s.router }
+func (s *Server) Router() *remote.Router { return s.router }
 
 // hosts is where the families reach hosts: the SSH router, or nil (this
 // machine only) with Config.NoSSH. A nil router must not become a
@@ -365,7 +366,7 @@ func New(cfg Config, opts ...Option) (_ *Server, err error) {
 		if c.Ledger != nil {
 			sshCfg.OnHostKey = hostsfamily.HostKeyRecorder(c.Ledger)
 		}
-		if s.router, err = exec.NewRouter(*sshCfg); err != nil {
+		if s.router, err = remote.NewRouter(*sshCfg); err != nil {
 			return nil, fmt.Errorf("ssh: %w", err)
 		}
 		s.onClose(s.router.Close)
@@ -659,11 +660,11 @@ func Check(f *config.File, hostKeys string, getenv func(string) string) []error 
 	if _, err := federationOf(f, downstreamCredentials{getenv: getenv}, nil, true, nil); err != nil {
 		problems = append(problems, err)
 	}
-	if _, err := exec.ParseHostKeyPolicy(f.HostKeys(hostKeys)); err != nil {
+	if _, err := remote.ParseHostKeyPolicy(f.HostKeys(hostKeys)); err != nil {
 		problems = append(problems, fmt.Errorf("config: ssh.host_keys: %w", err))
 	}
 	if len(f.Hosts) > 0 {
-		r, err := exec.NewRouter(exec.RouterConfig{Local: &exec.Local{}, Hosts: hostsfile.FromConfig(f.Hosts), HostKeyPolicy: exec.HostKeyStrict})
+		r, err := remote.NewRouter(remote.RouterConfig{Local: &exec.Local{}, Hosts: hostsfile.FromConfig(f.Hosts), HostKeyPolicy: remote.HostKeyStrict})
 		if err != nil {
 			problems = append(problems, fmt.Errorf("config: hosts: %w", err))
 		} else {

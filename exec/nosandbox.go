@@ -25,12 +25,3 @@ func CheckSandboxed(r Runner) error {
 	}
 	return nil
 }
-
-// CheckSandboxed is [CheckSandboxed] of the router's local runner. A
-// Router without one (running on this machine disabled) passes.
-func (r *Router) CheckSandboxed() error {
-	if r.cfg.Local == nil {
-		return nil
-	}
-	return CheckSandboxed(r.cfg.Local)
-}

@@ -153,3 +153,37 @@ type PolicyReadlinker interface {
 	// the host's links).
 	PolicyReadlink(ctx context.Context) func(name string) (string, error)
 }
+
+// FanOutRequest is one command for several hosts.
+type FanOutRequest struct {
+	// Hosts are host arguments, each resolved through the routing ladder
+	// (aliases, user@host, local, ...). Duplicates run once.
+	Hosts []string
+	// Selector picks configured hosts by label, added after Hosts:
+	// comma-separated terms that must all hold, each a label the host must
+	// carry ("web", "env=prod") or "!label" that it must not; "*" is every
+	// configured host.
+	Selector string
+	// Principal is the caller identity (see Resolve).
+	Principal string
+	// Command runs on every host. Its Stdin, if set, is read once up front
+	// and fed to each host; OnOutput is called from several goroutines.
+	Command Command
+	// Limit is how many hosts run at once. If zero,
+	// RouterConfig.FanOutLimit.
+	Limit int
+}
+
+// FanResult is what happened on one host.
+type FanResult struct {
+	// Host is the host argument.
+	Host string
+	// Route is where it led ("" if it did not resolve).
+	Route string
+	// Result is the command's result when Err is nil (and may hold partial
+	// output when Err is a *DisconnectError).
+	Result Result
+	// Err is set when the command could not run on this host: resolution,
+	// dial, host key, login, policy. It does not affect other hosts.
+	Err error
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/activity"
@@ -305,9 +306,9 @@ func TestCapRefusesClearly(t *testing.T) {
 func TestToolListStaysSmall(t *testing.T) {
 	m := newManager(t, nil)
 	ledger := rigouttest.OpenLedger(t)
-	r, err := exec.NewRouter(exec.RouterConfig{
-		HostKeyPolicy: exec.HostKeyStrict,
-		Hosts:         []exec.HostConfig{{Name: "web1", Address: "127.0.0.1", Port: 2222, Labels: []string{"web"}}},
+	r, err := remote.NewRouter(remote.RouterConfig{
+		HostKeyPolicy: remote.HostKeyStrict,
+		Hosts:         []remote.HostConfig{{Name: "web1", Address: "127.0.0.1", Port: 2222, Labels: []string{"web"}}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -496,7 +496,7 @@ func (f *Family) gateCheck(ctx context.Context, call *rigout.Call, check gate.Co
 
 // hostReadlink reads the symbolic links of an SSH target's host for the
 // policy, through its rigout helper (nil elsewhere: see
-// exec.SSH.PolicyReadlink).
+// remote.SSH.PolicyReadlink).
 func hostReadlink(ctx context.Context, target exec.Target) func(string) (string, error) {
 	if s, ok := target.Runner.(exec.PolicyReadlinker); ok && !target.Local {
 		return s.PolicyReadlink(ctx)

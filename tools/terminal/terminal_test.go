@@ -19,6 +19,7 @@ import (
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/rigouttest"
@@ -246,7 +247,7 @@ func TestTerminalToolsGate(t *testing.T) {
 
 func TestTerminalToolsSSH(t *testing.T) {
 	sd := sshdtest.Start(t, sshdtest.Options{})
-	r, err := exec.NewRouter(sd.Router)
+	r, err := remote.NewRouter(sd.Router)
 	if err != nil {
 		t.Fatal(err)
 	}
