@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -127,9 +126,6 @@ func SecretsLine(secrets map[string]string) string {
 	b.WriteString("\n")
 	return b.String()
 }
-
-// ErrClosed means the Router was closed.
-var ErrClosed = errors.New("exec: router closed")
 
 // QuotePOSIX quotes s for the remote login shell: POSIX single quotes when
 // that can hold it, else bash's $'…' (for control characters such as a

@@ -43,7 +43,7 @@ func (s PTYSize) OrDefault() PTYSize {
 }
 
 // PTY is a program running on a pseudo-terminal: on this machine
-// ([Local.StartPTY]) or on a remote host (the SSH package's SSH.StartPTY). Read returns what
+// ([Local.StartPTY]) or on a remote host (package exec/remote's SSH.StartPTY). Read returns what
 // the program writes to its terminal, standard error included; Write types
 // into it, so a Ctrl-C byte (0x03) interrupts the terminal's foreground
 // process group, as on a real terminal. Read and Write may be called
@@ -73,7 +73,7 @@ type PTY struct {
 }
 
 // PTYParts is what a remote runner's terminal is made of: NewPTY makes a
-// PTY of them (the SSH package builds its terminals so).
+// PTY of them (package exec/remote builds its terminals so).
 type PTYParts struct {
 	// Output is what the program writes to its terminal; Input types
 	// into it.

@@ -9,8 +9,8 @@ import (
 
 // Hosts is what a tool family needs to reach a host: the host argument of
 // a call, for a principal (the caller identity), resolved to a [Target].
-// [LocalHosts] reaches this machine alone and links no SSH code; the SSH
-// package's Router reaches SSH hosts through its routing ladder too.
+// [LocalHosts] reaches this machine alone and links no SSH code; package
+// exec/remote's Router reaches SSH hosts through its routing ladder too.
 //
 // What else a host set or a Target's runner can do is discovered by
 // interface assertion, so a family works with either and says clearly
@@ -34,7 +34,7 @@ type Hosts interface {
 // Target is where a host argument leads.
 type Target struct {
 	// Runner runs commands there: the Local runner, or a remote runner
-	// (the SSH package's *SSH).
+	// (package exec/remote's *SSH).
 	Runner Runner
 	// Route describes the path: "local", or "ssh(web1 → 10.0.0.5:22)".
 	Route string
@@ -89,7 +89,7 @@ func (e *LocalOnlyError) Error() string {
 }
 
 // FanOuter is a Hosts that runs one command on several hosts at once (the
-// SSH package's Router). [LocalHosts] is not one.
+// Router of package exec/remote). [LocalHosts] is not one.
 type FanOuter interface {
 	// Select returns the configured hosts a label selector picks (see
 	// FanOutRequest.Selector).
@@ -118,7 +118,7 @@ type PTYStarter interface {
 }
 
 // Handle is a command started without waiting for it: a *Process, or a
-// remote runner's process (the SSH package's *SSHProcess).
+// remote runner's process (package exec/remote's *SSHProcess).
 type Handle interface {
 	// Pid is the command's process id (on the remote host for a remote
 	// command; 0 until it is known).

@@ -2,7 +2,7 @@ package remote
 
 import "github.com/rigout/rigout/exec"
 
-// CheckSandboxed is [CheckSandboxed] of the router's local runner. A
+// CheckSandboxed is [exec.CheckSandboxed] of the router's local runner. A
 // Router without one (running on this machine disabled) passes.
 func (r *Router) CheckSandboxed() error {
 	if r.cfg.Local == nil {

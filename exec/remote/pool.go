@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rigout/rigout/exec"
-
 	"golang.org/x/crypto/ssh"
 )
 
@@ -118,7 +116,7 @@ func (p *pool) acquire(ctx context.Context, key string, dial func(context.Contex
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
-			return nil, exec.ErrClosed
+			return nil, ErrClosed
 		}
 		g := p.groups[key]
 		if g == nil {
@@ -164,7 +162,7 @@ func (p *pool) acquire(ctx context.Context, key string, dial func(context.Contex
 		if p.closed {
 			p.mu.Unlock()
 			c.closeTransport()
-			return nil, exec.ErrClosed
+			return nil, ErrClosed
 		}
 		c.p, c.key = p, key
 		c.active, c.limit = 1, p.cfg.maxChannels
@@ -372,3 +370,6 @@ func (p *pool) goTracked(f func()) {
 	}
 	p.wg.Go(f)
 }
+
+// ErrClosed means the Router was closed.
+var ErrClosed = errors.New("exec: router closed")

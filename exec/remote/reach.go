@@ -4,8 +4,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-
-	"github.com/rigout/rigout/exec"
 )
 
 // Reach names what a host argument reaches, as host scopes judge it.
@@ -26,7 +24,7 @@ type Reach struct {
 // is a *HostSpecError.
 func (r *Router) Reaches(host string) ([]Reach, error) {
 	if r.isClosed() {
-		return nil, exec.ErrClosed
+		return nil, ErrClosed
 	}
 	switch strings.ToLower(host) {
 	case "", "local", "self":

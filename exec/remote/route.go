@@ -332,7 +332,7 @@ func (r *Router) Resolve(ctx context.Context, host, principal string) (exec.Targ
 // when it is this machine).
 func (r *Router) resolve(ctx context.Context, host, principal string) (exec.Target, *Endpoint, error) {
 	if r.isClosed() {
-		return exec.Target{}, nil, exec.ErrClosed
+		return exec.Target{}, nil, ErrClosed
 	}
 	switch strings.ToLower(host) {
 	case "", "local", "self":

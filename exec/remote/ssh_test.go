@@ -1000,7 +1000,7 @@ func TestSSHTwoRoutersAreIndependent(t *testing.T) {
 	}
 	r1.Close()
 	runOn(t, r2, addr(s), exec.Command{Argv: []string{"true"}})
-	if _, err := runErr(r1, addr(s), "alice", exec.Command{Argv: []string{"true"}}); !errors.Is(err, exec.ErrClosed) {
+	if _, err := runErr(r1, addr(s), "alice", exec.Command{Argv: []string{"true"}}); !errors.Is(err, remote.ErrClosed) {
 		t.Errorf("closed router: %v", err)
 	}
 }
