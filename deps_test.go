@@ -107,6 +107,54 @@ func TestNoCgoForEmbedders(t *testing.T) {
 	}
 }
 
+// TestLocalOnlyEmbedderLinksNoSSH: an embedder that runs commands only on
+// this machine links no SSH code. The root, exec (whose exec.LocalHosts
+// the families use without SSH), every tool family but those about SSH
+// (files over SFTP, hosts), sessions, the command gate, the SQLite ledger,
+// transport, the test harness and examples/localonly link neither
+// x/crypto/ssh, pkg/sftp, the ssh_config parser nor exec/remote, the SSH
+// side of exec; exec never imports exec/remote.
+func TestLocalOnlyEmbedderLinksNoSSH(t *testing.T) {
+	ssh := []string{
+		"golang.org/x/crypto/ssh",
+		"github.com/pkg/sftp",
+		"github.com/kevinburke/ssh_config",
+		"github.com/rigout/rigout/exec/remote",
+	}
+	localOnly := []string{
+		".", "./exec", "./sessions", "./gate", "./audit/sqlite", "./transport", "./rigouttest",
+		"./tools/shell", "./tools/process", "./tools/terminal", "./tools/docker", "./tools/packages",
+		"./tools/system", "./tools/activity", "./tools/credentials",
+		"./examples/localonly",
+	}
+	for _, p := range localOnly {
+		deps := goList(t, "{{.ImportPath}}", p)
+		if len(deps) < 10 {
+			t.Fatalf("%s: implausible dependency list: %v", p, deps)
+		}
+		for _, d := range deps {
+			for _, f := range ssh {
+				if hasPrefix(d, f) {
+					t.Errorf("%s links %s: a local-only embedder must link no SSH code", p, d)
+				}
+			}
+		}
+	}
+	// The check sees SSH code where there is some: the SSH package links
+	// all of it, and the binary's assembly links the SSH package.
+	for _, p := range []string{"./exec/remote", "./assembly"} {
+		deps := goList(t, "{{.ImportPath}}", p)
+		for _, f := range ssh {
+			if p == "./exec/remote" && f == "github.com/rigout/rigout/exec/remote" {
+				continue
+			}
+			if !slices.ContainsFunc(deps, func(d string) bool { return hasPrefix(d, f) }) {
+				t.Errorf("go list finds no %s under %s: the check is blind", f, p)
+			}
+		}
+	}
+}
+
 // TestConfigDependencies: the configuration file's package reads, checks
 // and writes configurations without linking what runs commands: no
 // executor, no tool family, no SSH, no database, no assembly. A program

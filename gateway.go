@@ -116,7 +116,7 @@ type Config struct {
 	// ResolveHost says what a host argument reaches, without connecting:
 	// a configured host's name, "local", or for an address nobody
 	// configured its canonical user@host:port, ad hoc (the reference
-	// binary wires exec.Router.Reaches). A token's host scopes are judged
+	// binary wires remote.Router.Reaches). A token's host scopes are judged
 	// on what it returns, never on the raw value, and a resolution error
 	// refuses the call as invalid. A [HostArg] with its own Resolve uses
 	// that instead. If nil, [HostAsGiven]: a value with the form of an

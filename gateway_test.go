@@ -36,7 +36,7 @@ func text(res *mcp.CallToolResult) string { return rigouttest.Text(res) }
 // front of cfg's tools.
 func withShell(t testing.TB, cfg rigout.Config, sc shell.Config) rigout.Config {
 	t.Helper()
-	if sc.Local == nil && sc.Router == nil {
+	if sc.Local == nil && sc.Hosts == nil {
 		sc.Local = &exec.Local{UnsafeNoSandbox: true}
 	}
 	f, err := shell.New(sc)

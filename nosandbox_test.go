@@ -8,6 +8,7 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/sessions"
 	"github.com/rigout/rigout/tools/docker"
@@ -27,8 +28,8 @@ func TestFamiliesRefuseToRunUnsandboxed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
-	router := func(local exec.Runner) *exec.Router {
-		r, err := exec.NewRouter(exec.RouterConfig{Local: local, HostKeyPolicy: exec.HostKeyStrict})
+	router := func(local exec.Runner) *remote.Router {
+		r, err := remote.NewRouter(remote.RouterConfig{Local: local, HostKeyPolicy: remote.HostKeyStrict})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,25 +37,25 @@ func TestFamiliesRefuseToRunUnsandboxed(t *testing.T) {
 		return r
 	}
 	unsafe := &exec.Local{UnsafeNoSandbox: true}
-	type build func(local exec.Runner, r *exec.Router) error
+	type build func(local exec.Runner, r exec.Hosts) error
 	families := map[string]build{
-		"shell": func(l exec.Runner, r *exec.Router) error {
-			_, err := shell.New(shell.Config{Local: l, Router: r})
+		"shell": func(l exec.Runner, r exec.Hosts) error {
+			_, err := shell.New(shell.Config{Local: l, Hosts: r})
 			return err
 		},
-		"docker": func(l exec.Runner, r *exec.Router) error {
-			_, err := docker.New(docker.Config{Local: l, Router: r})
+		"docker": func(l exec.Runner, r exec.Hosts) error {
+			_, err := docker.New(docker.Config{Local: l, Hosts: r})
 			return err
 		},
-		"packages": func(l exec.Runner, r *exec.Router) error {
-			_, err := packages.New(packages.Config{Local: l, Router: r})
+		"packages": func(l exec.Runner, r exec.Hosts) error {
+			_, err := packages.New(packages.Config{Local: l, Hosts: r})
 			return err
 		},
-		"system": func(l exec.Runner, r *exec.Router) error {
-			_, err := system.New(system.Config{Local: l, Router: r})
+		"system": func(l exec.Runner, r exec.Hosts) error {
+			_, err := system.New(system.Config{Local: l, Hosts: r})
 			return err
 		},
-		"sessions": func(l exec.Runner, r *exec.Router) error {
+		"sessions": func(l exec.Runner, r exec.Hosts) error {
 			local, _ := l.(*exec.Local)
 			m, err := sessions.New(sessions.Config{Local: local, SpoolDir: t.TempDir()})
 			if err == nil {
@@ -66,21 +67,21 @@ func TestFamiliesRefuseToRunUnsandboxed(t *testing.T) {
 	tests := []struct {
 		name    string
 		local   exec.Runner
-		router  func() *exec.Router
+		router  func() *remote.Router
 		wantErr error
 	}{
 		{name: "zero config", wantErr: exec.ErrNoSandbox},
 		{name: "Local without a sandbox", local: &exec.Local{}, wantErr: exec.ErrNoSandbox},
-		{name: "Router whose Local has no sandbox", router: func() *exec.Router { return router(&exec.Local{}) }, wantErr: exec.ErrNoSandbox},
+		{name: "Router whose Local has no sandbox", router: func() *remote.Router { return router(&exec.Local{}) }, wantErr: exec.ErrNoSandbox},
 		{name: "Local with a sandbox", local: &exec.Local{Sandbox: sb}},
 		{name: "Local with UnsafeNoSandbox", local: unsafe},
-		{name: "Router with a sandboxed Local", router: func() *exec.Router { return router(&exec.Local{Sandbox: sb}) }},
-		{name: "Router without a Local", router: func() *exec.Router { return router(nil) }},
+		{name: "Router with a sandboxed Local", router: func() *remote.Router { return router(&exec.Local{Sandbox: sb}) }},
+		{name: "Router without a Local", router: func() *remote.Router { return router(nil) }},
 	}
 	for _, tt := range tests {
 		for name, build := range families {
 			t.Run(tt.name+"/"+name, func(t *testing.T) {
-				var r *exec.Router
+				var r exec.Hosts // nil, not a nil *remote.Router
 				if tt.router != nil {
 					if name == "sessions" {
 						t.Skip("a Manager takes no Router")

@@ -13,6 +13,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/shell"
 )
@@ -44,11 +45,11 @@ func countingListener(t *testing.T, addr string) (port int, dials *atomic.Int64)
 
 // reachRouter is a router whose configured host web1 is 127.0.0.2:port,
 // behind the gateway's ResolveHost as the reference binary wires it.
-func reachRouter(t *testing.T, port int) (*exec.Router, func(context.Context, string) ([]rigout.HostReach, error)) {
+func reachRouter(t *testing.T, port int) (*remote.Router, func(context.Context, string) ([]rigout.HostReach, error)) {
 	t.Helper()
-	r, err := exec.NewRouter(exec.RouterConfig{
-		HostKeyPolicy: exec.HostKeyStrict, HomeDir: t.TempDir(), LocalUser: "tester", Local: &exec.Local{UnsafeNoSandbox: true},
-		Hosts: []exec.HostConfig{{Name: "web1", Address: "127.0.0.2", Port: port, User: "deploy"}},
+	r, err := remote.NewRouter(remote.RouterConfig{
+		HostKeyPolicy: remote.HostKeyStrict, HomeDir: t.TempDir(), LocalUser: "tester", Local: &exec.Local{UnsafeNoSandbox: true},
+		Hosts: []remote.HostConfig{{Name: "web1", Address: "127.0.0.2", Port: port, User: "deploy"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +97,7 @@ func TestHostScopesJudgeWhatIsReached(t *testing.T) {
 			if tt.resolve {
 				cfg.ResolveHost = resolve
 			}
-			gw := newGateway(t, withShell(t, cfg, shell.Config{Router: r}))
+			gw := newGateway(t, withShell(t, cfg, shell.Config{Hosts: r}))
 			c := httpClient(t, serveHTTP(t, gw))
 			before := dials.Load()
 			res := callTool(t, c, "execute_command", map[string]any{"command": "true", "host": tt.host})

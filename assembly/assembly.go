@@ -19,6 +19,7 @@ import (
 	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/federation"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/internal/hostsfile"
@@ -236,8 +237,8 @@ type Server struct {
 
 	gate       *gate.Gate
 	local      *exec.Local
-	router     *exec.Router  // nil with NoSSH
-	sandbox    *exec.Sandbox // nil with UnsafeNoSandbox
+	router     *remote.Router // nil with NoSSH
+	sandbox    *exec.Sandbox  // nil with UnsafeNoSandbox
 	processes  *sessions.Manager
 	creds      *credentials.Store     // nil without a credentials section
 	downstream *federation.Federation // nil without downstream servers
@@ -269,7 +270,17 @@ func (s *Server) Close() error {
 func (s *Server) Local() *exec.Local { return s.local }
 
 // Router is the SSH router, nil with Config.NoSSH.
-func (s *Server) Router() *exec.Router { return s.router }
+func (s *Server) Router() *remote.Router { return s.router }
+
+// hosts is where the families reach hosts: the SSH router, or nil (this
+// machine only) with Config.NoSSH. A nil router must not become a
+// non-nil exec.Hosts.
+func (s *Server) hosts() exec.Hosts {
+	if s.router == nil {
+		return nil
+	}
+	return s.router
+}
 
 // Sandbox is the kernel sandbox of local commands, nil with
 // Config.UnsafeNoSandbox.
@@ -355,7 +366,7 @@ func New(cfg Config, opts ...Option) (_ *Server, err error) {
 		if c.Ledger != nil {
 			sshCfg.OnHostKey = hostsfamily.HostKeyRecorder(c.Ledger)
 		}
-		if s.router, err = exec.NewRouter(*sshCfg); err != nil {
+		if s.router, err = remote.NewRouter(*sshCfg); err != nil {
 			return nil, fmt.Errorf("ssh: %w", err)
 		}
 		s.onClose(s.router.Close)
@@ -401,7 +412,7 @@ func (s *Server) families(o options) ([]rigout.Tool, []string, error) {
 	var later []string // instructions after the containment sentence
 	if on(Shell) {
 		sh, err := shell.New(shell.Config{
-			Local: s.local, Router: s.router, Gate: s.gate, Processes: s.processes,
+			Local: s.local, Hosts: s.hosts(), Gate: s.gate, Processes: s.processes,
 			WorkDir: c.WorkDir, DefaultTimeout: c.DefaultTimeout, MaxOutput: c.MaxOutput,
 			Credentials: s.creds,
 		})
@@ -425,7 +436,7 @@ func (s *Server) families(o options) ([]rigout.Tool, []string, error) {
 		tools, instructions = append(tools, ff.Tools()...), append(instructions, ff.Instructions())
 	}
 	if on(Terminal) {
-		tf, err := terminal.New(terminal.Config{Manager: s.processes, Router: s.router, Gate: s.gate, WorkDir: c.WorkDir, Credentials: s.creds})
+		tf, err := terminal.New(terminal.Config{Manager: s.processes, Hosts: s.hosts(), Gate: s.gate, WorkDir: c.WorkDir, Credentials: s.creds})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -435,21 +446,21 @@ func (s *Server) families(o options) ([]rigout.Tool, []string, error) {
 	s.logger.Info("descendant tracking", "status", s.local.Tracking().String())
 	ff := c.File.Families
 	if ff.System && on(System) {
-		sf, err := system.New(system.Config{Local: s.local, Router: s.router, Gate: s.gate})
+		sf, err := system.New(system.Config{Local: s.local, Hosts: s.hosts(), Gate: s.gate})
 		if err != nil {
 			return nil, nil, err
 		}
 		tools, later = append(tools, sf.Tools()...), append(later, sf.Instructions())
 	}
 	if ff.Docker && on(Docker) {
-		df, err := docker.New(docker.Config{Local: s.local, Router: s.router, Gate: s.gate})
+		df, err := docker.New(docker.Config{Local: s.local, Hosts: s.hosts(), Gate: s.gate})
 		if err != nil {
 			return nil, nil, err
 		}
 		tools, later = append(tools, df.Tools()...), append(later, df.Instructions())
 	}
 	if ff.Packages && on(Packages) {
-		pf, err := packages.New(packages.Config{Local: s.local, Router: s.router, Gate: s.gate, Processes: s.processes, PipOptions: ff.PipOptions})
+		pf, err := packages.New(packages.Config{Local: s.local, Hosts: s.hosts(), Gate: s.gate, Processes: s.processes, PipOptions: ff.PipOptions})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -649,11 +660,11 @@ func Check(f *config.File, hostKeys string, getenv func(string) string) []error 
 	if _, err := federationOf(f, downstreamCredentials{getenv: getenv}, nil, true, nil); err != nil {
 		problems = append(problems, err)
 	}
-	if _, err := exec.ParseHostKeyPolicy(f.HostKeys(hostKeys)); err != nil {
+	if _, err := remote.ParseHostKeyPolicy(f.HostKeys(hostKeys)); err != nil {
 		problems = append(problems, fmt.Errorf("config: ssh.host_keys: %w", err))
 	}
 	if len(f.Hosts) > 0 {
-		r, err := exec.NewRouter(exec.RouterConfig{Local: &exec.Local{}, Hosts: hostsfile.FromConfig(f.Hosts), HostKeyPolicy: exec.HostKeyStrict})
+		r, err := remote.NewRouter(remote.RouterConfig{Local: &exec.Local{}, Hosts: hostsfile.FromConfig(f.Hosts), HostKeyPolicy: remote.HostKeyStrict})
 		if err != nil {
 			problems = append(problems, fmt.Errorf("config: hosts: %w", err))
 		} else {

@@ -3,6 +3,7 @@ package assembly
 import (
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/tools/files"
 )
@@ -13,7 +14,7 @@ import (
 // state directory out of their reach; with a credential store, secrets
 // by reference (creds may be nil); local operations in the calling
 // principal's view when the sandbox has views.
-func (c *Config) filesFamily(router *exec.Router, sb *exec.Sandbox, g *gate.Gate, creds *credentials.Store) (*files.Family, error) {
+func (c *Config) filesFamily(router *remote.Router, sb *exec.Sandbox, g *gate.Gate, creds *credentials.Store) (*files.Family, error) {
 	cfg := files.Config{Router: router, Sandbox: sb, Gate: g, WorkDir: c.WorkDir, Credentials: creds}
 	if c.StateDir != "" {
 		cfg.Hidden = []string{c.StateDir}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/internal/hostsfile"
 )
 
@@ -18,15 +19,15 @@ import (
 // (read only), rigout's own known_hosts in the state directory, the agent;
 // docker says whether the docker family may be served, for the helper's
 // views.
-func (c *Config) routerConfig(logger *slog.Logger, docker bool) (*exec.RouterConfig, error) {
+func (c *Config) routerConfig(logger *slog.Logger, docker bool) (*remote.RouterConfig, error) {
 	if c.NoSSH {
 		return nil, nil
 	}
-	policy, err := exec.ParseHostKeyPolicy(c.File.HostKeys(c.HostKeys))
+	policy, err := remote.ParseHostKeyPolicy(c.File.HostKeys(c.HostKeys))
 	if err != nil {
 		return nil, err
 	}
-	if policy == exec.HostKeyInsecureIgnore {
+	if policy == remote.HostKeyInsecureIgnore {
 		logger.Warn("SSH host keys are not checked (insecure-ignore-host-key): any machine can impersonate your hosts")
 	}
 	home, err := os.UserHomeDir()
@@ -51,7 +52,7 @@ func (c *Config) routerConfig(logger *slog.Logger, docker bool) (*exec.RouterCon
 	if err != nil {
 		return nil, err
 	}
-	return &exec.RouterConfig{
+	return &remote.RouterConfig{
 		Helper:              helper,
 		Hosts:               hosts,
 		SSHConfigFiles:      []string{sshConfig},
@@ -72,21 +73,21 @@ func (c *Config) routerConfig(logger *slog.Logger, docker bool) (*exec.RouterCon
 // HelperConfig reads the binaries of the configuration's "ssh.helper"
 // (h may be nil) into a Router's HelperConfig. Without configured
 // binaries it takes the rigout-helper-linux-<arch> files a release ships
-// beside exe, the running program (exec.FindHelperBinaries), and its
+// beside exe, the running program (remote.FindHelperBinaries), and its
 // Origin says where none was found.
-func HelperConfig(h *config.SSHHelper, principal func(context.Context) exec.Principal, exe string) (*exec.HelperConfig, error) {
+func HelperConfig(h *config.SSHHelper, principal func(context.Context) exec.Principal, exe string) (*remote.HelperConfig, error) {
 	if h == nil {
 		h = &config.SSHHelper{}
 	}
-	var cfg *exec.HelperConfig
+	var cfg *remote.HelperConfig
 	if len(h.Binaries) == 0 {
-		found, err := exec.FindHelperBinaries(exe)
+		found, err := remote.FindHelperBinaries(exe)
 		if err != nil {
 			return nil, fmt.Errorf("config: ssh.helper: %w", err)
 		}
 		cfg = found
 	} else {
-		cfg = &exec.HelperConfig{Binaries: map[string][]byte{}, Origin: "ssh.helper.binaries"}
+		cfg = &remote.HelperConfig{Binaries: map[string][]byte{}, Origin: "ssh.helper.binaries"}
 	}
 	cfg.CacheDir, cfg.Hidden, cfg.Principal = h.CacheDir, h.Hidden, principal
 	for platform, path := range h.Binaries {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 )
 
 // sshHosts is how many loopback sshd instances scenario 7 starts.
@@ -30,7 +31,7 @@ const sshPrincipal = "bench"
 // known_hosts file written for them. It is measured twice: through
 // execute_command's `host` and `hosts` on `rigout serve` (auth and audit
 // on, hosts declared in its configuration file), and on rigout's SSH
-// executor, exec.Router, in this process, which isolates the executor from
+// executor, remote.Router, in this process, which isolates the executor from
 // the MCP round trip.
 //
 //   - gateway: execute_command on a warm pooled connection, and on all ten
@@ -210,15 +211,15 @@ func sshScenario(ctx context.Context, b *bench) error {
 	b.res.AddRow(Row{Scenario: "7", Name: fmt.Sprintf("execute_command `hosts` (%d by label) over HTTP (auth + audit), warm, p50", sshHosts), Unit: "ms", Better: "lower", Stat: "median",
 		Floor: fmt.Sprintf("%d parallel `ssh` over ControlMaster connections", sshHosts), RigoutSeries: "7/gateway-fanout/rigout", FloorSeries: "7/gateway-fanout/floor"})
 	for _, stat := range []string{"median", "p95"} {
-		b.res.AddRow(Row{Scenario: "7", Name: "exec.Router warm call `true`, " + statLabel(stat), Unit: "ms", Better: "lower", Stat: stat,
+		b.res.AddRow(Row{Scenario: "7", Name: "remote.Router warm call `true`, " + statLabel(stat), Unit: "ms", Better: "lower", Stat: stat,
 			Floor: "OpenSSH `ssh` over a ControlMaster connection", RigoutSeries: "7/warm/rigout", FloorSeries: "7/warm/floor"})
 	}
-	b.res.AddRow(Row{Scenario: "7", Name: "exec.Router fresh connection `true`, p50", Unit: "ms", Better: "lower", Stat: "median",
+	b.res.AddRow(Row{Scenario: "7", Name: "remote.Router fresh connection `true`, p50", Unit: "ms", Better: "lower", Stat: "median",
 		Floor: "a fresh OpenSSH `ssh`", RigoutSeries: "7/fresh/rigout", FloorSeries: "7/fresh/floor"})
-	b.res.AddRow(Row{Scenario: "7", Name: fmt.Sprintf("exec.Router.FanOut to %d loopback sshd, warm, p50", sshHosts), Unit: "ms", Better: "lower", Stat: "median",
-		Floor: "exec.Router on one host, warm", RigoutSeries: "7/fanout/rigout", FloorSeries: "7/fanout/floor",
+	b.res.AddRow(Row{Scenario: "7", Name: fmt.Sprintf("remote.Router.FanOut to %d loopback sshd, warm, p50", sshHosts), Unit: "ms", Better: "lower", Stat: "median",
+		Floor: "remote.Router on one host, warm", RigoutSeries: "7/fanout/rigout", FloorSeries: "7/fanout/floor",
 		Note: "all ten sshd share this machine's cores with the client, so ten sessions cost about ten times the CPU of one; the next row is the fairer floor."})
-	b.res.AddRow(Row{Scenario: "7", Name: fmt.Sprintf("exec.Router.FanOut to %d loopback sshd, warm, p50", sshHosts), Unit: "ms", Better: "lower", Stat: "median",
+	b.res.AddRow(Row{Scenario: "7", Name: fmt.Sprintf("remote.Router.FanOut to %d loopback sshd, warm, p50", sshHosts), Unit: "ms", Better: "lower", Stat: "median",
 		Floor: fmt.Sprintf("%d parallel `ssh` over ControlMaster connections", sshHosts), RigoutSeries: "7/fanout-ssh/rigout", FloorSeries: "7/fanout-ssh/floor"})
 	return nil
 }
@@ -446,23 +447,23 @@ func (l *sshLab) stop() {
 	}
 }
 
-// router builds an exec.Router that knows the lab's hosts h0…h(n-1),
+// router builds an remote.Router that knows the lab's hosts h0…h(n-1),
 // checks their keys strictly and logs in with the throwaway key.
-func (l *sshLab) router() (*exec.Router, error) {
-	return exec.NewRouter(exec.RouterConfig{
+func (l *sshLab) router() (*remote.Router, error) {
+	return remote.NewRouter(remote.RouterConfig{
 		Hosts:               l.hostConfigs(),
 		UserKnownHostsFiles: []string{l.knownHosts},
-		HostKeyPolicy:       exec.HostKeyStrict,
+		HostKeyPolicy:       remote.HostKeyStrict,
 		HomeDir:             l.dir,
 		LocalUser:           l.user,
 	})
 }
 
 // hostConfigs declares the lab's hosts h0…h(n-1), labelled "lab".
-func (l *sshLab) hostConfigs() []exec.HostConfig {
-	var hosts []exec.HostConfig
+func (l *sshLab) hostConfigs() []remote.HostConfig {
+	var hosts []remote.HostConfig
 	for i, port := range l.ports {
-		hosts = append(hosts, exec.HostConfig{Name: "h" + strconv.Itoa(i), Address: "127.0.0.1", Port: port, User: l.user,
+		hosts = append(hosts, remote.HostConfig{Name: "h" + strconv.Itoa(i), Address: "127.0.0.1", Port: port, User: l.user,
 			Key: l.clientKey, Labels: []string{"lab"}})
 	}
 	return hosts

@@ -506,7 +506,7 @@ type Downstream struct {
 }
 
 // Host is one of the "hosts": an SSH host beside ~/.ssh/config. Its
-// fields are those of exec.HostConfig, which the assembly (package
+// fields are those of remote.HostConfig, which the assembly (package
 // server) builds from it and checks.
 type Host struct {
 	// Name is the alias used in host arguments.

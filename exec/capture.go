@@ -6,11 +6,13 @@ import (
 	"sync"
 )
 
-// capture is an io.Writer that keeps at most max bytes of a stream: all of
+// Capture is an io.Writer that keeps at most max bytes of a stream: all of
 // it when it fits, otherwise its first half and its last half, so that
 // memory stays bounded however much a command prints and both the start of
-// the output and the error at its end survive.
-type capture struct {
+// the output and the error at its end survive. Local and the SSH runners
+// capture every output stream with one (NewCapture), and Output returns
+// what it kept. It is safe for concurrent use.
+type Capture struct {
 	max      int
 	stream   Stream
 	onOutput func(Stream, []byte)
@@ -28,16 +30,16 @@ type capture struct {
 	total int64
 }
 
-func newCapture(max int, stream Stream, onOutput func(Stream, []byte)) *capture {
+func newCapture(max int, stream Stream, onOutput func(Stream, []byte)) *Capture {
 	if max <= 0 {
 		max = DefaultMaxOutput
 	}
-	return &capture{max: max, stream: stream, onOutput: onOutput}
+	return &Capture{max: max, stream: stream, onOutput: onOutput}
 }
 
-// newCommandCapture returns the capture of one stream of cmd, behind
+// NewCapture returns the capture of one stream of cmd, behind
 // cmd.Scrub when it is set.
-func newCommandCapture(cmd *Command, stream Stream) *capture {
+func NewCapture(cmd *Command, stream Stream) *Capture {
 	c := newCapture(cmd.MaxOutput, stream, cmd.OnOutput)
 	if cmd.Scrub != nil {
 		c.in = cmd.Scrub(storeWriter{c})
@@ -46,7 +48,7 @@ func newCommandCapture(cmd *Command, stream Stream) *capture {
 }
 
 // storeWriter is the capture's own store, the writer behind a Scrub filter.
-type storeWriter struct{ c *capture }
+type storeWriter struct{ c *Capture }
 
 func (w storeWriter) Write(p []byte) (int, error) { return w.c.store(p) }
 
@@ -56,7 +58,7 @@ const copyBufSize = 32 << 10
 // ReadFrom copies r into the capture until EOF. os/exec's copying
 // goroutine calls it, so that the copy buffer comes from the runner's pool
 // instead of being allocated afresh for every stream of every command.
-func (c *capture) ReadFrom(r io.Reader) (int64, error) {
+func (c *Capture) ReadFrom(r io.Reader) (int64, error) {
 	var bp *[]byte
 	if c.bufs != nil {
 		bp, _ = c.bufs.Get().(*[]byte)
@@ -86,7 +88,7 @@ func (c *capture) ReadFrom(r io.Reader) (int64, error) {
 }
 
 // Write never fails: output beyond the cap is counted and dropped.
-func (c *capture) Write(p []byte) (int, error) {
+func (c *Capture) Write(p []byte) (int, error) {
 	if c.in != nil {
 		c.in.Write(p)
 		return len(p), nil
@@ -95,7 +97,7 @@ func (c *capture) Write(p []byte) (int, error) {
 }
 
 // store keeps p, calling onOutput first.
-func (c *capture) store(p []byte) (int, error) {
+func (c *Capture) store(p []byte) (int, error) {
 	n := len(p)
 	if c.onOutput != nil {
 		c.onOutput(c.stream, p)
@@ -141,7 +143,7 @@ func (c *capture) store(p []byte) (int, error) {
 // allocated at the full cap.
 const smallOutput = 64 << 10
 
-func (c *capture) ringWrite(p []byte) {
+func (c *Capture) ringWrite(p []byte) {
 	n := len(c.tail)
 	if len(p) >= n {
 		copy(c.tail, p[len(p)-n:])
@@ -160,12 +162,12 @@ func (c *capture) ringWrite(p []byte) {
 	}
 }
 
-// output flushes the Scrub filter, if any, and returns what was kept. It
+// Output flushes the Scrub filter, if any, and returns what was kept. It
 // is called once the stream has ended. Head and tail share one array (see
 // store), so the ring is rotated into order in place rather than copied:
 // the kept output is held once, however long the stream was. Calling it
 // again returns the same.
-func (c *capture) output() Output {
+func (c *Capture) Output() Output {
 	if c.in != nil {
 		c.closeIn.Do(func() { c.in.Close() })
 	}

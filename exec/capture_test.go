@@ -10,7 +10,7 @@ func TestCaptureFits(t *testing.T) {
 	c := newCapture(10, Stdout, nil)
 	c.Write([]byte("hello"))
 	c.Write([]byte("world"))
-	out := c.output()
+	out := c.Output()
 	if string(out.Data) != "helloworld" || out.Total != 10 || out.Dropped != 0 {
 		t.Fatalf("got %+v", out)
 	}
@@ -37,7 +37,7 @@ func TestCaptureHeadAndTail(t *testing.T) {
 				c.Write([]byte(w))
 				all = append(all, w...)
 			}
-			out := c.output()
+			out := c.Output()
 			if string(out.Data) != tt.want {
 				t.Errorf("Data = %q, want %q", out.Data, tt.want)
 			}
@@ -69,7 +69,7 @@ func TestCaptureProperty(t *testing.T) {
 			}
 			all = append(all, p...)
 		}
-		out := c.output()
+		out := c.Output()
 		want := all
 		if len(all) > max {
 			head := max / 2
@@ -100,7 +100,7 @@ func TestCapturePropertyLarge(t *testing.T) {
 			}
 			all = append(all, p...)
 		}
-		out := c.output()
+		out := c.Output()
 		want := all
 		if len(all) > max {
 			head := max / 2
@@ -131,8 +131,8 @@ func TestCaptureOutputInPlace(t *testing.T) {
 		if total <= max {
 			continue
 		}
-		allocs := testing.AllocsPerRun(1, func() { c.output() })
-		out := c.output()
+		allocs := testing.AllocsPerRun(1, func() { c.Output() })
+		out := c.Output()
 		head := max / 2
 		want := append(append([]byte{}, all[:head]...), all[len(all)-(max-head):]...)
 		if !bytes.Equal(out.Data, want) {
@@ -148,7 +148,7 @@ func TestCaptureOutputInPlace(t *testing.T) {
 	// Over the cap without wrapping the ring.
 	c := newCapture(10, Stdout, nil)
 	c.Write([]byte("abcdefghijk")) // 11 bytes: head abcde, the last 5 in the ring, f dropped
-	out1, out2 := c.output(), c.output()
+	out1, out2 := c.Output(), c.Output()
 	if string(out1.Data) != "abcdeghijk" || string(out2.Data) != string(out1.Data) {
 		t.Fatalf("got %q then %q, want abcdeghijk twice", out1.Data, out2.Data)
 	}

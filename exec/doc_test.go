@@ -38,11 +38,11 @@ func goFiles(t *testing.T, dir string, tests bool) (map[string]*ast.File, map[st
 	return files, srcs
 }
 
-// TestPackageDoc checks STYLE.md §9: one package comment (exec's in
-// doc.go, with Overview and Usage sections), and a doc comment on every
-// exported name.
+// TestPackageDoc checks STYLE.md §9: one package comment (exec's and
+// remote's in doc.go, with Overview and Usage sections), and a doc comment
+// on every exported name.
 func TestPackageDoc(t *testing.T) {
-	for _, dir := range []string{".", "sshtest"} {
+	for _, dir := range []string{".", "remote", "remote/sshtest"} {
 		files, _ := goFiles(t, dir, false)
 		var withDoc []string
 		for name, f := range files {
@@ -58,11 +58,11 @@ func TestPackageDoc(t *testing.T) {
 		if len(withDoc) != 1 {
 			t.Errorf("%s: package comments in %v, want exactly one", dir, withDoc)
 		}
-		if dir == "." {
+		if dir == "." || dir == "remote" {
 			if !slices.Equal(withDoc, []string{"doc.go"}) {
-				t.Errorf("the package comment is in %v, want doc.go", withDoc)
+				t.Errorf("%s: the package comment is in %v, want doc.go", dir, withDoc)
 			}
-			text := files["doc.go"].Doc.Text()
+			text := files[filepath.Join(dir, "doc.go")].Doc.Text()
 			for _, h := range []string{"\n# Overview\n", "\n# Usage\n"} {
 				if !strings.Contains(text, h) {
 					t.Errorf("doc.go lacks %q", strings.TrimSpace(h))
@@ -117,7 +117,7 @@ func undocumented(d ast.Decl) []string {
 // sentinel errors, interface guards and constant tables.
 func TestNoMutableGlobals(t *testing.T) {
 	tables := map[string]bool{"signalNumbers": true, "signalNames": true} // sshtest: never written
-	for _, dir := range []string{".", "sshtest"} {
+	for _, dir := range []string{".", "remote", "remote/sshtest"} {
 		files, _ := goFiles(t, dir, false)
 		for name, f := range files {
 			for _, d := range f.Decls {
@@ -142,10 +142,16 @@ func TestNoMutableGlobals(t *testing.T) {
 // whose output is checked: each block's lines must appear, in order and
 // together, in the body of one Example.
 func TestDocExamples(t *testing.T) {
-	files, _ := goFiles(t, ".", false)
+	for _, dir := range []string{".", "remote"} {
+		t.Run(dir, func(t *testing.T) { docExamples(t, dir) })
+	}
+}
+
+func docExamples(t *testing.T, dir string) {
+	files, _ := goFiles(t, dir, false)
 	var p comment.Parser
 	var blocks []string
-	for _, b := range p.Parse(files["doc.go"].Doc.Text()).Content {
+	for _, b := range p.Parse(files[filepath.Join(dir, "doc.go")].Doc.Text()).Content {
 		if c, ok := b.(*comment.Code); ok {
 			blocks = append(blocks, c.Text)
 		}
@@ -153,7 +159,7 @@ func TestDocExamples(t *testing.T) {
 	if len(blocks) == 0 {
 		t.Fatal("no code blocks in the package documentation")
 	}
-	tests, srcs := goFiles(t, ".", true)
+	tests, srcs := goFiles(t, dir, true)
 	examples := map[string]string{}
 	for name, f := range tests {
 		for _, d := range f.Decls {

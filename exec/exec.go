@@ -93,8 +93,10 @@ type Command struct {
 	Hold func() error `json:"-"`
 }
 
-// hold calls c.Hold, if set.
-func (c *Command) hold() error {
+// Proceed is what a runner calls once c is ready to start, before it
+// runs anything: it calls Hold, if set, and returns its error wrapped
+// ("exec: not started: ..."), in which case c must not run.
+func (c *Command) Proceed() error {
 	if c.Hold == nil {
 		return nil
 	}

@@ -2,28 +2,9 @@ package exec
 
 import (
 	"errors"
-	"log/slog"
 	"os"
 	"strings"
 )
-
-// ResolveSSHConfig parses ssh_config text and resolves host against it,
-// with no file system or network access: the fuzz target's entry point.
-func ResolveSSHConfig(text, host string) (*Endpoint, error) {
-	sc, err := parseSSHConfig([]byte(text), "fuzz_config", "/nonexistent/home", slog.New(slog.DiscardHandler))
-	if err != nil {
-		return nil, err
-	}
-	inv, err := newInventory(nil, sc, "/nonexistent/home", "me", unsafeOptions{})
-	if err != nil {
-		return nil, err
-	}
-	spec, err := ParseHostSpec(host)
-	if err != nil {
-		return nil, err
-	}
-	return inv.resolve(spec)
-}
 
 // PlanSandbox returns the rules a sandbox would add for cfg at abi, as
 // "path rights" lines with rights spelled as in the Landlock docs.
@@ -91,14 +72,8 @@ func UseMarkerTracking(l *Local) {
 	l.trackMu.Unlock()
 }
 
-// SecretsLine is secretsLine, for the tests.
-var SecretsLine = secretsLine
-
 // Direct is direct, for the direct-exec table test.
 func Direct(argv, env []string, dir string) (string, []string, bool) { return direct(argv, env, dir) }
-
-// ConnectErr exposes connectErr to the external tests.
-var ConnectErr = connectErr
 
 // ViewsWithSharedProc makes c's views act as on a kernel without procfs's
 // pidns= option: each call sees its principal's /proc.

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -14,67 +13,6 @@ import (
 // host's cached helper is named by its SHA-256, so a new build is uploaded
 // whatever this says; the helper reports it in its hello.
 const HelperVersion = "1"
-
-// HelperMode says whether a host's commands and file operations go through
-// the rigout helper (see HelperConfig).
-type HelperMode string
-
-// The helper modes.
-const (
-	// HelperAuto (also the zero value) uses the helper where it can run and
-	// otherwise falls back to plain SSH and SFTP, saying so in each
-	// Result's Route and Unsandboxed.
-	HelperAuto HelperMode = "auto"
-	// HelperRequire refuses a host's commands and file operations when the
-	// helper cannot run there.
-	HelperRequire HelperMode = "require"
-	// HelperOff never uses the helper for the host (plain SSH and SFTP,
-	// today's behaviour; the far side then runs no sandbox).
-	HelperOff HelperMode = "off"
-)
-
-// Validate reports whether m is a known mode.
-func (m HelperMode) Validate() error {
-	switch m {
-	case "", HelperAuto, HelperRequire, HelperOff:
-		return nil
-	}
-	return fmt.Errorf("exec: helper mode %q: want auto, require or off", string(m))
-}
-
-// HelperConfig ships rigout's helper to SSH hosts (RouterConfig.Helper):
-// on first use of a Linux host, the helper for its architecture is
-// uploaded over SFTP into a per-user cache directory, verified by its
-// SHA-256 after upload and before every start, and then runs the host's
-// commands (in a per-principal view of the host, where its kernel allows)
-// and file operations (openat2 with RESOLVE_BENEATH: nothing leads out of
-// the root, however links are swapped). See docs/SSH_HELPER.md.
-type HelperConfig struct {
-	// Binaries holds the helper program per platform, keyed "linux/amd64",
-	// "linux/arm64" and so on (GOOS/GOARCH). A host whose platform has no
-	// entry falls back (or is refused under HelperRequire). With no
-	// entries at all, no helper is shipped: HelperAuto hosts are reached by
-	// plain SSH and SFTP, Describe saying so with Origin, and HelperRequire
-	// hosts are refused. FindHelperBinaries reads a release's.
-	Binaries map[string][]byte `json:"-"`
-	// Origin says where Binaries came from ("linux/amd64 beside
-	// /usr/local/bin/rigout", "ssh.helper.binaries") or, when it is empty,
-	// where none was found. Describe reports it; it changes nothing else.
-	Origin string
-	// CacheDir is where the helper is kept on a host, relative to the
-	// login's home directory. If empty, ".cache/rigout". It is made 0700;
-	// the helper file is 0500 and named helper-<sha256>.
-	CacheDir string
-	// Hidden lists further paths on the host that commands through the
-	// helper cannot read, relative to the login's home unless absolute.
-	// The helper always hides ~/.ssh, ~/.gnupg, its own cache directory,
-	// the agent socket ($SSH_AUTH_SOCK) and $XDG_RUNTIME_DIR.
-	Hidden []string
-	// Principal returns the principal a command runs for, from the call's
-	// context, as ViewConfig.Principal. If nil, the principal is the one
-	// the SSH runner was resolved for, with no roots scope.
-	Principal func(ctx context.Context) Principal `json:"-"`
-}
 
 // HelperInfo is what a helper reports about itself when it starts.
 type HelperInfo struct {
@@ -112,32 +50,6 @@ func (i HelperInfo) String() string {
 	return fmt.Sprintf("rigout-helper %s (commands: %s; files: %s)", i.Version, i.Commands, i.Files)
 }
 
-// HelperError reports that a host's helper could not be used: not Linux,
-// no binary for its platform, an upload or start that failed, a hash that
-// did not match after a fresh upload.
-type HelperError struct {
-	// Host is the host asked for.
-	Host string
-	// Reason says why, in words.
-	Reason string
-	// Err is the underlying error, if any.
-	Err error
-}
-
-func (e *HelperError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("exec: rigout helper on %s: %s: %v", e.Host, e.Reason, e.Err)
-	}
-	return fmt.Sprintf("exec: rigout helper on %s: %s", e.Host, e.Reason)
-}
-
-// Unwrap returns Err.
-func (e *HelperError) Unwrap() error { return e.Err }
-
-// ErrHelperRequired means a host whose mode is HelperRequire cannot run the
-// helper; the *HelperError wrapping it says why.
-var ErrHelperRequired = errors.New("exec: rigout helper required on this host")
-
 // ErrHelperSealMismatch means a helper's own bytes, once sealed in memory,
 // did not hash to the value the start line verified, or the running
 // program is not the sealed memfd it should be: the helper does not serve,
@@ -147,19 +59,19 @@ var ErrHelperSealMismatch = errors.New("exec: the helper's sealed bytes do not m
 // maxHelperFrame bounds one frame of the helper protocol.
 const maxHelperFrame = 64 << 20
 
-// helperRequest is one request to a helper. ID pairs it with its reply.
-type helperRequest struct {
+// HelperRequest is one request to a helper. ID pairs it with its reply.
+type HelperRequest struct {
 	ID     uint64      `json:"id"`
 	Op     string      `json:"op"` // "run", "stdin", "cancel", "signal", "file"
-	Run    *helperRun  `json:"run,omitempty"`
-	File   *helperFile `json:"file,omitempty"`
+	Run    *HelperRun  `json:"run,omitempty"`
+	File   *HelperFile `json:"file,omitempty"`
 	Signal int         `json:"signal,omitempty"` // signal: the signal number
 	Data   []byte      `json:"data,omitempty"`   // stdin: the next bytes
 	EOF    bool        `json:"eof,omitempty"`    // stdin: the input ends
 }
 
-// helperRun is a command for the helper to run.
-type helperRun struct {
+// HelperRun is a command for the helper to run.
+type HelperRun struct {
 	Shell   string            `json:"shell,omitempty"`
 	Argv    []string          `json:"argv,omitempty"`
 	Dir     string            `json:"dir,omitempty"`
@@ -180,9 +92,9 @@ type helperRun struct {
 	PTY *PTYSize `json:"pty,omitempty"`
 }
 
-// helperFile is a file operation beneath Root. Name and Name2 are
+// HelperFile is a file operation beneath Root. Name and Name2 are
 // absolute paths beneath Root, or relative to it.
-type helperFile struct {
+type HelperFile struct {
 	Op     string `json:"op"` // read, write, stat, lstat, readdir, mkdir, remove, rename, chmod, chown, chtimes, readlink
 	Root   string `json:"root"`
 	Name   string `json:"name"`
@@ -203,25 +115,25 @@ type helperFile struct {
 	Principal *Principal `json:"principal,omitempty"`
 }
 
-// helperReply is a helper's answer. The first frame a helper writes is a
+// HelperReply is a helper's answer. The first frame a helper writes is a
 // reply with ID 0 and Hello set. A run's replies before its last have More
 // set: one with Pid once started, then its output when streamed.
-type helperReply struct {
-	ID     uint64      `json:"id"`
-	More   bool        `json:"more,omitempty"`
-	Pid    int         `json:"pid,omitempty"`
-	Out    *helperOut  `json:"out,omitempty"`
-	Hello  *HelperInfo `json:"hello,omitempty"`
-	Err    string      `json:"err,omitempty"`
-	Errno  int         `json:"errno,omitempty"`
-	Result *Result     `json:"result,omitempty"`
-	Infos  []fileStat  `json:"infos,omitempty"`
-	Data   []byte      `json:"data,omitempty"`
-	Link   string      `json:"link,omitempty"`
+type HelperReply struct {
+	ID     uint64           `json:"id"`
+	More   bool             `json:"more,omitempty"`
+	Pid    int              `json:"pid,omitempty"`
+	Out    *HelperOut       `json:"out,omitempty"`
+	Hello  *HelperInfo      `json:"hello,omitempty"`
+	Err    string           `json:"err,omitempty"`
+	Errno  int              `json:"errno,omitempty"`
+	Result *Result          `json:"result,omitempty"`
+	Infos  []HelperFileStat `json:"infos,omitempty"`
+	Data   []byte           `json:"data,omitempty"`
+	Link   string           `json:"link,omitempty"`
 }
 
-// writeFrame writes v as one frame: a 4-byte big-endian length and JSON.
-func writeFrame(w io.Writer, v any) error {
+// WriteHelperFrame writes v as one frame: a 4-byte big-endian length and JSON.
+func WriteHelperFrame(w io.Writer, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -236,8 +148,8 @@ func writeFrame(w io.Writer, v any) error {
 	return err
 }
 
-// readFrame reads one frame into v.
-func readFrame(r io.Reader, v any) error {
+// ReadHelperFrame reads one frame into v.
+func ReadHelperFrame(r io.Reader, v any) error {
 	var n [4]byte
 	if _, err := io.ReadFull(r, n[:]); err != nil {
 		return err
@@ -253,8 +165,8 @@ func readFrame(r io.Reader, v any) error {
 	return json.Unmarshal(b, v)
 }
 
-// helperOut is a chunk of a streamed run's output.
-type helperOut struct {
+// HelperOut is a chunk of a streamed run's output.
+type HelperOut struct {
 	Stream Stream `json:"stream"`
 	Data   []byte `json:"data"`
 }

@@ -105,11 +105,11 @@ func (h *helperFiles) parent(rel string) (int, string, error) {
 // and operations on a last component (mkdir, unlink, rename, lstat) work
 // on a descriptor of its directory so opened: there is no check followed
 // by a use that a concurrent rename or symbolic link could redirect.
-func helperFileOp(f *helperFile) (rep helperReply) {
+func helperFileOp(f *HelperFile) (rep HelperReply) {
 	fail := helperFail
 	rel, err := helperRel(f.Root, f.Name)
 	if err != nil {
-		return helperReply{Err: err.Error(), Errno: int(unix.EXDEV)}
+		return HelperReply{Err: err.Error(), Errno: int(unix.EXDEV)}
 	}
 	rootfd, err := unix.Open(filepath.Clean(f.Root), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -141,7 +141,7 @@ func helperFileOp(f *helperFile) (rep helperReply) {
 		if err != nil {
 			return fail(err)
 		}
-		return helperReply{Data: data, Infos: []fileStat{statToFile(filepath.Base(rel), &st)}}
+		return HelperReply{Data: data, Infos: []HelperFileStat{statToFile(filepath.Base(rel), &st)}}
 	case "write":
 		flags := unix.O_WRONLY
 		for _, m := range [][2]int{{os.O_CREATE, unix.O_CREAT}, {os.O_EXCL, unix.O_EXCL}, {os.O_TRUNC, unix.O_TRUNC}} {
@@ -163,7 +163,7 @@ func helperFileOp(f *helperFile) (rep helperReply) {
 		if err := writeClose(os.NewFile(uintptr(fd), rel), f.Data, f.Offset); err != nil {
 			return fail(err)
 		}
-		return helperReply{}
+		return HelperReply{}
 	case "stat":
 		fd, err := h.open(rel, unix.O_PATH, 0)
 		if err != nil {
@@ -174,14 +174,14 @@ func helperFileOp(f *helperFile) (rep helperReply) {
 		if err := unix.Fstat(fd, &st); err != nil {
 			return fail(err)
 		}
-		return helperReply{Infos: []fileStat{statToFile(filepath.Base(rel), &st)}}
+		return HelperReply{Infos: []HelperFileStat{statToFile(filepath.Base(rel), &st)}}
 	case "lstat":
 		if rel == "." {
 			var st unix.Stat_t
 			if err := unix.Fstat(rootfd, &st); err != nil {
 				return fail(err)
 			}
-			return helperReply{Infos: []fileStat{statToFile(filepath.Base(f.Root), &st)}}
+			return HelperReply{Infos: []HelperFileStat{statToFile(filepath.Base(f.Root), &st)}}
 		}
 		pfd, base, err := h.parent(rel)
 		if err != nil {
@@ -192,7 +192,7 @@ func helperFileOp(f *helperFile) (rep helperReply) {
 		if err := unix.Fstatat(pfd, base, &st, unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH); err != nil {
 			return fail(err)
 		}
-		return helperReply{Infos: []fileStat{statToFile(base, &st)}}
+		return HelperReply{Infos: []HelperFileStat{statToFile(base, &st)}}
 	case "readdir":
 		fd, err := h.open(rel, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 		if err != nil {
@@ -204,7 +204,7 @@ func helperFileOp(f *helperFile) (rep helperReply) {
 		if err != nil {
 			return fail(err)
 		}
-		infos := make([]fileStat, 0, len(names))
+		infos := make([]HelperFileStat, 0, len(names))
 		for _, n := range names {
 			var st unix.Stat_t
 			if unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
@@ -212,7 +212,7 @@ func helperFileOp(f *helperFile) (rep helperReply) {
 			}
 			infos = append(infos, statToFile(n, &st))
 		}
-		return helperReply{Infos: infos}
+		return HelperReply{Infos: infos}
 	case "mkdir", "remove":
 		pfd, base, err := h.parent(rel)
 		if err != nil {
@@ -234,11 +234,11 @@ func helperFileOp(f *helperFile) (rep helperReply) {
 		if err != nil {
 			return fail(err)
 		}
-		return helperReply{}
+		return HelperReply{}
 	case "rename":
 		rel2, err := helperRel(f.Root, f.Name2)
 		if err != nil {
-			return helperReply{Err: err.Error(), Errno: int(unix.EXDEV)}
+			return HelperReply{Err: err.Error(), Errno: int(unix.EXDEV)}
 		}
 		p1, b1, err := h.parent(rel)
 		if err != nil {
@@ -253,7 +253,7 @@ func helperFileOp(f *helperFile) (rep helperReply) {
 		if err := unix.Renameat(p1, b1, p2, b2); err != nil {
 			return fail(err)
 		}
-		return helperReply{}
+		return HelperReply{}
 	case "chmod", "chown", "chtimes":
 		// The file is opened O_PATH beneath the root; the change is made
 		// through that descriptor.
@@ -275,7 +275,7 @@ func helperFileOp(f *helperFile) (rep helperReply) {
 		if err != nil {
 			return fail(err)
 		}
-		return helperReply{}
+		return HelperReply{}
 	case "readlink":
 		pfd, base, err := h.parent(rel)
 		if err != nil {
@@ -287,13 +287,13 @@ func helperFileOp(f *helperFile) (rep helperReply) {
 		if err != nil {
 			return fail(err)
 		}
-		return helperReply{Link: string(buf[:n])}
+		return HelperReply{Link: string(buf[:n])}
 	}
-	return helperReply{Err: "unknown file operation " + f.Op}
+	return HelperReply{Err: "unknown file operation " + f.Op}
 }
 
 // statToFile turns a stat into its wire form.
-func statToFile(name string, st *unix.Stat_t) fileStat {
+func statToFile(name string, st *unix.Stat_t) HelperFileStat {
 	mode := fs.FileMode(st.Mode & 0o777)
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
@@ -318,7 +318,7 @@ func statToFile(name string, st *unix.Stat_t) fileStat {
 	if st.Mode&unix.S_ISVTX != 0 {
 		mode |= fs.ModeSticky
 	}
-	return fileStat{Name: name, Size: st.Size, Mode: uint32(mode), MTime: st.Mtim.Nano(),
+	return HelperFileStat{Name: name, Size: st.Size, Mode: uint32(mode), MTime: st.Mtim.Nano(),
 		UID: int(st.Uid), GID: int(st.Gid), Ino: st.Ino}
 }
 
@@ -329,17 +329,17 @@ func statToFile(name string, st *unix.Stat_t) fileStat {
 // root too, and a read-only principal writes nothing. The root must lie
 // in one of p's Roots; a principal without Roots is scoped to this root
 // for the operation (its view is that of a principal whose root it is).
-func viewFileOp(ctx context.Context, sb *Sandbox, p Principal, f *helperFile) helperReply {
+func viewFileOp(ctx context.Context, sb *Sandbox, p Principal, f *HelperFile) HelperReply {
 	if len(p.Roots) == 0 {
 		p.Roots = []string{filepath.Clean(f.Root)}
 	} else if !slices.ContainsFunc(p.Roots, func(r string) bool { return under(filepath.Clean(r), filepath.Clean(f.Root)) }) {
-		return helperReply{Err: "exec: " + f.Root + " is outside the principal's roots", Errno: int(unix.EACCES)}
+		return HelperReply{Err: "exec: " + f.Root + " is outside the principal's roots", Errno: int(unix.EACCES)}
 	}
 	ctx = context.WithValue(ctx, helperPrincipalKey{}, p)
 	fail := helperFail
 	rel, err := helperRel(f.Root, f.Name)
 	if err != nil {
-		return helperReply{Err: err.Error(), Errno: int(unix.EXDEV)}
+		return HelperReply{Err: err.Error(), Errno: int(unix.EXDEV)}
 	}
 	root := filepath.Clean(f.Root)
 	name := filepath.Join(root, rel)
@@ -347,11 +347,11 @@ func viewFileOp(ctx context.Context, sb *Sandbox, p Principal, f *helperFile) he
 	if err != nil {
 		return fail(err)
 	}
-	infos := func(fi fs.FileInfo, err error) helperReply {
+	infos := func(fi fs.FileInfo, err error) HelperReply {
 		if err != nil {
 			return fail(err)
 		}
-		return helperReply{Infos: []fileStat{statOf(fi)}}
+		return HelperReply{Infos: []HelperFileStat{statOf(fi)}}
 	}
 	switch f.Op {
 	case "read":
@@ -377,7 +377,7 @@ func viewFileOp(ctx context.Context, sb *Sandbox, p Principal, f *helperFile) he
 		}
 		st := statOf(fi)
 		st.Name = filepath.Base(rel)
-		return helperReply{Data: data, Infos: []fileStat{st}}
+		return HelperReply{Data: data, Infos: []HelperFileStat{st}}
 	case "write":
 		flags := os.O_WRONLY | f.Flag&(os.O_CREATE|os.O_EXCL|os.O_TRUNC)
 		perm := fs.FileMode(f.Perm)
@@ -391,7 +391,7 @@ func viewFileOp(ctx context.Context, sb *Sandbox, p Principal, f *helperFile) he
 		if err := writeClose(file, f.Data, f.Offset); err != nil {
 			return fail(err)
 		}
-		return helperReply{}
+		return HelperReply{}
 	case "stat":
 		return infos(vf.Stat(root, name))
 	case "lstat":
@@ -401,7 +401,7 @@ func viewFileOp(ctx context.Context, sb *Sandbox, p Principal, f *helperFile) he
 		if err != nil {
 			return fail(err)
 		}
-		rep := helperReply{Infos: make([]fileStat, len(fis))}
+		rep := HelperReply{Infos: make([]HelperFileStat, len(fis))}
 		for i, fi := range fis {
 			rep.Infos[i] = statOf(fi)
 		}
@@ -417,7 +417,7 @@ func viewFileOp(ctx context.Context, sb *Sandbox, p Principal, f *helperFile) he
 	case "rename":
 		rel2, err2 := helperRel(f.Root, f.Name2)
 		if err2 != nil {
-			return helperReply{Err: err2.Error(), Errno: int(unix.EXDEV)}
+			return HelperReply{Err: err2.Error(), Errno: int(unix.EXDEV)}
 		}
 		err = vf.Rename(root, name, filepath.Join(root, rel2))
 	case "chmod":
@@ -431,14 +431,14 @@ func viewFileOp(ctx context.Context, sb *Sandbox, p Principal, f *helperFile) he
 		if err != nil {
 			return fail(err)
 		}
-		return helperReply{Link: link}
+		return HelperReply{Link: link}
 	default:
-		return helperReply{Err: "unknown file operation " + f.Op}
+		return HelperReply{Err: "unknown file operation " + f.Op}
 	}
 	if err != nil {
 		return fail(err)
 	}
-	return helperReply{}
+	return HelperReply{}
 }
 
 // writeClose writes data at off in file, if there is any, and closes it:
@@ -456,8 +456,8 @@ func writeClose(file *os.File, data []byte, off int64) error {
 
 // helperFail is the reply of a failed file operation: err's text and, when
 // it wraps one, the host's errno.
-func helperFail(err error) helperReply {
-	rep := helperReply{Err: err.Error()}
+func helperFail(err error) HelperReply {
+	rep := HelperReply{Err: err.Error()}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		rep.Errno = int(errno)

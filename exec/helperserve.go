@@ -121,12 +121,12 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 	}()
 
 	var wmu sync.Mutex
-	reply := func(r helperReply) {
+	reply := func(r HelperReply) {
 		wmu.Lock()
 		defer wmu.Unlock()
-		_ = writeFrame(out, r)
+		_ = WriteHelperFrame(out, r)
 	}
-	reply(helperReply{Hello: &info})
+	reply(HelperReply{Hello: &info})
 
 	ctx, cancelAll := context.WithCancel(ctx)
 	defer cancelAll()
@@ -150,8 +150,8 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 	running := map[uint64]*run{}
 
 	for {
-		var req helperRequest
-		if err := readFrame(in, &req); err != nil {
+		var req HelperRequest
+		if err := ReadHelperFrame(in, &req); err != nil {
 			cancelAll()
 			if err == io.EOF || ctx.Err() != nil {
 				return nil
@@ -197,7 +197,7 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 			mu.Unlock()
 		case "run":
 			if req.Run == nil {
-				reply(helperReply{ID: req.ID, Err: "run request without a command"})
+				reply(HelperReply{ID: req.ID, Err: "run request without a command"})
 				continue
 			}
 			rctx, cancel := context.WithCancel(context.WithValue(ctx, helperPrincipalKey{}, req.Run.Principal))
@@ -233,7 +233,7 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 				var err error
 				if stdinR, stdin, err = os.Pipe(); err != nil {
 					cancel()
-					reply(helperReply{ID: req.ID, Err: "stdin pipe: " + err.Error(), Result: &Result{Route: "local", ExitCode: -1}})
+					reply(HelperReply{ID: req.ID, Err: "stdin pipe: " + err.Error(), Result: &Result{Route: "local", ExitCode: -1}})
 					continue
 				}
 				rn.stdin = make(chan []byte, 64)
@@ -273,7 +273,7 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 				}
 				if r.Stream {
 					cmd.OnOutput = func(s Stream, p []byte) {
-						reply(helperReply{ID: req.ID, More: true, Out: &helperOut{Stream: s, Data: p}})
+						reply(HelperReply{ID: req.ID, More: true, Out: &HelperOut{Stream: s, Data: p}})
 					}
 				}
 				proc, err := local.Start(rctx, cmd)
@@ -281,7 +281,7 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 					stdinR.Close() // the command has its own
 				}
 				if err != nil {
-					reply(helperReply{ID: req.ID, Err: err.Error(), Result: &Result{Route: "local", ExitCode: -1}})
+					reply(HelperReply{ID: req.ID, Err: err.Error(), Result: &Result{Route: "local", ExitCode: -1}})
 					return
 				}
 				mu.Lock()
@@ -290,9 +290,9 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 					_ = proc.Signal(rn.sig)
 				}
 				mu.Unlock()
-				reply(helperReply{ID: req.ID, More: true, Pid: proc.Pid()})
+				reply(HelperReply{ID: req.ID, More: true, Pid: proc.Pid()})
 				res, err := proc.Wait()
-				rep := helperReply{ID: req.ID, Result: &res}
+				rep := HelperReply{ID: req.ID, Result: &res}
 				if err != nil {
 					rep.Err = err.Error()
 				}
@@ -300,11 +300,11 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 			})
 		case "file":
 			if req.File == nil {
-				reply(helperReply{ID: req.ID, Err: "file request without an operation"})
+				reply(HelperReply{ID: req.ID, Err: "file request without an operation"})
 				continue
 			}
 			wg.Go(func() {
-				var rep helperReply
+				var rep HelperReply
 				if f := req.File; f.Op == "hostreadlink" {
 					rep = hostReadlink(ctx, sb, info.Commands == "view", f)
 				} else if f.Principal != nil && info.Commands == "view" {
@@ -316,7 +316,7 @@ func ServeHelper(ctx context.Context, in io.Reader, out io.Writer, cfg HelperSer
 				reply(rep)
 			})
 		default:
-			reply(helperReply{ID: req.ID, Err: "unknown operation " + req.Op})
+			reply(HelperReply{ID: req.ID, Err: "unknown operation " + req.Op})
 		}
 	}
 }
@@ -338,15 +338,15 @@ func signalPTY(p *PTY, sig syscall.Signal, cancel context.CancelFunc) {
 // the last reply has the Result. When ctx ends the terminal is closed:
 // hung up, then what is left on it killed after the grace period.
 // started is called with the terminal once it runs.
-func servePTY(ctx context.Context, local *Local, id uint64, r *helperRun, stdin <-chan []byte, reply func(helperReply), started func(*PTY)) {
+func servePTY(ctx context.Context, local *Local, id uint64, r *HelperRun, stdin <-chan []byte, reply func(HelperReply), started func(*PTY)) {
 	cmd := Command{Shell: r.Shell, Argv: r.Argv, Dir: r.Dir, Env: r.Env, Secrets: r.Secrets, Timeout: r.Timeout}
 	p, err := local.StartPTY(ctx, cmd, *r.PTY)
 	if err != nil {
-		reply(helperReply{ID: id, Err: err.Error(), Result: &Result{Route: "local", ExitCode: -1}})
+		reply(HelperReply{ID: id, Err: err.Error(), Result: &Result{Route: "local", ExitCode: -1}})
 		return
 	}
 	started(p)
-	reply(helperReply{ID: id, More: true, Pid: p.Pid()})
+	reply(HelperReply{ID: id, More: true, Pid: p.Pid()})
 	go func() {
 		for {
 			select {
@@ -369,7 +369,7 @@ func servePTY(ctx context.Context, local *Local, id uint64, r *helperRun, stdin 
 		for {
 			n, err := p.Read(buf)
 			if n > 0 {
-				reply(helperReply{ID: id, More: true, Out: &helperOut{Stream: Stdout, Data: buf[:n]}})
+				reply(HelperReply{ID: id, More: true, Out: &HelperOut{Stream: Stdout, Data: buf[:n]}})
 			}
 			if err != nil {
 				return
@@ -387,7 +387,7 @@ func servePTY(ctx context.Context, local *Local, id uint64, r *helperRun, stdin 
 	}
 	_ = p.Close()
 	<-read
-	rep := helperReply{ID: id, Result: &res}
+	rep := HelperReply{ID: id, Result: &res}
 	if err != nil {
 		rep.Err = err.Error()
 	}
@@ -399,9 +399,9 @@ func servePTY(ctx context.Context, local *Local, id uint64, r *helperRun, stdin 
 // the principal's view where the host gives views (so that /proc/PID/cwd
 // names the principal's own processes and hidden paths stay hidden), else
 // as the login sees it.
-func hostReadlink(ctx context.Context, sb *Sandbox, views bool, f *helperFile) helperReply {
-	fail := func(err error) helperReply {
-		rep := helperReply{Err: err.Error()}
+func hostReadlink(ctx context.Context, sb *Sandbox, views bool, f *HelperFile) HelperReply {
+	fail := func(err error) HelperReply {
+		rep := HelperReply{Err: err.Error()}
 		var errno syscall.Errno
 		if errors.As(err, &errno) {
 			rep.Errno = int(errno)
@@ -409,7 +409,7 @@ func hostReadlink(ctx context.Context, sb *Sandbox, views bool, f *helperFile) h
 		return rep
 	}
 	if !filepath.IsAbs(f.Name) {
-		return helperReply{Err: "exec: readlink of a relative name " + f.Name, Errno: int(syscall.EINVAL)}
+		return HelperReply{Err: "exec: readlink of a relative name " + f.Name, Errno: int(syscall.EINVAL)}
 	}
 	var link string
 	var err error
@@ -425,5 +425,5 @@ func hostReadlink(ctx context.Context, sb *Sandbox, views bool, f *helperFile) h
 	if err != nil {
 		return fail(err)
 	}
-	return helperReply{Link: link}
+	return HelperReply{Link: link}
 }

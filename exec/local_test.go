@@ -11,8 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rigout/rigout/internal/proctest"
 	"time"
+
+	"github.com/rigout/rigout/internal/proctest"
 
 	"github.com/rigout/rigout/exec"
 )

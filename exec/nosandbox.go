@@ -10,10 +10,10 @@ var ErrNoSandbox = errors.New("exec: local commands would run without a sandbox:
 
 // CheckSandboxed reports whether r confines the commands it runs on this
 // machine, or was explicitly asked not to. It returns [ErrNoSandbox] when
-// r is nil or a *Local with neither Sandbox nor UnsafeNoSandbox. An *SSH
-// and other runners are accepted: what runs elsewhere, or through an
-// embedder's own runner, is not this sandbox's to confine. For a Router,
-// see [Router.CheckSandboxed].
+// r is nil or a *Local with neither Sandbox nor UnsafeNoSandbox. A remote
+// runner (package exec/remote's *SSH) and other runners are accepted: what
+// runs elsewhere, or through an embedder's own runner, is not this
+// sandbox's to confine. For a [Hosts], see its CheckSandboxed.
 func CheckSandboxed(r Runner) error {
 	switch r := r.(type) {
 	case nil:
@@ -24,13 +24,4 @@ func CheckSandboxed(r Runner) error {
 		}
 	}
 	return nil
-}
-
-// CheckSandboxed is [CheckSandboxed] of the router's local runner. A
-// Router without one (running on this machine disabled) passes.
-func (r *Router) CheckSandboxed() error {
-	if r.cfg.Local == nil {
-		return nil
-	}
-	return CheckSandboxed(r.cfg.Local)
 }

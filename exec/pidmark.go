@@ -16,24 +16,25 @@ import (
 // SSH "signal" request does not reach it: sshd refuses signal requests for
 // root logins (no privilege separation after authentication), older
 // servers ignore them, and a signal request reaches only one process, not
-// a shell's children. pidFilter removes the marker from stderr before the
+// a shell's children. PIDFilter removes the marker from stderr before the
 // capture sees it.
 
 const (
 	pidMarkerStart = "\x1erigout-pid:"
 	pidMarkerEnd   = '\x1e'
-	// pidMarkerPrefix is prepended to the remote command line. printf is
+	// PIDMarkerPrefix is prepended to the remote command line. printf is
 	// a builtin of every POSIX shell: no process is started.
-	pidMarkerPrefix = `printf '\036rigout-pid:%s\036' "$$" >&2; `
+	PIDMarkerPrefix = `printf '\036rigout-pid:%s\036' "$$" >&2; `
 	// pidSearchLimit bounds how far into stderr the marker is looked for
 	// (login scripts may print before it).
 	pidSearchLimit = 64 << 10
 )
 
-// pidFilter passes a stream through, removing the first pid marker and
-// remembering the id. Bytes before the marker pass at once; only a possible
+// PIDFilter passes a stream through, removing the first pid marker and
+// remembering the id: the SSH runners put it on a remote command's
+// stderr (see PIDMarkerPrefix). Bytes before the marker pass at once; only a possible
 // partial marker is held back.
-type pidFilter struct {
+type PIDFilter struct {
 	w io.Writer
 
 	// mu protects the following.
@@ -47,26 +48,27 @@ type pidFilter struct {
 	settled chan struct{}
 }
 
-func newPIDFilter(w io.Writer) *pidFilter { return &pidFilter{w: w, settled: make(chan struct{})} }
+// NewPIDFilter returns the PIDFilter that passes a stream on to w.
+func NewPIDFilter(w io.Writer) *PIDFilter { return &PIDFilter{w: w, settled: make(chan struct{})} }
 
 // settle marks the search over; f.mu must be held.
-func (f *pidFilter) settle() {
+func (f *PIDFilter) settle() {
 	if !f.done {
 		f.done = true
 		close(f.settled)
 	}
 }
 
-// pidWait bounds how long a signal waits for the remote process id: the
+// PIDWait bounds how long a signal waits for the remote process id: the
 // remote shell prints it before anything else, so only a host slow to
 // start the command makes it wait.
-const pidWait = 2 * time.Second
+const PIDWait = 2 * time.Second
 
-// waitProcessID returns the remote process id once the marker has been
+// WaitProcessID returns the remote process id once the marker has been
 // seen, or 0 when it will not be or after limit, or when stop is closed
 // (the command ended). A stop sent before the id arrives would otherwise
 // reach only what an SSH signal request reaches (see above).
-func (f *pidFilter) waitProcessID(limit time.Duration, stop <-chan struct{}) int {
+func (f *PIDFilter) WaitProcessID(limit time.Duration, stop <-chan struct{}) int {
 	t := time.NewTimer(limit)
 	defer t.Stop()
 	select {
@@ -74,10 +76,12 @@ func (f *pidFilter) waitProcessID(limit time.Duration, stop <-chan struct{}) int
 	case <-stop:
 	case <-t.C:
 	}
-	return f.processID()
+	return f.ProcessID()
 }
 
-func (f *pidFilter) Write(p []byte) (int, error) {
+// Write passes p on, less the pid marker, holding back only what may be
+// the start of one.
+func (f *PIDFilter) Write(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.done {
@@ -89,7 +93,7 @@ func (f *pidFilter) Write(p []byte) (int, error) {
 }
 
 // scan looks for the marker in buf and writes out what cannot be part of it.
-func (f *pidFilter) scan() {
+func (f *PIDFilter) scan() {
 	i := bytes.Index(f.buf, []byte(pidMarkerStart))
 	if i < 0 {
 		keep := partialPrefix(f.buf, pidMarkerStart)
@@ -120,7 +124,7 @@ func (f *pidFilter) scan() {
 }
 
 // emit writes the first n bytes of buf and drops them.
-func (f *pidFilter) emit(n int) {
+func (f *PIDFilter) emit(n int) {
 	if n <= 0 {
 		return
 	}
@@ -130,7 +134,7 @@ func (f *pidFilter) emit(n int) {
 }
 
 // finish stops looking and writes out what was held.
-func (f *pidFilter) finish() {
+func (f *PIDFilter) finish() {
 	if len(f.buf) > 0 {
 		_, _ = f.w.Write(f.buf)
 	}
@@ -138,8 +142,8 @@ func (f *pidFilter) finish() {
 	f.settle()
 }
 
-// close writes out anything held back, at the end of the stream.
-func (f *pidFilter) close() {
+// Close writes out anything held back, at the end of the stream.
+func (f *PIDFilter) Close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.done {
@@ -147,8 +151,8 @@ func (f *pidFilter) close() {
 	}
 }
 
-// processID returns the remote process id, or 0 if not seen (yet).
-func (f *pidFilter) processID() int {
+// ProcessID returns the remote process id, or 0 if not seen (yet).
+func (f *PIDFilter) ProcessID() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.pid

@@ -30,8 +30,8 @@ type Process struct {
 	sandboxed   bool
 	unsandboxed string
 	start       time.Time
-	stdout      *capture
-	stderr      *capture
+	stdout      *Capture
+	stderr      *Capture
 	exited      chan struct{}
 	why         stopReason
 	watch       sync.WaitGroup
@@ -126,8 +126,8 @@ func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File, viewPTY *
 		path = p
 	}
 
-	stdout := newCommandCapture(&cmd, Stdout)
-	stderr := newCommandCapture(&cmd, Stderr)
+	stdout := NewCapture(&cmd, Stdout)
+	stderr := NewCapture(&cmd, Stderr)
 	stdout.bufs, stderr.bufs = &l.bufs, &l.bufs
 	newCmd := func(marker string) *osexec.Cmd {
 		e := env
@@ -183,7 +183,7 @@ func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File, viewPTY *
 		// In the view of the call's principal, when the sandbox has views.
 		var hold func() error
 		if cmd.Hold != nil {
-			hold = cmd.hold
+			hold = cmd.Proceed
 		}
 		nc, err := sandbox.spawnInView(ctx, spawnRequest{
 			path: path, argv: argv, env: env, dir: cmd.Dir, tty: tty, pty: viewPTY,
@@ -209,7 +209,7 @@ func (l *Local) launch(ctx context.Context, cmd Command, tty *os.File, viewPTY *
 		return nil, res, errNoViews
 	}
 	// Outside a view the command cannot be made and held: wait first.
-	if err := cmd.hold(); err != nil {
+	if err := cmd.Proceed(); err != nil {
 		return nil, res, err
 	}
 	c := newCmd("")
@@ -279,7 +279,7 @@ func (p *Process) wait() (Result, error) {
 	p.watch.Wait()
 	why := p.why
 
-	res.Stdout, res.Stderr = p.stdout.output(), p.stderr.output()
+	res.Stdout, res.Stderr = p.stdout.Output(), p.stderr.Output()
 	res.TimedOut = why == stopTimeout
 	res.Canceled = why == stopCanceled
 	if st, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok && st.Signaled() {
@@ -315,7 +315,7 @@ func (p *Process) waitView() (Result, error) {
 	close(p.exited)
 	p.watch.Wait()
 	why := p.why
-	res.Stdout, res.Stderr = p.stdout.output(), p.stderr.output()
+	res.Stdout, res.Stderr = p.stdout.Output(), p.stderr.Output()
 	res.TimedOut = why == stopTimeout
 	res.Canceled = why == stopCanceled
 	if st.Signaled() {

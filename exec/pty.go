@@ -31,7 +31,8 @@ type PTYSize struct {
 	Rows, Cols uint16
 }
 
-func (s PTYSize) orDefault() PTYSize {
+// OrDefault returns s with its zero fields set to the defaults.
+func (s PTYSize) OrDefault() PTYSize {
 	if s.Rows == 0 {
 		s.Rows = DefaultPTYRows
 	}
@@ -42,7 +43,7 @@ func (s PTYSize) orDefault() PTYSize {
 }
 
 // PTY is a program running on a pseudo-terminal: on this machine
-// ([Local.StartPTY]) or on an SSH host ([SSH.StartPTY]). Read returns what
+// ([Local.StartPTY]) or on a remote host (package exec/remote's SSH.StartPTY). Read returns what
 // the program writes to its terminal, standard error included; Write types
 // into it, so a Ctrl-C byte (0x03) interrupts the terminal's foreground
 // process group, as on a real terminal. Read and Write may be called
@@ -69,6 +70,43 @@ type PTY struct {
 	err       error
 	closeOnce sync.Once
 	freeOnce  sync.Once
+}
+
+// PTYParts is what a remote runner's terminal is made of: NewPTY makes a
+// PTY of them (package exec/remote builds its terminals so).
+type PTYParts struct {
+	// Output is what the program writes to its terminal; Input types
+	// into it.
+	Output io.Reader
+	Input  io.Writer
+	// Route says where the program runs (PTY.Route).
+	Route string
+	// Sandboxed and Unsandboxed are what PTY.Sandbox reports.
+	Sandboxed   bool
+	Unsandboxed string
+	// Hangup ends the terminal (SIGHUP to what runs on it); Kill ends
+	// what runs on it at once.
+	Hangup func() error
+	Kill   func()
+	// Wait waits for the program's end, once.
+	Wait func() (Result, error)
+	// Release, after the program, gives back what it held (a channel
+	// slot); Free, after Close, the terminal itself.
+	Release func()
+	Free    func()
+	// Grace is how long Close waits after Hangup before Kill.
+	Grace time.Duration
+}
+
+// NewPTY makes a PTY of parts. Every func field is required.
+func NewPTY(parts PTYParts) *PTY {
+	return &PTY{
+		r: parts.Output, w: parts.Input, route: parts.Route,
+		sandboxed: parts.Sandboxed, unsandboxed: parts.Unsandboxed,
+		hangup: parts.Hangup, kill: parts.Kill, waitFn: parts.Wait,
+		release: parts.Release, free: parts.Free, grace: parts.Grace,
+		done: make(chan struct{}),
+	}
 }
 
 // Read reads what the program wrote to the terminal. It returns io.EOF
@@ -163,7 +201,7 @@ func (l *Local) StartPTY(ctx context.Context, cmd Command, size PTYSize) (*PTY, 
 	if l.Sandbox != nil && !cmd.Sudo {
 		// In a view: the terminal is opened in the view's own devpts, so
 		// that no other session's terminal is in sight.
-		sz := size.orDefault()
+		sz := size.OrDefault()
 		proc, res, err := l.launch(ctx, cmd, nil, &sz)
 		switch {
 		case err == nil:
@@ -178,7 +216,7 @@ func (l *Local) StartPTY(ctx context.Context, cmd Command, size PTYSize) (*PTY, 
 			return nil, err
 		}
 	}
-	master, tty, err := openPTY(size.orDefault())
+	master, tty, err := openPTY(size.OrDefault())
 	if err != nil {
 		return nil, err
 	}

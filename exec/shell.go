@@ -1,16 +1,12 @@
 package exec
 
 import (
-	"bytes"
-	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
-
-	"golang.org/x/crypto/ssh"
 )
 
 // Shell is the shell an SSH server runs commands with: what the command
@@ -59,156 +55,6 @@ func (s Shell) Windows() bool { return s == ShellCmd || s == ShellPowerShell }
 // PowerShell expands $? (True) in a bare word and leaves %OS% alone; a
 // POSIX shell expands $? (0) and leaves %OS% alone.
 const ShellProbe = "echo rigout-shell:%OS%:$?"
-
-// parseShellProbe reads the probe's output.
-func parseShellProbe(out string) (Shell, bool) {
-	for line := range strings.SplitSeq(out, "\n") {
-		line = strings.TrimSpace(line)
-		rest, ok := strings.CutPrefix(line, "rigout-shell:")
-		if !ok {
-			continue
-		}
-		switch {
-		case rest == "Windows_NT:$?":
-			return ShellCmd, true
-		case rest == "%OS%:True" || rest == "%OS%:False":
-			return ShellPowerShell, true
-		case strings.HasPrefix(rest, "%OS%:") && len(rest) > 5 && strings.Trim(rest[5:], "0123456789") == "":
-			return ShellPOSIX, true
-		}
-	}
-	return "", false
-}
-
-// windowsServer reports whether an SSH server's version string names a
-// Windows build (Win32-OpenSSH: "SSH-2.0-OpenSSH_for_Windows_9.5"; Bitvise
-// WinSSHD).
-func windowsServer(version []byte) bool {
-	v := strings.ToLower(string(version))
-	return strings.Contains(v, "windows") || strings.Contains(v, "winsshd")
-}
-
-// shellKey is what a remembered shell is filed under: the login and
-// address, whatever the path to it.
-func shellKey(ep *Endpoint) string { return ep.User + "@" + ep.Address() }
-
-// knownShell returns the shell configured for the host or remembered from
-// an earlier detection, with how it was learned.
-func (s *SSH) knownShell() (Shell, string, bool) {
-	if s.ep.Shell != "" && s.ep.Shell != ShellAuto {
-		return s.ep.Shell, "configured", true
-	}
-	s.r.mu.Lock()
-	defer s.r.mu.Unlock()
-	k, ok := s.r.shells[shellKey(s.ep)]
-	return k.shell, k.how, ok
-}
-
-// learnedShell is a shell detected on a host, and how.
-type learnedShell struct {
-	shell Shell
-	how   string
-}
-
-// Shell returns the shell the host runs commands with: the configured
-// one (HostConfig.Shell), else the one detected earlier on this Router,
-// else it detects it now, on a pooled connection, and remembers it for
-// the host (login and address). Detection reads the server's version
-// string: a server that names no Windows build is taken for a POSIX
-// shell without running anything; a Windows one (Win32-OpenSSH, whose
-// DefaultShell may be cmd.exe, PowerShell or bash) is asked one harmless
-// probe, echo rigout-shell:%OS%:$?, whose output differs in each shell.
-// An answer it cannot read is an error, and nothing is remembered.
-func (s *SSH) Shell(ctx context.Context) (Shell, error) {
-	sh, _, err := s.shell(ctx)
-	return sh, err
-}
-
-// shell is Shell with how the shell was learned.
-func (s *SSH) shell(ctx context.Context) (Shell, string, error) {
-	if sh, how, ok := s.knownShell(); ok {
-		return sh, how, nil
-	}
-	c, err := s.r.pool.acquire(ctx, s.ep.poolKey(s.principal), func(dctx context.Context) (*conn, error) {
-		return s.r.dialEndpoint(dctx, s.ep, s.principal)
-	})
-	if err != nil {
-		return "", "", err
-	}
-	defer c.release()
-	return s.detectOn(ctx, c)
-}
-
-// detectOn detects the host's shell on the connection c and remembers it.
-func (s *SSH) detectOn(ctx context.Context, c *conn) (Shell, string, error) {
-	sh, how, err := detectShell(ctx, c.client)
-	if err != nil {
-		return "", "", fmt.Errorf("exec: detect the shell of %s: %w (set the host's shell in its configuration)", s.ep.Name, err)
-	}
-	s.r.mu.Lock()
-	if s.r.shells == nil {
-		s.r.shells = map[string]learnedShell{}
-	}
-	s.r.shells[shellKey(s.ep)] = learnedShell{sh, how}
-	s.r.mu.Unlock()
-	return sh, how, nil
-}
-
-// detectShell applies the detection Shell describes on client.
-func detectShell(ctx context.Context, client *ssh.Client) (Shell, string, error) {
-	version := client.ServerVersion()
-	if !windowsServer(version) {
-		return ShellPOSIX, fmt.Sprintf("detected: the server (%s) names no Windows build", safeVersion(version)), nil
-	}
-	sess, err := client.NewSession()
-	if err != nil {
-		return "", "", err
-	}
-	defer sess.Close()
-	stop := context.AfterFunc(ctx, func() { sess.Close() })
-	defer stop()
-	var out bytes.Buffer
-	sess.Stdout = &limitedWriter{w: &out, n: 4096}
-	if err := sess.Run(ShellProbe); err != nil {
-		var ee *ssh.ExitError
-		if !errors.As(err, &ee) {
-			return "", "", err
-		}
-	}
-	sh, ok := parseShellProbe(out.String())
-	if !ok {
-		return "", "", fmt.Errorf("the probe %q answered %q, which no known shell prints", ShellProbe, safeVersion(out.Bytes()))
-	}
-	return sh, fmt.Sprintf("detected: the server (%s) answered the probe as %s", safeVersion(version), sh), nil
-}
-
-// safeVersion is a server's version string or a probe's answer, bounded
-// and printable.
-func safeVersion(b []byte) string {
-	if len(b) > 200 {
-		b = b[:200]
-	}
-	s := strings.ToValidUTF8(string(b), "?")
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, strings.TrimSpace(s))
-}
-
-// limitedWriter keeps the first n bytes written to it.
-type limitedWriter struct {
-	w *bytes.Buffer
-	n int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if room := l.n - l.w.Len(); room > 0 {
-		l.w.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
-}
 
 // CommandLineFor returns the command line for cmd that rigout sends to a
 // host whose shell is sh: RemoteCommandLine(cmd, posixShell) for a POSIX
@@ -448,9 +294,9 @@ func psWrap(script string) string {
 		"$rigout_ok = $?; if ($LASTEXITCODE) { exit $LASTEXITCODE }; if (-not $rigout_ok) { exit 1 }; exit 0"
 }
 
-// psSecretsLine is the line of standard input that carries secrets to
+// PowerShellSecretsLine is the line of standard input that carries secrets to
 // PowerShellCommandLine's script: NAME=base64(value) pairs.
-func psSecretsLine(secrets map[string]string) string {
+func PowerShellSecretsLine(secrets map[string]string) string {
 	parts := make([]string, 0, len(secrets))
 	for _, k := range sortedKeys(secrets) {
 		parts = append(parts, k+"="+base64.StdEncoding.EncodeToString([]byte(secrets[k])))
@@ -499,48 +345,23 @@ func (e *ShellMismatchError) Error() string {
 	return fmt.Sprintf("exec: %s runs %s, and the command was judged as %s: not sent (run it again: the host's shell is now known)", e.Host, e.Runs, e.JudgedFor)
 }
 
-// lineFor is the complete line for cmd on a host running sh: the POSIX
-// line with its process-id marker, or the Windows line.
-func (s *SSH) lineFor(cmd Command, sh Shell) (string, error) {
-	if cmd.JudgedFor != "" && cmd.JudgedFor != ShellAuto && cmd.JudgedFor != sh {
-		return "", &ShellMismatchError{Host: s.ep.Name, JudgedFor: cmd.JudgedFor, Runs: sh}
+// ParseShellProbe reads the output of ShellProbe run by a host's login
+// shell: which shell ran it, and false when the output does not say.
+func ParseShellProbe(out string) (Shell, bool) {
+	for line := range strings.SplitSeq(out, "\n") {
+		line = strings.TrimSpace(line)
+		rest, ok := strings.CutPrefix(line, "rigout-shell:")
+		if !ok {
+			continue
+		}
+		switch {
+		case rest == "Windows_NT:$?":
+			return ShellCmd, true
+		case rest == "%OS%:True" || rest == "%OS%:False":
+			return ShellPowerShell, true
+		case strings.HasPrefix(rest, "%OS%:") && len(rest) > 5 && strings.Trim(rest[5:], "0123456789") == "":
+			return ShellPOSIX, true
+		}
 	}
-	if sh.Windows() {
-		return CommandLineFor(cmd, sh, "")
-	}
-	line, err := RemoteCommandLine(cmd, s.r.cfg.RemoteShell)
-	if err != nil {
-		return "", err
-	}
-	return pidMarkerPrefix + line, nil
-}
-
-// windowsShell reports whether the host is known to run cmd.exe or
-// PowerShell.
-func (s *SSH) windowsShell() (Shell, bool) {
-	sh, _, ok := s.knownShell()
-	return sh, ok && sh.Windows()
-}
-
-// windowsRoute names a Windows shell in res's route, and, when the
-// helper was wanted (noHelper set), why a Windows host goes without it.
-func (s *SSH) windowsRoute(res *Result, sh Shell, noHelper string) {
-	if !sh.Windows() {
-		return
-	}
-	res.Route = s.ep.Route() + " [" + string(sh) + "]"
-	res.Unsandboxed = "remote host: the far side runs no sandbox"
-	if noHelper != "" {
-		why := "a Windows host: the helper runs on Linux only"
-		res.Route += " [no rigout helper: " + why + "]"
-		res.Unsandboxed = "remote host without the rigout helper (" + why + "): the far side runs no sandbox"
-	}
-}
-
-// KnownShell returns the host's shell when it is known without contacting
-// the host: configured (HostConfig.Shell) or detected earlier by this
-// Router. ok is false when only Shell can tell.
-func (s *SSH) KnownShell() (sh Shell, ok bool) {
-	sh, _, ok = s.knownShell()
-	return sh, ok
+	return "", false
 }

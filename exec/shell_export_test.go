@@ -2,6 +2,5 @@ package exec
 
 // Exports for shell_test.go.
 var (
-	ParseShellProbe = parseShellProbe
-	CRTQuote        = crtQuote
+	CRTQuote = crtQuote
 )

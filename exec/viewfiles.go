@@ -46,14 +46,14 @@ type fileOp struct {
 
 // fileReply is what a file operation returns.
 type fileReply struct {
-	Err   string     `json:"err,omitempty"`
-	Errno int        `json:"errno,omitempty"`
-	Infos []fileStat `json:"infos,omitempty"`
-	Link  string     `json:"link,omitempty"`
+	Err   string           `json:"err,omitempty"`
+	Errno int              `json:"errno,omitempty"`
+	Infos []HelperFileStat `json:"infos,omitempty"`
+	Link  string           `json:"link,omitempty"`
 }
 
-// fileStat is an fs.FileInfo on the wire.
-type fileStat struct {
+// HelperFileStat is an fs.FileInfo on the wire.
+type HelperFileStat struct {
 	Name  string `json:"name"`
 	Size  int64  `json:"size"`
 	Mode  uint32 `json:"mode"` // fs.FileMode
@@ -63,14 +63,14 @@ type fileStat struct {
 	Ino   uint64 `json:"ino,omitempty"`
 }
 
-// viewFileInfo is a fileStat as an fs.FileInfo whose Sys is a
+// viewFileInfo is a HelperFileStat as an fs.FileInfo whose Sys is a
 // *syscall.Stat_t with the owner, inode and link count.
 type viewFileInfo struct {
-	s  fileStat
+	s  HelperFileStat
 	st syscall.Stat_t
 }
 
-func newViewFileInfo(s fileStat) *viewFileInfo {
+func newViewFileInfo(s HelperFileStat) *viewFileInfo {
 	// The gateway's user is root in the view.
 	if s.UID == 0 {
 		s.UID = os.Geteuid()
@@ -91,6 +91,24 @@ func (fi *viewFileInfo) Mode() fs.FileMode  { return fs.FileMode(fi.s.Mode) }
 func (fi *viewFileInfo) ModTime() time.Time { return time.Unix(0, fi.s.MTime) }
 func (fi *viewFileInfo) IsDir() bool        { return fi.Mode().IsDir() }
 func (fi *viewFileInfo) Sys() any           { return &fi.st }
+
+// FileInfo is s as an fs.FileInfo whose Sys is a *syscall.Stat_t with
+// the owner and inode, owners as the helper's host numbers them.
+func (s HelperFileStat) FileInfo() fs.FileInfo {
+	fi := &viewFileInfo{s: s}
+	fi.st.Uid, fi.st.Gid = uint32(s.UID), uint32(s.GID)
+	fi.st.Ino = s.Ino
+	fi.st.Size = s.Size
+	return fi
+}
+
+// FileError is the error of a file operation's reply (nil if none): a
+// *fs.PathError for op and name wrapping the host's errno where there
+// was one, so that errors.Is(err, fs.ErrNotExist) and the like work as
+// with package os.
+func (r *HelperReply) FileError(op, name string) error {
+	return replyErr(op, name, fileReply{Err: r.Err, Errno: r.Errno})
+}
 
 // replyErr turns a reply's error back into an error: a *fs.PathError
 // wrapping the errno where there was one, so that errors.Is(err,

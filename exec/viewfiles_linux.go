@@ -367,7 +367,7 @@ func doFileOp(op fileOp) (fileReply, *os.File) {
 		if err != nil {
 			return errReply(err), nil
 		}
-		return fileReply{Infos: []fileStat{statOf(fi)}}, nil
+		return fileReply{Infos: []HelperFileStat{statOf(fi)}}, nil
 	case "readdir":
 		var d *os.File
 		if root != nil {
@@ -383,7 +383,7 @@ func doFileOp(op fileOp) (fileReply, *os.File) {
 		if err != nil {
 			return errReply(err), nil
 		}
-		rep := fileReply{Infos: make([]fileStat, len(fis))}
+		rep := fileReply{Infos: make([]HelperFileStat, len(fis))}
 		for i, fi := range fis {
 			rep.Infos[i] = statOf(fi)
 		}
@@ -465,8 +465,8 @@ func errReply(err error) fileReply {
 
 // statOf puts fi on the wire. Owners are as the view sees them: the
 // gateway's user is root there, and is reported as the gateway's user.
-func statOf(fi fs.FileInfo) fileStat {
-	s := fileStat{Name: fi.Name(), Size: fi.Size(), Mode: uint32(fi.Mode()), MTime: fi.ModTime().UnixNano(), UID: -1, GID: -1}
+func statOf(fi fs.FileInfo) HelperFileStat {
+	s := HelperFileStat{Name: fi.Name(), Size: fi.Size(), Mode: uint32(fi.Mode()), MTime: fi.ModTime().UnixNano(), UID: -1, GID: -1}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		s.UID, s.GID, s.Ino = int(st.Uid), int(st.Gid), st.Ino
 	}

@@ -123,7 +123,7 @@ type Command struct {
 	// links that exist here (validate.Options.Readlink).
 	Local bool
 	// Readlink, when set and Local is not, reads the symbolic links of the
-	// remote host the command runs on (exec.SSH.PolicyReadlink: through
+	// remote host the command runs on (remote.SSH.PolicyReadlink: through
 	// its rigout helper), so that the paths it deletes, writes or changes
 	// into are resolved there as Local resolves them here.
 	Readlink func(name string) (string, error)

@@ -9,7 +9,7 @@ import (
 	"github.com/rigout/rigout/sessions"
 )
 
-// hostCounts stands in for an SSH router's pool (exec.Router.Connections
+// hostCounts stands in for an SSH router's pool (remote.Router.Connections
 // is tested against the in-process SSH server in package exec).
 type hostCounts map[string]int
 

@@ -36,7 +36,7 @@ type Sessions interface {
 }
 
 // Pool is what the metrics read of an SSH router: satisfied by
-// *exec.Router.
+// *remote.Router.
 type Pool interface {
 	Connections() map[string]int
 }

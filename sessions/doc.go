@@ -35,7 +35,7 @@
 // [Manager.OpenTerminal] starts bash on a pseudo-terminal: on this machine
 // through the Manager's exec.Local (exec.Local.StartPTY: its sandbox,
 // private environment and descendant tracking), or on an SSH host as a PTY
-// channel of the router's pooled connection (exec.SSH.StartPTY). A
+// channel of the router's pooled connection (remote.SSH.StartPTY). A
 // [Terminal] runs one command at a time in that shell ([Terminal.Exec]), so
 // the working directory and variables persist. Each command's end and exit
 // code come from a marker carrying a fresh random nonce, printed by the

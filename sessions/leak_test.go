@@ -10,7 +10,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/exec/sshtest"
+	"github.com/rigout/rigout/exec/remote"
+	"github.com/rigout/rigout/exec/remote/sshtest"
 	"github.com/rigout/rigout/internal/proctest"
 	"github.com/rigout/rigout/sessions"
 )
@@ -46,9 +47,9 @@ func sshStarter(t *testing.T) (sessions.Starter, func()) {
 	if err := os.WriteFile(known, []byte(s.KnownHostsLine()+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r, err := exec.NewRouter(exec.RouterConfig{
-		Hosts:          []exec.HostConfig{{Name: "far", Address: s.Host(), Port: s.Port(), User: "agent", Key: keyPath}},
-		KnownHostsFile: known, HostKeyPolicy: exec.HostKeyStrict, HomeDir: dir, Grace: 200 * time.Millisecond,
+	r, err := remote.NewRouter(remote.RouterConfig{
+		Hosts:          []remote.HostConfig{{Name: "far", Address: s.Host(), Port: s.Port(), User: "agent", Key: keyPath}},
+		KnownHostsFile: known, HostKeyPolicy: remote.HostKeyStrict, HomeDir: dir, Grace: 200 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +63,7 @@ func sshStarter(t *testing.T) (sessions.Starter, func()) {
 		closeAll()
 		t.Fatal(err)
 	}
-	return sessions.SSH(tg.Runner.(*exec.SSH)), closeAll
+	return sessions.Remote(tg.Route, tg.Runner.(*remote.SSH)), closeAll
 }
 
 // TestNoLeakAfterHundredProcesses starts 100 background processes (90

@@ -71,11 +71,11 @@ type TerminalOptions struct {
 	// Host is the host as the caller named it, for listings and the
 	// ledger. If empty, "local".
 	Host string
-	// SSH, if set, runs the shell on its host, over a PTY channel of its
-	// pooled connection; if nil, the shell runs on this machine through
+	// SSH, if set, runs the shell on its host (the SSH package's *SSH: over
+	// a PTY channel of its pooled connection); if nil, the shell runs on this machine through
 	// the Manager's Local (sandbox, private environment, descendant
 	// tracking).
-	SSH *exec.SSH
+	SSH exec.PTYStarter
 	// Dir is the shell's first working directory. If empty, the
 	// runner's default.
 	Dir string

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/sessions"
 )
@@ -37,7 +38,7 @@ func BenchmarkTerminalTrue(b *testing.B) {
 		}
 	})
 	e := sshdtest.Start(b, sshdtest.Options{})
-	r, err := exec.NewRouter(e.Router)
+	r, err := remote.NewRouter(e.Router)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func BenchmarkTerminalTrue(b *testing.B) {
 	}
 	b.Run("ssh/session", func(b *testing.B) {
 		m := benchManager(b, local)
-		term, err := m.OpenTerminal(ctx, "bench", sessions.TerminalOptions{SSH: tg.Runner.(*exec.SSH)})
+		term, err := m.OpenTerminal(ctx, "bench", sessions.TerminalOptions{SSH: tg.Runner.(*remote.SSH)})
 		if err != nil {
 			b.Fatal(err)
 		}

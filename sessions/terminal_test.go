@@ -19,6 +19,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/audittest"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/internal/proctest"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/sessions"
@@ -43,19 +44,19 @@ func backends() []backend {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return sessions.TerminalOptions{Host: sshdtest.Host, SSH: tg.Runner.(*exec.SSH)}
+			return sessions.TerminalOptions{Host: sshdtest.Host, SSH: tg.Runner.(*remote.SSH)}
 		}},
 	}
 }
 
 // sshRouter starts sshd and returns a router that reaches it.
-func sshRouter(t *testing.T) *exec.Router {
+func sshRouter(t *testing.T) *remote.Router {
 	t.Helper()
 	e := sshdtest.Start(t, sshdtest.Options{})
 	// Idle connections close soon, so that the leak test sees the pool
 	// give back what it dialled for concurrent sessions.
 	e.Router.IdleTTL = 300 * time.Millisecond
-	r, err := exec.NewRouter(e.Router)
+	r, err := remote.NewRouter(e.Router)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@
 // mismatch exits 86, as the start line's own check does.
 //
 // It is built without cgo, one binary per GOOS/GOARCH, and handed to
-// exec.HelperConfig.Binaries.
+// remote.HelperConfig.Binaries.
 package main
 
 import (

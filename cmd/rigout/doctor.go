@@ -23,6 +23,7 @@ import (
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/internal/runstate"
 	"github.com/rigout/rigout/internal/statedir"
 	"github.com/rigout/rigout/sandboxcfg"
@@ -362,7 +363,7 @@ func (d *doctor) hosts(ctx context.Context) {
 		return
 	}
 	defer r.Close()
-	var eps []exec.Endpoint
+	var eps []remote.Endpoint
 	for _, ep := range r.List() {
 		if ep.Host != "" {
 			eps = append(eps, ep)
@@ -372,7 +373,7 @@ func (d *doctor) hosts(ctx context.Context) {
 		d.add("hosts", "ok", "none configured (config file hosts or ~/.ssh/config)", "")
 		return
 	}
-	results := make([]exec.TestResult, len(eps))
+	results := make([]remote.TestResult, len(eps))
 	var wg sync.WaitGroup
 	for i, ep := range eps {
 		wg.Go(func() { results[i] = r.Test(ctx, ep.Name, "doctor") })
@@ -389,16 +390,16 @@ func (d *doctor) hosts(ctx context.Context) {
 		fix := "rigout hosts test " + shellQuote(ep.Name)
 		what := "not reachable"
 		switch {
-		case errors.Is(err, exec.ErrHostKeyUnknown):
+		case errors.Is(err, remote.ErrHostKeyUnknown):
 			what, fix = "host key unknown", "rigout hosts trust "+shellQuote(ep.Name)+"   (compare the fingerprint it shows with the host's own)"
-		case errors.Is(err, exec.ErrHostKeyChanged), errors.Is(err, exec.ErrHostKeyRevoked):
+		case errors.Is(err, remote.ErrHostKeyChanged), errors.Is(err, remote.ErrHostKeyRevoked):
 			what, fix = "host key changed", "ssh-keygen -R "+shellQuote(ep.Address())+"   (only once you know why the key changed), then rigout hosts trust "+shellQuote(ep.Name)
-		case errors.Is(err, exec.ErrKeysRejected), errors.Is(err, exec.ErrNoKeys), errors.Is(err, exec.ErrPasswordRequired):
+		case errors.Is(err, remote.ErrKeysRejected), errors.Is(err, remote.ErrNoKeys), errors.Is(err, remote.ErrPasswordRequired):
 			what, fix = "login fails", "ssh-copy-id -p "+fmt.Sprint(ep.Port)+" "+shellQuote(ep.User+"@"+ep.Host)+"   (installs your public key on the host)"
-		case errors.Is(err, exec.ErrConnectTimeout):
+		case errors.Is(err, remote.ErrConnectTimeout):
 			what, fix = "no answer", "check that sshd listens on "+ep.Address()+" (or fix the host's address in the config), then: rigout hosts test "+shellQuote(ep.Name)
 		default:
-			var de *exec.DialError
+			var de *remote.DialError
 			if errors.As(err, &de) || strings.Contains(fmt.Sprint(err), "connection refused") {
 				fix = "check that sshd listens on " + ep.Address() + " (or fix the host's address in the config), then: rigout hosts test " + shellQuote(ep.Name)
 			}

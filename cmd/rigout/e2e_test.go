@@ -27,7 +27,7 @@ import (
 	mcptransport "github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/rigout/rigout/exec/sshtest"
+	"github.com/rigout/rigout/exec/remote/sshtest"
 )
 
 // binary is the rigout binary built once for the end-to-end tests.

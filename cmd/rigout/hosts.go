@@ -19,6 +19,7 @@ import (
 	"github.com/rigout/rigout/assembly"
 	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/internal/hostsfile"
 	"github.com/rigout/rigout/internal/statedir"
 )
@@ -47,7 +48,7 @@ type hostsFlags struct {
 	sshConfig  string
 	expect     string
 	timeout    time.Duration
-	host       exec.HostConfig // add
+	host       remote.HostConfig // add
 	labels     stringList
 }
 
@@ -57,7 +58,7 @@ func (f *hostsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.knownHosts, "known-hosts", "", "the user's known_hosts file, read only (default ~/.ssh/known_hosts)")
 	fs.StringVar(&f.sshConfig, "ssh-config", "", "OpenSSH client configuration (default ~/.ssh/config)")
 	fs.StringVar(&f.expect, "expect", "", "trust: record the key only if its fingerprint is this (SHA256:…)")
-	fs.DurationVar(&f.timeout, "timeout", exec.DefaultConnectTimeout, "connect timeout, handshake included")
+	fs.DurationVar(&f.timeout, "timeout", remote.DefaultConnectTimeout, "connect timeout, handshake included")
 	fs.StringVar(&f.host.Address, "address", "", "add: host name or IP to connect to")
 	fs.StringVar(&f.host.User, "user", "", "add: remote login")
 	fs.IntVar(&f.host.Port, "port", 0, "add: SSH port (default 22)")
@@ -164,10 +165,10 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// router builds the exec.Router the way the gateway does: strict host
+// router builds the remote.Router the way the gateway does: strict host
 // keys, the user's ssh_config and known_hosts, rigout's own known_hosts
 // in the state directory, the agent from SSH_AUTH_SOCK.
-func (f *hostsFlags) router(ensure bool, stderr io.Writer) (*exec.Router, string, error) {
+func (f *hostsFlags) router(ensure bool, stderr io.Writer) (*remote.Router, string, error) {
 	dir, err := statedir.Resolve(f.stateDir, nil)
 	if err != nil {
 		return nil, "", err
@@ -197,9 +198,9 @@ func (f *hostsFlags) router(ensure bool, stderr io.Writer) (*exec.Router, string
 	if err != nil {
 		return nil, "", err
 	}
-	policy := exec.HostKeyStrict
+	policy := remote.HostKeyStrict
 	if file.SSH.HostKeys != "" {
-		if policy, err = exec.ParseHostKeyPolicy(file.SSH.HostKeys); err != nil {
+		if policy, err = remote.ParseHostKeyPolicy(file.SSH.HostKeys); err != nil {
 			return nil, "", err
 		}
 	}
@@ -214,7 +215,7 @@ func (f *hostsFlags) router(ensure bool, stderr io.Writer) (*exec.Router, string
 	if err != nil {
 		return nil, "", err
 	}
-	r, err := exec.NewRouter(exec.RouterConfig{
+	r, err := remote.NewRouter(remote.RouterConfig{
 		Local:               &exec.Local{},
 		Helper:              helper,
 		Hosts:               hosts,
@@ -231,7 +232,7 @@ func (f *hostsFlags) router(ensure bool, stderr io.Writer) (*exec.Router, string
 	return r, dir, err
 }
 
-func hostsList(r *exec.Router, stdout io.Writer) int {
+func hostsList(r *remote.Router, stdout io.Writer) int {
 	eps := r.List()
 	if len(eps) == 0 {
 		fmt.Fprintln(stdout, "No hosts configured. Any host name still works as a plain SSH attempt; add Host entries to ~/.ssh/config to name them.")
@@ -262,7 +263,7 @@ func hostsList(r *exec.Router, stdout io.Writer) int {
 	return 0
 }
 
-func hostsTest(ctx context.Context, r *exec.Router, name string, stdout, stderr io.Writer) int {
+func hostsTest(ctx context.Context, r *remote.Router, name string, stdout, stderr io.Writer) int {
 	d, err := r.Describe(ctx, name, "cli")
 	if err != nil {
 		fmt.Fprintf(stderr, "rigout hosts test: %v\n", err)
@@ -291,15 +292,15 @@ func hostsTest(ctx context.Context, r *exec.Router, name string, stdout, stderr 
 // person runs it at a terminal: it shows the key (Router.HostKey) and
 // records exactly the key shown (Router.Trust with its fingerprint), and
 // says how to undo that if the fingerprint turns out wrong.
-func hostsTrust(ctx context.Context, r *exec.Router, name, expect, stateDir string, stdout, stderr io.Writer) int {
-	offers := func(res exec.TrustResult) {
+func hostsTrust(ctx context.Context, r *remote.Router, name, expect, stateDir string, stdout, stderr io.Writer) int {
+	offers := func(res remote.TrustResult) {
 		if res.Fingerprint != "" {
 			fmt.Fprintf(stdout, "%s (%s) offers %s key %s\n", name, res.Address, res.KeyType, res.Fingerprint)
 		}
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "rigout hosts trust: %v\n", err)
-		if errors.Is(err, exec.ErrFingerprintMismatch) {
+		if errors.Is(err, remote.ErrFingerprintMismatch) {
 			fmt.Fprintln(stderr, "Nothing was recorded.")
 		}
 		return 1

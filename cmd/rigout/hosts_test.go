@@ -13,7 +13,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
-	"github.com/rigout/rigout/exec/sshtest"
+	"github.com/rigout/rigout/exec/remote/sshtest"
 )
 
 // hostsEnv points HOME at a temp directory with a user key, and returns

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rigout/rigout/config"
-	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/internal/hostsfile"
 )
 
@@ -12,7 +12,7 @@ import (
 // of them is left out, and said.
 func ExampleMerge() {
 	configured := hostsfile.FromConfig([]config.Host{{Name: "web1", Address: "10.0.0.5", Shell: "cmd"}})
-	saved := []exec.HostConfig{{Name: "web1", Address: "10.9.9.9"}, {Name: "db1", Address: "10.0.0.7"}}
+	saved := []remote.HostConfig{{Name: "web1", Address: "10.9.9.9"}, {Name: "db1", Address: "10.0.0.7"}}
 	all, skipped := hostsfile.Merge(configured, saved)
 	for _, h := range all {
 		fmt.Printf("%s %s shell=%q\n", h.Name, h.Address, h.Shell)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/internal/runstate"
 	hostsfamily "github.com/rigout/rigout/tools/hosts"
 )
@@ -33,7 +34,7 @@ type File struct {
 }
 
 type hostsDoc struct {
-	Hosts []exec.HostConfig `json:"hosts"`
+	Hosts []remote.HostConfig `json:"hosts"`
 }
 
 // New returns the hosts file of the state directory dir.
@@ -43,13 +44,13 @@ func New(dir string) *File { return &File{path: filepath.Join(dir, Name)} }
 func (f *File) String() string { return f.path }
 
 // Load returns the saved hosts; a missing file holds none.
-func (f *File) Load() ([]exec.HostConfig, error) {
+func (f *File) Load() ([]remote.HostConfig, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.loadLocked()
 }
 
-func (f *File) loadLocked() ([]exec.HostConfig, error) {
+func (f *File) loadLocked() ([]remote.HostConfig, error) {
 	b, err := os.ReadFile(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -69,7 +70,7 @@ func (f *File) loadLocked() ([]exec.HostConfig, error) {
 	return d.Hosts, nil
 }
 
-func (f *File) writeLocked(hosts []exec.HostConfig) error {
+func (f *File) writeLocked(hosts []remote.HostConfig) error {
 	b, err := json.MarshalIndent(hostsDoc{Hosts: hosts}, "", "  ")
 	if err != nil {
 		return err
@@ -78,7 +79,7 @@ func (f *File) writeLocked(hosts []exec.HostConfig) error {
 }
 
 // Save records h, replacing a saved host of the same name.
-func (f *File) Save(h exec.HostConfig) error {
+func (f *File) Save(h remote.HostConfig) error {
 	if err := h.Validate(); err != nil {
 		return err
 	}
@@ -88,7 +89,7 @@ func (f *File) Save(h exec.HostConfig) error {
 	if err != nil {
 		return err
 	}
-	hosts = slices.DeleteFunc(hosts, func(o exec.HostConfig) bool { return o.Name == h.Name })
+	hosts = slices.DeleteFunc(hosts, func(o remote.HostConfig) bool { return o.Name == h.Name })
 	return f.writeLocked(append(hosts, h))
 }
 
@@ -101,7 +102,7 @@ func (f *File) Delete(name string) (bool, error) {
 		return false, err
 	}
 	n := len(hosts)
-	hosts = slices.DeleteFunc(hosts, func(o exec.HostConfig) bool { return o.Name == name })
+	hosts = slices.DeleteFunc(hosts, func(o remote.HostConfig) bool { return o.Name == name })
 	if len(hosts) == n {
 		return false, nil
 	}
@@ -111,10 +112,10 @@ func (f *File) Delete(name string) (bool, error) {
 // Merge returns the configuration file's hosts followed by the saved
 // ones; a saved host named like a configured one is left out (the file
 // the operator edits wins), and named in skipped.
-func Merge(configured, saved []exec.HostConfig) (all []exec.HostConfig, skipped []string) {
+func Merge(configured, saved []remote.HostConfig) (all []remote.HostConfig, skipped []string) {
 	all = slices.Clone(configured)
 	for _, h := range saved {
-		if slices.ContainsFunc(configured, func(c exec.HostConfig) bool { return c.Name == h.Name }) {
+		if slices.ContainsFunc(configured, func(c remote.HostConfig) bool { return c.Name == h.Name }) {
 			skipped = append(skipped, h.Name)
 			continue
 		}
@@ -135,7 +136,7 @@ func Store(file *config.File, dir string) hostsfamily.Store {
 
 // Router is the configuration file's hosts and, when it opts in, the
 // saved ones of the state directory dir, as the SSH router takes them.
-func Router(file *config.File, dir string, warn func(string, ...any)) ([]exec.HostConfig, error) {
+func Router(file *config.File, dir string, warn func(string, ...any)) ([]remote.HostConfig, error) {
 	if !file.SSH.PersistHosts {
 		return FromConfig(file.Hosts), nil
 	}
@@ -151,11 +152,11 @@ func Router(file *config.File, dir string, warn func(string, ...any)) ([]exec.Ho
 }
 
 // FromConfig turns the configuration's hosts into the SSH router's.
-func FromConfig(hosts []config.Host) []exec.HostConfig {
-	var out []exec.HostConfig
+func FromConfig(hosts []config.Host) []remote.HostConfig {
+	var out []remote.HostConfig
 	for _, h := range hosts {
-		out = append(out, exec.HostConfig{Name: h.Name, Address: h.Address, User: h.User, Port: h.Port,
-			Key: h.Key, ProxyJump: h.ProxyJump, Labels: h.Labels, Helper: exec.HelperMode(h.Helper), Shell: exec.Shell(h.Shell)})
+		out = append(out, remote.HostConfig{Name: h.Name, Address: h.Address, User: h.User, Port: h.Port,
+			Key: h.Key, ProxyJump: h.ProxyJump, Labels: h.Labels, Helper: remote.HelperMode(h.Helper), Shell: exec.Shell(h.Shell)})
 	}
 	return out
 }

@@ -7,12 +7,13 @@ import (
 
 	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 )
 
 func TestMergeConfigWins(t *testing.T) {
 	all, skipped := Merge(
-		[]exec.HostConfig{{Name: "a", Address: "10.0.0.1"}},
-		[]exec.HostConfig{{Name: "a", Address: "10.0.0.2"}, {Name: "b", Address: "10.0.0.3"}})
+		[]remote.HostConfig{{Name: "a", Address: "10.0.0.1"}},
+		[]remote.HostConfig{{Name: "a", Address: "10.0.0.2"}, {Name: "b", Address: "10.0.0.3"}})
 	if len(all) != 2 || all[0].Address != "10.0.0.1" || all[1].Name != "b" || len(skipped) != 1 || skipped[0] != "a" {
 		t.Fatalf("Merge = %+v, skipped %v", all, skipped)
 	}
@@ -20,7 +21,7 @@ func TestMergeConfigWins(t *testing.T) {
 
 func TestRouterReadsSavedHostsOnlyWhenOptedIn(t *testing.T) {
 	dir := t.TempDir()
-	if err := New(dir).Save(exec.HostConfig{Name: "saved", Address: "10.0.0.9"}); err != nil {
+	if err := New(dir).Save(remote.HostConfig{Name: "saved", Address: "10.0.0.9"}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -49,7 +50,7 @@ func TestRouterReadsSavedHostsOnlyWhenOptedIn(t *testing.T) {
 			if hosts[0].Shell != exec.ShellCmd {
 				t.Errorf("shell %q, want cmd", hosts[0].Shell)
 			}
-			if hosts[0].Helper != exec.HelperOff {
+			if hosts[0].Helper != remote.HelperOff {
 				t.Errorf("helper %q, want off", hosts[0].Helper)
 			}
 		})

@@ -41,7 +41,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout"
-	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 )
 
 // defaultTargets are the platforms a release ships for.
@@ -79,7 +79,7 @@ func main() {
 func run(ctx context.Context, args []string, log io.Writer) error {
 	fs := flag.NewFlagSet("release", flag.ContinueOnError)
 	fs.SetOutput(log)
-	o := options{Log: log, Helpers: exec.HelperPlatforms()}
+	o := options{Log: log, Helpers: remote.HelperPlatforms()}
 	var targets string
 	fs.StringVar(&o.Out, "out", "dist", "directory for the archives and "+SumsFile)
 	fs.StringVar(&o.Version, "version", "v"+rigout.Version, "release version to stamp")
@@ -218,7 +218,7 @@ func build(ctx context.Context, o options) ([]artifact, error) {
 		if err != nil || goos != "linux" {
 			return nil, fmt.Errorf("helper %q: want linux/amd64 or linux/arm64", t)
 		}
-		bin := filepath.Join(work, "helpers", exec.HelperFileName(t))
+		bin := filepath.Join(work, "helpers", remote.HelperFileName(t))
 		if err := goBuild(ctx, o, "rigout-helper "+t, goos, goarch, "-s -w", bin, "./cmd/rigout-helper"); err != nil {
 			return nil, err
 		}
@@ -226,7 +226,7 @@ func build(ctx context.Context, o options) ([]artifact, error) {
 		if err != nil {
 			return nil, err
 		}
-		helpers = append(helpers, archiveFile{exec.HelperFileName(t), 0o755, data})
+		helpers = append(helpers, archiveFile{remote.HelperFileName(t), 0o755, data})
 	}
 	var arts []artifact
 	for _, t := range o.Targets {

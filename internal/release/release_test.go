@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/internal/sshdtest"
 )
 
@@ -198,7 +199,7 @@ func unpack(t *testing.T, archive []byte, dir string, helpers []string) string {
 	prefix := "rigout_v9.8.7-test_" + strings.ReplaceAll(hostTarget(), "/", "_") + "/"
 	want := []string{prefix + "rigout"}
 	for _, h := range helpers {
-		want = append(want, prefix+exec.HelperFileName(h))
+		want = append(want, prefix+remote.HelperFileName(h))
 	}
 	want = append(want, prefix+"README.md")
 	if len(names) <= len(want) || !slices.Equal(names[:len(want)], want) {

@@ -26,7 +26,8 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/exec/sshtest"
+	"github.com/rigout/rigout/exec/remote"
+	"github.com/rigout/rigout/exec/remote/sshtest"
 )
 
 // Path is where the OpenSSH server is expected.
@@ -60,7 +61,7 @@ type Server struct {
 	// Router reaches the server as host Host, logging in as the current
 	// user with a throwaway key, host key trusted strictly, no
 	// ~/.ssh/config read.
-	Router exec.RouterConfig
+	Router remote.RouterConfig
 
 	mu  sync.Mutex
 	log strings.Builder
@@ -152,12 +153,12 @@ func Start(t testing.TB, o Options) *Server {
 		if err := os.WriteFile(known, []byte(line+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		s.Router = exec.RouterConfig{
+		s.Router = remote.RouterConfig{
 			Local:             &exec.Local{UnsafeNoSandbox: true},
-			Hosts:             []exec.HostConfig{{Name: Host, Address: "127.0.0.1", Port: port, User: me.Username, Key: uk}},
+			Hosts:             []remote.HostConfig{{Name: Host, Address: "127.0.0.1", Port: port, User: me.Username, Key: uk}},
 			SSHConfigFiles:    []string{filepath.Join(dir, "no_ssh_config")},
 			KnownHostsFile:    known,
-			HostKeyPolicy:     exec.HostKeyStrict,
+			HostKeyPolicy:     remote.HostKeyStrict,
 			HomeDir:           dir,
 			LocalUser:         me.Username,
 			ConnectTimeout:    5 * time.Second,
@@ -236,7 +237,7 @@ func freePort(t testing.TB) int {
 // a release would, and returns a HelperConfig shipping it. The server's
 // login should have a $HOME of the test's own (Options.SetEnv), where the
 // helper's cache then lives.
-func BuildHelper(t testing.TB) *exec.HelperConfig {
+func BuildHelper(t testing.TB) *remote.HelperConfig {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "rigout-helper")
 	cmd := osexec.Command("go", "build", "-o", out, "github.com/rigout/rigout/cmd/rigout-helper")
@@ -248,5 +249,5 @@ func BuildHelper(t testing.TB) *exec.HelperConfig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &exec.HelperConfig{Binaries: map[string][]byte{runtime.GOOS + "/" + runtime.GOARCH: b}}
+	return &remote.HelperConfig{Binaries: map[string][]byte{runtime.GOOS + "/" + runtime.GOARCH: b}}
 }

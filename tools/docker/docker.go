@@ -20,7 +20,7 @@
 //
 // # Usage
 //
-//	df, err := docker.New(docker.Config{Router: router})
+//	df, err := docker.New(docker.Config{Hosts: router})
 //	if err != nil {
 //		return err
 //	}
@@ -62,17 +62,19 @@ const (
 // Engines are the CLIs the family drives, in the order it looks for them.
 var Engines = []string{"docker", "podman"}
 
-// Config configures the family. Local (or Router) is required, so that
+// Config configures the family. Local (or Hosts) is required, so that
 // no command runs outside a sandbox by accident; the rest has useful zero
 // values: this machine only, the default command policy.
 type Config struct {
 	// Local runs commands on this machine: an exec.Local with a Sandbox,
-	// or with UnsafeNoSandbox to run them unconfined; with a Router, the
-	// router's local runner instead, which must be one too. Required
-	// without a Router: New fails with exec.ErrNoSandbox.
+	// or with UnsafeNoSandbox to run them unconfined; with Hosts, the
+	// hosts' local runner instead, which must be one too. Required
+	// without Hosts: New fails with exec.ErrNoSandbox.
 	Local exec.Runner
-	// Router, if set, lets the tool reach SSH hosts. The caller owns it.
-	Router *exec.Router
+	// Hosts, if set, resolves the host argument (the SSH package\'s
+	// Router lets the tool reach SSH hosts). The caller owns it. If nil,
+	// exec.LocalHosts with Local: this machine only.
+	Hosts exec.Hosts
 	// Gate checks every command before it runs. If nil, the default policy.
 	Gate *gate.Gate
 	// MaxOutput caps each output stream, in bytes. If zero,
@@ -88,8 +90,8 @@ type Config struct {
 
 // Family is the docker tool family. It is safe for concurrent use.
 type Family struct {
-	cfg     Config
-	runners family.Runners
+	cfg   Config
+	hosts exec.Hosts
 
 	// mu protects the following.
 	mu      sync.Mutex
@@ -99,8 +101,8 @@ type Family struct {
 // New builds the family from cfg, which is copied.
 func New(cfg Config) (*Family, error) {
 	c := cfg
-	runners := family.Runners{Local: c.Local, Router: c.Router}
-	if err := runners.CheckSandboxed(); err != nil {
+	hosts := family.Hosts(c.Local, c.Hosts)
+	if err := hosts.CheckSandboxed(); err != nil {
 		return nil, fmt.Errorf("docker: Config.Local: %w", err)
 	}
 	g, err := family.Gate(c.Gate)
@@ -117,7 +119,7 @@ func New(cfg Config) (*Family, error) {
 	if c.MaxTimeout <= 0 {
 		c.MaxTimeout = DefaultMaxTimeout
 	}
-	return &Family{cfg: c, runners: runners, engines: map[string]string{}}, nil
+	return &Family{cfg: c, hosts: hosts, engines: map[string]string{}}, nil
 }
 
 // Tools returns the family's tools.
@@ -424,7 +426,7 @@ func (f *Family) handle(ctx context.Context, call *rigout.Call) (*mcp.CallToolRe
 			return res, nil
 		}
 	}
-	t, err := f.runners.Resolve(ctx, host, call.Principal().Name)
+	t, err := f.hosts.Resolve(ctx, host, call.Principal().Name)
 	if err != nil {
 		call.Outcome.Status = audit.StatusError
 		return rigout.ErrorResult("%v", err), nil

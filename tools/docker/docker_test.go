@@ -13,26 +13,27 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/internal/fakecmd"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/docker"
 )
 
-func connect(t *testing.T, rc *exec.RouterConfig, p *auth.Principal) *client.Client {
+func connect(t *testing.T, rc *remote.RouterConfig, p *auth.Principal) *client.Client {
 	t.Helper()
 	cfg := docker.Config{}
 	if rc != nil {
 		c := *rc
 		c.Local = &exec.Local{UnsafeNoSandbox: true}
-		r, err := exec.NewRouter(c)
+		r, err := remote.NewRouter(c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.Close() })
-		cfg.Router = r
+		cfg.Hosts = r
 	}
-	if cfg.Router == nil && cfg.Local == nil {
+	if cfg.Hosts == nil && cfg.Local == nil {
 		cfg.Local = &exec.Local{UnsafeNoSandbox: true}
 	}
 	f, err := docker.New(cfg)

@@ -5,7 +5,7 @@
 //
 // # Overview
 //
-// Every tool takes `host` through the routing ladder (exec.Router). On
+// Every tool takes `host` through the routing ladder (remote.Router). On
 // this machine files are reached through package os; over SSH through
 // SFTP on the router's pooled connection (one SFTP session per pooled
 // connection, requests pipelined). No command line is ever built: a path

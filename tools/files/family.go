@@ -16,8 +16,8 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/gate"
-	"github.com/rigout/rigout/tools/internal/family"
 	"github.com/rigout/rigout/validate"
 )
 
@@ -38,8 +38,8 @@ const (
 // only, the default command policy's protected roots and critical files.
 type Config struct {
 	// Router, if set, lets the tools reach SSH hosts over SFTP on its
-	// pooled connections (see exec.Router.SFTP). The caller owns it.
-	Router *exec.Router
+	// pooled connections (see remote.Router.SFTP). The caller owns it.
+	Router *remote.Router
 	// Sandbox, if it has per-principal views (exec.ViewConfig), runs every
 	// local file operation inside the calling principal's view, so that
 	// the kernel judges a delete as it judges `rm` run by the same
@@ -168,7 +168,11 @@ func hostArg(call *rigout.Call, arg string) string {
 
 // isLocal reports whether host leads to this machine.
 func (f *Family) isLocal(ctx context.Context, host, principal string) (bool, error) {
-	t, err := family.Runners{Router: f.cfg.Router}.Resolve(ctx, host, principal)
+	var hosts exec.Hosts = exec.LocalHosts{}
+	if f.cfg.Router != nil {
+		hosts = f.cfg.Router
+	}
+	t, err := hosts.Resolve(ctx, host, principal)
 	return t.Local, err
 }
 
@@ -203,16 +207,16 @@ func (f *Family) open(ctx context.Context, call *rigout.Call, host string) (file
 	}
 	// With roots, through the host's rigout helper where it runs (see
 	// helperFS); else, and where it cannot (saying why), plain SFTP.
-	var hf *exec.HelperFiles
+	var hf *remote.HelperFiles
 	var info exec.HelperInfo
 	var why string
 	if len(roots) > 0 {
 		var err error
 		hf, info, err = f.cfg.Router.HelperFiles(ctx, host, p.Name)
-		var he *exec.HelperError
+		var he *remote.HelperError
 		switch {
 		case err == nil:
-		case errors.As(err, &he) && !errors.Is(err, exec.ErrHelperRequired):
+		case errors.As(err, &he) && !errors.Is(err, remote.ErrHelperRequired):
 			why = he.Reason
 		default:
 			return nil, err

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 )
 
 // helperChunk is the most one helper request reads or writes.
 const helperChunk = 4 << 20
 
 // helperFS is an SSH host, for a principal with roots, through rigout's
-// helper on the host (exec.HelperFiles): each name is resolved by the
+// helper on the host (remote.HelperFiles): each name is resolved by the
 // host's kernel beneath its root with openat2, in the system call that
 // uses it (RESOLVE_BENEATH: links that stay beneath the root are followed,
 // as os.Root follows them locally; one that leads out fails the call).
@@ -27,13 +28,13 @@ type helperFS struct {
 	// ctx is the file call's: fileSystem's methods take none, and a
 	// helperFS lives for one call.
 	ctx   context.Context
-	hf    *exec.HelperFiles
+	hf    *remote.HelperFiles
 	roots []string
 	route string
 	sftp  *sftpFS
 }
 
-func newHelperFS(ctx context.Context, hf *exec.HelperFiles, info exec.HelperInfo, l *exec.SFTPLease, roots []string) *helperFS {
+func newHelperFS(ctx context.Context, hf *remote.HelperFiles, info exec.HelperInfo, l *remote.SFTPLease, roots []string) *helperFS {
 	return &helperFS{ctx: ctx, hf: hf, roots: roots, route: l.Route + " via " + info.String(), sftp: newSFTPFS(l, roots)}
 }
 

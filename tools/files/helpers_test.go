@@ -15,7 +15,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/auth"
-	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/files"
@@ -25,7 +25,7 @@ import (
 type setup struct {
 	roots    []string
 	readOnly bool
-	ssh      *exec.RouterConfig // nil: local only
+	ssh      *remote.RouterConfig // nil: local only
 	workDir  string
 	cfg      files.Config
 }
@@ -34,7 +34,7 @@ type env struct {
 	t      testing.TB
 	c      *client.Client
 	ledger *sqlite.Ledger
-	router *exec.Router
+	router *remote.Router
 }
 
 func newEnv(t testing.TB, s setup) *env {
@@ -46,7 +46,7 @@ func newEnv(t testing.TB, s setup) *env {
 		fc.WorkDir = t.TempDir()
 	}
 	if s.ssh != nil {
-		r, err := exec.NewRouter(*s.ssh)
+		r, err := remote.NewRouter(*s.ssh)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +187,7 @@ func helperSetup(t *testing.T, s setup) setup {
 	cfg := srv.Router
 	cfg.Hosts = slices.Clone(cfg.Hosts)
 	cfg.Hosts[0].Name = "sftp1"
-	cfg.Hosts[0].Helper = exec.HelperRequire
+	cfg.Hosts[0].Helper = remote.HelperRequire
 	cfg.Helper = sshdtest.BuildHelper(t)
 	s.ssh = &cfg
 	return s

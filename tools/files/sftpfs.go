@@ -11,7 +11,7 @@ import (
 
 	"github.com/pkg/sftp"
 
-	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 )
 
 // maxLinks bounds the symbolic links followed resolving one path, as
@@ -25,13 +25,13 @@ const maxLinks = 40
 // holds no symbolic link.
 type sftpFS struct {
 	c     *sftp.Client
-	lease *exec.SFTPLease
+	lease *remote.SFTPLease
 	route string
 	roots []string          // nil: unconfined
 	real  map[string]string // root → its real path on the server
 }
 
-func newSFTPFS(l *exec.SFTPLease, roots []string) *sftpFS {
+func newSFTPFS(l *remote.SFTPLease, roots []string) *sftpFS {
 	return &sftpFS{c: l.Client, lease: l, route: l.Route + " sftp", roots: roots, real: map[string]string{}}
 }
 

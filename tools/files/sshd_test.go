@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/internal/sshdtest"
 )
 
@@ -17,7 +17,7 @@ import (
 type sshdHost struct {
 	port int
 	key  string // the user's private key file
-	cfg  exec.RouterConfig
+	cfg  remote.RouterConfig
 }
 
 func startSSHD(t testing.TB) *sshdHost {

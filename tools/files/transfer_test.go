@@ -19,6 +19,7 @@ import (
 
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/files"
 )
@@ -227,11 +228,11 @@ func uploader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := exec.RouterConfig{
+	cfg := remote.RouterConfig{
 		Local:          &exec.Local{UnsafeNoSandbox: true},
-		Hosts:          []exec.HostConfig{{Name: "sftp1", Address: "127.0.0.1", Port: port, User: u.Username, Key: os.Getenv("UPLOAD_KEY")}},
+		Hosts:          []remote.HostConfig{{Name: "sftp1", Address: "127.0.0.1", Port: port, User: u.Username, Key: os.Getenv("UPLOAD_KEY")}},
 		KnownHostsFile: os.Getenv("UPLOAD_KNOWN"),
-		HostKeyPolicy:  exec.HostKeyStrict,
+		HostKeyPolicy:  remote.HostKeyStrict,
 		HomeDir:        t.TempDir(),
 	}
 	e := newEnv(t, setup{ssh: &cfg})

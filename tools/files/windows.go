@@ -9,7 +9,7 @@ import (
 )
 
 // windowsHost reports whether host is an SSH host whose shell is cmd.exe
-// or PowerShell (configured or detected, see exec.SSH.Shell): its paths
+// or PowerShell (configured or detected, see exec.ShellDetector): its paths
 // are Windows paths, and the policy judges its file actions with the
 // Windows rules. A host whose shell cannot be learned now counts as not.
 // With known, it never contacts the host (path resolvers run before the
@@ -23,7 +23,7 @@ func (f *Family) windowsHost(ctx context.Context, host, principal string, known 
 	if err != nil || t.Local {
 		return false
 	}
-	s, ok := t.Runner.(*exec.SSH)
+	s, ok := t.Runner.(exec.ShellDetector)
 	if !ok {
 		return false
 	}

@@ -9,16 +9,16 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/auth"
-	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/tools/hosts"
 )
 
 // manage_hosts declares a risk per action: a read-only token may list the
 // hosts but not add one.
 func Example() {
-	r, err := exec.NewRouter(exec.RouterConfig{
-		HostKeyPolicy: exec.HostKeyStrict,
-		Hosts:         []exec.HostConfig{{Name: "web1", Address: "127.0.0.1", Port: 2222, Labels: []string{"web"}}},
+	r, err := remote.NewRouter(remote.RouterConfig{
+		HostKeyPolicy: remote.HostKeyStrict,
+		Hosts:         []remote.HostConfig{{Name: "web1", Address: "127.0.0.1", Port: 2222, Labels: []string{"web"}}},
 	})
 	if err != nil {
 		fmt.Println(err)

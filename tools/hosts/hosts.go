@@ -1,6 +1,6 @@
 // Package hosts is the tool family that manages SSH hosts: manage_hosts
 // lists, tests, describes, adds, removes and trusts the hosts an
-// exec.Router reaches.
+// remote.Router reaches.
 //
 // # Overview
 //
@@ -33,14 +33,14 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
-	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 )
 
 // Config configures the family.
 type Config struct {
 	// Router is the SSH router whose hosts the tool manages. Required. The
 	// caller owns it and closes it.
-	Router *exec.Router
+	Router *remote.Router
 	// Store, if set, keeps the hosts that add and remove change, so that
 	// they outlast this run. Without it they change the router only.
 	Store Store
@@ -51,7 +51,7 @@ type Config struct {
 // concurrent use.
 type Store interface {
 	// Save records h, replacing a saved host of the same name.
-	Save(h exec.HostConfig) error
+	Save(h remote.HostConfig) error
 	// Delete forgets the saved host name; found reports whether there was
 	// one (a host from elsewhere, such as the configuration file, is not).
 	Delete(name string) (found bool, err error)
@@ -61,7 +61,7 @@ type Store interface {
 
 // Family is the hosts tool family. It is safe for concurrent use.
 type Family struct {
-	router *exec.Router
+	router *remote.Router
 	store  Store
 }
 
@@ -170,7 +170,7 @@ func (f *Family) manageHosts(ctx context.Context, call *rigout.Call) (*mcp.CallT
 		}
 		call.Outcome.Route = d.Route
 		out := struct {
-			exec.Description
+			remote.Description
 			// Latency in milliseconds, as test reports it; the embedded
 			// nanoseconds are hidden by the nil field of the same name.
 			LatencyMS int64     `json:"latency_ms"`
@@ -183,7 +183,7 @@ func (f *Family) manageHosts(ctx context.Context, call *rigout.Call) (*mcp.CallT
 		}
 		return rigout.JSONResult(out)
 	case "add":
-		h := exec.HostConfig{Name: a.Host, Address: a.Address, User: a.User, Port: a.Port, Key: a.Key, ProxyJump: a.ProxyJump, Labels: a.Labels}
+		h := remote.HostConfig{Name: a.Host, Address: a.Address, User: a.User, Port: a.Port, Key: a.Key, ProxyJump: a.ProxyJump, Labels: a.Labels}
 		if err := f.router.Add(h); err != nil {
 			call.Outcome.Status = audit.StatusInvalid
 			return rigout.ErrorResult("add %s: %v", a.Host, err), nil
@@ -259,13 +259,13 @@ func (f *Family) trustHost(ctx context.Context, call *rigout.Call, host, fingerp
 	return rigout.TextResult(fmt.Sprintf("trusted %s (%s): %s %s, recorded in %s", host, res.Address, res.KeyType, res.Fingerprint, res.File)), nil
 }
 
-// HostKeyRecorder returns a callback for exec.RouterConfig.OnHostKey that
+// HostKeyRecorder returns a callback for remote.RouterConfig.OnHostKey that
 // records every host key learned, refused or ignored in the audit ledger
 // (ssh.hostkey.learned as ok, the others as denied).
-func HostKeyRecorder(rec audit.Recorder) func(context.Context, exec.HostKeyEvent) {
-	return func(ctx context.Context, ev exec.HostKeyEvent) {
+func HostKeyRecorder(rec audit.Recorder) func(context.Context, remote.HostKeyEvent) {
+	return func(ctx context.Context, ev remote.HostKeyEvent) {
 		status := audit.StatusOK
-		if ev.Kind != exec.HostKeyLearned {
+		if ev.Kind != remote.HostKeyLearned {
 			status = audit.StatusDenied
 		}
 		_ = rec.Record(context.WithoutCancel(ctx), audit.Event{

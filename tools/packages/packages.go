@@ -20,7 +20,7 @@
 //
 // # Usage
 //
-//	pf, err := packages.New(packages.Config{Router: router, Processes: manager})
+//	pf, err := packages.New(packages.Config{Hosts: router, Processes: manager})
 //	if err != nil {
 //		return err
 //	}
@@ -59,18 +59,20 @@ const (
 	DefaultProgressInterval = 2 * time.Second
 )
 
-// Config configures the family. Local (or Router) is required, so that
+// Config configures the family. Local (or Hosts) is required, so that
 // no command runs outside a sandbox by accident; the rest has useful zero
 // values: this machine only, the default command policy, every install
 // within its call.
 type Config struct {
 	// Local runs commands on this machine: an exec.Local with a Sandbox,
-	// or with UnsafeNoSandbox to run them unconfined; with a Router, the
-	// router's local runner instead, which must be one too. Required
-	// without a Router: New fails with exec.ErrNoSandbox.
+	// or with UnsafeNoSandbox to run them unconfined; with Hosts, the
+	// hosts' local runner instead, which must be one too. Required
+	// without Hosts: New fails with exec.ErrNoSandbox.
 	Local exec.Runner
-	// Router, if set, lets the tools reach SSH hosts. The caller owns it.
-	Router *exec.Router
+	// Hosts, if set, resolves the host argument (the SSH package\'s
+	// Router lets the tools reach SSH hosts). The caller owns it. If nil,
+	// exec.LocalHosts with Local: this machine only.
+	Hosts exec.Hosts
 	// Gate checks every command before it runs. If nil, the default policy.
 	Gate *gate.Gate
 	// Processes, if set, lets a local install outlive its call: one still
@@ -103,15 +105,15 @@ type Config struct {
 
 // Family is the packages tool family. It is safe for concurrent use.
 type Family struct {
-	cfg     Config
-	runners family.Runners
+	cfg   Config
+	hosts exec.Hosts
 }
 
 // New builds the family from cfg, which is copied.
 func New(cfg Config) (*Family, error) {
 	c := cfg
-	runners := family.Runners{Local: c.Local, Router: c.Router}
-	if err := runners.CheckSandboxed(); err != nil {
+	hosts := family.Hosts(c.Local, c.Hosts)
+	if err := hosts.CheckSandboxed(); err != nil {
 		return nil, fmt.Errorf("packages: Config.Local: %w", err)
 	}
 	g, err := family.Gate(c.Gate)
@@ -141,7 +143,7 @@ func New(cfg Config) (*Family, error) {
 		c.Now = time.Now
 	}
 	c.PipOptions = append([]string(nil), c.PipOptions...)
-	return &Family{cfg: c, runners: runners}, nil
+	return &Family{cfg: c, hosts: hosts}, nil
 }
 
 // Tools returns the family's tools.
@@ -346,7 +348,7 @@ func (f *Family) install(ctx context.Context, call *rigout.Call) (*mcp.CallToolR
 		}
 	}
 	host := call.Hosts()[0]
-	t, err := f.runners.Resolve(ctx, host, call.Principal().Name)
+	t, err := f.hosts.Resolve(ctx, host, call.Principal().Name)
 	if err != nil {
 		call.Outcome.Status = audit.StatusError
 		return rigout.ErrorResult("%v", err), nil
@@ -377,7 +379,7 @@ func (f *Family) resolveWorkspace(ctx context.Context, call *rigout.Call, p stri
 	hosts := call.Hosts()
 	local := false
 	if len(hosts) == 1 {
-		if t, err := f.runners.Resolve(ctx, hosts[0], call.Principal().Name); err == nil && t.Local {
+		if t, err := f.hosts.Resolve(ctx, hosts[0], call.Principal().Name); err == nil && t.Local {
 			local = true
 		}
 	}
@@ -425,7 +427,7 @@ func (f *Family) environment(ctx context.Context, call *rigout.Call) (*mcp.CallT
 		return family.Invalid(call, "workspace_path must name a directory to create, not %q", ws)
 	}
 	host := call.Hosts()[0]
-	t, err := f.runners.Resolve(ctx, host, call.Principal().Name)
+	t, err := f.hosts.Resolve(ctx, host, call.Principal().Name)
 	if err != nil {
 		call.Outcome.Status = audit.StatusError
 		return rigout.ErrorResult("%v", err), nil

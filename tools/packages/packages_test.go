@@ -17,6 +17,7 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/internal/fakecmd"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/rigouttest"
@@ -24,19 +25,19 @@ import (
 	"github.com/rigout/rigout/tools/packages"
 )
 
-func connect(t *testing.T, cfg packages.Config, rc *exec.RouterConfig) *client.Client {
+func connect(t *testing.T, cfg packages.Config, rc *remote.RouterConfig) *client.Client {
 	t.Helper()
 	if rc != nil {
 		c := *rc
 		c.Local = &exec.Local{UnsafeNoSandbox: true}
-		r, err := exec.NewRouter(c)
+		r, err := remote.NewRouter(c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.Close() })
-		cfg.Router = r
+		cfg.Hosts = r
 	}
-	if cfg.Router == nil && cfg.Local == nil {
+	if cfg.Hosts == nil && cfg.Local == nil {
 		cfg.Local = &exec.Local{UnsafeNoSandbox: true}
 	}
 	f, err := packages.New(cfg)

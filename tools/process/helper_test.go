@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rigout/rigout/exec/sshtest"
+	"github.com/rigout/rigout/exec/remote/sshtest"
 	"github.com/rigout/rigout/internal/sshdtest"
 )
 

@@ -18,6 +18,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/internal/proctest"
 	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/sessions"
@@ -316,15 +317,15 @@ func TestCapRefusesClearly(t *testing.T) {
 func TestToolListStaysSmall(t *testing.T) {
 	m := newManager(t, nil)
 	ledger := rigouttest.OpenLedger(t)
-	r, err := exec.NewRouter(exec.RouterConfig{
-		HostKeyPolicy: exec.HostKeyStrict,
-		Hosts:         []exec.HostConfig{{Name: "web1", Address: "127.0.0.1", Port: 2222, Labels: []string{"web"}}},
+	r, err := remote.NewRouter(remote.RouterConfig{
+		HostKeyPolicy: remote.HostKeyStrict,
+		Hosts:         []remote.HostConfig{{Name: "web1", Address: "127.0.0.1", Port: 2222, Labels: []string{"web"}}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	sh, err := shell.New(shell.Config{Processes: m, Router: r})
+	sh, err := shell.New(shell.Config{Processes: m, Hosts: r})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/exec/sshtest"
+	"github.com/rigout/rigout/exec/remote/sshtest"
 	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/rigouttest"

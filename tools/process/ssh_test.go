@@ -15,7 +15,8 @@ import (
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/exec/sshtest"
+	"github.com/rigout/rigout/exec/remote"
+	"github.com/rigout/rigout/exec/remote/sshtest"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/sessions"
@@ -36,7 +37,7 @@ type sshHost struct {
 	creds  *credentials.Store
 	ledger audit.Recorder
 	// helper, if set, is required on the host (rigout's helper).
-	helper *exec.HelperConfig
+	helper *remote.HelperConfig
 }
 
 // connectSSH builds a gateway whose shell family reaches h as host "far"
@@ -52,16 +53,16 @@ func connectSSH(t *testing.T, m *sessions.Manager, h sshHost) *client.Client {
 	if err := os.WriteFile(known, []byte(h.known+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	mode := exec.HelperOff
+	mode := remote.HelperOff
 	if h.helper != nil {
-		mode = exec.HelperRequire
+		mode = remote.HelperRequire
 	}
-	r, err := exec.NewRouter(exec.RouterConfig{
+	r, err := remote.NewRouter(remote.RouterConfig{
 		Local:          &exec.Local{UnsafeNoSandbox: true},
 		Helper:         h.helper,
-		Hosts:          []exec.HostConfig{{Name: "far", Address: h.addr, Port: h.port, User: h.user, Key: keyPath, Helper: mode}},
+		Hosts:          []remote.HostConfig{{Name: "far", Address: h.addr, Port: h.port, User: h.user, Key: keyPath, Helper: mode}},
 		KnownHostsFile: known,
-		HostKeyPolicy:  exec.HostKeyStrict,
+		HostKeyPolicy:  remote.HostKeyStrict,
 		HomeDir:        dir,
 		Grace:          300 * time.Millisecond,
 	})
@@ -69,7 +70,7 @@ func connectSSH(t *testing.T, m *sessions.Manager, h sshHost) *client.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	sh, err := shell.New(shell.Config{Processes: m, Router: r, Credentials: h.creds})
+	sh, err := shell.New(shell.Config{Processes: m, Hosts: r, Credentials: h.creds})
 	if err != nil {
 		t.Fatal(err)
 	}

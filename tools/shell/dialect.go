@@ -11,12 +11,12 @@ import (
 
 // dialect returns the shell of target's host, for the gate (the policy's
 // dialect) and the runner (exec.Command.JudgedFor): POSIX on this
-// machine; over SSH the host's configured or detected shell (see
-// exec.SSH.Shell), which may connect to it. An error is why the host
+// machine; on a remote host (an exec.ShellDetector) its configured or
+// detected shell, which may connect to it. An error is why the host
 // could not be reached: the command could not run there either.
 func dialect(ctx context.Context, target exec.Target) (validate.Dialect, exec.Shell, error) {
-	s, ok := target.Runner.(*exec.SSH)
-	if !ok {
+	s, ok := target.Runner.(exec.ShellDetector)
+	if !ok || target.Local {
 		return validate.DialectPOSIX, "", nil
 	}
 	sh, err := s.Shell(ctx)
@@ -27,10 +27,10 @@ func dialect(ctx context.Context, target exec.Target) (validate.Dialect, exec.Sh
 }
 
 // knownDialect is dialect without contacting the host: ok is false when
-// target is an SSH host whose shell is not known yet.
+// target is a remote host whose shell is not known yet.
 func knownDialect(target exec.Target) (d validate.Dialect, ok bool) {
-	s, isSSH := target.Runner.(*exec.SSH)
-	if !isSSH {
+	s, remote := target.Runner.(exec.ShellDetector)
+	if !remote || target.Local {
 		return validate.DialectPOSIX, true
 	}
 	sh, ok := s.KnownShell()
@@ -53,7 +53,7 @@ func dialectOf(sh exec.Shell) validate.Dialect {
 // command on any that turns out otherwise); hosts with different shells
 // are an error, since one command line cannot be judged, or mean the
 // same, in two shells.
-func fanOutDialect(ctx context.Context, r *exec.Router, hosts []string, principal string) (validate.Dialect, exec.Shell, error) {
+func fanOutDialect(ctx context.Context, r exec.Hosts, hosts []string, principal string) (validate.Dialect, exec.Shell, error) {
 	var shells []string
 	common := exec.Shell("")
 	mixed := false

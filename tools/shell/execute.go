@@ -72,7 +72,7 @@ const waitSecondsProperty = `"wait_seconds": {"type": "integer", "minimum": 0, "
 // wants it alone beside its own tools.
 func (f *Family) ExecuteCommand() rigout.Tool {
 	hosts := rigout.HostArg{Name: "hosts"}
-	if r := f.cfg.Router; r != nil {
+	if r, ok := f.hosts.(exec.FanOuter); ok {
 		hosts.Select = func(_ context.Context, selector string) ([]string, error) { return r.Select(selector) }
 	} else {
 		hosts.Select = func(context.Context, string) ([]string, error) {
@@ -215,7 +215,7 @@ func (f *Family) executeCommand(ctx context.Context, call *rigout.Call) (*mcp.Ca
 	}
 
 	host := call.Hosts()[0]
-	target, err := f.runners.Resolve(ctx, host, call.Principal().Name)
+	target, err := f.hosts.Resolve(ctx, host, call.Principal().Name)
 	if err != nil {
 		call.Outcome.Status = audit.StatusError
 		return rigout.ErrorResult("%v", err), nil
@@ -440,7 +440,7 @@ func (f *Family) observes(ctx context.Context, call *rigout.Call) bool {
 	if len(hosts) != 1 {
 		return false
 	}
-	target, err := f.runners.Resolve(ctx, hosts[0], call.Principal().Name)
+	target, err := f.hosts.Resolve(ctx, hosts[0], call.Principal().Name)
 	if err != nil {
 		return false
 	}
@@ -496,9 +496,9 @@ func (f *Family) gateCheck(ctx context.Context, call *rigout.Call, check gate.Co
 
 // hostReadlink reads the symbolic links of an SSH target's host for the
 // policy, through its rigout helper (nil elsewhere: see
-// exec.SSH.PolicyReadlink).
+// remote.SSH.PolicyReadlink).
 func hostReadlink(ctx context.Context, target exec.Target) func(string) (string, error) {
-	if s, ok := target.Runner.(*exec.SSH); ok && !target.Local {
+	if s, ok := target.Runner.(exec.PolicyReadlinker); ok && !target.Local {
 		return s.PolicyReadlink(ctx)
 	}
 	return nil

@@ -20,7 +20,8 @@ import (
 // once, there). The gate judges the command once, since it is the same
 // everywhere; one host failing does not fail the others.
 func (f *Family) fanOut(ctx context.Context, call *rigout.Call, cmd exec.Command, check gate.Command) (*mcp.CallToolResult, error) {
-	if f.cfg.Router == nil {
+	fo, ok := f.hosts.(exec.FanOuter)
+	if !ok {
 		call.Outcome.Status = audit.StatusError
 		return rigout.ErrorResult("`hosts` needs SSH hosts, which this gateway does not have configured"), nil
 	}
@@ -30,14 +31,14 @@ func (f *Family) fanOut(ctx context.Context, call *rigout.Call, cmd exec.Command
 	check.Dir = cmd.Dir
 	check.Host = fmt.Sprintf("%d hosts (%s)", len(hosts), strings.Join(hosts, ", "))
 	var err error
-	if check.Dialect, cmd.JudgedFor, err = fanOutDialect(ctx, f.cfg.Router, hosts, call.Principal().Name); err != nil {
+	if check.Dialect, cmd.JudgedFor, err = fanOutDialect(ctx, f.hosts, hosts, call.Principal().Name); err != nil {
 		call.Outcome.Status = audit.StatusInvalid
 		return rigout.ErrorResult("%v. Nothing ran.", err), nil
 	}
 	if res := f.cfg.Gate.Check(ctx, call, check); res != nil {
 		return res, nil
 	}
-	results, err := f.cfg.Router.FanOut(ctx, exec.FanOutRequest{Principal: call.Principal().Name, Hosts: hosts, Command: cmd})
+	results, err := fo.FanOut(ctx, exec.FanOutRequest{Principal: call.Principal().Name, Hosts: hosts, Command: cmd})
 	if err != nil {
 		call.Outcome.Status = audit.StatusError
 		return rigout.ErrorResult("fan-out: %v", err), nil

@@ -26,8 +26,9 @@ const handOffShown = 8 << 10
 const nextWait = 20
 
 // starter returns where the process Manager starts target's commands:
-// this machine with the Manager's own Local, or the SSH host on the
-// Router's pooled connection; nil without a Manager.
+// this machine with the Manager's own Local, or a remote host whose
+// runner starts background commands (exec.HandleStarter: an SSH host on
+// the Router's pooled connection); nil without a Manager.
 func (f *Family) starter(target exec.Target) sessions.Starter {
 	if f.cfg.Processes == nil {
 		return nil
@@ -35,8 +36,8 @@ func (f *Family) starter(target exec.Target) sessions.Starter {
 	if target.Local {
 		return f.cfg.Processes.Local()
 	}
-	if s, ok := target.Runner.(*exec.SSH); ok {
-		return sessions.SSH(s)
+	if s, ok := target.Runner.(exec.HandleStarter); ok {
+		return sessions.Remote(target.Route, s)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/hosts"
@@ -24,7 +25,7 @@ type setup struct {
 	Config rigout.Config
 	Shell  shell.Config
 	Policy *validate.Policy
-	SSH    *exec.RouterConfig
+	SSH    *remote.RouterConfig
 }
 
 func newGateway(t *testing.T, s setup) *rigout.Gateway {
@@ -47,12 +48,12 @@ func newGateway(t *testing.T, s setup) *rigout.Gateway {
 		if cfg.Audit != nil {
 			rc.OnHostKey = hosts.HostKeyRecorder(cfg.Audit)
 		}
-		r, err := exec.NewRouter(rc)
+		r, err := remote.NewRouter(rc)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.Close() })
-		sc.Router, sc.Local = r, rc.Local
+		sc.Hosts, sc.Local = r, rc.Local
 		hf, err := hosts.New(hosts.Config{Router: r})
 		if err != nil {
 			t.Fatal(err)

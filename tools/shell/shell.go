@@ -23,7 +23,7 @@
 //
 // # Usage
 //
-//	sh, err := shell.New(shell.Config{Router: router})
+//	sh, err := shell.New(shell.Config{Hosts: router})
 //	if err != nil {
 //		return err
 //	}
@@ -60,20 +60,22 @@ const (
 	DefaultShowMax = 16 << 10
 )
 
-// Config configures the family. Local (or Router) is required, so that
+// Config configures the family. Local (or Hosts) is required, so that
 // no command runs outside a sandbox by accident; the rest has useful zero
 // values: local commands only, the default command policy, the gateway
 // process's working directory.
 type Config struct {
 	// Local runs commands on this machine: an exec.Local with a Sandbox,
-	// or with UnsafeNoSandbox to run them unconfined; with a Router, the
-	// router's local runner instead, which must be one too. Required
-	// without a Router: New fails with exec.ErrNoSandbox.
+	// or with UnsafeNoSandbox to run them unconfined; with Hosts, the
+	// hosts' local runner instead, which must be one too. Required
+	// without Hosts: New fails with exec.ErrNoSandbox.
 	Local exec.Runner
-	// Router, if set, lets commands reach SSH hosts: the host argument
-	// goes through its routing ladder and hosts fans out. The caller owns
-	// the router and closes it.
-	Router *exec.Router
+	// Hosts, if set, resolves the host argument (the SSH package's
+	// Router lets commands reach SSH hosts through its routing ladder);
+	// `hosts` fans out when it is an exec.FanOuter. The caller owns it
+	// and closes it. If nil, exec.LocalHosts with Local: this machine
+	// only.
+	Hosts exec.Hosts
 	// Gate checks every command before it runs. If nil, a gate with the
 	// default policy.
 	Gate *gate.Gate
@@ -122,15 +124,15 @@ type Config struct {
 
 // Family is the shell tool family. It is safe for concurrent use.
 type Family struct {
-	cfg     Config
-	runners family.Runners
+	cfg   Config
+	hosts exec.Hosts
 }
 
 // New builds the family from cfg, which is copied.
 func New(cfg Config) (*Family, error) {
 	c := cfg
-	runners := family.Runners{Local: c.Local, Router: c.Router}
-	if err := runners.CheckSandboxed(); err != nil {
+	hosts := family.Hosts(c.Local, c.Hosts)
+	if err := hosts.CheckSandboxed(); err != nil {
 		return nil, fmt.Errorf("shell: Config.Local: %w", err)
 	}
 	g, err := family.Gate(c.Gate)
@@ -175,7 +177,7 @@ func New(cfg Config) (*Family, error) {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	return &Family{cfg: c, runners: runners}, nil
+	return &Family{cfg: c, hosts: hosts}, nil
 }
 
 // Tools returns the family's tools, in the order tools/list shows them.
@@ -190,7 +192,7 @@ func (f *Family) Instructions() string {
 	if f.cfg.Processes != nil {
 		s += " A local command still running after wait_seconds becomes a background process: read it with the process tool."
 	}
-	if f.cfg.Router != nil {
+	if _, ok := f.hosts.(exec.FanOuter); ok {
 		s += " It also reaches SSH hosts: set `host` (an alias, user@host, or auto), or `hosts` to run on several at once."
 	}
 	return s
@@ -205,7 +207,7 @@ func (f *Family) Instructions() string {
 func (f *Family) resolveDir(ctx context.Context, call *rigout.Call, dir string) (string, error) {
 	hosts := call.Hosts()
 	if len(hosts) == 1 {
-		t, err := f.runners.Resolve(ctx, hosts[0], call.Principal().Name)
+		t, err := f.hosts.Resolve(ctx, hosts[0], call.Principal().Name)
 		if err == nil && t.Local {
 			return f.localDir(dir)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit/sqlite"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/sessions"
@@ -25,8 +26,8 @@ import (
 // host goes through, running `true`, and reports the median of each in
 // µs (and each one's ratio to the router's warm call):
 //
-//   - router: exec.Router.Resolve and the target's Run, a new channel on
-//     the pooled connection (bench scenario 7's "exec.Router warm call");
+//   - router: remote.Router.Resolve and the target's Run, a new channel on
+//     the pooled connection (bench scenario 7's "remote.Router warm call");
 //   - manager: the same command through sessions.Manager.RunOn, as
 //     execute_command runs it when the gateway can hand long commands off
 //     (`rigout serve` always can);
@@ -44,7 +45,7 @@ func BenchmarkSSHStages(b *testing.B) {
 	rc := d.Router
 	local := &exec.Local{UnsafeNoSandbox: true}
 	rc.Local = local
-	r, err := exec.NewRouter(rc)
+	r, err := remote.NewRouter(rc)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,19 +56,19 @@ func BenchmarkSSHStages(b *testing.B) {
 	}
 	b.Cleanup(func() { procs.Close() })
 	cmd := exec.Command{Argv: []string{"true"}, Timeout: 30 * time.Second}
-	resolve := func() *exec.SSH {
+	resolve := func() *remote.SSH {
 		t, err := r.Resolve(ctx, sshdtest.Host, "bench")
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, ok := t.Runner.(*exec.SSH)
+		s, ok := t.Runner.(*remote.SSH)
 		if !ok {
 			b.Fatalf("route %s is not SSH", t.Route)
 		}
 		return s
 	}
 	gateway := func(audit bool) *client.Client {
-		sh, err := shell.New(shell.Config{Local: local, Router: r, Processes: procs, WorkDir: b.TempDir()})
+		sh, err := shell.New(shell.Config{Local: local, Hosts: r, Processes: procs, WorkDir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -106,7 +107,7 @@ func BenchmarkSSHStages(b *testing.B) {
 			return err
 		}},
 		{"manager", func() error {
-			res, p, err := procs.RunOn(ctx, "bench", sessions.SSH(resolve()), cmd, 20*time.Second)
+			res, p, err := procs.RunOn(ctx, "bench", sessions.Remote("ssh", resolve()), cmd, 20*time.Second)
 			if err == nil && (p != nil || res.ExitCode != 0) {
 				err = fmt.Errorf("exit %d, handed off %v", res.ExitCode, p != nil)
 			}

@@ -14,15 +14,15 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/auth"
-	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/exec/sshtest"
+	"github.com/rigout/rigout/exec/remote"
+	"github.com/rigout/rigout/exec/remote/sshtest"
 )
 
 // sshFixture is a set of in-process SSH servers and a router config that
 // reaches them as hosts "web1", "web2", … with a throwaway user key.
 type sshFixture struct {
 	servers    []*sshtest.Server
-	cfg        exec.RouterConfig
+	cfg        remote.RouterConfig
 	knownHosts string
 }
 
@@ -56,7 +56,7 @@ func newSSHFixtureWith(t *testing.T, n int, trusted bool, sc sshtest.Config) *ss
 		if i%2 == 0 {
 			label = "even"
 		}
-		f.cfg.Hosts = append(f.cfg.Hosts, exec.HostConfig{
+		f.cfg.Hosts = append(f.cfg.Hosts, remote.HostConfig{
 			Name: "web" + strconv.Itoa(i), Address: s.Host(), Port: s.Port(), User: "agent", Key: keyPath,
 			Labels: []string{"web", label},
 		})
@@ -68,7 +68,7 @@ func newSSHFixtureWith(t *testing.T, n int, trusted bool, sc sshtest.Config) *ss
 		}
 	}
 	f.cfg.KnownHostsFile = f.knownHosts
-	f.cfg.HostKeyPolicy = exec.HostKeyStrict
+	f.cfg.HostKeyPolicy = remote.HostKeyStrict
 	f.cfg.HomeDir = dir
 	return f
 }

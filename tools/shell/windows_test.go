@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/exec/sshtest"
+	"github.com/rigout/rigout/exec/remote/sshtest"
 	"github.com/rigout/rigout/validate"
 )
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/rigouttest"
 	"github.com/rigout/rigout/tools/system"
@@ -27,19 +28,19 @@ func BenchmarkMemory(b *testing.B) {
 			}
 		}
 	})
-	call := func(b *testing.B, rc *exec.RouterConfig, host string) {
+	call := func(b *testing.B, rc *remote.RouterConfig, host string) {
 		cfg := system.Config{}
 		if rc != nil {
 			c := *rc
 			c.Local = &exec.Local{UnsafeNoSandbox: true}
-			r, err := exec.NewRouter(c)
+			r, err := remote.NewRouter(c)
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { r.Close() })
-			cfg.Router = r
+			cfg.Hosts = r
 		}
-		if cfg.Router == nil {
+		if cfg.Hosts == nil {
 			cfg.Local = &exec.Local{UnsafeNoSandbox: true}
 		}
 		f, _ := system.New(cfg)

@@ -21,7 +21,7 @@
 //
 // # Usage
 //
-//	sf, err := system.New(system.Config{Router: router})
+//	sf, err := system.New(system.Config{Hosts: router})
 //	if err != nil {
 //		return err
 //	}
@@ -59,17 +59,19 @@ const (
 	snapshotWindow = time.Second
 )
 
-// Config configures the family. Local (or Router) is required, so that
+// Config configures the family. Local (or Hosts) is required, so that
 // no command runs outside a sandbox by accident; the rest has useful zero
 // values: this machine only, the default command policy.
 type Config struct {
 	// Local runs commands on this machine (nvidia-smi): an exec.Local
 	// with a Sandbox, or with UnsafeNoSandbox to run them unconfined; with
-	// a Router, the router's local runner instead, which must be one too.
-	// Required without a Router: New fails with exec.ErrNoSandbox.
+	// Hosts, the hosts' local runner instead, which must be one too.
+	// Required without Hosts: New fails with exec.ErrNoSandbox.
 	Local exec.Runner
-	// Router, if set, lets the tools reach SSH hosts. The caller owns it.
-	Router *exec.Router
+	// Hosts, if set, resolves the host argument (the SSH package\'s
+	// Router lets the tools reach SSH hosts). The caller owns it. If nil,
+	// exec.LocalHosts with Local: this machine only.
+	Hosts exec.Hosts
 	// Gate checks every command the family runs. If nil, a gate with the
 	// default policy.
 	Gate *gate.Gate
@@ -79,8 +81,8 @@ type Config struct {
 
 // Family is the system tool family. It is safe for concurrent use.
 type Family struct {
-	cfg     Config
-	runners family.Runners
+	cfg   Config
+	hosts exec.Hosts
 
 	// mu protects the following.
 	mu    sync.Mutex
@@ -90,8 +92,8 @@ type Family struct {
 // New builds the family from cfg, which is copied.
 func New(cfg Config) (*Family, error) {
 	c := cfg
-	runners := family.Runners{Local: c.Local, Router: c.Router}
-	if err := runners.CheckSandboxed(); err != nil {
+	hosts := family.Hosts(c.Local, c.Hosts)
+	if err := hosts.CheckSandboxed(); err != nil {
 		return nil, fmt.Errorf("system: Config.Local: %w", err)
 	}
 	g, err := family.Gate(c.Gate)
@@ -102,7 +104,7 @@ func New(cfg Config) (*Family, error) {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	return &Family{cfg: c, runners: runners, cache: map[string]Hardware{}}, nil
+	return &Family{cfg: c, hosts: hosts, cache: map[string]Hardware{}}, nil
 }
 
 // Tools returns the family's tools.
@@ -249,7 +251,7 @@ func errOr(err error, msg string) error {
 // open resolves the call's host and returns how to read it.
 func (f *Family) open(ctx context.Context, call *rigout.Call) (source, exec.Target, error) {
 	host := call.Hosts()[0]
-	t, err := f.runners.Resolve(ctx, host, call.Principal().Name)
+	t, err := f.hosts.Resolve(ctx, host, call.Principal().Name)
 	if err != nil {
 		return nil, t, err
 	}

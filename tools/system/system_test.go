@@ -17,7 +17,8 @@ import (
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/exec/sshtest"
+	"github.com/rigout/rigout/exec/remote"
+	"github.com/rigout/rigout/exec/remote/sshtest"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/rigouttest"
@@ -26,20 +27,20 @@ import (
 )
 
 // connect builds a gateway with the family; with rc, SSH hosts too.
-func connect(t *testing.T, rc *exec.RouterConfig) *client.Client {
+func connect(t *testing.T, rc *remote.RouterConfig) *client.Client {
 	t.Helper()
 	cfg := system.Config{}
 	if rc != nil {
 		c := *rc
 		c.Local = &exec.Local{UnsafeNoSandbox: true}
-		r, err := exec.NewRouter(c)
+		r, err := remote.NewRouter(c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.Close() })
-		cfg.Router = r
+		cfg.Hosts = r
 	}
-	if cfg.Router == nil && cfg.Local == nil {
+	if cfg.Hosts == nil && cfg.Local == nil {
 		cfg.Local = &exec.Local{UnsafeNoSandbox: true}
 	}
 	f, err := system.New(cfg)
@@ -328,9 +329,9 @@ func TestGateRefusal(t *testing.T) {
 	if err := os.WriteFile(known, []byte(srv.KnownHostsLine()+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r, err := exec.NewRouter(exec.RouterConfig{
-		Local: &exec.Local{UnsafeNoSandbox: true}, KnownHostsFile: known, HostKeyPolicy: exec.HostKeyStrict, HomeDir: dir,
-		Hosts: []exec.HostConfig{{Name: "rec", Address: srv.Host(), Port: srv.Port(), User: "agent", Key: keyPath}},
+	r, err := remote.NewRouter(remote.RouterConfig{
+		Local: &exec.Local{UnsafeNoSandbox: true}, KnownHostsFile: known, HostKeyPolicy: remote.HostKeyStrict, HomeDir: dir,
+		Hosts: []remote.HostConfig{{Name: "rec", Address: srv.Host(), Port: srv.Port(), User: "agent", Key: keyPath}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -340,7 +341,7 @@ func TestGateRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := system.New(system.Config{Router: r, Gate: g})
+	f, err := system.New(system.Config{Hosts: r, Gate: g})
 	if err != nil {
 		t.Fatal(err)
 	}

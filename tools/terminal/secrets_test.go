@@ -13,8 +13,8 @@ import (
 
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/credentials"
-	"github.com/rigout/rigout/exec"
-	"github.com/rigout/rigout/exec/sshtest"
+	"github.com/rigout/rigout/exec/remote"
+	"github.com/rigout/rigout/exec/remote/sshtest"
 	"github.com/rigout/rigout/internal/gwtest"
 	"github.com/rigout/rigout/internal/sshdtest"
 	"github.com/rigout/rigout/rigouttest"
@@ -202,7 +202,7 @@ func TestTerminalSecretsSchema(t *testing.T) {
 // machine) — and it is masked as locally; sshd's log holds none of it.
 func TestTerminalSecretsSSH(t *testing.T) {
 	sd := sshdtest.Start(t, sshdtest.Options{})
-	r, err := exec.NewRouter(sd.Router)
+	r, err := remote.NewRouter(sd.Router)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestTerminalSecretsSSH(t *testing.T) {
 
 // inProcessRouter returns a router to one in-process SSH server, host
 // "web1", which records every exec request's command line.
-func inProcessRouter(t *testing.T, sc sshtest.Config) (*exec.Router, *sshtest.Server) {
+func inProcessRouter(t *testing.T, sc sshtest.Config) (*remote.Router, *sshtest.Server) {
 	t.Helper()
 	dir := t.TempDir()
 	key, err := sshtest.NewKey("ed25519")
@@ -276,9 +276,9 @@ func inProcessRouter(t *testing.T, sc sshtest.Config) (*exec.Router, *sshtest.Se
 	if err := os.WriteFile(known, []byte(s.KnownHostsLine()+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r, err := exec.NewRouter(exec.RouterConfig{
-		Hosts:          []exec.HostConfig{{Name: "web1", Address: s.Host(), Port: s.Port(), User: "agent", Key: keyPath}},
-		KnownHostsFile: known, HostKeyPolicy: exec.HostKeyStrict, HomeDir: dir,
+	r, err := remote.NewRouter(remote.RouterConfig{
+		Hosts:          []remote.HostConfig{{Name: "web1", Address: s.Host(), Port: s.Port(), User: "agent", Key: keyPath}},
+		KnownHostsFile: known, HostKeyPolicy: remote.HostKeyStrict, HomeDir: dir,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,7 @@
 //
 // # Usage
 //
-//	tf, err := terminal.New(terminal.Config{Manager: m, Router: router, Gate: g})
+//	tf, err := terminal.New(terminal.Config{Manager: m, Hosts: router, Gate: g})
 //	if err != nil {
 //		return err
 //	}
@@ -76,9 +76,11 @@ type Config struct {
 	// Manager keeps the sessions (caps, idle expiry, Close). Required;
 	// the caller closes it.
 	Manager *sessions.Manager
-	// Router, if set, lets sessions open on SSH hosts through its routing
-	// ladder. If nil, sessions are local only.
-	Router *exec.Router
+	// Hosts, if set, resolves the host argument: a remote host whose
+	// runner starts terminals (exec.PTYStarter; the SSH package's Router
+	// leads to SSH hosts) carries sessions too. If nil, sessions are
+	// local only.
+	Hosts exec.Hosts
 	// Gate checks every command before it is written to a shell. If nil,
 	// a gate with the default policy.
 	Gate *gate.Gate
@@ -272,18 +274,18 @@ func (f *Family) createSession(ctx context.Context, call *rigout.Call) (*mcp.Cal
 		o.Secrets = r.Use.Env()
 	}
 	route := "local"
-	if f.cfg.Router != nil {
-		t, err := f.cfg.Router.Resolve(ctx, host, p.Name)
+	if f.cfg.Hosts != nil {
+		t, err := f.cfg.Hosts.Resolve(ctx, host, p.Name)
 		if err != nil {
 			return failed(call, "%v", err)
 		}
 		route = t.Route
 		if !t.Local {
-			ssh, ok := t.Runner.(*exec.SSH)
+			pty, ok := t.Runner.(exec.PTYStarter)
 			if !ok {
 				return failed(call, "host %s cannot carry a terminal session", host)
 			}
-			o.SSH = ssh
+			o.SSH = pty
 		}
 	} else if !family.IsLocalName(host) {
 		return failed(call, "unknown host %q: this gateway opens terminal sessions only on this machine (host \"local\"); SSH hosts are not configured", host)

@@ -17,6 +17,7 @@ import (
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/credentials"
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/gate"
 	"github.com/rigout/rigout/internal/proctest"
 	"github.com/rigout/rigout/internal/sshdtest"
@@ -40,7 +41,7 @@ func newManager(t *testing.T, rec audit.Recorder) *sessions.Manager {
 
 type env struct {
 	m      *sessions.Manager
-	router *exec.Router
+	router exec.Hosts
 	ledger *sqlite.Ledger
 	dir    string
 	creds  *credentials.Store
@@ -51,7 +52,7 @@ type env struct {
 // scopes unless scopes is given) and connects to it.
 func (e *env) connect(t *testing.T, principal string, scopes *auth.Scopes) *client.Client {
 	t.Helper()
-	tf, err := terminal.New(terminal.Config{Manager: e.m, Router: e.router, WorkDir: e.dir, DefaultTimeout: 5 * time.Second, Credentials: e.creds, Gate: e.gate})
+	tf, err := terminal.New(terminal.Config{Manager: e.m, Hosts: e.router, WorkDir: e.dir, DefaultTimeout: 5 * time.Second, Credentials: e.creds, Gate: e.gate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +269,7 @@ func TestTerminalToolsGate(t *testing.T) {
 
 func TestTerminalToolsSSH(t *testing.T) {
 	sd := sshdtest.Start(t, sshdtest.Options{})
-	r, err := exec.NewRouter(sd.Router)
+	r, err := remote.NewRouter(sd.Router)
 	if err != nil {
 		t.Fatal(err)
 	}

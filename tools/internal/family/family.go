@@ -1,5 +1,5 @@
 // Package family is the plumbing the tool families share, written once:
-// where a host argument leads when the gateway has no SSH router, the
+// where a host argument leads when the gateway has no SSH hosts, the
 // default command gate, the answer to an invalid argument, and what a
 // command's exec.Result puts in the call's audit outcome.
 //
@@ -10,10 +10,6 @@
 package family
 
 import (
-	"context"
-	"fmt"
-	"strings"
-
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
@@ -22,49 +18,21 @@ import (
 	"github.com/rigout/rigout/gate"
 )
 
-// Runners is where a family runs commands: this machine, and SSH hosts
-// when Router is set. The zero value reaches this machine's names only,
-// with a nil Runner (for a family that only asks whether a host is local).
-type Runners struct {
-	// Local runs commands on this machine when Router is nil.
-	Local exec.Runner
-	// Router, if set, resolves every host through its routing ladder,
-	// this machine included.
-	Router *exec.Router
+// Hosts is where a family runs commands: hosts when set (the SSH
+// package's Router, or an embedder's own), else this machine alone with
+// local (exec.LocalHosts, whose Targets have a nil Runner when local is
+// nil, for a family that only asks whether a host is local).
+func Hosts(local exec.Runner, hosts exec.Hosts) exec.Hosts {
+	if hosts != nil {
+		return hosts
+	}
+	return exec.LocalHosts{Local: local}
 }
 
-// CheckSandboxed returns exec.ErrNoSandbox (wrapped) unless the runner
-// that runs commands on this machine is sandboxed or says it is unsafe
-// not to be: the router's local runner with a Router, else Local.
-func (r Runners) CheckSandboxed() error {
-	if r.Router != nil {
-		return r.Router.CheckSandboxed()
-	}
-	return exec.CheckSandboxed(r.Local)
-}
-
-// Resolve says where host leads for principal: through the Router's
-// ladder when there is one; else to Local for one of this machine's names
-// (IsLocalName), and an error naming host for any other.
-func (r Runners) Resolve(ctx context.Context, host, principal string) (exec.Target, error) {
-	if r.Router != nil {
-		return r.Router.Resolve(ctx, host, principal)
-	}
-	if IsLocalName(host) {
-		return exec.Target{Runner: r.Local, Route: "local", Host: host, Local: true}, nil
-	}
-	return exec.Target{}, fmt.Errorf("unknown host %q: this gateway reaches only this machine (host \"local\"); SSH hosts are not configured", host)
-}
-
-// IsLocalName reports whether host names this machine without a router:
-// empty, "local", "self", "localhost" (in any case), 127.0.0.1 or ::1.
-func IsLocalName(host string) bool {
-	switch strings.ToLower(host) {
-	case "", "local", "self", "localhost", "127.0.0.1", "::1":
-		return true
-	}
-	return false
-}
+// IsLocalName reports whether host names this machine without SSH hosts:
+// empty, "local", "self", "localhost" (in any case), 127.0.0.1 or ::1
+// (exec.IsLocalName).
+func IsLocalName(host string) bool { return exec.IsLocalName(host) }
 
 // Gate returns g, or when g is nil a gate with the default policy: what
 // every family's Config.Gate defaults to.

@@ -82,7 +82,7 @@ func TestEveryFamilyRecordsUnsandboxed(t *testing.T) {
 
 func TestResolveWithoutRouter(t *testing.T) {
 	local := &exec.Local{UnsafeNoSandbox: true}
-	r := family.Runners{Local: local}
+	r := family.Hosts(local, nil)
 	for _, host := range []string{"", "local", "SELF", "localhost", "127.0.0.1", "::1"} {
 		tgt, err := r.Resolve(context.Background(), host, "p")
 		if err != nil || !tgt.Local || tgt.Runner != local || tgt.Route != "local" {
@@ -99,12 +99,12 @@ func TestResolveWithoutRouter(t *testing.T) {
 func TestCheckSandboxed(t *testing.T) {
 	tests := []struct {
 		name string
-		r    family.Runners
+		r    exec.Hosts
 		want error
 	}{
-		{"no runner", family.Runners{}, exec.ErrNoSandbox},
-		{"unconfined without a sandbox", family.Runners{Local: &exec.Local{}}, exec.ErrNoSandbox},
-		{"unsafe, said so", family.Runners{Local: &exec.Local{UnsafeNoSandbox: true}}, nil},
+		{"no runner", family.Hosts(nil, nil), exec.ErrNoSandbox},
+		{"unconfined without a sandbox", family.Hosts(&exec.Local{}, nil), exec.ErrNoSandbox},
+		{"unsafe, said so", family.Hosts(&exec.Local{UnsafeNoSandbox: true}, nil), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
