@@ -259,7 +259,3 @@ func ignoreEOF(err error) error {
 	}
 	return err
 }
-
-func chain(a, b func()) func() {
-	return func() { a(); b() }
-}
