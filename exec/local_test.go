@@ -10,12 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
 	"time"
 
-	"github.com/rigout/rigout/internal/proctest"
-
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/internal/proctest"
 )
 
 func run(t *testing.T, l *exec.Local, cmd exec.Command) exec.Result {

@@ -17,10 +17,11 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rigout/rigout/audit"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/redact"
-	"golang.org/x/sys/unix"
 )
 
 // Defaults for terminal sessions, used when the Config field is zero.

@@ -18,16 +18,14 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-
 	"time"
-
-	"github.com/rigout/rigout/internal/proctest"
 
 	"github.com/mark3labs/mcp-go/client"
 	mcptransport "github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout/exec/remote/sshtest"
+	"github.com/rigout/rigout/internal/proctest"
 )
 
 // binary is the rigout binary built once for the end-to-end tests.

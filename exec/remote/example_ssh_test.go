@@ -8,11 +8,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/rigout/rigout/exec/remote"
-
 	"golang.org/x/crypto/ssh"
 
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/exec/remote/sshtest"
 )
 

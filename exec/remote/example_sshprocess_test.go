@@ -6,9 +6,8 @@ import (
 	"log"
 	"strings"
 
-	"github.com/rigout/rigout/exec/remote"
-
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 )
 
 // ExampleSSH_Start starts a remote command without waiting for it, as

@@ -22,11 +22,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rigout/rigout/exec/remote"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/exec/remote/sshtest"
 )
 

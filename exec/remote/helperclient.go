@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rigout/rigout/exec"
-
 	"golang.org/x/crypto/ssh"
+
+	"github.com/rigout/rigout/exec"
 )
 
 // Exit statuses of the helper's start line (helperStartLine).

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/rigout/rigout/exec/remote"
-
 	"github.com/rigout/rigout/validate"
 )
 

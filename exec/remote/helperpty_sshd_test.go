@@ -16,9 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rigout/rigout/exec/remote"
-
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 )
 
 // ptyTranscript collects what a terminal writes.

@@ -17,10 +17,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rigout/rigout/exec"
-
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/rigout/rigout/exec"
 )
 
 // HostKeyPolicy says what to do with a host key that known_hosts does not

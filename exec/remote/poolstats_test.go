@@ -3,9 +3,8 @@ package remote_test
 import (
 	"testing"
 
-	"github.com/rigout/rigout/exec/remote"
-
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/exec/remote/sshtest"
 )
 

@@ -5,9 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/rigout/rigout/exec/remote"
-
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 )
 
 // TestReaches walks the routing ladder without connecting: configured

@@ -15,9 +15,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rigout/rigout/exec"
-
 	"golang.org/x/crypto/ssh"
+
+	"github.com/rigout/rigout/exec"
 )
 
 // Defaults of RouterConfig.

@@ -8,9 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rigout/rigout/exec/remote"
-
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/exec/remote/sshtest"
 )
 

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rigout/rigout/exec"
-
 	"golang.org/x/crypto/ssh"
+
+	"github.com/rigout/rigout/exec"
 )
 
 // shellKey is what a remembered shell is filed under: the login and

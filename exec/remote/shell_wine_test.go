@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rigout/rigout/exec/remote"
-
 	rexec "github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/exec/remote/sshtest"
 )
 

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rigout/rigout/exec"
-
 	"golang.org/x/crypto/ssh"
+
+	"github.com/rigout/rigout/exec"
 )
 
 // SSH runs commands on one remote host over the Router's pooled

@@ -12,12 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rigout/rigout/exec/remote"
-
 	"go.uber.org/goleak"
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/exec/remote/sshtest"
 )
 

@@ -17,11 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rigout/rigout/exec/remote"
-
 	"golang.org/x/crypto/ssh"
 
 	"github.com/rigout/rigout/exec"
+	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/exec/remote/sshtest"
 )
 

@@ -8,10 +8,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rigout/rigout/exec"
-
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
+
+	"github.com/rigout/rigout/exec"
 )
 
 // SSHProcess is a command that [SSH.Start] started on a remote host and

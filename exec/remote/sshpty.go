@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rigout/rigout/exec"
-
 	"golang.org/x/crypto/ssh"
+
+	"github.com/rigout/rigout/exec"
 )
 
 // StartPTY starts cmd on the host in a session channel with a
@@ -258,8 +258,4 @@ func ignoreEOF(err error) error {
 		return nil
 	}
 	return err
-}
-
-func chain(a, b func()) func() {
-	return func() { a(); b() }
 }
