@@ -356,9 +356,7 @@ func TestTerminalCloseLeavesNothingRunning(t *testing.T) {
 			pids = append(pids, term.Info().Pid)
 		}
 		for _, a := range args[:2] {
-			if survivors(t, a) != 1 {
-				t.Fatalf("%s not running", a)
-			}
+			waitRunning(t, a)
 		}
 		if err := m.Close(); err != nil {
 			t.Fatal(err)

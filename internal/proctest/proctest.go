@@ -77,6 +77,21 @@ func WithArg(arg string) []int {
 	return pids
 }
 
+// WaitWithArg waits until exactly n live processes carry arg (see
+// WithArg), and fails the test if that is still not so after timeout: a
+// process a test started may not have replaced its forked copy of the
+// parent yet, and one it stopped may not have ended yet.
+func WaitWithArg(t testing.TB, arg string, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for got := len(WithArg(arg)); got != n; got = len(WithArg(arg)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d processes with argument %q after %v, want %d", got, arg, timeout, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // UsedUIDs returns the real user ids of every process.
 func UsedUIDs() map[int]bool {
 	used := map[int]bool{}

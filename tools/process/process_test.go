@@ -1,7 +1,6 @@
 package process_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -79,21 +78,7 @@ var markers = proctest.NewMarkers()
 func marker() string { return markers.Next() }
 
 func survivors(arg string) int {
-	ents, _ := os.ReadDir("/proc")
-	n := 0
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		for _, a := range bytes.Split(b, []byte{0}) {
-			if string(a) == arg {
-				n++
-				break
-			}
-		}
-	}
-	return n
+	return len(proctest.WithArg(arg))
 }
 
 // nextArgs decodes the "next:" call a result suggests.
@@ -213,6 +198,7 @@ func TestOtherPrincipalSeesNothing(t *testing.T) {
 	if id == "" {
 		t.Fatalf("not handed off: %s", text)
 	}
+	proctest.WaitWithArg(t, mk, 1, 10*time.Second) // running, before bob tries
 	_, text, sc = call(t, bob, "process", map[string]any{"action": "list"})
 	if len(sc["processes"].([]any)) != 0 {
 		t.Fatalf("bob lists: %s", text)
