@@ -113,11 +113,8 @@ func New(cfg Config) (*Family, error) {
 	if c.MaxOutput <= 0 {
 		c.MaxOutput = DefaultMaxOutput
 	}
-	if c.DefaultTimeout <= 0 {
-		c.DefaultTimeout = DefaultTimeout
-	}
-	if c.MaxTimeout <= 0 {
-		c.MaxTimeout = DefaultMaxTimeout
+	if err := family.Timeouts("docker", &c.DefaultTimeout, &c.MaxTimeout, DefaultTimeout, DefaultMaxTimeout); err != nil {
+		return nil, err
 	}
 	return &Family{cfg: c, hosts: hosts, engines: map[string]string{}}, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/gate"
+	"github.com/rigout/rigout/tools/internal/family"
 	"github.com/rigout/rigout/validate"
 )
 
@@ -108,15 +109,8 @@ func New(cfg Config) (*Family, error) {
 	if err != nil {
 		return nil, fmt.Errorf("files: %w", err)
 	}
-	if c.WorkDir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("files: working directory: %w", err)
-		}
-		c.WorkDir = wd
-	}
-	if !filepath.IsAbs(c.WorkDir) {
-		return nil, fmt.Errorf("files: WorkDir %q is not absolute", c.WorkDir)
+	if c.WorkDir, err = family.WorkDir("files", c.WorkDir); err != nil {
+		return nil, err
 	}
 	if c.MaxReadBytes <= 0 {
 		c.MaxReadBytes = DefaultMaxReadBytes

@@ -124,14 +124,8 @@ func New(cfg Config) (*Family, error) {
 	if c.Wait <= 0 {
 		c.Wait = DefaultWait
 	}
-	if c.DefaultTimeout <= 0 {
-		c.DefaultTimeout = DefaultTimeout
-	}
-	if c.MaxTimeout <= 0 {
-		c.MaxTimeout = DefaultMaxTimeout
-	}
-	if c.DefaultTimeout > c.MaxTimeout {
-		return nil, fmt.Errorf("packages: DefaultTimeout %v exceeds MaxTimeout %v", c.DefaultTimeout, c.MaxTimeout)
+	if err := family.Timeouts("packages", &c.DefaultTimeout, &c.MaxTimeout, DefaultTimeout, DefaultMaxTimeout); err != nil {
+		return nil, err
 	}
 	if c.MaxOutput <= 0 {
 		c.MaxOutput = DefaultMaxOutput

@@ -140,24 +140,11 @@ func New(cfg Config) (*Family, error) {
 		return nil, err
 	}
 	c.Gate = g
-	if c.WorkDir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("shell: working directory: %w", err)
-		}
-		c.WorkDir = wd
+	if c.WorkDir, err = family.WorkDir("shell", c.WorkDir); err != nil {
+		return nil, err
 	}
-	if !filepath.IsAbs(c.WorkDir) {
-		return nil, fmt.Errorf("shell: WorkDir %q is not absolute", c.WorkDir)
-	}
-	if c.DefaultTimeout <= 0 {
-		c.DefaultTimeout = DefaultTimeout
-	}
-	if c.MaxTimeout <= 0 {
-		c.MaxTimeout = DefaultMaxTimeout
-	}
-	if c.DefaultTimeout > c.MaxTimeout {
-		return nil, fmt.Errorf("shell: DefaultTimeout %v exceeds MaxTimeout %v", c.DefaultTimeout, c.MaxTimeout)
+	if err := family.Timeouts("shell", &c.DefaultTimeout, &c.MaxTimeout, DefaultTimeout, DefaultMaxTimeout); err != nil {
+		return nil, err
 	}
 	if c.MaxOutput <= 0 {
 		c.MaxOutput = exec.DefaultMaxOutput

@@ -1,7 +1,8 @@
 // Package family is the plumbing the tool families share, written once:
 // where a host argument leads when the gateway has no SSH hosts, the
-// default command gate, the answer to an invalid argument, and what a
-// command's exec.Result puts in the call's audit outcome.
+// default command gate, a constructor's working directory and timeouts,
+// the answer to an invalid argument, and what a command's exec.Result
+// puts in the call's audit outcome.
 //
 // It is internal to the tool families on purpose: an embedder's tool is
 // built on the root package's exported API alone (rigout.Call,
@@ -10,6 +11,11 @@
 package family
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/rigout/rigout"
@@ -41,6 +47,39 @@ func Gate(g *gate.Gate) (*gate.Gate, error) {
 		return g, nil
 	}
 	return gate.New(gate.Config{})
+}
+
+// WorkDir is a family's working directory for relative paths: dir, or the
+// process's own when dir is empty. A relative dir is an error naming the
+// family (name), as its constructor reports it.
+func WorkDir(name, dir string) (string, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("%s: working directory: %w", name, err)
+		}
+		return wd, nil
+	}
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("%s: WorkDir %q is not absolute", name, dir)
+	}
+	return dir, nil
+}
+
+// Timeouts fills a family's default and largest command timeouts, each
+// from its default (def, max) when zero or negative, and refuses a
+// default above the largest, naming the family (name).
+func Timeouts(name string, timeout, maxTimeout *time.Duration, def, max time.Duration) error {
+	if *timeout <= 0 {
+		*timeout = def
+	}
+	if *maxTimeout <= 0 {
+		*maxTimeout = max
+	}
+	if *timeout > *maxTimeout {
+		return fmt.Errorf("%s: DefaultTimeout %v exceeds MaxTimeout %v", name, *timeout, *maxTimeout)
+	}
+	return nil
 }
 
 // Invalid answers a call whose arguments cannot be acted on: the call is

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/audit"
@@ -128,5 +129,41 @@ func TestRan(t *testing.T) {
 	family.Ran(&remote, false, res)
 	if remote.Unsandboxed != "" {
 		t.Errorf("an SSH run recorded unsandboxed: %q", remote.Unsandboxed)
+	}
+}
+
+func TestWorkDir(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ dir, want, err string }{
+		{"", wd, ""},
+		{"/srv/work", "/srv/work", ""},
+		{"work", "", `shell: WorkDir "work" is not absolute`},
+	} {
+		got, err := family.WorkDir("shell", c.dir)
+		if got != c.want || (err == nil) != (c.err == "") || (err != nil && err.Error() != c.err) {
+			t.Errorf("WorkDir(%q) = %q, %v; want %q, %q", c.dir, got, err, c.want, c.err)
+		}
+	}
+}
+
+func TestTimeouts(t *testing.T) {
+	for _, c := range []struct {
+		timeout, max, wantTimeout, wantMax time.Duration
+		err                                string
+	}{
+		{0, 0, time.Minute, time.Hour, ""},
+		{-1, -1, time.Minute, time.Hour, ""},
+		{5 * time.Second, 0, 5 * time.Second, time.Hour, ""},
+		{0, 30 * time.Second, time.Minute, 30 * time.Second, "docker: DefaultTimeout 1m0s exceeds MaxTimeout 30s"},
+		{2 * time.Hour, 0, 2 * time.Hour, time.Hour, "docker: DefaultTimeout 2h0m0s exceeds MaxTimeout 1h0m0s"},
+	} {
+		timeout, max := c.timeout, c.max
+		err := family.Timeouts("docker", &timeout, &max, time.Minute, time.Hour)
+		if timeout != c.wantTimeout || max != c.wantMax || (err == nil) != (c.err == "") || (err != nil && err.Error() != c.err) {
+			t.Errorf("Timeouts(%v, %v) = %v, %v, %v; want %v, %v, %q", c.timeout, c.max, timeout, max, err, c.wantTimeout, c.wantMax, c.err)
+		}
 	}
 }
