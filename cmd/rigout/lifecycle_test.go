@@ -52,30 +52,3 @@ func TestTailLines(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-
-func TestMergeTOMLTable(t *testing.T) {
-	doc := "model = \"o4\"\n\n[mcp_servers.rigout]\ncommand = \"old\"\n\n[mcp_servers.rigout.env]\nX = \"1\"\n\n[mcp_servers.other]\ncommand = \"other\"\n"
-	out, replaced := mergeTOMLTable([]byte(doc), "mcp_servers.rigout", "[mcp_servers.rigout]\nurl = \"new\"\n")
-	s := string(out)
-	if !replaced || strings.Contains(s, "old") || strings.Contains(s, "X = ") || !strings.Contains(s, "url = \"new\"") ||
-		!strings.Contains(s, "[mcp_servers.other]\ncommand = \"other\"") || !strings.HasPrefix(s, "model = \"o4\"") {
-		t.Fatalf("merged:\n%s", s)
-	}
-	out, replaced = mergeTOMLTable([]byte("a = 1"), "mcp_servers.rigout", "[mcp_servers.rigout]\n")
-	if replaced || string(out) != "a = 1\n\n[mcp_servers.rigout]\n" {
-		t.Fatalf("appended: %q", out)
-	}
-}
-
-func TestMergeJSONServerRefusesNonObjects(t *testing.T) {
-	if _, _, err := mergeJSONServer([]byte(`{"mcpServers": []}`), "mcpServers", "rigout", map[string]any{}); err == nil {
-		t.Error("an array of servers was overwritten")
-	}
-	if _, _, err := mergeJSONServer([]byte(`[1]`), "mcpServers", "rigout", map[string]any{}); err == nil {
-		t.Error("a top-level array was overwritten")
-	}
-	out, replaced, err := mergeJSONServer(nil, "servers", "rigout", map[string]any{"type": "stdio"})
-	if err != nil || replaced || !strings.Contains(string(out), `"rigout"`) {
-		t.Fatalf("new file: %s %v %v", out, replaced, err)
-	}
-}
