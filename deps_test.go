@@ -187,6 +187,38 @@ func TestConfigDependencies(t *testing.T) {
 	}
 }
 
+// TestClientConfigDependencies: the package that writes MCP clients'
+// entries is a leaf. It renders text and edits one file: it starts no
+// process and links no executor, gate, SSH, database, mcp-go or gateway,
+// so a program that only connects clients stays small.
+func TestClientConfigDependencies(t *testing.T) {
+	deps := goList(t, "{{.ImportPath}}", "./clientconfig")
+	if len(deps) < 10 || !slices.Contains(deps, "encoding/json") {
+		t.Fatalf("implausible dependency list: %v", deps)
+	}
+	const self = "github.com/rigout/rigout/clientconfig"
+	forbidden := []string{
+		"os/exec",
+		"github.com/mark3labs/mcp-go",
+		"github.com/mattn/go-sqlite3",
+		"github.com/jackc/pgx",
+		"golang.org/x/crypto/ssh",
+		"github.com/pkg/sftp",
+		"mvdan.cc/sh/v3",
+	}
+	for _, d := range deps {
+		// Any other package of the module, the gateway's included.
+		if hasPrefix(d, "github.com/rigout/rigout") && d != self {
+			t.Errorf("package clientconfig depends on %s", d)
+		}
+		for _, f := range forbidden {
+			if hasPrefix(d, f) {
+				t.Errorf("package clientconfig depends on %s", d)
+			}
+		}
+	}
+}
+
 // TestNothingImportsTheAssembly: the assembly is the top of the library.
 // It may import every package of the module; no package of the module
 // imports it but the binary and the examples.
