@@ -324,7 +324,7 @@ func codexTable(name string, ep Endpoint) (string, map[string]string, error) {
 		}
 		token, ok := strings.CutPrefix(v, "Bearer ")
 		if !ok {
-			return "", nil, fmt.Errorf("clientconfig: codex takes a bearer token only (from %s), not an Authorization header %q...", CodexTokenVar, firstWord(v))
+			return "", nil, fmt.Errorf("clientconfig: codex takes a bearer token only (from %s), not an Authorization header of scheme %q", CodexTokenVar, firstWord(v))
 		}
 		fmt.Fprintf(&b, "bearer_token_env_var = %s\n", tomlString(CodexTokenVar))
 		env = map[string]string{CodexTokenVar: token}
