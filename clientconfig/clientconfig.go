@@ -62,6 +62,7 @@ type UnknownClientError struct {
 	Name string
 }
 
+// Error names the client and lists the known ones.
 func (e *UnknownClientError) Error() string {
 	names := make([]string, 0, 6)
 	for _, c := range Clients() {

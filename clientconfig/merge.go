@@ -22,6 +22,7 @@ type FormatError struct {
 	Err  error  // what encoding/json said
 }
 
+// Error says what is wrong with the file, as encoding/json found it.
 func (e *FormatError) Error() string {
 	if e.Key != "" {
 		return fmt.Sprintf("%q is not an object: %v", e.Key, e.Err)
@@ -29,6 +30,7 @@ func (e *FormatError) Error() string {
 	return fmt.Sprintf("not a JSON object (comments and trailing commas are not read): %v", e.Err)
 }
 
+// Unwrap returns encoding/json's error.
 func (e *FormatError) Unwrap() error { return e.Err }
 
 // Merge puts e under e.Name in the client's configuration file at path,
