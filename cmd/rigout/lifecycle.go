@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	osexec "os/exec"
 	"os/signal"
@@ -20,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rigout/rigout/assembly"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/internal/runstate"
 	"github.com/rigout/rigout/internal/statedir"
@@ -373,7 +373,7 @@ func runStart(ctx context.Context, args []string, stdout, stderr io.Writer, sec 
 		if st.State != runstate.Running || st.Runtime.PID != cmd.Process.Pid {
 			continue
 		}
-		if _, err := fetchHealth(ctx, st.Runtime.HealthURL); err != nil {
+		if _, err := assembly.FetchHealth(ctx, st.Runtime.HealthURL); err != nil {
 			continue
 		}
 		rt := st.Runtime
@@ -436,29 +436,6 @@ func printLogFrom(w io.Writer, path string, off int64) {
 		return
 	}
 	_, _ = io.Copy(w, io.LimitReader(f, 64<<10))
-}
-
-// fetchHealth GETs a gateway's /health.
-func fetchHealth(ctx context.Context, url string) (map[string]any, error) {
-	if url == "" {
-		return nil, errors.New("no health URL recorded")
-	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var body map[string]any
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", url, resp.Status, err)
-	}
-	return body, nil
 }
 
 // stateFlags parses the flags of a lifecycle command that needs only the
@@ -605,7 +582,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 	}
 	if st.State == runstate.Running {
-		h, err := fetchHealth(ctx, st.Runtime.HealthURL)
+		h, err := assembly.FetchHealth(ctx, st.Runtime.HealthURL)
 		if err != nil {
 			r.HealthError = err.Error()
 		} else {

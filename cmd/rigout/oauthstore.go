@@ -43,26 +43,3 @@ func (c *common) attachOAuthStore(ctx context.Context, o *auth.OAuthConfig, logg
 	logger.Info("OAuth state on PostgreSQL", "db", s.Label())
 	return s.Close, nil
 }
-
-// oauthStoreCheck is rigout doctor's check of the OAuth state on
-// PostgreSQL: the connection and the schema version, changing nothing.
-func (d *doctor) oauthStoreCheck(ctx context.Context) {
-	if d.file == nil || d.file.OAuth == nil || d.file.Audit.Postgres == "" {
-		return
-	}
-	c := &common{file: d.file}
-	pc, err := c.postgresConfig(true, nil)
-	if err != nil {
-		d.add("OAuth state", "fail", err.Error(), "rigout config check")
-		return
-	}
-	v, label, err := pgstore.Inspect(ctx, pgstore.Config{DSN: pc.DSN, Password: pc.Password, UnsafeAmbientCredentials: pc.UnsafeAmbientCredentials})
-	switch {
-	case err != nil:
-		d.add("OAuth state", "fail", err.Error(), "check audit.postgres and audit.password_env; run a rigout of the schema's version")
-	case v == 0:
-		d.add("OAuth state", "ok", "PostgreSQL "+label+" reachable, no OAuth tables yet; rigout serve creates them", "")
-	default:
-		d.add("OAuth state", "ok", fmt.Sprintf("PostgreSQL %s: OAuth schema version %d, shared by the gateways on this database", label, v), "")
-	}
-}

@@ -10,7 +10,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"time"
 
 	"github.com/rigout/rigout/assembly"
 	"github.com/rigout/rigout/audit"
@@ -174,43 +173,4 @@ func auditExportPostgres(ctx context.Context, l *postgres.Ledger, f *auditFlags,
 	}
 	fmt.Fprintf(stderr, "exported %d events%s to %s; recorded as seq %d\n", rep.Rows, span, dest, rep.Event.Seq)
 	return nil
-}
-
-// postgresLedger is rigout doctor's check of a PostgreSQL ledger: the
-// connection, the schema version and the chain.
-func (d *doctor) postgresLedger(ctx context.Context) {
-	c := &common{file: d.file}
-	cfg, err := c.postgresConfig(true, nil)
-	if err != nil {
-		d.add("audit ledger", "fail", err.Error(), "rigout config check")
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	l, err := postgres.Open(ctx, cfg)
-	var sv *postgres.SchemaVersionError
-	switch {
-	case errors.Is(err, postgres.ErrNoLedger):
-		d.add("audit ledger", "ok", "PostgreSQL reachable, no ledger yet; rigout start creates it", "")
-		return
-	case errors.As(err, &sv):
-		d.add("audit ledger", "fail", err.Error(), "run a rigout of the schema's version, or start this one once to migrate")
-		return
-	case err != nil:
-		d.add("audit ledger", "fail", "PostgreSQL: "+err.Error(),
-			"check audit.postgres, the password variable audit.password_env and that the server accepts connections (pg_isready)")
-		return
-	}
-	defer l.Close()
-	rep, err := l.Verify(ctx)
-	switch {
-	case rep.Problem != nil:
-		d.add("audit ledger", "fail", "hash chain broken: "+rep.Problem.Error(),
-			"rigout audit verify --json   (names the first bad row; keep the database as evidence)")
-	case err != nil:
-		d.add("audit ledger", "fail", "cannot be verified: "+err.Error(), "rigout audit verify")
-	default:
-		d.add("audit ledger", "ok", fmt.Sprintf("PostgreSQL %s: schema version %d, %d rows from %d gateway(s), chain intact",
-			l.Label(), postgres.SchemaVersion, rep.Rows, len(rep.Gateways)), "")
-	}
 }
