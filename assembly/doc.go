@@ -35,6 +35,14 @@
 // [Check] is `rigout config check`: the file's own checks and those that
 // need the executor, without starting anything.
 //
+// [Doctor] is `rigout doctor`: it checks what a gateway needs on this
+// machine, changing nothing — the state directory and its modes, the
+// configuration, the token file, the ledger and its hash chain, a gateway
+// recorded as running, known_hosts, the SSH agent, every configured host,
+// the SSH helpers, the kernel sandbox and per-principal views — and
+// returns one [Finding] per check, each failure with the command that
+// fixes it ([Finding.Fix]).
+//
 // # Usage
 //
 //	func main() {
