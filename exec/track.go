@@ -153,18 +153,21 @@ func (t *tracker) end(leave bool) int {
 		}
 		// Scan before killing the group, to count its members too, and
 		// kill until a scan finds none: a process may fork between the
-		// scan and its SIGKILL. A process in the middle of an exec shows
-		// no environment for a moment, so the scan runs at least three
-		// times, a millisecond apart, and again while one is unsure.
+		// scan and its SIGKILL, and a killed one shows until it has
+		// exited, which on a busy machine takes more than a few rounds.
+		// A process in the middle of an exec shows no environment for a
+		// moment, so the scan runs at least three times, a millisecond
+		// apart, and again while one is unsure; bounded by markerEndWait.
 		seen := map[int]bool{}
-		for round := range 20 {
+		deadline := time.Now().Add(markerEndWait)
+		for round := 0; ; round++ {
 			pids, unsure := callProcs(t.marker, t.pgid, t.since)
 			for _, pid := range pids {
 				seen[pid] = true
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 			_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
-			if len(pids) == 0 && !unsure && round >= 2 {
+			if len(pids) == 0 && !unsure && round >= 2 || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(time.Millisecond)
@@ -179,6 +182,10 @@ func (t *tracker) end(leave bool) int {
 	_ = t.cg.closeWhenEmpty(2 * time.Second)
 	return n
 }
+
+// markerEndWait bounds how long the end of a call tracked by marker waits
+// for the processes it killed to be gone.
+const markerEndWait = 2 * time.Second
 
 // terminates reports whether sig's default action ends a process.
 func terminates(sig syscall.Signal) bool {
