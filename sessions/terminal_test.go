@@ -531,6 +531,13 @@ func TestTerminalRunsInTheSandbox(t *testing.T) {
 	if err := os.WriteFile(state+"/token", []byte("secret-token-value"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Where the sandbox hides with Landlock rather than with a view's
+	// mounts (no views, or none ready when the ruleset was built), the
+	// rules that keep the hidden directory's siblings open are made from
+	// the entries there at build time, and a directory made later beside
+	// it stays closed until Refresh: CI saw "Permission denied" once. The
+	// work directory exists first, so the test holds either way.
+	work := t.TempDir()
 	sb, err := exec.NewSandbox(exec.SandboxConfig{Hidden: []string{state}})
 	if err != nil {
 		t.Fatal(err)
@@ -543,7 +550,7 @@ func TestTerminalRunsInTheSandbox(t *testing.T) {
 		t.Skipf("SKIPPING: the kernel enforces no sandbox here: %s", st.Reason)
 	}
 	m := newManager(t, sessions.Config{Local: &exec.Local{Sandbox: sb, Grace: 200 * time.Millisecond}})
-	term, err := m.OpenTerminal(context.Background(), "alice", sessions.TerminalOptions{Dir: t.TempDir()})
+	term, err := m.OpenTerminal(context.Background(), "alice", sessions.TerminalOptions{Dir: work})
 	if err != nil {
 		t.Fatal(err)
 	}
