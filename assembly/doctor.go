@@ -27,6 +27,7 @@ import (
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/exec/remote"
 	"github.com/rigout/rigout/internal/runstate"
+	"github.com/rigout/rigout/internal/shellquote"
 	"github.com/rigout/rigout/internal/statedir"
 	"github.com/rigout/rigout/sandboxcfg"
 	"github.com/rigout/rigout/validate"
@@ -129,12 +130,12 @@ func (d *doctor) sshHelper() {
 	exe := d.cfg.Executable
 	cfg, err := HelperConfig(d.file.SSH.Helper, nil, exe)
 	if err != nil {
-		d.add("ssh helper", StatusFail, err.Error(), "rigout config check "+shellQuote(d.cfg.ConfigPath))
+		d.add("ssh helper", StatusFail, err.Error(), "rigout config check "+shellquote.Quote(d.cfg.ConfigPath))
 		return
 	}
 	if len(cfg.Binaries) == 0 {
 		d.add("ssh helper", StatusWarn, cfg.Origin+": hosts run commands with the login's full powers and files go over plain SFTP",
-			"copy rigout-helper-linux-<arch> from the release archive beside "+shellQuote(exe))
+			"copy rigout-helper-linux-<arch> from the release archive beside "+shellquote.Quote(exe))
 		return
 	}
 	d.add("ssh helper", StatusOK, "rigout-helper for "+cfg.Origin, "")
@@ -148,12 +149,12 @@ func (d *doctor) private(check, path string, want os.FileMode) bool {
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		d.add(check, StatusFail, fmt.Sprintf("%s has mode %04o: group or others can reach it", path, fi.Mode().Perm()),
-			fmt.Sprintf("chmod %04o %s", want, shellQuote(path)))
+			fmt.Sprintf("chmod %04o %s", want, shellquote.Quote(path)))
 		return false
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
 		d.add(check, StatusFail, fmt.Sprintf("%s belongs to uid %d, not to this user (uid %d)", path, st.Uid, os.Geteuid()),
-			fmt.Sprintf("chown %d %s", os.Geteuid(), shellQuote(path)))
+			fmt.Sprintf("chown %d %s", os.Geteuid(), shellquote.Quote(path)))
 		return false
 	}
 	return true
@@ -171,10 +172,10 @@ func (d *doctor) stateDir() {
 		d.add("state directory", StatusOK, dir+" does not exist yet; rigout start creates it (mode 0700)", "")
 		return
 	case err != nil:
-		d.add("state directory", StatusFail, err.Error(), "ls -ld "+shellQuote(dir))
+		d.add("state directory", StatusFail, err.Error(), "ls -ld "+shellquote.Quote(dir))
 		return
 	case !fi.IsDir():
-		d.add("state directory", StatusFail, dir+" is not a directory", fmt.Sprintf("mv %s %s.bak", shellQuote(dir), shellQuote(dir)))
+		d.add("state directory", StatusFail, dir+" is not a directory", fmt.Sprintf("mv %s %s.bak", shellquote.Quote(dir), shellquote.Quote(dir)))
 		return
 	}
 	d.dir = dir
@@ -190,7 +191,7 @@ func (d *doctor) stateDir() {
 	}
 	f, err := os.CreateTemp(dir, ".doctor-*")
 	if err != nil {
-		d.add("state directory", StatusFail, "not writable: "+err.Error(), fmt.Sprintf("chown -R %d %s", os.Geteuid(), shellQuote(dir)))
+		d.add("state directory", StatusFail, "not writable: "+err.Error(), fmt.Sprintf("chown -R %d %s", os.Geteuid(), shellquote.Quote(dir)))
 		return
 	}
 	f.Close()
@@ -202,7 +203,7 @@ func (d *doctor) config() {
 	f, err := config.Load(path)
 	if err != nil {
 		d.file, d.loadErr = &config.File{}, err
-		d.add("configuration", StatusFail, err.Error(), "rigout config check "+shellQuote(path))
+		d.add("configuration", StatusFail, err.Error(), "rigout config check "+shellquote.Quote(path))
 		return
 	}
 	d.file = f
@@ -212,10 +213,10 @@ func (d *doctor) config() {
 		d.add("configuration", StatusOK, path, "")
 	}
 	if _, err := f.AuthTokens(d.cfg.Getenv); err != nil {
-		d.add("configured tokens", StatusFail, err.Error(), "rigout config check "+shellQuote(path))
+		d.add("configured tokens", StatusFail, err.Error(), "rigout config check "+shellquote.Quote(path))
 	}
 	if _, err := f.RateLimit.Limits(); err != nil {
-		d.add("configuration", StatusFail, err.Error(), "rigout config check "+shellQuote(path))
+		d.add("configuration", StatusFail, err.Error(), "rigout config check "+shellquote.Quote(path))
 	}
 	if _, err := f.CommandPolicy(); err != nil {
 		d.add("command policy", StatusFail, err.Error(), "rigout check --rules   (lists the rule IDs a policy may name)")
@@ -234,11 +235,11 @@ func (d *doctor) token() {
 		d.add("token file", StatusOK, "none yet; rigout start generates one (unless the configuration has tokens)", "")
 		return
 	case err != nil:
-		d.add("token file", StatusFail, err.Error(), "rm "+shellQuote(path)+"   (rigout start generates a new one)")
+		d.add("token file", StatusFail, err.Error(), "rm "+shellquote.Quote(path)+"   (rigout start generates a new one)")
 		return
 	}
 	if t := strings.TrimSpace(string(b)); len(t) < 16 {
-		d.add("token file", StatusFail, fmt.Sprintf("%s holds %d bytes; at least 16 are needed", path, len(t)), "rm "+shellQuote(path)+"   (rigout start generates a new one)")
+		d.add("token file", StatusFail, fmt.Sprintf("%s holds %d bytes; at least 16 are needed", path, len(t)), "rm "+shellquote.Quote(path)+"   (rigout start generates a new one)")
 		return
 	}
 	if d.private("token file", path, 0o600) {
@@ -268,7 +269,7 @@ func (d *doctor) ledger(ctx context.Context) {
 	l, err := sqlite.Open(ctx, sqlite.Config{Path: path, ReadOnly: true, ChainKey: key, AnchorPath: d.file.Audit.AnchorFile})
 	if err != nil {
 		d.add("audit ledger", StatusFail, "does not open: "+err.Error(),
-			fmt.Sprintf("mv %s %s.broken   (keep it as evidence; rigout start begins a new ledger)", shellQuote(path), shellQuote(path)))
+			fmt.Sprintf("mv %s %s.broken   (keep it as evidence; rigout start begins a new ledger)", shellquote.Quote(path), shellquote.Quote(path)))
 		return
 	}
 	defer l.Close()
@@ -354,12 +355,12 @@ func (d *doctor) instance(ctx context.Context) {
 	case runstate.Running:
 		if _, err := FetchHealth(ctx, st.Runtime.HealthURL); err != nil {
 			d.add("gateway", StatusFail, fmt.Sprintf("PID %d is running but %s does not answer: %v", st.Runtime.PID, st.Runtime.HealthURL, err),
-				"rigout stop"+stateDirArg(d.dir, d.cfg.Getenv)+" && rigout start --detach"+stateDirArg(d.dir, d.cfg.Getenv))
+				"rigout stop"+statedir.Flag(d.dir, d.cfg.Getenv)+" && rigout start --detach"+statedir.Flag(d.dir, d.cfg.Getenv))
 			return
 		}
 		d.add("gateway", StatusOK, fmt.Sprintf("running: PID %d at %s", st.Runtime.PID, st.Runtime.URL), "")
 	case runstate.Stale:
-		d.add("gateway", StatusWarn, "stale state: "+st.Reason, "rigout start --detach"+stateDirArg(d.dir, d.cfg.Getenv)+"   (cleans it)")
+		d.add("gateway", StatusWarn, "stale state: "+st.Reason, "rigout start --detach"+statedir.Flag(d.dir, d.cfg.Getenv)+"   (cleans it)")
 	default:
 		d.add("gateway", StatusOK, "not running", "")
 	}
@@ -384,7 +385,7 @@ func (d *doctor) knownHosts() {
 			continue
 		}
 		if _, err := knownhosts.New(f); err != nil {
-			d.add("known_hosts", StatusFail, err.Error(), "ssh-keygen -l -f "+shellQuote(f)+"   (shows the lines it can read; remove or fix the bad one)")
+			d.add("known_hosts", StatusFail, err.Error(), "ssh-keygen -l -f "+shellquote.Quote(f)+"   (shows the lines it can read; remove or fix the bad one)")
 			continue
 		}
 		d.add("known_hosts", StatusOK, f, "")
@@ -436,7 +437,7 @@ func (d *doctor) router() (*remote.Router, error) {
 func (d *doctor) hosts(ctx context.Context) {
 	r, err := d.router()
 	if err != nil {
-		d.add("ssh", StatusFail, err.Error(), "rigout config check "+shellQuote(d.cfg.ConfigPath))
+		d.add("ssh", StatusFail, err.Error(), "rigout config check "+shellquote.Quote(d.cfg.ConfigPath))
 		return
 	}
 	defer r.Close()
@@ -464,21 +465,21 @@ func (d *doctor) hosts(ctx context.Context) {
 			continue
 		}
 		err := res.Err
-		fix := "rigout hosts test " + shellQuote(ep.Name)
+		fix := "rigout hosts test " + shellquote.Quote(ep.Name)
 		what := "not reachable"
 		switch {
 		case errors.Is(err, remote.ErrHostKeyUnknown):
-			what, fix = "host key unknown", "rigout hosts trust "+shellQuote(ep.Name)+"   (compare the fingerprint it shows with the host's own)"
+			what, fix = "host key unknown", "rigout hosts trust "+shellquote.Quote(ep.Name)+"   (compare the fingerprint it shows with the host's own)"
 		case errors.Is(err, remote.ErrHostKeyChanged), errors.Is(err, remote.ErrHostKeyRevoked):
-			what, fix = "host key changed", "ssh-keygen -R "+shellQuote(ep.Address())+"   (only once you know why the key changed), then rigout hosts trust "+shellQuote(ep.Name)
+			what, fix = "host key changed", "ssh-keygen -R "+shellquote.Quote(ep.Address())+"   (only once you know why the key changed), then rigout hosts trust "+shellquote.Quote(ep.Name)
 		case errors.Is(err, remote.ErrKeysRejected), errors.Is(err, remote.ErrNoKeys), errors.Is(err, remote.ErrPasswordRequired):
-			what, fix = "login fails", "ssh-copy-id -p "+fmt.Sprint(ep.Port)+" "+shellQuote(ep.User+"@"+ep.Host)+"   (installs your public key on the host)"
+			what, fix = "login fails", "ssh-copy-id -p "+fmt.Sprint(ep.Port)+" "+shellquote.Quote(ep.User+"@"+ep.Host)+"   (installs your public key on the host)"
 		case errors.Is(err, remote.ErrConnectTimeout):
-			what, fix = "no answer", "check that sshd listens on "+ep.Address()+" (or fix the host's address in the config), then: rigout hosts test "+shellQuote(ep.Name)
+			what, fix = "no answer", "check that sshd listens on "+ep.Address()+" (or fix the host's address in the config), then: rigout hosts test "+shellquote.Quote(ep.Name)
 		default:
 			var de *remote.DialError
 			if errors.As(err, &de) || strings.Contains(fmt.Sprint(err), "connection refused") {
-				fix = "check that sshd listens on " + ep.Address() + " (or fix the host's address in the config), then: rigout hosts test " + shellQuote(ep.Name)
+				fix = "check that sshd listens on " + ep.Address() + " (or fix the host's address in the config), then: rigout hosts test " + shellquote.Quote(ep.Name)
 			}
 		}
 		d.add(check, StatusFail, fmt.Sprintf("%s (%s): %v", what, ep.Address(), err), fix)
@@ -584,25 +585,4 @@ func FetchHealth(ctx context.Context, url string) (map[string]any, error) {
 		return nil, fmt.Errorf("%s: %s: %w", url, resp.Status, err)
 	}
 	return body, nil
-}
-
-// stateDirArg is " --state-dir DIR" for a fix command, or nothing when
-// dir is the default.
-func stateDirArg(dir string, getenv func(string) string) string {
-	def, err := statedir.Resolve("", getenv)
-	if err == nil && def == dir {
-		return ""
-	}
-	return " --state-dir " + shellQuote(dir)
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r == '@' || r == '=' || r == '+' || r == ',' ||
-			r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

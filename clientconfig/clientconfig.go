@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/rigout/rigout/internal/shellquote"
 )
 
 // A Client is an MCP client whose entry this package renders.
@@ -236,16 +238,16 @@ func claudeCode(name string, ep Endpoint) (string, map[string]any) {
 	if ep.Stdio() {
 		entry := map[string]any{"type": "stdio", "command": ep.Command, "args": ep.Args}
 		addEnv(entry, ep)
-		line := "claude mcp add " + shellQuote(name)
+		line := "claude mcp add " + shellquote.Quote(name)
 		for _, k := range sortedKeys(ep.Env) {
-			line += " --env " + shellQuote(k+"="+ep.Env[k])
+			line += " --env " + shellquote.Quote(k+"="+ep.Env[k])
 		}
-		return line + " -- " + shellQuote(ep.Command) + " " + shellJoin(ep.Args) + "\n", entry
+		return line + " -- " + shellquote.Quote(ep.Command) + " " + shellquote.Join(ep.Args) + "\n", entry
 	}
 	entry := map[string]any{"type": "http", "url": ep.URL, "headers": anyMap(ep.Headers)}
-	line := "claude mcp add --transport http " + shellQuote(name) + " " + shellQuote(ep.URL)
+	line := "claude mcp add --transport http " + shellquote.Quote(name) + " " + shellquote.Quote(ep.URL)
 	for _, k := range sortedKeys(ep.Headers) {
-		line += " --header " + shellQuote(k+": "+ep.Headers[k])
+		line += " --header " + shellquote.Quote(k+": "+ep.Headers[k])
 	}
 	return line + "\n", entry
 }
@@ -383,24 +385,4 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// shellQuote is s quoted for a POSIX shell, bare when nothing in it needs
-// quoting.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r == '@' || r == '=' || r == '+' || r == ',' ||
-			r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func shellJoin(args []string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		q[i] = shellQuote(a)
-	}
-	return strings.Join(q, " ")
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/rigout/rigout/internal/atomicfile"
 )
 
 // A FormatError is a client's file [Merge] will not rewrite because it
@@ -86,11 +88,11 @@ func Merge(path string, e Entry) (backup string, replaced bool, err error) {
 	}
 	if len(old) > 0 {
 		backup = fmt.Sprintf("%s.bak-%s", path, time.Now().UTC().Format("20060102T150405.000"))
-		if err := writeFileAtomic(backup, old); err != nil {
+		if err := atomicfile.Write(backup, old); err != nil {
 			return "", false, fmt.Errorf("backup: %w", err)
 		}
 	}
-	return backup, replaced, writeFileAtomic(path, out)
+	return backup, replaced, atomicfile.Write(path, out)
 }
 
 // mergeJSONServer sets doc[top][name] = entry in the JSON object doc (an
@@ -161,32 +163,4 @@ func mergeTOMLTable(doc []byte, header, table string) ([]byte, bool) {
 		s += table
 	}
 	return []byte(s), replaced
-}
-
-// writeFileAtomic writes data to path owner-only through a temporary file
-// in the same directory, synced and renamed over path.
-func writeFileAtomic(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

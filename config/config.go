@@ -18,7 +18,7 @@ import (
 	"github.com/rigout/rigout"
 	"github.com/rigout/rigout/auth"
 	"github.com/rigout/rigout/credentials"
-	"github.com/rigout/rigout/internal/runstate"
+	"github.com/rigout/rigout/internal/atomicfile"
 	"github.com/rigout/rigout/redact"
 	"github.com/rigout/rigout/validate"
 )
@@ -394,7 +394,7 @@ func (c *File) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := runstate.WriteFileAtomic(path, b); err != nil {
+	if err := atomicfile.Write(path, b); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	return nil

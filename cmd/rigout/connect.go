@@ -13,6 +13,7 @@ import (
 
 	"github.com/rigout/rigout/clientconfig"
 	"github.com/rigout/rigout/internal/runstate"
+	"github.com/rigout/rigout/internal/shellquote"
 	"github.com/rigout/rigout/internal/statedir"
 )
 
@@ -105,7 +106,7 @@ func runConnect(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprint(stdout, entry.Snippet)
 	// Codex reads the token from its environment, never from its file.
 	for k, v := range entry.Environment {
-		fmt.Fprintf(stderr, "Codex reads the token from the environment it starts in:\n  export %s=%s\n", k, shellQuote(v))
+		fmt.Fprintf(stderr, "Codex reads the token from the environment it starts in:\n  export %s=%s\n", k, shellquote.Quote(v))
 	}
 	if target != "" {
 		fmt.Fprintf(stderr, "%s reads %s (on %s)\n", client.Title(), target, runtime.GOOS)
@@ -146,7 +147,7 @@ func connectEndpoint(dir, transportName string, explicitDir bool, configPath str
 		useHTTP = false
 	case "http":
 		if !useHTTP {
-			return clientconfig.Endpoint{}, fmt.Errorf("--transport http: no gateway is running in %s (%s); start one with `rigout start --detach%s`", dir, st.State, stateDirArg(dir))
+			return clientconfig.Endpoint{}, fmt.Errorf("--transport http: no gateway is running in %s (%s); start one with `rigout start --detach%s`", dir, st.State, statedir.Flag(dir, nil))
 		}
 	default:
 		return clientconfig.Endpoint{}, fmt.Errorf("--transport %q: want stdio or http", transportName)

@@ -320,7 +320,7 @@ func hostsTrust(ctx context.Context, r *remote.Router, name, expect, stateDir st
 		// and the command that records it, record nothing.
 		fmt.Fprintf(stderr, "Nothing was recorded. Compare that fingerprint with the host's own "+
 			"(ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on the host, or its administrator); if they match, record it with:\n"+
-			"  rigout hosts trust %s --expect %s%s\n", name, shown.Fingerprint, stateDirArg(stateDir))
+			"  rigout hosts trust %s --expect %s%s\n", name, shown.Fingerprint, statedir.Flag(stateDir, nil))
 		return 1
 	}
 	res, err := r.Trust(ctx, name, fingerprint)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/rigout/rigout/assembly"
 	"github.com/rigout/rigout/auth"
+	"github.com/rigout/rigout/internal/atomicfile"
 	"github.com/rigout/rigout/internal/runstate"
 	"github.com/rigout/rigout/internal/statedir"
 	"github.com/rigout/rigout/redact"
@@ -124,7 +125,7 @@ func claimInstance(dir string, log func(msg string, args ...any)) (*instance, er
 	l, stale, err := runstate.Acquire(dir)
 	var running *runstate.RunningError
 	if errors.As(err, &running) {
-		return nil, fmt.Errorf("%v. Stop it with `rigout stop%s`, or start another with --state-dir DIR", err, stateDirArg(dir))
+		return nil, fmt.Errorf("%v. Stop it with `rigout stop%s`, or start another with --state-dir DIR", err, statedir.Flag(dir, nil))
 	}
 	if err != nil {
 		return nil, err
@@ -172,7 +173,7 @@ func serveSetupTokens(ctx context.Context, front *auth.Front, dir, base string, 
 				"token": st.Reveal(), "url": base + "/connection.json",
 				"expires": time.Now().Add(auth.DefaultSetupTokenTTL).UTC().Format(time.RFC3339),
 			})
-			if err := runstate.WriteFileAtomic(filepath.Join(dir, setupFile), b); err != nil {
+			if err := atomicfile.Write(filepath.Join(dir, setupFile), b); err != nil {
 				log("setup token", "err", err)
 				continue
 			}
@@ -193,26 +194,6 @@ func buildCommit() string {
 		rev += "+dirty"
 	}
 	return rev
-}
-
-// stateDirArg is " --state-dir DIR" when dir is not the default one, for
-// commands printed to the operator.
-func stateDirArg(dir string) string {
-	def, err := statedir.Resolve("", nil)
-	if err == nil && def == dir {
-		return ""
-	}
-	return " --state-dir " + shellQuote(dir)
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r == '@' || r == '=' || r == '+' || r == ',' ||
-			r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // flagArg returns the value of --name (or -name) in args, in any of the
@@ -307,7 +288,7 @@ func runStart(ctx context.Context, args []string, stdout, stderr io.Writer, sec 
 	}
 	if st := runstate.Inspect(dir); st.State == runstate.Running {
 		return fail("already running: PID %d at %s since %s. Stop it with `rigout stop%s`, or start another with --state-dir DIR",
-			st.Runtime.PID, st.Runtime.URL, st.Runtime.Started.Format(time.RFC3339), stateDirArg(dir))
+			st.Runtime.PID, st.Runtime.URL, st.Runtime.Started.Format(time.RFC3339), statedir.Flag(dir, nil))
 	}
 	// The token never goes on the child's command line: a --auth-token given
 	// here moves to the child's environment, which the child moves onto a
@@ -379,10 +360,10 @@ func runStart(ctx context.Context, args []string, stdout, stderr io.Writer, sec 
 		rt := st.Runtime
 		printStartWarnings(stderr, logPath, start)
 		fmt.Fprintf(stdout, "rigout %s started in the background: PID %d, %s\n", rt.Version, rt.PID, rt.URL)
-		fmt.Fprintf(stdout, "  log:     rigout logs%s   (%s)\n", stateDirArg(dir), logPath)
-		fmt.Fprintf(stdout, "  status:  rigout status%s\n", stateDirArg(dir))
-		fmt.Fprintf(stdout, "  connect: rigout connect claude-code%s   (prints a secret)\n", stateDirArg(dir))
-		fmt.Fprintf(stdout, "  stop:    rigout stop%s\n", stateDirArg(dir))
+		fmt.Fprintf(stdout, "  log:     rigout logs%s   (%s)\n", statedir.Flag(dir, nil), logPath)
+		fmt.Fprintf(stdout, "  status:  rigout status%s\n", statedir.Flag(dir, nil))
+		fmt.Fprintf(stdout, "  connect: rigout connect claude-code%s   (prints a secret)\n", statedir.Flag(dir, nil))
+		fmt.Fprintf(stdout, "  stop:    rigout stop%s\n", statedir.Flag(dir, nil))
 		return 0
 	}
 }
@@ -504,7 +485,7 @@ func runStop(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if !force {
 		fmt.Fprintf(stderr, "rigout stop: PID %d is still draining after %v; wait longer with --timeout, or `rigout stop --force%s` sends SIGKILL\n",
-			st.Runtime.PID, timeout, stateDirArg(dir))
+			st.Runtime.PID, timeout, statedir.Flag(dir, nil))
 		return 1
 	}
 	if err := p.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, runstate.ErrNotSame) {
@@ -608,11 +589,11 @@ func printStatus(w io.Writer, r statusReport, dir string) {
 	switch r.State {
 	case "not running":
 		fmt.Fprintf(w, "rigout: not running (state directory %s)\n", dir)
-		fmt.Fprintf(w, "start it: rigout start --detach%s\n", stateDirArg(dir))
+		fmt.Fprintf(w, "start it: rigout start --detach%s\n", statedir.Flag(dir, nil))
 		return
 	case "stale":
 		fmt.Fprintf(w, "rigout: stale — %s\n", termText(r.Reason))
-		fmt.Fprintf(w, "the next `rigout start%s` cleans it\n", stateDirArg(dir))
+		fmt.Fprintf(w, "the next `rigout start%s` cleans it\n", statedir.Flag(dir, nil))
 		return
 	}
 	fmt.Fprintf(w, "rigout: running\n")

@@ -17,7 +17,7 @@ import (
 	"github.com/rigout/rigout/config"
 	"github.com/rigout/rigout/exec"
 	"github.com/rigout/rigout/exec/remote"
-	"github.com/rigout/rigout/internal/runstate"
+	"github.com/rigout/rigout/internal/atomicfile"
 	hostsfamily "github.com/rigout/rigout/tools/hosts"
 )
 
@@ -75,7 +75,10 @@ func (f *File) writeLocked(hosts []remote.HostConfig) error {
 	if err != nil {
 		return err
 	}
-	return runstate.WriteFileAtomic(f.path, append(b, '\n'))
+	if err := atomicfile.Write(f.path, append(b, '\n')); err != nil {
+		return fmt.Errorf("hosts file: %w", err)
+	}
+	return nil
 }
 
 // Save records h, replacing a saved host of the same name.

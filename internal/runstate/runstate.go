@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rigout/rigout/internal/atomicfile"
 )
 
 // The files a running gateway keeps in its state directory.
@@ -156,10 +158,13 @@ func (l *Lock) Write(rt Runtime) error {
 	if err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(filepath.Join(l.dir, PIDFile), []byte(strconv.Itoa(id.PID)+"\n")); err != nil {
-		return err
+	if err := atomicfile.Write(filepath.Join(l.dir, PIDFile), []byte(strconv.Itoa(id.PID)+"\n")); err != nil {
+		return fmt.Errorf("runstate: %w", err)
 	}
-	return WriteFileAtomic(filepath.Join(l.dir, RuntimeFile), append(b, '\n'))
+	if err := atomicfile.Write(filepath.Join(l.dir, RuntimeFile), append(b, '\n')); err != nil {
+		return fmt.Errorf("runstate: %w", err)
+	}
+	return nil
 }
 
 // Release removes runtime.json and the PID file and unlocks.
@@ -251,34 +256,3 @@ func readRuntime(dir string) (*Runtime, error) {
 // ErrNotSame is Signal's error when the PID no longer names the recorded
 // process.
 var ErrNotSame = errors.New("runstate: the recorded process is gone or its PID belongs to another process")
-
-// WriteFileAtomic writes data to path with mode 0600 through a temporary
-// file in the same directory, renamed over path after an fsync.
-func WriteFileAtomic(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("runstate: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = f.Chmod(0o600); err != nil {
-		return fmt.Errorf("runstate: %w", err)
-	}
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("runstate: %w", err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("runstate: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("runstate: %w", err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("runstate: %w", err)
-	}
-	return nil
-}

@@ -162,7 +162,7 @@ func TestPIDFileWithoutRuntimeIsStale(t *testing.T) {
 func writeRuntime(t *testing.T, dir string, id Identity) {
 	t.Helper()
 	b := []byte(`{"pid":` + itoa(id.PID) + `,"start_time":` + itoa(int(id.StartTime)) + `,"boot_id":"` + id.BootID + `","url":"http://127.0.0.1:1/mcp"}`)
-	if err := WriteFileAtomic(filepath.Join(dir, RuntimeFile), b); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, RuntimeFile), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }

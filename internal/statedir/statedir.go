@@ -14,6 +14,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/rigout/rigout/internal/shellquote"
 )
 
 // EnvVar names the environment variable that overrides the default.
@@ -82,4 +84,15 @@ func Ensure(dir string) (groupOrOtherAccess bool, err error) {
 		return false, fmt.Errorf("statedir: %s is not a directory", dir)
 	}
 	return fi.Mode().Perm()&0o077 != 0, nil
+}
+
+// Flag is " --state-dir DIR" (DIR quoted for a shell) for a command rigout
+// prints for the operator to run, or "" when dir is the default one, so
+// the printed command reads as the operator would type it. getenv is as
+// in Resolve.
+func Flag(dir string, getenv func(string) string) string {
+	if def, err := Resolve("", getenv); err == nil && def == dir {
+		return ""
+	}
+	return " --state-dir " + shellquote.Quote(dir)
 }

@@ -68,3 +68,20 @@ func TestEnsure(t *testing.T) {
 		t.Error("Ensure on a file: want error")
 	}
 }
+
+// TestFlag: a printed command names the state directory only when it is
+// not the one rigout would find by itself, quoted for the shell.
+func TestFlag(t *testing.T) {
+	getenv := func(k string) string {
+		if k == EnvVar {
+			return "/srv/rigout state"
+		}
+		return ""
+	}
+	if got := Flag("/srv/rigout state", getenv); got != "" {
+		t.Errorf("Flag(the default) = %q, want nothing", got)
+	}
+	if got, want := Flag("/tmp/other dir", getenv), " --state-dir '/tmp/other dir'"; got != want {
+		t.Errorf("Flag(another) = %q, want %q", got, want)
+	}
+}

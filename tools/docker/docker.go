@@ -101,11 +101,7 @@ type Family struct {
 // New builds the family from cfg, which is copied.
 func New(cfg Config) (*Family, error) {
 	c := cfg
-	hosts := family.Hosts(c.Local, c.Hosts)
-	if err := hosts.CheckSandboxed(); err != nil {
-		return nil, fmt.Errorf("docker: Config.Local: %w", err)
-	}
-	g, err := family.Gate(c.Gate)
+	hosts, g, err := family.Setup("docker", c.Local, c.Hosts, c.Gate)
 	if err != nil {
 		return nil, err
 	}

@@ -131,11 +131,7 @@ type Family struct {
 // New builds the family from cfg, which is copied.
 func New(cfg Config) (*Family, error) {
 	c := cfg
-	hosts := family.Hosts(c.Local, c.Hosts)
-	if err := hosts.CheckSandboxed(); err != nil {
-		return nil, fmt.Errorf("shell: Config.Local: %w", err)
-	}
-	g, err := family.Gate(c.Gate)
+	hosts, g, err := family.Setup("shell", c.Local, c.Hosts, c.Gate)
 	if err != nil {
 		return nil, err
 	}

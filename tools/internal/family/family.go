@@ -49,6 +49,23 @@ func Gate(g *gate.Gate) (*gate.Gate, error) {
 	return gate.New(gate.Config{})
 }
 
+// Setup is the start of a constructor that runs commands: where they run
+// (Hosts of local and hosts), an error wrapping exec.ErrNoSandbox when
+// the runner for this machine is neither sandboxed nor marked unsafe (it
+// names the family, name, and Config.Local), and the command gate (Gate
+// of g).
+func Setup(name string, local exec.Runner, hosts exec.Hosts, g *gate.Gate) (exec.Hosts, *gate.Gate, error) {
+	h := Hosts(local, hosts)
+	if err := h.CheckSandboxed(); err != nil {
+		return nil, nil, fmt.Errorf("%s: Config.Local: %w", name, err)
+	}
+	g, err := Gate(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, g, nil
+}
+
 // WorkDir is a family's working directory for relative paths: dir, or the
 // process's own when dir is empty. A relative dir is an error naming the
 // family (name), as its constructor reports it.

@@ -116,6 +116,23 @@ func TestCheckSandboxed(t *testing.T) {
 	}
 }
 
+// TestSetup: a family's constructor refuses an unsandboxed runner with an
+// error that names the family, and otherwise gets the hosts and the
+// default gate.
+func TestSetup(t *testing.T) {
+	_, _, err := family.Setup("shell", &exec.Local{}, nil, nil)
+	if !errors.Is(err, exec.ErrNoSandbox) || !strings.HasPrefix(err.Error(), "shell: Config.Local: ") {
+		t.Errorf("Setup with an unsandboxed runner: err = %v, want ErrNoSandbox named \"shell: Config.Local: \"", err)
+	}
+	h, g, err := family.Setup("shell", &exec.Local{UnsafeNoSandbox: true}, nil, nil)
+	if err != nil || h == nil || g == nil {
+		t.Fatalf("Setup(unsafe runner) = %v, %v, %v; want hosts, the default gate and no error", h, g, err)
+	}
+	if tgt, err := h.Resolve(context.Background(), "local", "alice"); err != nil || !tgt.Local {
+		t.Errorf("Resolve(local) = %+v, %v; want this machine", tgt, err)
+	}
+}
+
 func TestRan(t *testing.T) {
 	res := exec.Result{ExitCode: 3, Signal: "", Unsandboxed: "no sandbox configured"}
 	res.Stdout.Total, res.Stderr.Total = 5, 7
