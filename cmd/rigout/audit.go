@@ -430,11 +430,27 @@ func auditStats(ctx context.Context, l auditReader, f *auditFlags, stdout io.Wri
 	return tw.Flush()
 }
 
-func auditExport(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout, stderr io.Writer) (err error) {
-	w := stdout
-	dest := "stdout"
-	if f.out != "" {
-		file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+func auditExport(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout, stderr io.Writer) error {
+	return exportTo(f.out, stdout, stderr, func(w io.Writer) (exportSpan, error) {
+		rep, err := l.Export(ctx, w, f.filter, auditOperator())
+		if err != nil {
+			return exportSpan{}, err
+		}
+		return exportSpan{rep.Rows, rep.FirstSeq, rep.LastSeq, rep.Event.Seq}, nil
+	})
+}
+
+// exportSpan is what an export reports: how many events it wrote, their
+// first and last seq, and the seq of the event that records the export.
+type exportSpan struct{ rows, first, last, seq int64 }
+
+// exportTo runs export into the file out (created, owner-only; never an
+// existing one) or stdout when out is empty, and says on stderr what it
+// wrote where.
+func exportTo(out string, stdout, stderr io.Writer, export func(io.Writer) (exportSpan, error)) (err error) {
+	w, dest := stdout, "stdout"
+	if out != "" {
+		file, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			return err
 		}
@@ -443,17 +459,17 @@ func auditExport(ctx context.Context, l *sqlite.Ledger, f *auditFlags, stdout, s
 				err = cerr
 			}
 		}()
-		w, dest = file, f.out
+		w, dest = file, out
 	}
-	rep, err := l.Export(ctx, w, f.filter, auditOperator())
+	sp, err := export(w)
 	if err != nil {
 		return err
 	}
 	span := ""
-	if rep.Rows > 0 {
-		span = fmt.Sprintf(" (seq %d-%d)", rep.FirstSeq, rep.LastSeq)
+	if sp.rows > 0 {
+		span = fmt.Sprintf(" (seq %d-%d)", sp.first, sp.last)
 	}
-	fmt.Fprintf(stderr, "exported %d events%s to %s; recorded as seq %d\n", rep.Rows, span, dest, rep.Event.Seq)
+	fmt.Fprintf(stderr, "exported %d events%s to %s; recorded as seq %d\n", sp.rows, span, dest, sp.seq)
 	return nil
 }
 

@@ -148,29 +148,13 @@ func auditVerifyPostgres(ctx context.Context, l *postgres.Ledger, f *auditFlags,
 	return err
 }
 
-func auditExportPostgres(ctx context.Context, l *postgres.Ledger, f *auditFlags, stdout, stderr io.Writer) (err error) {
-	w, dest := stdout, "stdout"
-	if f.out != "" {
-		file, err := os.OpenFile(f.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+func auditExportPostgres(ctx context.Context, l *postgres.Ledger, f *auditFlags, stdout, stderr io.Writer) error {
+	return exportTo(f.out, stdout, stderr, func(w io.Writer) (exportSpan, error) {
+		op := auditOperator()
+		rep, err := l.Export(ctx, w, f.filter, postgres.Operator{Principal: op.Principal, Transport: op.Transport})
 		if err != nil {
-			return err
+			return exportSpan{}, err
 		}
-		defer func() {
-			if cerr := file.Close(); err == nil {
-				err = cerr
-			}
-		}()
-		w, dest = file, f.out
-	}
-	op := auditOperator()
-	rep, err := l.Export(ctx, w, f.filter, postgres.Operator{Principal: op.Principal, Transport: op.Transport})
-	if err != nil {
-		return err
-	}
-	span := ""
-	if rep.Rows > 0 {
-		span = fmt.Sprintf(" (seq %d-%d)", rep.FirstSeq, rep.LastSeq)
-	}
-	fmt.Fprintf(stderr, "exported %d events%s to %s; recorded as seq %d\n", rep.Rows, span, dest, rep.Event.Seq)
-	return nil
+		return exportSpan{rep.Rows, rep.FirstSeq, rep.LastSeq, rep.Event.Seq}, nil
+	})
 }
