@@ -100,7 +100,13 @@ func Doctor(ctx context.Context, cfg DoctorConfig) []Finding {
 	d.config()
 	if d.dir != "" {
 		d.token()
+	}
+	// A PostgreSQL ledger lives outside the state directory: it is
+	// checked before the directory exists too.
+	if d.dir != "" || d.file.Audit.Postgres != "" {
 		d.ledger(ctx)
+	}
+	if d.dir != "" {
 		d.instance(ctx)
 	}
 	d.knownHosts()

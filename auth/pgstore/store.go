@@ -744,18 +744,26 @@ func Inspect(ctx context.Context, cfg Config) (version int, label string, err er
 		return 0, label, fmt.Errorf("pgstore: %s: %w", label, err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	var s *string
-	err = conn.QueryRow(ctx, `SELECT CASE WHEN to_regclass('rigout_meta') IS NULL THEN NULL
-		ELSE (SELECT value FROM rigout_meta WHERE key = $1) END`, versionKey).Scan(&s)
+	// Two statements: one naming a table that does not exist fails when
+	// it is planned, whatever CASE would have chosen.
+	var meta bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('rigout_meta') IS NOT NULL`).Scan(&meta); err != nil {
+		return 0, label, fmt.Errorf("pgstore: %s: %w", label, err)
+	}
+	if !meta {
+		return 0, label, nil // an empty database
+	}
+	var s string
+	err = conn.QueryRow(ctx, `SELECT value FROM rigout_meta WHERE key = $1`, versionKey).Scan(&s)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, label, nil // a ledger without OAuth tables
+	}
 	if err != nil {
 		return 0, label, fmt.Errorf("pgstore: %s: %w", label, err)
 	}
-	if s == nil {
-		return 0, label, nil
-	}
-	v, err := strconv.Atoi(*s)
+	v, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, label, fmt.Errorf("pgstore: %s: %s %q is not a number", label, versionKey, *s)
+		return 0, label, fmt.Errorf("pgstore: %s: %s %q is not a number", label, versionKey, s)
 	}
 	if v > SchemaVersion {
 		return v, label, &SchemaVersionError{DB: label, Found: v, Max: SchemaVersion}

@@ -234,3 +234,36 @@ func TestAmbientCredentialsRefused(t *testing.T) {
 	}
 	s.Close()
 }
+
+// Inspect reads the OAuth schema version without creating anything: 0 in
+// an empty database and in one whose ledger has no OAuth tables yet, the
+// version once a store has opened it, an error for a newer one.
+func TestInspect(t *testing.T) {
+	srv := pgtest.Start(t)
+	dsn := srv.CreateDB("inspect")
+	ctx := context.Background()
+	inspect := func(what string, want int) {
+		t.Helper()
+		v, label, err := pgstore.Inspect(ctx, pgstore.Config{DSN: dsn})
+		if err != nil || v != want || !strings.HasSuffix(label, "/inspect") {
+			t.Fatalf("Inspect %s = %d, %q, %v; want %d", what, v, label, err, want)
+		}
+	}
+	inspect("an empty database", 0)
+	srv.Psql("inspect", `CREATE TABLE rigout_meta (key text PRIMARY KEY, value text NOT NULL)`)
+	inspect("a database with another schema's meta table", 0)
+	if tables := srv.Psql("inspect", `SELECT count(*) FROM pg_tables WHERE schemaname = 'public'`); tables != "1" {
+		t.Fatalf("Inspect created tables: %s in the database, want 1", tables)
+	}
+	s, err := pgstore.Open(ctx, pgstore.Config{DSN: dsn, Secret: testSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	inspect("after Open", pgstore.SchemaVersion)
+	srv.Psql("inspect", `UPDATE rigout_meta SET value = '99' WHERE key = 'oauth_schema_version'`)
+	var sv *pgstore.SchemaVersionError
+	if _, _, err := pgstore.Inspect(ctx, pgstore.Config{DSN: dsn}); !errors.As(err, &sv) || sv.Found != 99 {
+		t.Fatalf("Inspect of a newer schema = %v, want a SchemaVersionError for 99", err)
+	}
+}
