@@ -3,7 +3,9 @@ package rigout
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -363,16 +365,50 @@ func (c *Call) PathList(arg string) []string { return c.paths[arg] }
 func (c *Call) Gateway() *Gateway { return c.gw }
 
 // Bind decodes the call's arguments into v, a pointer to a struct with JSON
-// tags. The arguments have already passed the tool's input schema.
+// tags. The arguments have already passed the tool's input schema; a
+// value the schema admits but v's field cannot hold (an integer beyond
+// int64, a number where the schema allowed any type) is an
+// [*ArgumentError] naming the argument, which the chain answers as a
+// refusal of kind "argument".
 func (c *Call) Bind(v any) error {
 	b, err := json.Marshal(c.Args)
 	if err != nil {
 		return fmt.Errorf("rigout: arguments: %w", err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			name := "the call"
+			if c.Tool != nil {
+				name = c.Tool.Name
+			}
+			return &ArgumentError{Tool: name, Problems: []string{
+				fmt.Sprintf("%s: %s does not fit %s", te.Field, te.Value, goKind(te.Type))}}
+		}
 		return fmt.Errorf("rigout: arguments: %w", err)
 	}
 	return nil
+}
+
+// goKind names what a Go type holds, in the words of a JSON value.
+func goKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return fmt.Sprintf("an integer of %d bits", t.Bits())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return fmt.Sprintf("an integer from 0, of %d bits", t.Bits())
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return t.String()
 }
 
 // Outcome records what a call did, for the audit ledger and the logs. The
