@@ -100,11 +100,18 @@ func Timeouts(name string, timeout, maxTimeout *time.Duration, def, max time.Dur
 }
 
 // Invalid answers a call whose arguments cannot be acted on: the call is
-// recorded as invalid, and the model gets an error result saying why
-// (format and args, as for rigout.ErrorResult).
+// recorded as invalid, and the model gets a refusal of kind "argument"
+// saying why (format and args, as for rigout.ErrorResult), in its text and
+// its structuredContent, as the chain answers arguments its input schema
+// does not admit.
 func Invalid(call *rigout.Call, format string, args ...any) (*mcp.CallToolResult, error) {
 	call.Outcome.Status = audit.StatusInvalid
-	return rigout.ErrorResult(format, args...), nil
+	why := fmt.Sprintf(format, args...)
+	instead := "call the tool again with the arguments corrected"
+	if call.Tool != nil {
+		instead = "call " + call.Tool.Name + " again with the arguments corrected"
+	}
+	return rigout.RefusalResult(rigout.Refusal{Kind: rigout.RefusedArgument, Why: why, Instead: instead}, why), nil
 }
 
 // Ran adds what a command that ran tells the ledger to o: its exit code

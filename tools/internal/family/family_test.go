@@ -133,6 +133,28 @@ func TestSetup(t *testing.T) {
 	}
 }
 
+// TestInvalid: a family's refusal of its arguments is recorded invalid and
+// carries the same structured refusal as the chain's schema check.
+func TestInvalid(t *testing.T) {
+	call := &rigout.Call{Tool: &rigout.Tool{Name: "execute_command"}}
+	res, err := family.Invalid(call, "timeout %ds exceeds this gateway's maximum of %ds", 7200, 3600)
+	if err != nil || !res.IsError {
+		t.Fatalf("Invalid = %+v, %v; want an error result", res, err)
+	}
+	if call.Outcome.Status != audit.StatusInvalid {
+		t.Errorf("status %q, want %q", call.Outcome.Status, audit.StatusInvalid)
+	}
+	const why = "timeout 7200s exceeds this gateway's maximum of 3600s"
+	if got := rigouttest.Text(res); got != why {
+		t.Errorf("text %q, want %q", got, why)
+	}
+	sc, _ := res.StructuredContent.(map[string]any)
+	r, ok := sc["refused"].(rigout.Refusal)
+	if !ok || r.Kind != rigout.RefusedArgument || r.Why != why || !strings.Contains(r.Instead, "call execute_command again") {
+		t.Errorf("structuredContent %#v, want an argument refusal saying %q", res.StructuredContent, why)
+	}
+}
+
 func TestRan(t *testing.T) {
 	res := exec.Result{ExitCode: 3, Signal: "", Unsandboxed: "no sandbox configured"}
 	res.Stdout.Total, res.Stderr.Total = 5, 7
