@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -130,5 +131,13 @@ type viewErrno struct {
 	msg   string
 }
 
-func (e *viewErrno) Error() string { return e.msg }
+// Error is the spawner's message, less the "op path: " it begins with when
+// it ends in the errno's own words: the *fs.PathError around e names the
+// operation and the path already, as the gateway sees the path.
+func (e *viewErrno) Error() string {
+	if plain := e.errno.Error(); strings.HasSuffix(e.msg, ": "+plain) {
+		return plain
+	}
+	return e.msg
+}
 func (e *viewErrno) Unwrap() error { return e.errno }

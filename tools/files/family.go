@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -317,6 +318,10 @@ func (f *Family) symbolicHome(host, p string) string {
 // failed returns an error result for err, specific about confinement.
 func failed(call *rigout.Call, what string, err error) (*mcp.CallToolResult, error) {
 	msg := fmt.Sprintf("%s: %v", what, err)
+	// "read /x: open /x: no such file or directory" says the path twice.
+	if pe, ok := err.(*fs.PathError); ok && strings.Contains(what, pe.Path) {
+		msg = fmt.Sprintf("%s: %v", what, pe.Err)
+	}
 	if errors.Is(err, errHidden) {
 		call.Outcome.Status = audit.StatusDenied
 	}

@@ -52,6 +52,13 @@ func TestOperations(t *testing.T) {
 			t.Fatalf("append: %q", got)
 		}
 
+		// A missing file: the path once, then why.
+		missing := filepath.Join(dir, "missing.txt")
+		msg := e.fails(map[string]any{"action": "read", "path": missing, "host": host}, "read "+missing+": ")
+		if strings.Count(msg, missing) != 1 || !strings.Contains(msg, "no such file") && !strings.Contains(msg, "does not exist") {
+			t.Errorf("read of a missing file: %q, want the path once and that it does not exist", msg)
+		}
+
 		// read: numbered lines, offset/limit, tail.
 		out = e.ok(op("read"))
 		if !strings.Contains(out, "     1\tone\n") || !strings.Contains(out, "     4\tfour\n") || !strings.Contains(out, "lines 1-4") {
