@@ -61,7 +61,7 @@ func (c Client) Title() string {
 
 // UnknownClientError is a client name this package does not know.
 type UnknownClientError struct {
-	Name string
+	Name string // the name asked for
 }
 
 // Error names the client and lists the known ones.

@@ -14,7 +14,7 @@ import (
 // PackageDoc checks the Go package in dir (its import path importPath)
 // the way the project's guide packages want it: the package comment lives
 // in doc.go alone, has "# Overview" and "# Usage" sections, and every
-// exported name is documented. Each finding is a test error.
+// exported name is documented, exported struct fields included. Each finding is a test error.
 func PackageDoc(t testing.TB, dir, importPath string) {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -69,6 +69,31 @@ func PackageDoc(t testing.TB, dir, importPath string) {
 		}
 		for _, v := range append(ty.Consts, ty.Vars...) {
 			undocumented("value", strings.Join(v.Names, ","), v.Doc)
+		}
+		// Exported fields of an exported struct. A comment above a field
+		// also covers the fields on the lines right below it, up to a
+		// blank line ("Command is ..., Args ... and Env ...").
+		for _, spec := range ty.Decl.Specs {
+			st, ok := spec.(*ast.TypeSpec).Type.(*ast.StructType)
+			if !ok {
+				continue
+			}
+			covered, prevEnd := false, 0
+			for _, fld := range st.Fields.List {
+				line := fset.Position(fld.Pos()).Line
+				switch {
+				case fld.Doc != nil:
+					covered = true
+				case line != prevEnd+1:
+					covered = false
+				}
+				prevEnd = fset.Position(fld.End()).Line
+				for _, n := range fld.Names {
+					if n.IsExported() && !covered && fld.Comment == nil {
+						t.Errorf("field %s.%s is not documented", ty.Name, n.Name)
+					}
+				}
+			}
 		}
 	}
 	for _, v := range append(pkg.Consts, pkg.Vars...) {

@@ -26,6 +26,7 @@ func TestPackageDocFindings(t *testing.T) {
 	files := map[string]string{
 		"doc.go":    "// Package p does things.\n//\n// # Overview\n//\n// It is small.\npackage p\n",
 		"p.go":      "// Package p again.\npackage p\n\n// Good is documented.\nfunc Good() {}\n\nfunc Bare() {}\n\ntype T struct{}\n\n// M is documented.\nfunc (T) M() {}\n\nfunc (T) N() {}\n",
+		"s.go":      "package p\n\n// S is documented.\ntype S struct {\n\t// A and B are covered by one comment.\n\tA int\n\tB int\n\n\tC int\n\tD int // trailing\n\tx int\n}\n",
 		"x_test.go": "package p\n\nfunc Untested() {}\n",
 	}
 	for name, src := range files {
@@ -37,6 +38,7 @@ func TestPackageDocFindings(t *testing.T) {
 	doccheck.PackageDoc(r, dir, "example.com/p")
 	want := []string{
 		`example.com/p: package comment lacks "# Usage"`,
+		"field S.C is not documented",
 		"func Bare is not documented",
 		"method T.N is not documented",
 		"p.go has a package comment; only doc.go should",
